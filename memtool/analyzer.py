@@ -1,0 +1,133 @@
+"""Text analysis shared by indexing and querying: tokens, folding, stemming, FTS5 queries.
+
+The same pipeline turns a record into index terms and a query into search terms, so
+SQLite's FTS5 only ever sees plain space-separated terms (never user syntax):
+
+- fold: NFKD, drop combining marks, casefold (``Straße`` → ``strasse``, ``Müller`` → ``muller``);
+- stem: every word of 3+ letters also yields its English and German Snowball stems
+  (``Häuser`` → ``hauser`` + ``haus``; ``running`` → ``run``), so inflections meet without
+  guessing the language of a line;
+- CJK runs become overlapping character bigrams; pictographs (emoji) become ``u1f389``-style
+  terms; everything else that is not a letter or digit separates words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Bump when the terms produced for the same text change: the index is then rebuilt.
+ANALYZER_VERSION = "1"
+
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+|[\u2190-\u2bff\U0001F000-\U0001FAFF]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_PICTO = re.compile(r"[\u2190-\u2bff\U0001F000-\U0001FAFF]")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they this
+    those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves
+    aber alle allem allen aller alles als also am an ander andere anderem anderen anderer anderes auch
+    auf aus bei bin bis bist da damit dann das dass dein deine dem den der des dessen dich die dies
+    diese diesem diesen dieser dieses dir doch dort du durch ein eine einem einen einer eines er es etwas
+    euch euer eure fur hab habe haben hat hatte hatten hier hin hinter ich ihm ihn ihnen ihr ihre im in
+    indem ins ist jede jedem jeden jeder jedes jetzt kann kein keine konnen mal man manche mein meine
+    mich mir mit muss nach nicht nichts noch nun nur ob oder ohne sehr sein seine sich sie sind so
+    solche soll sondern sonst uber um und uns unser unter viel vom von vor war waren warst was weg weil
+    weiter welche wenn wer werde werden wie wieder will wir wird wo wollen zu zum zur zwar zwischen
+    """.split()
+)
+
+_stemmers: tuple | None = None
+
+
+def _get_stemmers():
+    global _stemmers
+    if _stemmers is None:
+        import snowballstemmer  # uses PyStemmer's C code when installed
+
+        _stemmers = (snowballstemmer.stemmer("english"), snowballstemmer.stemmer("german"))
+    return _stemmers
+
+
+def fold(word: str) -> str:
+    """Lower-case and strip diacritics; ß becomes ss."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def words(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) for every word of `text`; CJK runs stay whole here."""
+    return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+
+
+@lru_cache(maxsize=262_144)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The index terms of one word: its folded form plus distinct stems (or CJK bigrams)."""
+    if _PICTO.fullmatch(word):
+        return (f"u{ord(word):x}",)
+    folded = fold(word)
+    if not folded:
+        return ()
+    if _CJK.search(folded):
+        return tuple(_cjk_terms(folded))
+    if len(folded) < 3 or folded.isdigit():
+        return (folded,)
+    en, de = _get_stemmers()
+    terms = [folded]
+    for stem in (en.stemWord(folded), de.stemWord(folded)):
+        if stem and stem not in terms:
+            terms.append(stem)
+    return tuple(terms)
+
+
+def _cjk_terms(folded: str) -> list[str]:
+    """Split a word into CJK bigrams and non-CJK pieces."""
+    out: list[str] = []
+    pos = 0
+    for m in _CJK.finditer(folded):
+        if m.start() > pos:
+            out.append(folded[pos : m.start()])
+        run = m.group()
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        pos = m.end()
+    if pos < len(folded):
+        out.append(folded[pos:])
+    return out
+
+
+def index_terms(text: str) -> str:
+    """The space-separated terms FTS5 indexes for `text`."""
+    return " ".join(t for _, _, w in words(text) for t in word_terms(w))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct search terms for a query, stopwords dropped unless nothing else is left."""
+    all_words = [w for _, _, w in words(text)]
+    content = [w for w in all_words if fold(w) not in STOPWORDS]
+    chosen = content or all_words
+    seen: dict[str, None] = {}
+    for w in chosen:
+        for t in word_terms(w):
+            seen.setdefault(t, None)
+    return list(seen)
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression that ORs quoted terms; never contains user syntax."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def highlight_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Character spans of the words in `text` that share a term with the query."""
+    wanted = set(terms)
+    return [(s, e) for s, e, w in words(text) if wanted.intersection(word_terms(w))]

@@ -1,0 +1,175 @@
+"""Dates: explicit dates and ranges named in text, and `--since/--until` specs. Pure: `today` is passed in."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+
+from memtool.errors import UsageError
+
+_MONTHS = {
+    "jan": 1, "januar": 1, "january": 1, "jän": 1, "jaen": 1,
+    "feb": 2, "februar": 2, "february": 2,
+    "mar": 3, "march": 3, "märz": 3, "maerz": 3, "marz": 3, "mär": 3,
+    "apr": 4, "april": 4,
+    "may": 5, "mai": 5,
+    "jun": 6, "june": 6, "juni": 6,
+    "jul": 7, "july": 7, "juli": 7,
+    "aug": 8, "august": 8,
+    "sep": 9, "sept": 9, "september": 9,
+    "oct": 10, "okt": 10, "october": 10, "oktober": 10,
+    "nov": 11, "november": 11,
+    "dec": 12, "dez": 12, "december": 12, "dezember": 12,
+}
+_MON = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DASH = r"\s*(?:–|—|-|\.\.|\bto\b|\bbis\b)\s*"
+_ORD = r"(?:st|nd|rd|th)?"
+_ISO = r"\d{4}-\d{2}-\d{2}"
+
+# Order matters: ranges before single dates; each match consumes its text.
+_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("iso_range", re.compile(rf"\b({_ISO}){_DASH}({_ISO})\b")),
+    ("iso", re.compile(rf"\b({_ISO})\b")),
+    # Nov 27–Dec 1, 2025 / Nov 27–30, 2025 / November 27, 2025
+    ("en", re.compile(rf"\b({_MON})\s+(\d{{1,2}}){_ORD}(?:{_DASH}(?:({_MON})\s+)?(\d{{1,2}}){_ORD})?,?\s+(\d{{4}})\b", re.I)),
+    # 27.11.–1.12.2025 / 27.11.2025
+    ("de_num_range", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.?" + _DASH + r"(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
+    ("de_num", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
+    # 15.–17. Januar 2027 / 27. Nov – 1. Dez 2025 / 27 Nov 2025
+    ("dm_range", re.compile(rf"\b(\d{{1,2}})\.?\s*(?:({_MON})\s*)?{_DASH}(\d{{1,2}})\.?\s*({_MON})\s+(\d{{4}})\b", re.I)),
+    ("dm", re.compile(rf"\b(\d{{1,2}})\.?\s+({_MON})\s+(\d{{4}})\b", re.I)),
+    # März 2027 / March 2027: the whole month
+    ("month", re.compile(rf"\b({_MON})\s+(\d{{4}})\b", re.I)),
+]
+
+
+def _month(name: str | None) -> int | None:
+    if not name:
+        return None
+    return _MONTHS.get(name.rstrip(".").lower())
+
+
+def _mk(y: int, m: int | None, d: int) -> date | None:
+    if m is None:
+        return None
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+def _iso(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _interpret(kind: str, g: tuple) -> tuple[date, date] | None:
+    if kind == "iso_range":
+        a, b = _iso(g[0]), _iso(g[1])
+        return (a, b) if a and b and a <= b else None
+    if kind == "iso":
+        d = _iso(g[0])
+        return (d, d) if d else None
+    if kind == "en":
+        m1, d1, m2, d2, y = g
+        y = int(y)
+        start = _mk(y, _month(m1), int(d1))
+        if d2 is None:
+            return (start, start) if start else None
+        end = _mk(y, _month(m2) or _month(m1), int(d2))
+        if start and end and end < start:  # Dec 28–Jan 3, 2026: the start is in the year before
+            start = _mk(y - 1, _month(m1), int(d1))
+        return (start, end) if start and end and start <= end else None
+    if kind == "de_num_range":
+        d1, m1, d2, m2, y = (int(x) for x in g)
+        start, end = _mk(y, m1, d1), _mk(y, m2, d2)
+        if start and end and end < start:
+            start = _mk(y - 1, m1, d1)
+        return (start, end) if start and end and start <= end else None
+    if kind == "de_num":
+        d, m, y = (int(x) for x in g)
+        x = _mk(y, m, d)
+        return (x, x) if x else None
+    if kind == "dm_range":
+        d1, m1, d2, m2, y = g
+        y = int(y)
+        end = _mk(y, _month(m2), int(d2))
+        start = _mk(y, _month(m1) or _month(m2), int(d1))
+        if start and end and end < start:
+            start = _mk(y - 1, _month(m1) or _month(m2), int(d1))
+        return (start, end) if start and end and start <= end else None
+    if kind == "dm":
+        d, m, y = g
+        x = _mk(int(y), _month(m), int(d))
+        return (x, x) if x else None
+    if kind == "month":
+        m, y = _month(g[0]), int(g[1])
+        if m is None or not 1 <= y <= 9999:
+            return None
+        return (date(y, m, 1), date(y, m, calendar.monthrange(y, m)[1]))
+    return None
+
+
+def extract_range(text: str) -> tuple[date, date] | None:
+    """The span of all explicit dates and ranges named in `text`, or None."""
+    found: list[tuple[date, date]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            if any(m.start() < e and s < m.end() for s, e in taken):
+                continue
+            if kind == "month" and m.group(1)[0].islower():
+                continue  # "I may 2025 …" is not a month
+            span = _interpret(kind, m.groups())
+            if span:
+                found.append(span)
+                taken.append((m.start(), m.end()))
+    if not found:
+        return None
+    return min(s for s, _ in found), max(e for _, e in found)
+
+
+_REL = re.compile(r"^(\d{1,5})\s*([dwmy])$")
+
+
+def parse_since(spec: str, today: date) -> date:
+    """First day included by `--since`: `30d`, `2w`, `6m`, `1y`, `2025-11-01`, `2025-11`, `2025`, `today`."""
+    return _parse_bound(spec, today, end=False, option="--since")
+
+
+def parse_until(spec: str, today: date) -> date:
+    """Last day included by `--until` (a month or year means its last day)."""
+    return _parse_bound(spec, today, end=True, option="--until")
+
+
+def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:
+    s = spec.strip().lower()
+    if s in ("today", "heute"):
+        return today
+    if s in ("yesterday", "gestern"):
+        return today - timedelta(days=1)
+    m = _REL.match(s)
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * n
+        try:
+            return today - timedelta(days=days)
+        except OverflowError:
+            pass
+    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+        d = _iso(s)
+        if d:
+            return d
+    elif re.fullmatch(r"\d{4}-\d{2}", s):
+        y, mo = int(s[:4]), int(s[5:])
+        if 1 <= mo <= 12 and y >= 1:
+            return date(y, mo, calendar.monthrange(y, mo)[1] if end else 1)
+    elif re.fullmatch(r"\d{4}", s) and int(s) >= 1:
+        return date(int(s), 12, 31) if end else date(int(s), 1, 1)
+    raise UsageError(
+        f"{option} {spec!r} is not a date or duration",
+        "use e.g. 30d, 2w, 6m, 1y, 2025-11-01, 2025-11 or 2025",
+    )

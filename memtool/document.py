@@ -1,0 +1,229 @@
+"""Parse one Markdown file into records and diagnostics. Pure: text in, data out, never raises.
+
+Units: every paragraph (in a list item, a blockquote or at top level) is one record, as is
+every fenced or indented code block and every table row; long units are cut at line
+boundaries. Paragraphs in list items under a `## Retain` heading are parsed as typed bullets.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import lru_cache
+
+from memtool import frontmatter
+from memtool.dates import extract_range
+from memtool.records import Diagnostic, ParsedFile, Record
+from memtool.retain import BulletError, inline_fields, is_retain_heading, looks_like_bullet, mentions, parse_bullet
+
+MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
+_DAILY_NAME = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})\.md$")
+TRUST_TIERS = ("normal", "private", "legal")
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def decode(raw: bytes, path: str, max_bytes: int) -> tuple[str | None, list[Diagnostic]]:
+    """Bytes of a file to text, or None with an error diagnostic (binary, not UTF-8, too large)."""
+    if len(raw) > max_bytes:
+        return None, [Diagnostic(path, 0, "error", "too-large",
+                                 f"file is {len(raw):,} bytes, over the limit of {max_bytes:,} (index.max_file_bytes); not indexed")]
+    if b"\x00" in raw:
+        return None, [Diagnostic(path, 0, "error", "binary", "file contains NUL bytes (binary?); not indexed")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [Diagnostic(path, line, "error", "not-utf8",
+                                 f"byte {exc.start} is not valid UTF-8; save the file as UTF-8 to index it")]
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, []
+
+
+def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
+    """File kind and date from a workspace-relative POSIX path."""
+    if path == "memory.md":
+        return "core", None, []
+    if path.startswith("memory/"):
+        m = _DAILY_NAME.match(path)
+        if m:
+            try:
+                return "daily", date(int(m[1]), int(m[2]), int(m[3])), []
+            except ValueError:
+                pass
+        return "daily", None, [Diagnostic(path, 0, "error", "bad-daily-name",
+                                          "daily logs are named memory/YYYY-MM-DD.md with a real date; indexed without a date")]
+    if path.startswith("bank/"):
+        return "bank", None, []
+    return "other", None, []
+
+
+def parse(path: str, text: str) -> ParsedFile:
+    """Records and diagnostics for the file at workspace-relative `path` holding `text`."""
+    file_kind, day, diags = classify(path)
+    out = ParsedFile(path=path, file_kind=file_kind, date=day, diagnostics=list(diags))
+    lines = text.splitlines()
+    body_start = 0
+    meta, fm_end, fm_diags = frontmatter.split(lines, path)
+    out.diagnostics.extend(fm_diags)
+    if fm_end:
+        body_start = fm_end
+    _apply_meta(out, meta)
+    if path.startswith("bank/entities/") and path.endswith(".md") and path.count("/") == 2:
+        out.entity = path[len("bank/entities/"):-3]
+    # Blank out the front matter so markdown-it's line numbers stay those of the file.
+    body = "\n".join([""] * body_start + lines[body_start:])
+    base_kind = "log" if file_kind == "daily" else "page"
+    _walk(out, body, lines, base_kind)
+    if out.entity:
+        for r in out.records:
+            if out.entity not in r.entities:
+                r.entities.insert(0, out.entity)
+    return out
+
+
+def _apply_meta(out: ParsedFile, meta: dict) -> None:
+    aliases = meta.get("aliases", [])
+    if isinstance(aliases, str):
+        aliases = [aliases]
+    out.aliases = [a for a in aliases if a]
+    trust = meta.get("trust", "normal")
+    if isinstance(trust, str) and trust.lower() in TRUST_TIERS:
+        out.trust = trust.lower()
+    else:
+        out.diagnostics.append(Diagnostic(out.path, 1, "warning", "bad-trust",
+                                          f"trust {trust!r} is not one of {', '.join(TRUST_TIERS)}; using normal"))
+
+
+def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
+    tokens = _markdown().parse(body)
+    headings: list[tuple[int, str]] = []
+    list_depth = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        t = tok.type
+        if t == "heading_open":
+            level = int(tok.tag[1])
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, title))
+            if level == 1 and not out.title:
+                out.title = title
+            i += 3
+            continue
+        if t in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif t in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif t == "paragraph_open" and tok.map and i + 1 < len(tokens):
+            in_retain = list_depth > 0 and any(is_retain_heading(h) for _, h in headings)
+            _paragraph(out, tokens[i + 1].content, tok.map, headings, base_kind, in_retain)
+        elif t in ("fence", "code_block") and tok.map:
+            start = tok.map[0] + (1 if t == "fence" else 0)
+            end = tok.map[1] - (1 if t == "fence" and _closes_fence(lines, tok) else 0)
+            _add_lines(out, lines, start, end, headings, base_kind)
+        elif t == "tr_open" and tok.map:
+            _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+        elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
+            _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+        i += 1
+
+
+def _closes_fence(lines: list[str], tok) -> bool:
+    last = tok.map[1] - 1
+    return last > tok.map[0] and last < len(lines) and lines[last].strip().startswith(tok.markup[:3])
+
+
+def _context(headings: list[tuple[int, str]]) -> str:
+    return " > ".join(h for _, h in headings if h)
+
+
+def _paragraph(out: ParsedFile, content: str, span: list[int], headings, base_kind: str, in_retain: bool) -> None:
+    start, end = span[0] + 1, span[1]
+    if in_retain:
+        try:
+            b = parse_bullet(content)
+        except BulletError as exc:
+            severity = "error" if looks_like_bullet(content) else "warning"
+            out.diagnostics.append(Diagnostic(out.path, start, severity, "bad-bullet", f"{exc}; indexed as plain text"))
+        else:
+            out.records.append(_record(b.kind, b.text, start, end, headings, confidence=b.confidence))
+            return
+    for a, b_, piece in _cut(content, start):
+        out.records.append(_record(base_kind, piece, a, b_, headings))
+
+
+_NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
+
+
+def _record(kind: str, content: str, start: int, end: int, headings, confidence: float | None = None) -> Record:
+    span = extract_range(_NOT_DATES.sub(" ", content))  # a cited file name is no validity date
+    return Record(
+        kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
+        entities=mentions(content), fields=inline_fields(content), confidence=confidence,
+        valid_from=span[0] if span else None, valid_to=span[1] if span else None,
+    )
+
+
+def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, headings, base_kind: str) -> None:
+    """A record for raw file lines [start, end) (0-based), trimmed of blank edges."""
+    while start < end and start < len(lines) and not lines[start].strip():
+        start += 1
+    end = min(end, len(lines))
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    if end <= start:
+        return
+    text = "\n".join(lines[start:end])
+    for a, b, piece in _cut(text, start + 1):
+        out.records.append(_record(base_kind, piece, a, b, headings))
+
+
+def _cut(content: str, first_line: int) -> list[tuple[int, int, str]]:
+    """Split long content into pieces of whole lines (a very long line into word-bounded parts)."""
+    if len(content) <= MAX_UNIT_CHARS:
+        return [(first_line, first_line + content.count("\n"), content)]
+    pieces: list[tuple[int, int, str]] = []
+    buf: list[str] = []
+    buf_start = first_line
+    size = 0
+    for offset, line in enumerate(content.split("\n")):
+        n = first_line + offset
+        if len(line) > MAX_UNIT_CHARS:
+            if buf:
+                pieces.append((buf_start, n - 1, "\n".join(buf)))
+                buf, size = [], 0
+            for part in _split_line(line):
+                pieces.append((n, n, part))
+            buf_start = n + 1
+            continue
+        if buf and size + len(line) > MAX_UNIT_CHARS:
+            pieces.append((buf_start, n - 1, "\n".join(buf)))
+            buf, size = [], 0
+        if not buf:
+            buf_start = n
+        buf.append(line)
+        size += len(line) + 1
+    if buf:
+        pieces.append((buf_start, buf_start + len(buf) - 1, "\n".join(buf)))
+    return [p for p in pieces if p[2].strip()]
+
+
+def _split_line(line: str) -> list[str]:
+    parts = []
+    while len(line) > MAX_UNIT_CHARS:
+        cut = line.rfind(" ", MAX_UNIT_CHARS // 2, MAX_UNIT_CHARS)
+        if cut <= 0:
+            cut = MAX_UNIT_CHARS
+        parts.append(line[:cut].strip())
+        line = line[cut:]
+    parts.append(line.strip())
+    return [p for p in parts if p]

@@ -1,0 +1,182 @@
+"""The file system side of a workspace: discovery, listing, confined paths, atomic writes, locks."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
+
+STATE_DIR = ".memory"
+MARKERS = ("memory.md", "memory", STATE_DIR)
+ENV_VAR = "MEM_WORKSPACE"
+LOCK_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    path: str  # workspace-relative, POSIX separators
+    size: int
+    mtime_ns: int
+
+
+class Workspace:
+    """A folder of Markdown memory plus its machine-local `.memory/` state."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.sqlite"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "memtool.toml"
+
+    def daily_path(self, day) -> str:
+        return f"memory/{day.isoformat()}.md"
+
+    # --- paths -----------------------------------------------------------------------------
+
+    def resolve(self, rel: str) -> Path:
+        """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
+        if not rel or "\x00" in rel:
+            raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
+        candidate = (self.root / rel).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            raise UsageError(f"{rel!r} is outside the workspace {self.root}",
+                             "only files inside the workspace can be read or written")
+        return candidate
+
+    def relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root).as_posix()
+
+    # --- listing ---------------------------------------------------------------------------
+
+    def scan(self) -> list[FileStat]:
+        """Every Markdown file memtool indexes, with size and mtime (one stat each, no reads)."""
+        out: list[FileStat] = []
+        core = self.root / "memory.md"
+        try:
+            st = core.stat()
+            if core.is_file():
+                out.append(FileStat("memory.md", st.st_size, st.st_mtime_ns))
+        except OSError:
+            pass
+        for folder in ("memory", "bank"):
+            self._scan_dir(self.root / folder, folder, out)
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def _scan_dir(self, folder: Path, rel: str, out: list[FileStat]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
+                elif name.endswith(".md") and entry.is_file():
+                    if entry.is_symlink() and not self._inside(Path(entry.path)):
+                        continue
+                    st = entry.stat()
+                    out.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
+            except OSError:
+                continue
+
+    def _inside(self, path: Path) -> bool:
+        real = path.resolve()
+        return self.root in real.parents
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.resolve(rel).read_bytes()
+
+    def read_text(self, rel: str) -> str:
+        """A file's text; a clear error if it is not UTF-8 (we never rewrite what we cannot read)."""
+        path = self.resolve(rel)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); refusing to modify it",
+                                 "save it as UTF-8 in an editor, then try again") from None
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def write_atomic(self, rel: str, text: str) -> Path:
+        """Replace a file's content atomically (temp file in the same folder, fsync, rename)."""
+        path = self.resolve(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+            except FileNotFoundError:
+                os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+        return path
+
+    @contextmanager
+    def lock(self, name: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+        """A cross-process lock (flock-style) named `name`, kept under `.memory/locks/`."""
+        from filelock import FileLock, Timeout
+
+        locks = self.state_dir / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+        lock = FileLock(str(locks / f"{safe}.lock"), timeout=timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise WorkspaceError(f"another mem process holds the lock {name!r} for over {timeout:.0f}s",
+                                 f"wait for it to finish, or remove {locks / (safe + '.lock')} if none is running") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
+    """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
+    for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
+        if value:
+            root = Path(value).expanduser()
+            if not root.is_dir():
+                raise WorkspaceNotFound(f"{source} {value} is not a folder",
+                                        f"create one with: mem init {value}")
+            return Workspace(root)
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / m).exists() for m in MARKERS):
+            return Workspace(folder)
+    raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder",
+                            "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
