@@ -173,3 +173,16 @@ def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:
         f"{option} {spec!r} is not a date or duration",
         "use e.g. 30d, 2w, 6m, 1y, 2025-11-01, 2025-11 or 2025",
     )
+
+
+def parse_day(spec: str, today: date) -> date:
+    """One day: `2025-11-27`, `today`, `yesterday`."""
+    s = spec.strip().lower()
+    if s in ("today", "heute"):
+        return today
+    if s in ("yesterday", "gestern"):
+        return today - timedelta(days=1)
+    d = _iso(s) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s) else None
+    if d is None:
+        raise UsageError(f"--date {spec!r} is not a day", "use YYYY-MM-DD, today or yesterday")
+    return d

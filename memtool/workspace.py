@@ -180,3 +180,37 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
             return Workspace(folder)
     raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder",
                             "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
+
+
+def init(root: Path, today) -> tuple[Workspace, list[str]]:
+    """Create the workspace layout at `root`; existing files are never touched. Returns what was created."""
+    from memtool.templates import DAILY_EXAMPLE, FOLDERS, TEMPLATES
+
+    root = root.expanduser()
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a folder", "choose another path for the workspace")
+    root.mkdir(parents=True, exist_ok=True)
+    ws = Workspace(root)
+    created: list[str] = []
+    for folder in FOLDERS:
+        target = ws.root / folder
+        if not target.exists():
+            target.mkdir(parents=True)
+            created.append(folder + "/")
+    files = dict(TEMPLATES)
+    if not any((ws.root / "memory").glob("*.md")):
+        files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
+    for rel, text in files.items():
+        target = ws.root / rel
+        if rel == ".gitignore" and target.exists():
+            current = target.read_text(encoding="utf-8", errors="replace")
+            if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
+                sep = "" if current.endswith("\n") or not current else "\n"
+                ws.write_atomic(rel, current + sep + text)
+                created.append(".gitignore (added .memory/)")
+            continue
+        if not target.exists():
+            ws.write_atomic(rel, text)
+            created.append(rel)
+    ws.state_dir.mkdir(exist_ok=True)
+    return ws, created

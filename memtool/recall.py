@@ -1,0 +1,110 @@
+"""Recall: turn a query and options into a search, and rows into cited results. Pure."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+
+from memtool.analyzer import query_terms
+from memtool.dates import parse_since, parse_until
+from memtool.errors import UsageError
+from memtool.records import KINDS
+
+MAX_QUERY_TERMS = 64
+MAX_K = 1000
+
+
+@dataclass
+class Query:
+    """A validated recall request."""
+
+    text: str
+    terms: list[str]
+    k: int = 10
+    since: date | None = None
+    until: date | None = None
+    kinds: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    budget: int | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+def build_query(text: str, *, k: int = 10, since: str | None = None, until: str | None = None,
+                kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
+                today: date) -> Query:
+    """Validate recall options; raise UsageError with a hint for anything malformed."""
+    if not 1 <= k <= MAX_K:
+        raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
+    if budget is not None and budget < 1:
+        raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
+    bad = [x for x in kinds if x not in KINDS]
+    if bad:
+        raise UsageError(f"unknown kind {bad[0]!r}", f"use one of: {', '.join(KINDS)}")
+    q = Query(text=text, terms=[], k=k, kinds=list(dict.fromkeys(kinds)), budget=budget,
+              entities=[e.lstrip("@").strip() for e in entities if e.strip().lstrip("@")])
+    q.since = parse_since(since, today) if since else None
+    q.until = parse_until(until, today) if until else None
+    if q.since and q.until and q.since > q.until:
+        raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
+    terms = query_terms(text)
+    if len(terms) > MAX_QUERY_TERMS:
+        q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
+        terms = terms[:MAX_QUERY_TERMS]
+    q.terms = terms
+    filtered = bool(q.kinds or q.entities or q.since or q.until)
+    if not terms and not filtered:
+        what = "is empty" if not text.strip() else f"{text[:40]!r} has no searchable words"
+        raise UsageError(f"the query {what}",
+                         "give words to search for, or a filter such as --entity, --kind or --since to list facts")
+    return q
+
+
+def source(path: str, start: int, end: int) -> str:
+    """`path#L12` or `path#L12-L14`."""
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+
+
+def timestamp(row: dict) -> str | None:
+    """The fact's time: its validity range named in the text, else the day of its log."""
+    a, b = row.get("valid_from"), row.get("valid_to")
+    if a and b and a != b:
+        return f"{a}/{b}"
+    return a or row.get("date")
+
+
+def to_result(row: dict, canonical: dict[str, str]) -> dict:
+    """One recall result in the documented JSON shape."""
+    mentions = json.loads(row["entities"] or "[]")
+    entities = list(dict.fromkeys(canonical.get(m, m) for m in mentions))
+    out = {
+        "kind": row["kind"],
+        "timestamp": timestamp(row),
+        "entities": entities,
+        "content": row["content"],
+        "source": source(row["path"], row["line_start"], row["line_end"]),
+        "score": round(row["score"], 4) if row.get("score") is not None else None,
+        "context": row["context"] or "",
+    }
+    if row["kind"] == "opinion":
+        out["confidence"] = row["confidence"]
+    if row.get("fields"):
+        out["fields"] = json.loads(row["fields"])
+    return out
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token estimate (about 4 characters a token), enough to pack a budget."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def pack(results: list[dict], budget: int) -> list[dict]:
+    """The best results, in rank order, whose content and source fit in `budget` tokens."""
+    out, used = [], 0
+    for r in results:
+        cost = estimate_tokens(r["content"]) + estimate_tokens(r["source"]) + 4
+        if used + cost > budget:
+            continue
+        out.append(r)
+        used += cost
+    return out

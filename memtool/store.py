@@ -1,0 +1,316 @@
+"""The only module that talks to SQLite: driver choice, connection, schema migrations, queries.
+
+The index (`.memory/index.sqlite`) is derived from the Markdown and can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Iterable
+
+from memtool.analyzer import ANALYZER_VERSION, fold
+from memtool.errors import IndexUnavailable
+from memtool.records import ParsedFile
+
+SCHEMA_VERSION = 1
+
+
+def _load_driver():
+    """The DB-API module: sqlean (can load extensions) > pysqlite3 > the standard library."""
+    try:
+        import sqlean as driver  # type: ignore[import-not-found]
+
+        return driver, "sqlean"
+    except ImportError:
+        pass
+    try:
+        from pysqlite3 import dbapi2 as driver  # type: ignore[import-not-found]
+
+        return driver, "pysqlite3"
+    except ImportError:
+        pass
+    import sqlite3 as driver
+
+    return driver, "sqlite3"
+
+
+sqlite, DRIVER = _load_driver()
+
+
+def entity_key(name: str) -> str:
+    """How entity names compare: folded, with spaces, `-` and `_` alike (`Anna Müller` = `@anna-mueller`? no: = `@Anna-Muller`)."""
+    return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
+
+
+@dataclass
+class Filters:
+    """Restrictions on which facts recall may return (all optional)."""
+
+    kinds: list[str] = field(default_factory=list)
+    since: date | None = None
+    until: date | None = None
+    entity_keys: list[list[str]] = field(default_factory=list)  # one key list per --entity (AND)
+
+    def sql(self) -> tuple[str, list]:
+        clauses: list[str] = []
+        params: list = []
+        if self.kinds:
+            clauses.append(f"f.kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        if self.since and self.until:
+            clauses.append("((f.date BETWEEN ? AND ?) OR (f.valid_from <= ? AND f.valid_to >= ?))")
+            params += [self.since.isoformat(), self.until.isoformat(), self.until.isoformat(), self.since.isoformat()]
+        elif self.since:
+            clauses.append("(f.date >= ? OR f.valid_to >= ?)")
+            params += [self.since.isoformat()] * 2
+        elif self.until:
+            clauses.append("(f.date <= ? OR f.valid_from <= ?)")
+            params += [self.until.isoformat()] * 2
+        for keys in self.entity_keys:
+            clauses.append(f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))}))")
+            params += keys
+        return (" AND ".join(clauses) or "1"), params
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kinds or self.since or self.until or self.entity_keys)
+
+
+FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
+                "content", "context", "entities", "fields", "confidence")
+
+
+def _migration_1(conn) -> None:
+    """The first schema, declared through sqlite-utils (FTS5 kept in step with `facts` by triggers)."""
+    import sqlite_utils  # slow to import (~0.4 s with numpy present): only when the schema changes
+
+    db = sqlite_utils.Database(conn)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["files"].create({"path": str, "file_kind": str, "date": str, "size": int, "mtime_ns": int, "hash": str,
+                        "status": str, "title": str, "trust": str, "entity": str, "n_records": int}, pk="path")
+    db["facts"].create({"id": int, "path": str, "ord": int, "kind": str, "date": str, "valid_from": str,
+                        "valid_to": str, "line_start": int, "line_end": int, "content": str, "context": str,
+                        "entities": str, "fields": str, "confidence": float, "terms": str, "ctx_terms": str},
+                       pk="id", not_null={"path", "ord", "kind"})
+    db["facts"].create_index(["path", "ord"], index_name="facts_path")
+    db["facts"].create_index(["date"], index_name="facts_date")
+    db["fact_entities"].create({"fact_id": int, "key": str}, pk=("fact_id", "key"))
+    db["fact_entities"].create_index(["key"], index_name="fact_entities_key")
+    db["aliases"].create({"key": str, "entity": str, "path": str}, pk=("key", "path"))
+    db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
+    db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
+    db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", create_triggers=True,
+                           tokenize="unicode61 remove_diacritics 0")
+    conn.execute("CREATE TRIGGER facts_ad_entities AFTER DELETE ON facts BEGIN"
+                 " DELETE FROM fact_entities WHERE fact_id = old.id; END")
+
+
+MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the schema from version n to n + 1
+
+
+class Store:
+    """An open index file."""
+
+    def __init__(self, path: Path, conn):
+        self.path = path
+        self.conn = conn
+
+    # --- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path) -> "Store":
+        """Open (creating or migrating) the index; raise IndexUnavailable when it cannot be used."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("PRAGMA cache_size=-32000")
+            store = cls(path, conn)
+            store._migrate()
+        except sqlite.DatabaseError as exc:
+            raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
+                                   "run 'mem index --rebuild' to recreate it from the Markdown") from None
+        return store
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise IndexUnavailable(f"the index was written by a newer memtool (schema {version} > {SCHEMA_VERSION})",
+                                   "upgrade memtool, or run 'mem index --rebuild' to recreate it")
+        if version == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            for step in MIGRATIONS[version:]:
+                step(self.conn)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.set_meta("analyzer_version", ANALYZER_VERSION)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def transaction(self):
+        return _Transaction(self.conn)
+
+    # --- meta ------------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # --- files -----------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        """path → (size, mtime_ns, content hash) for every indexed file."""
+        return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def remove_file(self, path: str) -> None:
+        for sql in ("DELETE FROM facts WHERE path = ?", "DELETE FROM aliases WHERE path = ?",
+                    "DELETE FROM diagnostics WHERE path = ?", "DELETE FROM files WHERE path = ?"):
+            self.conn.execute(sql, (path,))
+
+    def put_file(self, parsed: ParsedFile, size: int, mtime_ns: int, digest: str, status: str,
+                 rows: Iterable[tuple]) -> None:
+        """Replace everything indexed for one file. `rows` come from `fact_row`."""
+        self.remove_file(parsed.path)
+        self.conn.execute(
+            "INSERT INTO files(path, file_kind, date, size, mtime_ns, hash, status, title, trust, entity, n_records)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (parsed.path, parsed.file_kind, parsed.date.isoformat() if parsed.date else None, size, mtime_ns,
+             digest, status, parsed.title, parsed.trust, parsed.entity, len(parsed.records)),
+        )
+        rows = list(rows)
+        if rows:
+            cur = self.conn.executemany(
+                "INSERT INTO facts(path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
+                " context, entities, fields, confidence, terms, ctx_terms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            del cur
+            ids = self.conn.execute("SELECT id, entities FROM facts WHERE path = ? ORDER BY ord", (parsed.path,))
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO fact_entities(fact_id, key) VALUES (?, ?)",
+                [(fid, entity_key(e)) for fid, ents in ids for e in json.loads(ents)],
+            )
+        if parsed.entity:
+            names = {entity_key(parsed.entity)} | {entity_key(a) for a in parsed.aliases}
+            if parsed.title:
+                names.add(entity_key(parsed.title))
+            self.conn.executemany("INSERT OR IGNORE INTO aliases(key, entity, path) VALUES (?,?,?)",
+                                  [(k, parsed.entity, parsed.path) for k in names if k])
+        self.conn.executemany(
+            "INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
+            [(d.path, d.line, d.severity, d.code, d.message) for d in parsed.diagnostics],
+        )
+
+    def put_unreadable(self, path: str, size: int, mtime_ns: int, digest: str, diagnostics) -> None:
+        """Record a file that could not be decoded: no facts, its diagnostics kept for `mem check`."""
+        self.remove_file(path)
+        self.conn.execute(
+            "INSERT INTO files(path, size, mtime_ns, hash, status, n_records) VALUES (?,?,?,?, 'unreadable', 0)",
+            (path, size, mtime_ns, digest),
+        )
+        self.conn.executemany(
+            "INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
+            [(d.path, d.line, d.severity, d.code, d.message) for d in diagnostics],
+        )
+
+    # --- queries ---------------------------------------------------------------------------
+
+    def search(self, match: str, filters: Filters, k: int) -> list[dict]:
+        """Facts matching an FTS5 expression, best BM25 first (score: higher is better)."""
+        where, params = filters.sql()
+        cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        sql = (f"SELECT {cols}, -bm25(facts_fts, 1.0, 0.3) AS score FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+               f" WHERE facts_fts MATCH ? AND {where} ORDER BY bm25(facts_fts, 1.0, 0.3) LIMIT ?")
+        return self._rows(sql, [match, *params, k])
+
+    def latest(self, filters: Filters, k: int) -> list[dict]:
+        """Facts matching only the filters, newest first."""
+        where, params = filters.sql()
+        cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        sql = (f"SELECT {cols}, NULL AS score FROM facts f WHERE {where}"
+               " ORDER BY COALESCE(f.valid_to, f.date) DESC, f.path DESC, f.ord LIMIT ?")
+        return self._rows(sql, [*params, k])
+
+    def _rows(self, sql: str, params: list) -> list[dict]:
+        cur = self.conn.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur]
+
+    def entity_keys(self, name: str) -> list[str]:
+        """All mention keys that mean the same entity as `name` (slug, aliases, title)."""
+        key = entity_key(name)
+        entities = [r[0] for r in self.conn.execute("SELECT DISTINCT entity FROM aliases WHERE key = ?", (key,))]
+        if not entities:
+            return [key]
+        keys = {key}
+        for ent in entities:
+            keys.update(r[0] for r in self.conn.execute("SELECT key FROM aliases WHERE entity = ?", (ent,)))
+        return sorted(keys)
+
+    def canonical_names(self, names: Iterable[str]) -> dict[str, str]:
+        """Mention → entity page slug, for mentions that resolve to a page."""
+        out = {}
+        for name in names:
+            row = self.conn.execute("SELECT entity FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
+                                    (entity_key(name),)).fetchone()
+            if row:
+                out[name] = row[0]
+        return out
+
+    def diagnostics(self) -> list[tuple]:
+        return self.conn.execute(
+            "SELECT path, line, severity, code, message FROM diagnostics ORDER BY path, line").fetchall()
+
+    def stats(self) -> dict:
+        q = self.conn.execute
+        kinds = dict(q("SELECT kind, COUNT(*) FROM facts GROUP BY kind").fetchall())
+        files = dict(q("SELECT COALESCE(file_kind, 'unreadable'), COUNT(*) FROM files GROUP BY 1").fetchall())
+        days = q("SELECT COUNT(*), MIN(date), MAX(date) FROM files WHERE date IS NOT NULL").fetchone()
+        entities = q("SELECT COUNT(DISTINCT key) FROM fact_entities").fetchone()[0]
+        pages = q("SELECT COUNT(*) FROM files WHERE entity IS NOT NULL").fetchone()[0]
+        diag = dict(q("SELECT severity, COUNT(*) FROM diagnostics GROUP BY severity").fetchall())
+        return {
+            "files": sum(files.values()), "files_by_kind": files, "facts": sum(kinds.values()), "facts_by_kind": kinds,
+            "entities": entities, "entity_pages": pages,
+            "days": {"count": days[0], "first": days[1], "last": days[2]},
+            "diagnostics": {"errors": diag.get("error", 0), "warnings": diag.get("warning", 0)},
+        }
+
+    def dump(self) -> dict[str, list[tuple]]:
+        """Every row of every table except row ids, sorted: two indexes of the same Markdown compare equal."""
+        cols = ", ".join(c for c in FACT_COLUMNS if c != "id")
+        q = self.conn.execute
+        return {
+            "files": sorted(q("SELECT * FROM files").fetchall()),
+            "facts": sorted(q(f"SELECT {cols}, terms, ctx_terms FROM facts").fetchall(), key=repr),
+            "fact_entities": sorted(q("SELECT f.path, f.ord, e.key FROM fact_entities e JOIN facts f ON f.id = e.fact_id").fetchall()),
+            "aliases": sorted(q("SELECT * FROM aliases").fetchall()),
+            "diagnostics": sorted(q("SELECT * FROM diagnostics").fetchall(), key=repr),
+            "fts": sorted(q("SELECT f.path, f.ord, t.terms FROM facts_fts t JOIN facts f ON f.id = t.rowid").fetchall()),
+        }
+
+
+class _Transaction:
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb):
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False
