@@ -46,6 +46,14 @@ def decode(raw: bytes, path: str, max_bytes: int) -> tuple[str | None, list[Diag
     return text, []
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as editors and markdown-it count them: split at LF, CRLF or CR only."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
     """File kind and date from a workspace-relative POSIX path."""
     if path == "memory.md":
@@ -68,7 +76,11 @@ def parse(path: str, text: str) -> ParsedFile:
     """Records and diagnostics for the file at workspace-relative `path` holding `text`."""
     file_kind, day, diags = classify(path)
     out = ParsedFile(path=path, file_kind=file_kind, date=day, diagnostics=list(diags))
-    lines = text.splitlines()
+    if "\x00" in text:  # markdown-it would turn it into U+FFFD; do it first so content matches the lines
+        out.diagnostics.append(Diagnostic(path, 1 + text[: text.index("\x00")].count("\n"), "warning", "nul",
+                                          "NUL character in text; read as U+FFFD"))
+        text = text.replace("\x00", "\ufffd")
+    lines = split_lines(text)
     body_start = 0
     meta, fm_end, fm_diags = frontmatter.split(lines, path)
     out.diagnostics.extend(fm_diags)
@@ -125,7 +137,8 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
             list_depth -= 1
         elif t == "paragraph_open" and tok.map and i + 1 < len(tokens):
             in_retain = list_depth > 0 and any(is_retain_heading(h) for _, h in headings)
-            _paragraph(out, tokens[i + 1].content, tok.map, headings, base_kind, in_retain)
+            _paragraph(out, tokens[i + 1].content, _first_line(tokens[i + 1].content, lines, tok.map),
+                       headings, base_kind, in_retain)
         elif t in ("fence", "code_block") and tok.map:
             start = tok.map[0] + (1 if t == "fence" else 0)
             end = tok.map[1] - (1 if t == "fence" and _closes_fence(lines, tok) else 0)
@@ -137,6 +150,15 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
         i += 1
 
 
+def _first_line(content: str, lines: list[str], span: list[int]) -> int:
+    """1-based line where a paragraph's content starts (markdown-it may trim odd blank lines)."""
+    head = content.split("\n", 1)[0].strip()
+    for j in range(span[0], min(span[1], len(lines))):
+        if head in lines[j]:
+            return j + 1
+    return span[0] + 1
+
+
 def _closes_fence(lines: list[str], tok) -> bool:
     last = tok.map[1] - 1
     return last > tok.map[0] and last < len(lines) and lines[last].strip().startswith(tok.markup[:3])
@@ -146,8 +168,8 @@ def _context(headings: list[tuple[int, str]]) -> str:
     return " > ".join(h for _, h in headings if h)
 
 
-def _paragraph(out: ParsedFile, content: str, span: list[int], headings, base_kind: str, in_retain: bool) -> None:
-    start, end = span[0] + 1, span[1]
+def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: str, in_retain: bool) -> None:
+    end = start + content.count("\n")
     if in_retain:
         try:
             b = parse_bullet(content)

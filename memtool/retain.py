@@ -44,13 +44,10 @@ class BulletError(ValueError):
 
 
 def mentions(text: str) -> list[str]:
-    """Entity mentions in order of first appearance: `@Slug` and `[[Wiki Link]]` targets."""
-    found: dict[str, None] = {}
-    for m in _ENTITY_RE.finditer(text):
-        found.setdefault(m.group(1).rstrip("."), None)
-    for m in _WIKI_RE.finditer(text):
-        found.setdefault(m.group(1).strip(), None)
-    return [f for f in found if f]
+    """Entity mentions in order of appearance: `@Slug` and `[[Wiki Link]]` targets."""
+    found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
+    found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
+    return [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]
 
 
 def inline_fields(text: str) -> dict[str, str]:

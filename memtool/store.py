@@ -241,7 +241,7 @@ class Store:
         where, params = filters.sql()
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
         sql = (f"SELECT {cols}, NULL AS score FROM facts f WHERE {where}"
-               " ORDER BY COALESCE(f.valid_to, f.date) DESC, f.path DESC, f.ord LIMIT ?")
+               " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
         return self._rows(sql, [*params, k])
 
     def _rows(self, sql: str, params: list) -> list[dict]:

@@ -1,0 +1,228 @@
+"""The `mem` command: thin wrappers that parse options, call `Memory`, and print."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from memtool.errors import MemError
+
+app = typer.Typer(
+    name="mem",
+    help="Local-first long-term memory over plain Markdown.\n\nExample: mem recall \"Peter Lisbon\" --since 30d",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state: dict = {"workspace": None}
+
+JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from memtool import __version__
+
+        print(f"mem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Workspace folder (else $MEM_WORKSPACE, else the nearest parent with memory.md, memory/ or .memory/).", show_default=False),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """Local-first long-term memory over plain Markdown.
+
+    Example: mem recall "Peter Lisbon" --since 30d
+    """
+    _state["workspace"] = workspace
+
+
+def _memory():
+    from memtool.memory import Memory
+
+    return Memory.open(_state["workspace"])
+
+
+@app.command()
+def init(path: Path = typer.Argument(Path("."), help="Folder to create or complete.")) -> None:
+    """Create a workspace: memory.md, memory/, bank/, memtool.toml and a .gitignore for .memory/.
+
+    Existing files are never changed. Example: mem init ~/memory
+    """
+    from memtool import output
+    from memtool.workspace import init as create
+
+    ws, created = create(path, date.today())
+    for item in created:
+        output.err.print(f"created {item}")
+    if not created:
+        output.err.print("nothing to create: the workspace is complete")
+    output.out.print(str(ws.root))
+
+
+@app.command()
+def retain(
+    bullet: str = typer.Argument(..., help='The bullet: "W|B|O|S[(c=0..1)] [@Entity…]: text".'),
+    day: Optional[str] = typer.Option(None, "--date", help="Day to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
+    json_: bool = JsonOpt,
+) -> None:
+    """Append a fact to the day's `## Retain` section (created if missing); safe with concurrent writers.
+
+    Example: mem retain "O(c=0.8) @Peter: Prefers short replies on WhatsApp."
+    """
+    from memtool import output
+    from memtool.dates import parse_day
+
+    mem = _memory()
+    result = mem.retain(bullet, parse_day(day, date.today()) if day else None)
+    if json_:
+        output.emit_json(result)
+    else:
+        output.out.print(result["source"])
+
+
+@app.command()
+def index(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again from the Markdown."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Bring the index up to date; only changed files are read.
+
+    Example: mem index --rebuild
+    """
+    from memtool import output
+
+    mem = _memory()
+    with output.progress_bar("indexing") as bar:
+        report = mem.index(rebuild=rebuild, progress=bar)
+    for notice in report.notices:
+        output.warn(notice)
+    if json_:
+        output.emit_json(report.to_dict())
+        return
+    output.err.print(
+        f"{report.files_seen} files: {report.parsed} indexed, {report.touched} unchanged content, "
+        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts in {report.seconds:.2f}s"
+    )
+    if report.unreadable:
+        output.warn(f"{report.unreadable} file(s) could not be read; run 'mem check'")
+
+
+@app.command()
+def recall(
+    query: str = typer.Argument("", help="Words to search for, in any language; any text is safe."),
+    k: int = typer.Option(10, "--k", "-k", help="How many results."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only facts from or about this time on: 30d, 2w, 6m, 1y, 2025-11-01, 2025-11."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only facts up to this day (same forms as --since)."),
+    kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page."),
+    entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve)."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Ranked facts for a query, each citing file#Lline.
+
+    Example: mem recall "Peter Lisbon" --since 30d --entity Peter
+    """
+    from memtool import output
+
+    mem = _memory()
+    with output.progress_bar("indexing") as bar:
+        result = mem.recall(query, k=k, since=since, until=until, kinds=kind, entities=entity, budget=budget,
+                            progress=bar)
+    for w in result.warnings:
+        output.warn(w)
+    if json_:
+        output.emit_json(result.to_dict())
+    else:
+        output.recall_results(result, result.terms)
+
+
+@app.command()
+def status(json_: bool = JsonOpt) -> None:
+    """Files, facts per kind, entities, days covered, index size and health.
+
+    Example: mem status --json
+    """
+    from memtool import output
+
+    data = _memory().status()
+    if json_:
+        output.emit_json(data)
+        return
+    o = output.out
+    o.print(f"[bold]workspace[/bold] {data['workspace']}")
+    o.print(f"[bold]files[/bold]     {data['files']} " + _counts(data["files_by_kind"]))
+    o.print(f"[bold]facts[/bold]     {data['facts']} " + _counts(data["facts_by_kind"]))
+    o.print(f"[bold]entities[/bold]  {data['entities']} mentioned, {data['entity_pages']} with a page")
+    d = data["days"]
+    o.print(f"[bold]days[/bold]      {d['count']}" + (f" ({d['first']} … {d['last']})" if d["count"] else ""))
+    ix = data["index"]
+    o.print(f"[bold]index[/bold]     {ix['bytes'] / 1e6:.1f} MB, schema {ix['schema']}, driver {ix['driver']}, up to date")
+    s = data["search"]
+    o.print(f"[bold]search[/bold]    lexical" + ("" if s["semantic"] else f" only ({s['reason']})"))
+    diag = data["diagnostics"]
+    if diag["errors"] or diag["warnings"]:
+        o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")
+
+
+def _counts(d: dict) -> str:
+    return "(" + ", ".join(f"{k} {v}" for k, v in sorted(d.items())) + ")" if d else ""
+
+
+@app.command()
+def check(json_: bool = JsonOpt) -> None:
+    """Report problems in the Markdown with file:line; exits 1 when there are errors.
+
+    Example: mem check
+    """
+    from memtool import output
+
+    diags = _memory().check()
+    errors = sum(1 for d in diags if d.severity == "error")
+    if json_:
+        output.emit_json({"errors": errors, "warnings": len(diags) - errors,
+                          "diagnostics": [{"path": d.path, "line": d.line, "location": d.location(),
+                                           "severity": d.severity, "code": d.code, "message": d.message}
+                                          for d in diags]})
+    else:
+        for d in diags:
+            style = "red" if d.severity == "error" else "yellow"
+            output.out.print(f"{d.location()}: [{style}]{d.severity}[/{style}] {d.message} [dim]({d.code})[/dim]")
+        output.err.print(f"{errors} errors, {len(diags) - errors} warnings")
+    if errors:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point: run the app, turning library errors into one-line messages and exit codes."""
+    try:
+        app(standalone_mode=False)
+    except MemError as exc:
+        from memtool import output
+
+        if "--json" in sys.argv[1:]:
+            output.emit_json(exc.to_dict())
+        output.error(exc.message, exc.hint)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors come here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,85 @@
+"""How the CLI shows things to people (rich) and to machines (plain JSON on stdout)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.text import Text
+
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+KIND_STYLE = {"world": "cyan", "experience": "green", "opinion": "magenta", "observation": "yellow",
+              "log": "white", "page": "blue"}
+
+
+def emit_json(data) -> None:
+    """One JSON document on stdout, never through rich (which would wrap lines)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def warn(message: str) -> None:
+    err.print(Text("warning: ", style="yellow bold") + Text(message))
+
+
+def error(message: str, hint: str | None = None) -> None:
+    err.print(Text("error: ", style="red bold") + Text(message))
+    if hint:
+        err.print(Text("hint: ", style="dim bold") + Text(hint, style="dim"))
+
+
+@contextmanager
+def progress_bar(label: str, threshold: int = 50):
+    """A transient progress bar on stderr, shown only for runs of at least `threshold` files."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                        console=err, transient=True)
+    task = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal task
+        if total < threshold:
+            return
+        if task is None:
+            progress.start()
+            task = progress.add_task(label, total=total)
+        progress.update(task, completed=done)
+
+    try:
+        yield update
+    finally:
+        if task is not None:
+            progress.stop()
+
+
+def recall_results(result, highlight_terms: list[str]) -> None:
+    from memtool.analyzer import highlight_spans
+
+    if not result.results:
+        err.print("[dim]nothing found[/dim]")
+        return
+    for n, r in enumerate(result.results, 1):
+        line = Text(f"{n:>2}. ", style="dim")
+        line.append(r["kind"], style=KIND_STYLE.get(r["kind"], "white"))
+        if r.get("confidence") is not None:
+            line.append(f" c={r['confidence']:.2f}", style="magenta")
+        line.append("  ")
+        body = Text(r["content"])
+        for s, e in highlight_spans(r["content"], highlight_terms):
+            body.stylize("bold reverse", s, e)
+        line.append_text(body)
+        out.print(line)
+        meta = Text("    ")
+        meta.append(r["source"], style="underline")
+        if r.get("timestamp"):
+            meta.append(f"  {r['timestamp']}", style="dim")
+        if r.get("entities"):
+            meta.append("  " + " ".join("@" + e for e in r["entities"]), style="dim cyan")
+        if r.get("score") is not None:
+            meta.append(f"  score {r['score']:.2f}", style="dim")
+        out.print(meta)

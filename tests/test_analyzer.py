@@ -1,0 +1,42 @@
+from memtool.analyzer import fold, fts_match, highlight_spans, index_terms, query_terms
+
+
+def terms(text):
+    return set(index_terms(text).split())
+
+
+def test_fold_strips_diacritics_and_sharp_s():
+    assert fold("Straße") == "strasse"
+    assert fold("Müller") == "muller"
+    assert fold("CAFÉ") == "cafe"
+
+
+def test_german_and_english_inflections_meet():
+    assert "haus" in terms("Häuser") and "haus" in terms("Haus")
+    assert "run" in terms("running") and "run" in terms("run")
+    assert terms("Bücher") & terms("Buch")
+    assert set(query_terms("Strasse")) & terms("Straße")
+    assert set(query_terms("Muller")) & terms("Müller")
+
+
+def test_cjk_bigrams_and_emoji_are_searchable():
+    assert set(query_terms("ありがとう")) <= terms("「ありがとうございます」")
+    assert set(query_terms("🎉")) <= terms("party 🎉 tonight")
+
+
+def test_stopwords_dropped_unless_nothing_else():
+    assert "the" not in query_terms("the house")
+    assert query_terms("the") == ["the"]
+
+
+def test_fts_match_never_contains_user_syntax():
+    for hostile in ['"', "AND(", "NEAR(a b)", "a* -b", "x OR", "((", "col:val", "^start"]:
+        match = fts_match(query_terms(hostile))
+        for part in match.split(" OR ") if match else []:
+            assert part.startswith('"') and part.endswith('"')
+
+
+def test_highlight_spans_point_at_matching_words():
+    text = "Die Häuser in der Straße"
+    spans = highlight_spans(text, query_terms("haus strasse"))
+    assert [text[s:e] for s, e in spans] == ["Häuser", "Straße"]

@@ -1,0 +1,42 @@
+from datetime import date
+
+import pytest
+
+from memtool.dates import extract_range, parse_day, parse_since, parse_until
+from memtool.errors import UsageError
+
+TODAY = date(2026, 11, 30)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Currently in Marrakech (Nov 27–Dec 1, 2025) for Andy", (date(2025, 11, 27), date(2025, 12, 1))),
+    ("Nov 27-30, 2025", (date(2025, 11, 27), date(2025, 11, 30))),
+    ("Dec 28–Jan 3, 2026", (date(2025, 12, 28), date(2026, 1, 3))),
+    ("Termin am 2026-12-14", (date(2026, 12, 14), date(2026, 12, 14))),
+    ("2026-01-02..2026-01-05", (date(2026, 1, 2), date(2026, 1, 5))),
+    ("15.–17. Januar 2027", (date(2027, 1, 15), date(2027, 1, 17))),
+    ("27.11.2025", (date(2025, 11, 27), date(2025, 11, 27))),
+    ("27. Nov – 1. Dez 2025", (date(2025, 11, 27), date(2025, 12, 1))),
+    ("Reisepass gültig bis März 2027", (date(2027, 3, 1), date(2027, 3, 31))),
+    ("no date here", None),
+    ("invalid 2025-13-45", None),
+    ("I may 2025 be wrong", None),
+])
+def test_extract_range(text, expected):
+    assert extract_range(text) == expected
+
+
+def test_since_until_forms():
+    assert parse_since("30d", TODAY) == date(2026, 10, 31)
+    assert parse_since("2w", TODAY) == date(2026, 11, 16)
+    assert parse_since("2025-11", TODAY) == date(2025, 11, 1)
+    assert parse_until("2025-11", TODAY) == date(2025, 11, 30)
+    assert parse_until("2025", TODAY) == date(2025, 12, 31)
+    assert parse_since("2025-11-01", TODAY) == date(2025, 11, 1)
+    assert parse_day("yesterday", TODAY) == date(2026, 11, 29)
+
+
+@pytest.mark.parametrize("bad", ["", "foo", "2025-13-01", "2025-02-30", "30x", "99999999d", "-3d", "2025-00"])
+def test_bad_specs_raise_usage_error(bad):
+    with pytest.raises(UsageError):
+        parse_since(bad, TODAY)

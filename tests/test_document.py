@@ -1,0 +1,116 @@
+from datetime import date
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memtool.document import decode, parse, split_lines
+
+DAY = """# 2025-11-27
+
+## Call with Peter
+- Peter moved to Lisbon. He says hi to @Andy.
+  second line
+  - nested [[Anna Müller]]
+
+A paragraph
+over two lines.
+
+| who | what |
+|-----|------|
+| Tom | pays late |
+
+```
+code line
+```
+
+## Retain
+- W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) for Andy's birthday.
+- O(c=0.95) @Peter: Prefers concise replies. [outcome:: ok]
+- X @Tom: bad type
+"""
+
+
+def by_line(parsed):
+    return {r.line_start: r for r in parsed.records}
+
+
+def test_daily_log_units_and_retain_bullets():
+    p = parse("memory/2025-11-27.md", DAY)
+    assert p.file_kind == "daily" and p.date == date(2025, 11, 27)
+    r = by_line(p)
+    assert r[4].kind == "log" and r[4].line_end == 5 and r[4].context == "2025-11-27 > Call with Peter"
+    assert r[6].content == "nested [[Anna Müller]]" and r[6].entities == ["Anna Müller"]
+    assert r[8].content == "A paragraph\nover two lines." and r[8].line_end == 9
+    assert r[13].content == "| Tom | pays late |"
+    assert r[16].content == "code line"
+    w = r[20]
+    assert w.kind == "world" and w.entities == ["Peter"]
+    assert (w.valid_from, w.valid_to) == (date(2025, 11, 27), date(2025, 12, 1))
+    o = r[21]
+    assert o.kind == "opinion" and o.confidence == 0.95 and o.fields == {"outcome": "ok"}
+    assert r[22].kind == "log"  # malformed: indexed as plain text
+    assert [(d.line, d.code, d.severity) for d in p.diagnostics] == [(22, "bad-bullet", "error")]
+
+
+def test_bank_page_front_matter_and_entity():
+    text = "---\naliases: [Pete, \"Peter S.\"]\ntrust: private\n---\n# Peter\n\nCollaborator on warelay.\n"
+    p = parse("bank/entities/Peter.md", text)
+    assert p.aliases == ["Pete", "Peter S."] and p.trust == "private" and p.entity == "Peter"
+    assert [(r.kind, r.line_start, r.entities) for r in p.records] == [("page", 7, ["Peter"])]
+
+
+def test_bad_front_matter_and_trust_are_diagnostics():
+    p = parse("bank/x.md", "---\naliases: [a\ntrust: secret\n???\n---\nbody\n")
+    codes = {d.code for d in p.diagnostics}
+    assert {"bad-trust", "frontmatter-line"} <= codes
+    p = parse("bank/y.md", "---\nnever closed\n")
+    assert p.diagnostics[0].code == "frontmatter-unclosed"
+
+
+def test_misnamed_daily_log_is_a_diagnostic():
+    p = parse("memory/2025-13-45.md", "- something\n")
+    assert p.date is None and p.diagnostics[0].code == "bad-daily-name"
+    assert p.records[0].content == "something"
+
+
+def test_decode_rejects_binary_bad_utf8_and_huge():
+    assert decode(b"a\x00b", "f.md", 100)[1][0].code == "binary"
+    text, diags = decode(b"ok\n\xff\xfe", "f.md", 100)
+    assert text is None and diags[0].code == "not-utf8" and diags[0].line == 2
+    assert decode(b"x" * 101, "f.md", 100)[1][0].code == "too-large"
+    assert decode("\ufeffhällo".encode(), "f.md", 100) == ("hällo", [])
+
+
+def test_long_paragraph_is_cut_at_line_boundaries():
+    text = "\n".join(f"line {i} " + "word " * 40 for i in range(30)) + "\n"
+    p = parse("memory/2025-01-01.md", text)
+    assert len(p.records) > 1
+    lines = text.splitlines()
+    for r in p.records:
+        assert [x.strip() for x in r.content.split("\n")] == [x.strip() for x in lines[r.line_start - 1:r.line_end]]
+
+
+markdownish = st.lists(
+    st.one_of(
+        st.sampled_from(["# T", "## Retain", "## Notes", "- W @P: x", "- O(c=2): y", "- X: z", "- [[a]]", "  - nested",
+                         "> quote", "```", "~~~", "---", "aliases: [a", "| a | b |", "|---|---|", "", "    code",
+                         "1. one", "<!-- c -->", "<div>", "- ", "* b", "\t- t", "[x:: y]", "Nov 27–Dec 1, 2025"]),
+        st.text(max_size=40),
+        st.text(alphabet="\x00\r\n\u2028\x0b\x85 -#>*`|[]@:", max_size=20),
+    ),
+    max_size=40,
+).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=markdownish, path=st.sampled_from(["memory/2025-11-27.md", "bank/entities/P.md", "memory.md", "memory/bad.md"]))
+def test_parser_never_raises_and_line_ranges_hold_their_text(text, path):
+    p = parse(path, text)
+    lines = split_lines(text.replace("\x00", "\ufffd"))
+    for r in p.records:
+        assert 1 <= r.line_start <= r.line_end <= len(lines)
+        span = "\n".join(lines[r.line_start - 1:r.line_end])
+        for piece in r.content.split("\n"):
+            assert piece.strip() in span, (piece, span)
+    for d in p.diagnostics:
+        assert 0 <= d.line <= max(1, len(lines))
