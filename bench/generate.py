@@ -56,10 +56,10 @@ NESTED_SHARE = 0.07  # share of list items that are nested ("  - ") under the pr
 INTRO_PARAGRAPH = 0.20  # share of days with a paragraph between the title and the first section
 EN_SHARE = 0.60  # mean share of English lines (varies per day)
 LINE_MIN, LINE_MAX = 40, 220  # characters per content line, bullet marker included
-LINE_MEDIAN = 78.0  # median of the (log-normal) target length; the result averages ~100
-MENTION = 0.24  # narrative lines with a leading @mention (Retain lines always have one)
+LINE_MEDIAN = 64.0  # median of the (log-normal) target length; the result averages ~100
+MENTION = 0.21  # narrative lines with a leading @mention (Retain lines always have one)
 EXTRA_AT = 0.035  # further @mentions in a line
-WIKI = 0.03  # entity rendered as [[Wiki Link]]
+WIKI = 0.02  # entity rendered as [[Wiki Link]]
 DATED = 0.045  # lines that get an explicit date phrase
 ZIPF_S = 1.05
 
@@ -164,7 +164,7 @@ EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Au
 # German nouns with gender (m/f/n); umlauts and ß on purpose.
 DE_NOUNS = _words("""
 Server:m Termin:m Fehler:m Bericht:m Plan:m Vertrag:m Entwurf:m Zugang:m Schlüssel:m
-Ordner:m Kunde:m Kollege:m Nachbar:m Vermieter:m Zug:m Flug:m Urlaub:m Geburtstag:m
+Ordner:m Kundin:f Kollegin:f Nachbar:m Vermieter:m Zug:m Flug:m Urlaub:m Geburtstag:m
 Einkauf:m Umzug:m Garten:m Keller:m Dachboden:m Schreibtisch:m Drucker:m Router:m
 Bildschirm:m Akku:m Antrag:m Brief:m Kalender:m Zettel:m Beleg:m Auftrag:m Vorschlag:m
 Workshop:m Vortrag:m Kurs:m Arzttermin:m Führerschein:m Reisepass:m Ausweis:m
@@ -266,13 +266,14 @@ GraphQL protobuf msgpack zstd inotify FSEvents mmap WAL fsync tmux Neovim VS_Cod
 Home_Assistant Zigbee MQTT Raspberry_Pi Proxmox TrueNAS restic Borg Syncthing Hugo Jekyll
 """)
 
-CODE = _words("""
-`mem_recall` `mem_index_--rebuild` `git_rebase_-i` `pytest_-k_sync` `make_bench` `uv_sync`
-`docker_compose_up` `systemctl_restart` `PRAGMA_journal_mode=WAL` `VACUUM` `fsync()`
-`rsync_-a` `kubectl_get_pods` `npm_ci` `cargo_build` `ALTER_TABLE` `EXPLAIN_QUERY_PLAN`
-""")
+CODE = [
+    "`mem recall`", "`mem index --rebuild`", "`git rebase -i`", "`pytest -k sync`",
+    "`make bench`", "`uv sync`", "`docker compose up`", "`systemctl restart`",
+    "`PRAGMA journal_mode=WAL`", "`VACUUM`", "`fsync()`", "`rsync -a`", "`kubectl get pods`",
+    "`npm ci`", "`cargo build`", "`ALTER TABLE`", "`EXPLAIN QUERY PLAN`",
+]
 
-FILES = _words("""
+FILES = str.split("""
 sync_manifest.json config.toml index.sqlite fts.py recall.py settings.yaml Makefile
 docker-compose.yml README.md CHANGELOG.md schema.sql main.rs app.ts retain.py watch.py
 """)
@@ -364,7 +365,7 @@ EN_TEMPLATES = [
     "Open question for {J}: should we {v} {an} or {an}?",
     "Call with {P} ({D}), mostly about {an}.",
     "{P} said {an} in {L} is {a}.",
-    "Deployed {J} {X} with {T}; {an} looks {a}.",
+    "Deployed {J} {VER} with {T}; {an} looks {a}.",
     "Bug in {J}: {T} fails when {an} is {a} ({X}).",
     "{when} I {vd} {an} and {vd} {an}.",
     "Idea: use {T} to {v} {an} for {J}.",
@@ -382,7 +383,7 @@ EN_TEMPLATES = [
     "The {a} {n} from {O} arrived, {a} as expected.",
     "Weekend in {L}: {a} weather, {a} {n}.",
     "Wrote down {N} ideas for {J}, the {a} one is about {T}.",
-    "Paid {X} for {an} at {O}.",
+    "Paid {M} for {an} at {O}.",
     "At {TIME} {P} called about {an}.",
     "Decided to {v} {an} instead of {vg} {an}.",
     "Groceries: {item}, {item} and {item}.",
@@ -417,7 +418,7 @@ DE_TEMPLATES = [
     "{P} empfiehlt {dacc}, klingt {da}.",
     "Warte noch auf Rückmeldung von {P} {ddat:zu}.",
     "{N} Ideen für {J} notiert, die beste betrifft {T}.",
-    "Habe {X} für {dacc} bei {O} bezahlt.",
+    "Habe {M} für {dacc} bei {O} bezahlt.",
     "Um {TIME} Anruf von {P} {ddat:wegen}.",
     "Entschieden: {dacc} {dinf} statt {dacc} {dinf}.",
     "Besprechung mit {P} und {P}: {dnom} wird bis {dwd} {dpart}.",
@@ -442,7 +443,7 @@ EN_RETAIN = {
     ("W", "project"): [
         "Runs on {T} with {T} as the {n}.",
         "Repository moved; new {n} is {X}.",
-        "Release {X} is planned for {DATE}.",
+        "Release {VER} is planned for {DATE}.",
         "Owner is {P}; {P} reviews {ns}.",
         "Prod is a {T} box in {L}, timers in UTC.",
     ],
@@ -453,7 +454,7 @@ EN_RETAIN = {
     ],
     ("W", None): [
         "The {a} {n} at {O} is open until {TIME}.",
-        "{T} {X} drops support for {ns}.",
+        "{T} {VER} drops support for {ns}.",
     ],
     ("B", None): [
         "I fixed {an} by {vg} {an} (see memory/{PREV}.md).",
@@ -493,7 +494,7 @@ DE_RETAIN = {
     ],
     ("W", "project"): [
         "Läuft auf {T} mit {T} als {dn}.",
-        "Release {X} ist für den {DE_DATE} geplant.",
+        "Release {VER} ist für den {DE_DATE} geplant.",
         "Zuständig ist {P}; {P} prüft {dacc}.",
         "Prod läuft bei {O} in {L}.",
     ],
@@ -503,7 +504,7 @@ DE_RETAIN = {
     ],
     ("W", None): [
         "{dnom} bei {O} ist bis {TIME} offen.",
-        "{T} {X} unterstützt {dacc} nicht mehr.",
+        "{T} {VER} unterstützt {dacc} nicht mehr.",
     ],
     ("B", None): [
         "Ich habe {dacc} mit {T} {dpart} (siehe memory/{PREV}.md).",
@@ -641,6 +642,7 @@ class _Generator:
             "P": lambda a: self._ent("person"), "J": lambda a: self._ent("project"),
             "L": lambda a: self._ent("place"), "O": lambda a: self._ent("org"),
             "E": lambda a: self._ent(None), "T": lambda a: self.tech(), "X": lambda a: self._x(),
+            "VER": lambda a: self._version(), "M": lambda a: self._money(),
             "C": lambda a: rng.choice(CODE), "N": lambda a: str(rng.randint(2, 9)),
             "TIME": lambda a: f"{rng.randint(7, 21):02d}:{rng.choice(('00', '15', '30', '45'))}",
             "MD": lambda a: f"{EN_MONTHS[rng.randrange(12)]} {rng.randint(1, 28)}",
@@ -675,6 +677,7 @@ class _Generator:
         self.history: list[tuple[str, int]] = []  # (date, line count) of written days
         self.mention = False
         self.mentioned = False
+        self.line_ents: set[_Entity] = set()
 
     # ---- vocabulary -----------------------------------------------------------------------
 
@@ -759,11 +762,15 @@ class _Generator:
         self.focus = {k: [z() for _ in range(rng.randint(1, 3))] for k, z in self.by_kind.items()}
 
     def _pick_entity(self, kind: str | None) -> _Entity:
+        """An entity not yet named in the current line (a day's focus entities first)."""
         if kind is None:
             kind = self.kind_pick()
-        if self.r() < 0.55:
-            return self.rng.choice(self.focus[kind])
-        return self.by_kind[kind]()
+        for _ in range(4):
+            e = self.rng.choice(self.focus[kind]) if self.r() < 0.55 else self.by_kind[kind]()
+            if e not in self.line_ents:
+                break
+        self.line_ents.add(e)
+        return e
 
     def _ent(self, kind: str | None) -> str:
         e = self._pick_entity(kind)
@@ -780,11 +787,21 @@ class _Generator:
 
     # ---- small slots ----------------------------------------------------------------------
 
+    def _version(self) -> str:
+        rng = self.rng
+        return f"v{rng.randint(0, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 30)}"
+
+    def _money(self) -> str:
+        rng = self.rng
+        if rng.random() < 0.6:
+            return f"{rng.randint(5, 900)},{rng.randint(0, 99):02d} €"
+        return f"${rng.randint(5, 2000)}"
+
     def _x(self) -> str:
         rng = self.rng
         k = rng.randrange(9)
         if k == 0:
-            return f"v{rng.randint(0, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 30)}"
+            return self._version()
         if k == 1:
             return f"#{rng.randint(10, 9999)}"
         if k == 2:
@@ -800,9 +817,7 @@ class _Generator:
                                "HTTP 503", "HTTP 429", "OOMKilled", "exit code 137",
                                f"E{rng.randint(1000, 9999)}"))
         if k == 6:
-            if rng.random() < 0.6:
-                return f"{rng.randint(5, 900)},{rng.randint(0, 99):02d} €"
-            return f"${rng.randint(5, 2000)}"
+            return f"{rng.choice(('OPS', 'MEM', 'SYNC', 'WEB', 'INFRA'))}-{rng.randint(1, 999)}"
         if k == 7:
             return f"commit {rng.getrandbits(28):07x}"
         return f"src/{self.en_noun().replace(' ', '_')}/{self.en_verb()[0]}.py"
@@ -955,10 +970,12 @@ class _Generator:
     def _target(self) -> int:
         return int(math.exp(self.rng.gauss(math.log(LINE_MEDIAN), 0.45)))
 
-    def _compose(self, first: list, more: list, lo: int, hi: int) -> str:
-        """One or more sentences with a total length in [lo, hi]."""
+    def _compose(self, first: list, more: list, lo: int, hi: int,
+                 target: int | None = None) -> str:
+        """One or more sentences with a total length in [lo, hi], near a random target."""
         rng = self.rng
-        target = self._target()
+        if target is None:
+            target = self._target()
         s = ""
         for _ in range(20):
             s = self._render(rng.choice(first))
@@ -981,6 +998,7 @@ class _Generator:
         self.lang = lang
         self.mention = self.r() < MENTION
         self.mentioned = False
+        self.line_ents = set()
         lo, hi = LINE_MIN - len(prefix), LINE_MAX - len(prefix)
         pool = self.tpl[lang]
         s = self._compose(pool, pool, lo, hi)
@@ -998,6 +1016,7 @@ class _Generator:
 
     def retain(self, lang: str) -> str:
         rng, r = self.rng, self.r
+        self.line_ents = set()
         x = r()
         t = "W" if x < 0.40 else "B" if x < 0.70 else "O" if x < 0.90 else "S"
         head: _Entity | None = None
@@ -1037,7 +1056,11 @@ class _Generator:
         self.mentioned = True
         lo = LINE_MIN - len(prefix) - len(fields)
         hi = LINE_MAX - len(prefix) - len(fields)
-        s = self._compose(table[key], self.retain_tail[lang], lo, hi)
+        s = self._compose(table[key], self.tpl[lang], lo, hi)
+        if r() < 0.2:
+            tail = self._render(rng.choice(self.retain_tail[lang]))
+            if len(s) + 1 + len(tail) <= hi:
+                s += " " + tail
         if r() < DATED * 0.6 and "(" not in s:
             phrase = self._date_phrase(lang)
             if len(s) + len(phrase) <= hi:
@@ -1133,9 +1156,16 @@ class _Generator:
             "org": ("{d} is an organisation I deal with.", "{d} ist eine Organisation, mit der ich zu tun habe."),
         }[e.kind][lang == "de"].format(d=e.display)
         pool = self.tpl[lang]
-        out += [intro + " " + self._compose(pool, pool, 20, 160), ""]
+        self.line_ents = {e}
+        out += [intro + " " + self._compose(pool, pool, 20, 160, 0), ""]
         facts += 1
-        for _ in range(rng.randint(2, 5)):
+        table = self.retain_tpl[lang]
+        about = table.get(("W", e.kind), table[("W", None)]) + table.get(("O", e.kind), [])
+        for tpl in rng.sample(about, min(len(about), rng.randint(2, 5))):
+            self.line_ents = {e}
+            out.append("- " + self._compose([tpl], pool, LINE_MIN - 2, LINE_MAX - 2, 0))
+            facts += 1
+        if rng.random() < 0.3:
             out.append(self.narrative(lang, "- "))
             facts += 1
         return "\n".join(out) + "\n", facts
@@ -1149,9 +1179,10 @@ class _Generator:
             out += [f"## {title}", ""]
             ents = [e for e in self.entities if e.kind == kind][:12]
             for e in ents:
+                self.line_ents = {e}
                 lang = self.lang = "en" if self.r() < EN_SHARE else "de"
                 key = ("W", kind) if ("W", kind) in EN_RETAIN else ("W", None)
-                s = self._compose(self.retain_tpl[lang][key], self.retain_tail[lang], 30, 200)
+                s = self._compose(self.retain_tpl[lang][key], self.tpl[lang], 30, 200, 0)
                 out.append(f"- @{e.slug}: {s}")
                 facts += 1
             out.append("")
@@ -1172,7 +1203,7 @@ class _Generator:
             "",
             "## People",
             f"- @{people[1].slug}: WhatsApp only, keep it short. No calls before 10.",
-            f"- @{people[3].slug}: meine Steuerberaterin, sehr gründlich, Termine nur dienstags.",
+            f"- @{people[3].slug}: macht meine Steuererklärung, sehr gründlich, Termine nur dienstags.",
             f"- @{people[4].slug}: oldest friend, birthday in November.",
             "",
             "## How I want the assistant to work",

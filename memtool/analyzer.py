@@ -110,24 +110,41 @@ def index_terms(text: str) -> str:
     return " ".join(t for _, _, w in words(text) for t in word_terms(w))
 
 
+MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `Steuerberaterin`
+
+
 def query_terms(text: str) -> list[str]:
-    """Distinct search terms for a query, stopwords dropped unless nothing else is left."""
+    """Distinct search terms for a query, stopwords dropped unless nothing else is left.
+
+    A term ending in `*` is a prefix (the folded word as typed), so the head of a German
+    compound finds the compound.
+    """
     all_words = [w for _, _, w in words(text)]
     content = [w for w in all_words if fold(w) not in STOPWORDS]
     chosen = content or all_words
     seen: dict[str, None] = {}
     for w in chosen:
-        for t in word_terms(w):
+        terms = word_terms(w)
+        for t in terms:
             seen.setdefault(t, None)
+        if terms and len(terms[0]) >= MIN_PREFIX and terms[0].isalpha() and not _CJK.search(terms[0]):
+            seen.setdefault(terms[0] + "*", None)
     return list(seen)
 
 
 def fts_match(terms: list[str]) -> str:
     """An FTS5 MATCH expression that ORs quoted terms; never contains user syntax."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    parts = []
+    for t in terms:
+        prefix = t.endswith("*")
+        word = t[:-1] if prefix else t
+        parts.append('"' + word.replace('"', '""') + '"' + ("*" if prefix else ""))
+    return " OR ".join(parts)
 
 
 def highlight_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
-    """Character spans of the words in `text` that share a term with the query."""
-    wanted = set(terms)
-    return [(s, e) for s, e, w in words(text) if wanted.intersection(word_terms(w))]
+    """Character spans of the words in `text` that share a term (or a prefix) with the query."""
+    exact = {t for t in terms if not t.endswith("*")}
+    prefixes = tuple(t[:-1] for t in terms if t.endswith("*"))
+    return [(s, e) for s, e, w in words(text)
+            if exact.intersection(word_terms(w)) or (prefixes and any(t.startswith(prefixes) for t in word_terms(w)))]

@@ -37,3 +37,7 @@ class IndexUnavailable(MemError):
     """The derived index is unusable (corrupt, newer schema, driver problem)."""
 
     exit_code = 5
+
+    def __init__(self, message: str, hint: str | None = None, corrupt: bool = False):
+        super().__init__(message, hint)
+        self.corrupt = corrupt

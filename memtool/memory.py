@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from memtool import indexer
 from memtool.config import Config
-from memtool.errors import UsageError
+from memtool.errors import IndexUnavailable, UsageError
 from memtool.recall import build_query, pack, to_result
 from memtool.records import Diagnostic
 from memtool.retain import BulletError, parse_bullet
@@ -38,6 +39,7 @@ class Memory:
         self.config = config or Config.load(workspace.config_path)
         self._store: Store | None = None
         self.last_refresh: indexer.IndexReport | None = None
+        self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None) -> "Memory":
@@ -47,7 +49,18 @@ class Memory:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.ws.index_path)
+            try:
+                self._store = Store.open(self.ws.index_path)
+            except IndexUnavailable as exc:
+                if not exc.corrupt:
+                    raise
+                # The index is derived: keep the broken file for inspection and start a new one.
+                aside = self.ws.index_path.with_name(f"index.sqlite.corrupt-{int(time.time())}")
+                self.ws.index_path.rename(aside)
+                for suffix in ("-wal", "-shm"):
+                    Path(str(self.ws.index_path) + suffix).unlink(missing_ok=True)
+                self.notices.append(f"{exc.message}; moved it to {aside.name} and rebuilt the index from the Markdown")
+                self._store = Store.open(self.ws.index_path)
         return self._store
 
     def close(self) -> None:
@@ -114,7 +127,7 @@ class Memory:
         results = [to_result(r, canonical) for r in rows]
         if q.budget:
             results = pack(results, q.budget)
-        warnings = list(q.notices) + self._health_warnings()
+        warnings = self.notices + list(q.notices) + self._health_warnings()
         return RecallResult(query=query, mode="lexical" if q.terms else "filter", results=results,
                             terms=q.terms, warnings=warnings)
 

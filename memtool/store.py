@@ -135,7 +135,7 @@ class Store:
             store._migrate()
         except sqlite.DatabaseError as exc:
             raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
-                                   "run 'mem index --rebuild' to recreate it from the Markdown") from None
+                                   "run 'mem index --rebuild' to recreate it from the Markdown", corrupt=True) from None
         return store
 
     def _migrate(self) -> None:

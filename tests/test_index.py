@@ -1,0 +1,83 @@
+"""The derived index: incremental equals rebuild, only changed files are read, edits are seen."""
+
+import os
+import shutil
+
+from conftest import write
+
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+
+
+def open_mem(path):
+    return Memory(Workspace(path))
+
+
+def test_incremental_equals_rebuild_after_edits(example_ws):
+    mem = open_mem(example_ws)
+    mem.index()
+    # edit, add, delete, rename, make unreadable
+    p = example_ws / "memory" / "2026-11-27.md"
+    p.write_text(p.read_text(encoding="utf-8") + "- W @Peter: Back in Lisbon next week.\n", encoding="utf-8")
+    write(example_ws, "memory/2026-11-30.md", "# 2026-11-30\n\n## Retain\n- B @memtool: Wrote the index tests.\n")
+    (example_ws / "memory" / "2026-10-01.md").unlink()
+    os.rename(example_ws / "bank" / "world.md", example_ws / "bank" / "welt.md")
+    write(example_ws, "bank/entities/Peter.md", "---\naliases: [Pete, Petey]\n---\n# Peter\nNew alias.\n")
+    write(example_ws, "memory/2026-11-29.md", b"\xff\xfe broken")
+    incremental = mem.index()
+    assert incremental.parsed == 4 and incremental.removed == 2 and incremental.unreadable == 1
+    before = mem.store.dump()
+    rebuilt = mem.index(rebuild=True)
+    assert rebuilt.rebuilt
+    assert mem.store.dump() == before
+
+
+def test_unchanged_files_are_not_reread(example_ws):
+    mem = open_mem(example_ws)
+    first = mem.index()
+    assert first.parsed == first.files_seen > 40
+    again = mem.index()
+    assert (again.parsed, again.touched, again.removed) == (0, 0, 0)
+    # touching a file (new mtime, same bytes) costs a hash, not a parse
+    p = example_ws / "memory.md"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 5_000_000_000))
+    touched = mem.index()
+    assert (touched.parsed, touched.touched) == (0, 1)
+
+
+def test_recall_sees_hand_edits_and_deletions_without_manual_index(example_ws):
+    mem = open_mem(example_ws)
+    assert not mem.recall("Quokka").results
+    write(example_ws, "memory/2026-11-30.md", "# 2026-11-30\n- Saw a quokka at the zoo.\n")
+    hits = mem.recall("Quokka").results
+    assert [h["source"] for h in hits] == ["memory/2026-11-30.md#L2"]
+    (example_ws / "memory" / "2026-11-30.md").unlink()
+    assert not mem.recall("Quokka").results
+
+
+def test_corrupt_index_is_set_aside_rebuilt_and_reported(example_ws):
+    mem = open_mem(example_ws)
+    mem.index()
+    mem.close()
+    index = example_ws / ".memory" / "index.sqlite"
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(str(index) + suffix):
+            os.unlink(str(index) + suffix)
+    index.write_bytes(b"this is not a database" * 100)
+    result = open_mem(example_ws).recall("Peter")
+    assert result.results, "recall still answers"
+    assert any("moved it to index.sqlite.corrupt-" in w for w in result.warnings), result.warnings
+    assert list((example_ws / ".memory").glob("index.sqlite.corrupt-*"))
+
+
+def test_workspace_copy_indexes_identically(example_ws, tmp_path):
+    a = open_mem(example_ws)
+    a.index()
+    other = tmp_path / "copy"
+    shutil.copytree(example_ws, other, ignore=shutil.ignore_patterns(".memory"))
+    b = open_mem(other)
+    b.index()
+    da, db = a.store.dump(), b.store.dump()
+    strip = lambda rows: [r[:3] + r[5:] for r in rows]  # mtimes differ between copies
+    assert strip(da.pop("files")) == strip(db.pop("files"))
+    assert da == db
