@@ -51,7 +51,10 @@ SKIP_DAY = 0.10  # share of calendar days without a log
 RETAIN_DAY = 0.70  # share of days with a final "## Retain" section
 RETAIN_BULLETS = (2, 6)
 SECTIONS = (2, 5)
-PARAGRAPH_SHARE = 0.16  # share of narrative facts that are paragraphs rather than list items
+PARAGRAPH_SHARE = 0.12  # share of narrative facts that are paragraphs rather than list items
+LIST_RUN = (2, 8)  # list items in a row
+_RUN = sum(LIST_RUN) / 2
+PARAGRAPH_BLOCK = PARAGRAPH_SHARE * _RUN / (1 - PARAGRAPH_SHARE + PARAGRAPH_SHARE * _RUN)
 NESTED_SHARE = 0.07  # share of list items that are nested ("  - ") under the previous item
 INTRO_PARAGRAPH = 0.20  # share of days with a paragraph between the title and the first section
 EN_SHARE = 0.60  # mean share of English lines (varies per day)
@@ -1114,7 +1117,7 @@ class _Generator:
             remaining = size
             in_list = False
             while remaining:
-                if r() < PARAGRAPH_SHARE:
+                if r() < PARAGRAPH_BLOCK:
                     if in_list:
                         lines.append("")
                     nl = 1 if r() < 0.7 else 2 if r() < 0.8 else 3
@@ -1124,7 +1127,7 @@ class _Generator:
                     in_list = False
                     remaining -= 1
                     continue
-                run = min(remaining, rng.randint(2, 8))
+                run = min(remaining, rng.randint(*LIST_RUN))
                 for i in range(run):
                     nested = i > 0 and r() < NESTED_SHARE
                     lines.append(self.narrative(lang(), "  - " if nested else "- "))
@@ -1274,7 +1277,11 @@ def generate(out: Path, facts: int, seed: int = 42, start: date = date(2019, 1, 
     while remaining > 0:
         if rng.random() >= SKIP_DAY:
             low, high, mode = FACTS_PER_DAY
-            n = min(remaining, round(rng.triangular(low, high, mode)))
+            n = round(rng.triangular(low, high, mode))
+            if remaining <= high:  # the last day takes the rest
+                n = remaining
+            elif remaining - n < low:  # keep the last day full-sized
+                n = remaining - low
             write(memdir / f"{day.isoformat()}.md", g.daily(day, n))
             remaining -= n
             days += 1
@@ -1302,7 +1309,8 @@ def append_line(workspace: Path, text: str) -> Path:
     """Add the narrative bullet `- text` to the newest daily log and return its path.
 
     The bullet goes at the end of the narrative part: before a `## Retain` section if the log
-    has one (so it is not read as a malformed Retain bullet), else at the end of the file.
+    has one (so it is not read as a malformed Retain bullet), else at the end of the file; a
+    blank line separates it from a paragraph it would otherwise continue.
     """
     text = text.strip()
     if not text or "\n" in text or "\r" in text:
@@ -1316,15 +1324,18 @@ def append_line(workspace: Path, text: str) -> Path:
     lines = content.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    at = next((i for i, line in enumerate(lines) if _RETAIN_HEADING.match(line)), None)
-    if at is None:
-        with path.open("a", encoding="utf-8", newline="\n") as f:
-            f.write(("" if content.endswith("\n") or not content else "\n") + f"- {text}\n")
-        return path
+    at = next((i for i, line in enumerate(lines) if _RETAIN_HEADING.match(line)), len(lines))
     end = at
     while end > 0 and lines[end - 1].strip() == "":
         end -= 1
-    lines[end:end] = [f"- {text}"]
+    prev = lines[end - 1] if end else ""
+    paragraph = prev.strip() != "" and not prev.lstrip().startswith(("- ", "#"))
+    new = (["", f"- {text}"] if paragraph else [f"- {text}"])
+    if at == len(lines) and end == len(lines):  # plain append: no rewrite of the file
+        with path.open("a", encoding="utf-8", newline="\n") as f:
+            f.write(("\n" if content and not content.endswith("\n") else "") + "\n".join(new) + "\n")
+        return path
+    lines[end:end] = new
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
     return path
 

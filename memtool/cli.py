@@ -203,7 +203,8 @@ def check(json_: bool = JsonOpt) -> None:
 def main() -> None:
     """Entry point: run the app, turning library errors into one-line messages and exit codes."""
     try:
-        app(standalone_mode=False)
+        code = app(prog_name="mem", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
     except MemError as exc:
         from memtool import output
 

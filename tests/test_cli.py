@@ -1,0 +1,113 @@
+"""The `mem` command as a user runs it: real processes, real files."""
+
+import json
+
+from conftest import run_json, run_mem, write
+
+
+def test_init_creates_layout_and_never_overwrites(tmp_path):
+    ws = tmp_path / "brain"
+    proc = run_mem("init", ws, check=0)
+    assert proc.stdout.strip() == str(ws.resolve())
+    for rel in ("memory.md", "SOUL.md", "bank/world.md", "bank/experience.md", "bank/opinions.md", "memtool.toml"):
+        assert (ws / rel).is_file(), rel
+    assert (ws / "bank" / "entities").is_dir() and list((ws / "memory").glob("*.md"))
+    assert ".memory/" in (ws / ".gitignore").read_text()
+    (ws / "memory.md").write_text("# mine\n", encoding="utf-8")
+    run_mem("init", ws, check=0)
+    assert (ws / "memory.md").read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_workspace_discovery(tmp_path, example_ws):
+    nested = example_ws / "bank" / "entities"
+    proc, data = run_json("status", cwd=nested)
+    assert proc.returncode == 0 and data["workspace"] == str(example_ws.resolve())
+    proc, data = run_json("-w", example_ws, "status", cwd=tmp_path)
+    assert data["workspace"] == str(example_ws.resolve())
+    from conftest import mem_env
+
+    proc, data = run_json("status", cwd=tmp_path, env=mem_env(MEM_WORKSPACE=str(example_ws)))
+    assert data["workspace"] == str(example_ws.resolve())
+    lost = tmp_path / "nowhere"
+    lost.mkdir()
+    proc = run_mem("recall", "x", cwd=lost)
+    assert proc.returncode == 3 and "mem init" in proc.stderr and not proc.stdout
+
+
+def test_retain_then_recall_cites_the_new_line(example_ws):
+    proc, data = run_json("retain", "W @Peter: Adopted a cat named Pixel.", "--date", "2026-11-29", cwd=example_ws)
+    assert proc.returncode == 0, proc.stderr
+    path, line = data["path"], data["line"]
+    assert (example_ws / path).read_text(encoding="utf-8").splitlines()[line - 1] == "- W @Peter: Adopted a cat named Pixel."
+    proc, out = run_json("recall", "Pixel cat", cwd=example_ws)
+    assert out["results"][0]["source"] == f"{path}#L{line}"
+    assert out["results"][0]["kind"] == "world" and out["results"][0]["entities"] == ["Peter"]
+
+
+def test_retain_rejects_bad_bullets_and_changes_nothing(example_ws):
+    before = {p: p.read_bytes() for p in example_ws.rglob("*.md")}
+    for bad in ["X @Tom: nope", "O(c=7): too sure", "W no colon", "", "W: two\nlines"]:
+        proc = run_mem("retain", bad, cwd=example_ws)
+        assert proc.returncode == 2 and "error:" in proc.stderr, (bad, proc.stderr)
+    proc = run_mem("retain", "S: fine", "--date", "2026-13-01", cwd=example_ws)
+    assert proc.returncode == 2 and "--date" in proc.stderr
+    assert {p: p.read_bytes() for p in example_ws.rglob("*.md")} == before
+
+
+def test_recall_json_and_human_output(example_ws):
+    proc, data = run_json("recall", "Marrakech", "--k", "3", "--since", "2026-11-01", cwd=example_ws)
+    assert proc.returncode == 0
+    assert data["mode"] == "lexical" and data["count"] == len(data["results"]) <= 3
+    for r in data["results"]:
+        assert set(r) >= {"kind", "timestamp", "entities", "content", "source", "score"}
+    human = run_mem("recall", "Marrakech", "--k", "3", cwd=example_ws, check=0)
+    assert "memory/" in human.stdout and "#L" in human.stdout
+    none = run_mem("recall", "zzzyxw", cwd=example_ws, check=0)
+    assert none.stdout == "" and "nothing found" in none.stderr
+    proc, empty = run_json("recall", "zzzyxw", cwd=example_ws)
+    assert proc.returncode == 0 and empty["results"] == [] and empty["count"] == 0
+
+
+def test_usage_errors_have_reason_hint_and_json(example_ws):
+    proc = run_mem("recall", "Peter", "--since", "last tuesday", cwd=example_ws)
+    assert proc.returncode == 2 and "error:" in proc.stderr and "hint:" in proc.stderr
+    proc, data = run_json("recall", "", cwd=example_ws)
+    assert proc.returncode == 2 and data["error"] == "UsageError" and data["hint"]
+    proc = run_mem("recall", "Peter", "--kind", "nonsense", cwd=example_ws)
+    assert proc.returncode == 2
+
+
+def test_index_status_check(example_ws):
+    proc, report = run_json("index", cwd=example_ws)
+    assert proc.returncode == 0 and report["parsed"] >= 40 and report["facts"] > 200
+    proc, again = run_json("index", cwd=example_ws)
+    assert again["parsed"] == 0
+    proc, rebuilt = run_json("index", "--rebuild", cwd=example_ws)
+    assert rebuilt["rebuilt"] and rebuilt["facts"] == report["facts"]
+    proc, status = run_json("status", cwd=example_ws)
+    assert status["days"]["count"] >= 30 and status["facts_by_kind"]["opinion"] >= 12
+    assert status["entity_pages"] >= 8 and status["index"]["bytes"] > 0
+    human = run_mem("status", cwd=example_ws, check=0)
+    assert "facts" in human.stdout
+    proc, check = run_json("check", cwd=example_ws)
+    assert proc.returncode == 1  # the example has one deliberately malformed bullet
+    assert check["errors"] == 1 and check["diagnostics"][0]["location"].startswith("memory/2026-11-24.md:")
+    human = run_mem("check", cwd=example_ws)
+    assert human.returncode == 1 and "memory/2026-11-24.md:" in human.stdout
+
+
+def test_check_is_clean_and_exits_zero_on_good_workspace(tmp_path):
+    ws = tmp_path / "w"
+    run_mem("init", ws, check=0)
+    proc, data = run_json("check", cwd=ws)
+    assert proc.returncode == 0 and data["errors"] == 0
+
+
+def test_help_and_version():
+    proc = run_mem("--help", check=0)
+    for cmd in ("init", "retain", "index", "recall", "status", "check"):
+        assert cmd in proc.stdout
+    for cmd in ("init", "retain", "index", "recall", "status", "check"):
+        sub = run_mem(cmd, "--help", check=0)
+        assert "Example:" in sub.stdout, cmd
+    assert run_mem("--version", check=0).stdout.startswith("mem ")
