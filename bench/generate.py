@@ -541,8 +541,17 @@ RETAIN_TAIL = {
     "de": ["Von {P} bestätigt.", "Am {dwd} nachhaken.", "Merken.", "Siehe Notizen zu {J}.",
            "Mit {P} abklären."],
 }
+ENTITY_INTRO = {
+    "person": ("{d} is a contact I work with regularly.",
+               "{d} ist ein Kontakt, mit dem ich regelmäßig zu tun habe."),
+    "project": ("{d} is one of my projects.", "{d} ist eines meiner Projekte."),
+    "place": ("{d} is a place I go to now and then.", "{d} ist ein Ort, an dem ich ab und zu bin."),
+    "org": ("{d} is an organisation I deal with.",
+            "{d} ist eine Organisation, mit der ich zu tun habe."),
+}
 OUTCOMES = ["fixed", "fixed", "fixed", "shipped", "works", "partial", "failed", "workaround",
             "blocked", "abandoned", "done"]
+CONFIDENCES = (0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 COSTS = ["15m", "30m", "45m", "1h", "1h", "2h", "2h", "3h", "3.5h", "4h", "1d", "2d", "1 Tag"]
 
 
@@ -659,7 +668,8 @@ class _Generator:
             "v": lambda a: self.en_verb()[0], "vd": lambda a: self.en_verb()[1],
             "vg": lambda a: self.en_verb()[2], "subj": lambda a: self._en_subj(),
             "when": lambda a: rng.choice(EN_WHEN), "wd": lambda a: self._en_wd(),
-            "D": lambda a: rng.choice(EN_DUR if self.lang == "en" else DE_DUR), "item": lambda a: self.en_item(),
+            "D": lambda a: rng.choice(EN_DUR if self.lang == "en" else DE_DUR),
+            "item": lambda a: self.en_item(),
             # German
             "dn": lambda a: self.de_noun()[0], "dnom": lambda a: self._de_np("nom"),
             "dacc": lambda a: self._de_np("acc"), "ddat": lambda a: self._de_np("dat", a),
@@ -985,7 +995,7 @@ class _Generator:
             if len(s) > hi:
                 continue
             tries = 0
-            while len(s) < target and tries < 12:
+            while (len(s) < target or len(s) < lo) and tries < 12:
                 nxt = self._render(rng.choice(more))
                 tries += 1
                 if len(s) + 1 + len(nxt) <= hi:
@@ -994,7 +1004,7 @@ class _Generator:
                     break
             if lo <= len(s) <= hi:
                 return s
-        return s[:hi].rsplit(" ", 1)[0] if len(s) > hi else (s + " " + "·" * lo)[:lo]
+        return s[:hi].rsplit(" ", 1)[0] if len(s) > hi else s  # practically unreachable
 
     def narrative(self, lang: str, prefix: str) -> str:
         """A narrative line (list item or paragraph line) including `prefix`."""
@@ -1038,7 +1048,7 @@ class _Generator:
             head = self._pick_entity("project")
         label = t
         if t == "O" and r() < 0.8:
-            label = f"O(c={rng.choice((0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)):.2f})"
+            label = f"O(c={rng.choice(CONFIDENCES):.2f})"
         prefix = "- " + label + (" @" + rng.choice(head.at) if head else "") + ": "
         fields = ""
         if t == "B":
@@ -1152,12 +1162,7 @@ class _Generator:
         out += [f"# {e.display}", ""]
         lang = self.lang = "en" if self.r() < EN_SHARE else "de"
         facts = 0
-        intro = {
-            "person": ("{d} is a contact I work with regularly.", "{d} ist ein Kontakt, mit dem ich regelmäßig zu tun habe."),
-            "project": ("{d} is one of my projects.", "{d} ist eines meiner Projekte."),
-            "place": ("{d} is a place I go to now and then.", "{d} ist ein Ort, an dem ich ab und zu bin."),
-            "org": ("{d} is an organisation I deal with.", "{d} ist eine Organisation, mit der ich zu tun habe."),
-        }[e.kind][lang == "de"].format(d=e.display)
+        intro = ENTITY_INTRO[e.kind][lang == "de"].format(d=e.display)
         pool = self.tpl[lang]
         self.line_ents = {e}
         out += [intro + " " + self._compose(pool, pool, 20, 160, 0), ""]
@@ -1195,19 +1200,20 @@ class _Generator:
         people = [e for e in self.entities if e.kind == "person"]
         projects = [e for e in self.entities if e.kind == "project"]
         places = [e for e in self.entities if e.kind == "place"]
-        me = people[0]
+        me, home = people[0], places[0].display
+        p1, p2, p3, p4 = (p.slug for p in people[1:5])
         lines = [
             "# Core memory", "",
             "## Me",
-            f"- {me.display}, software developer in {places[0].display} (Python, TypeScript, a bit of Go).",
-            f"- Main projects: [[{projects[0].slug}]] (with @{people[1].slug}) and [[{projects[1].slug}]].",
-            f"- Wohne in {places[0].display}; Arbeitszimmer im Dachgeschoss, Büro bei @{people[2].slug}.",
+            f"- {me.display}, software developer in {home} (Python, TypeScript, a bit of Go).",
+            f"- Main projects: [[{projects[0].slug}]] (with @{p1}) and [[{projects[1].slug}]].",
+            f"- Wohne in {home}; Arbeitszimmer im Dachgeschoss, Büro bei @{p2}.",
             "- Steuerrücklage: 35 % jeder Rechnung auf das Extra-Konto.",
             "",
             "## People",
-            f"- @{people[1].slug}: WhatsApp only, keep it short. No calls before 10.",
-            f"- @{people[3].slug}: macht meine Steuererklärung, sehr gründlich, Termine nur dienstags.",
-            f"- @{people[4].slug}: oldest friend, birthday in November.",
+            f"- @{p1}: WhatsApp only, keep it short. No calls before 10.",
+            f"- @{p3}: macht meine Steuererklärung, sehr gründlich, Termine nur dienstags.",
+            f"- @{p4}: oldest friend, birthday in November.",
             "",
             "## How I want the assistant to work",
             "- Antworte auf Deutsch, wenn ich Deutsch schreibe; otherwise English.",
@@ -1316,7 +1322,7 @@ def append_line(workspace: Path, text: str) -> Path:
     if not text or "\n" in text or "\r" in text:
         raise ValueError("text must be one non-empty line")
     memdir = Path(workspace) / "memory"
-    logs = sorted(p.name for p in memdir.iterdir() if _DAILY.match(p.name)) if memdir.is_dir() else []
+    logs = sorted(p.name for p in memdir.glob("*.md") if _DAILY.match(p.name))
     if not logs:
         raise FileNotFoundError(f"no daily logs in {memdir}")
     path = memdir / logs[-1]
@@ -1332,8 +1338,9 @@ def append_line(workspace: Path, text: str) -> Path:
     paragraph = prev.strip() != "" and not prev.lstrip().startswith(("- ", "#"))
     new = (["", f"- {text}"] if paragraph else [f"- {text}"])
     if at == len(lines) and end == len(lines):  # plain append: no rewrite of the file
+        sep = "\n" if content and not content.endswith("\n") else ""
         with path.open("a", encoding="utf-8", newline="\n") as f:
-            f.write(("\n" if content and not content.endswith("\n") else "") + "\n".join(new) + "\n")
+            f.write(sep + "\n".join(new) + "\n")
         return path
     lines[end:end] = new
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
@@ -1353,7 +1360,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Write a synthetic memtool workspace for benchmarks; prints stats as JSON.",
         epilog="example: python -m bench.generate --facts 1e5 --out /tmp/bench-ws-1e5",
     )
-    ap.add_argument("--facts", type=_count, required=True, help="number of daily-log facts (1e5 ok)")
+    ap.add_argument("--facts", type=_count, required=True,
+                    help="number of daily-log facts (1e5 is accepted)")
     ap.add_argument("--out", type=Path, required=True, help="workspace folder to create")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--start", type=date.fromisoformat, default=date(2019, 1, 1),
