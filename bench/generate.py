@@ -969,8 +969,8 @@ class _Generator:
         return " (bis " + self._date_iso() + ")"
 
     def _prev_day(self) -> tuple[str, int]:
-        if not self.history:
-            return (self.day - timedelta(days=1)).isoformat(), 5
+        if not self.history:  # the first day can only point at itself
+            return self.day.isoformat(), 5
         return self.rng.choice(self.history[-40:])
 
     # ---- sentences and lines --------------------------------------------------------------
@@ -1030,8 +1030,7 @@ class _Generator:
     def retain(self, lang: str) -> str:
         rng, r = self.rng, self.r
         self.line_ents = set()
-        x = r()
-        t = "W" if x < 0.40 else "B" if x < 0.70 else "O" if x < 0.90 else "S"
+        t = rng.choices([k for k, _ in RETAIN_TYPES], [w for _, w in RETAIN_TYPES])[0]
         head: _Entity | None = None
         if t == "W":
             y = r()
@@ -1056,7 +1055,7 @@ class _Generator:
                 fields += f" [outcome:: {rng.choice(OUTCOMES)}]"
             if r() < 0.6:
                 fields += f" [cost:: {rng.choice(COSTS)}]"
-        if t in "BO" and r() < 0.08:
+        if t in "BO" and self.history and r() < 0.08:
             day, n = self._prev_day()
             fields += f" [because:: memory/{day}.md#L{rng.randint(3, max(3, n))}]"
         table = self.retain_tpl[lang]

@@ -107,7 +107,7 @@ def _cjk_terms(folded: str) -> list[str]:
 
 def index_terms(text: str) -> str:
     """The space-separated terms FTS5 indexes for `text`."""
-    return " ".join(t for _, _, w in words(text) for t in word_terms(w))
+    return " ".join(t for w in _WORD.findall(text) for t in word_terms(w))
 
 
 MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `Steuerberaterin`

@@ -113,8 +113,13 @@ def _interpret(kind: str, g: tuple) -> tuple[date, date] | None:
     return None
 
 
+_HAS_DIGIT = re.compile(r"\d{4}").search
+
+
 def extract_range(text: str) -> tuple[date, date] | None:
     """The span of all explicit dates and ranges named in `text`, or None."""
+    if not _HAS_DIGIT(text):  # every form names a day or year in digits
+        return None
     found: list[tuple[date, date]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _PATTERNS:

@@ -25,7 +25,9 @@ TRUST_TIERS = ("normal", "private", "legal")
 def _markdown():
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.core.ruler.disable(["inline", "text_join"])  # block structure is all we use; inline parsing costs ~30 %
+    return md
 
 
 def decode(raw: bytes, path: str, max_bytes: int) -> tuple[str | None, list[Diagnostic]]:

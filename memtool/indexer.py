@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Iterator
 
 from memtool.analyzer import index_terms
 from memtool.document import decode, parse
@@ -16,6 +18,8 @@ from memtool.workspace import FileStat, Workspace
 
 Progress = Callable[[int, int], None]
 COMMIT_EVERY = 500  # files per transaction during a long run, so an interrupted run keeps its work
+PARALLEL_MIN_FILES = 64  # below this, worker processes cost more than they save
+PARALLEL_WORKERS = 4
 
 
 @dataclass
@@ -85,48 +89,92 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
     return rows
 
 
+@dataclass
+class Loaded:
+    """One file read, hashed, decoded and parsed (possibly in a worker process)."""
+
+    stat: FileStat
+    digest: str
+    parsed: ParsedFile | None = None
+    rows: list[tuple] = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)  # when unreadable
+
+
+def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None) -> Loaded | None:
+    """Read and parse one file; None if it vanished. Skips parsing when the digest is `known_digest`."""
+    ws = Workspace(Path(root))
+    try:
+        raw = ws.read_bytes(f.path)
+    except OSError:
+        return None  # vanished between scan and read: the next refresh drops it
+    h = digest(raw)
+    if h == known_digest:
+        return Loaded(f, h)
+    text, diags = decode(raw, f.path, max_bytes)
+    if text is None:
+        return Loaded(f, h, diagnostics=diags)
+    parsed = parse(f.path, text)
+    return Loaded(f, h, parsed, fact_rows(parsed))
+
+
+def _load_star(args):
+    return load(*args)
+
+
+def _loaded(ws: Workspace, todo: list[FileStat], known: dict, max_bytes: int) -> Iterator[Loaded | None]:
+    """Load files in order, in worker processes when there are many and more than one core."""
+    jobs = [(str(ws.root), f, max_bytes, known.get(f.path)) for f in todo]
+    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
+    if len(jobs) < PARALLEL_MIN_FILES or workers < 2:
+        yield from map(_load_star, jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_load_star, jobs, chunksize=8)
+
+
 def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: Progress | None = None) -> IndexReport:
     """Parse and store what the plan names. Each file is replaced in full or not at all."""
     report = IndexReport(files_seen=len(p.new) + len(p.modified) + p.unchanged)
     started = time.perf_counter()
     todo = p.new + p.modified
-    stored_hash = store.file_states() if p.modified else {}
+    known = {path: h for path, (_, _, h) in store.file_states().items()} if p.modified else {}
+    bulk = store.is_empty() and len(todo) >= PARALLEL_MIN_FILES
     total = len(todo) + len(p.removed)
     done = 0
     tx = store.transaction()
     tx.__enter__()
     try:
+        store.finish_bulk()  # an earlier bulk run that was interrupted
+        if bulk:
+            store.begin_bulk()
         for path in p.removed:
             store.remove_file(path)
             report.removed += 1
             done += 1
-        for f in todo:
-            try:
-                raw = ws.read_bytes(f.path)
-            except OSError:
-                continue  # vanished between scan and read: the next refresh drops it
-            h = digest(raw)
-            old = stored_hash.get(f.path)
-            if old and old[2] == h:
+        for item in _loaded(ws, todo, known, max_bytes):
+            done += 1
+            if item is None:
+                continue
+            f = item.stat
+            if item.parsed is None and not item.diagnostics:
                 store.touch_file(f.path, f.size, f.mtime_ns)
                 report.touched += 1
+            elif item.parsed is None:
+                store.put_unreadable(f.path, f.size, f.mtime_ns, item.digest, item.diagnostics)
+                report.unreadable += 1
             else:
-                text, diags = decode(raw, f.path, max_bytes)
-                if text is None:
-                    store.put_unreadable(f.path, f.size, f.mtime_ns, h, diags)
-                    report.unreadable += 1
-                else:
-                    parsed = parse(f.path, text)
-                    store.put_file(parsed, f.size, f.mtime_ns, h, "ok", fact_rows(parsed))
-                    report.parsed += 1
-                    report.facts += len(parsed.records)
-            done += 1
+                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk)
+                report.parsed += 1
+                report.facts += len(item.parsed.records)
             if progress:
                 progress(done, total)
             if done % COMMIT_EVERY == 0:
                 tx.__exit__(None, None, None)
                 tx = store.transaction()
                 tx.__enter__()
+        store.finish_bulk()
     except BaseException as exc:
         tx.__exit__(type(exc), exc, exc.__traceback__)
         raise

@@ -95,7 +95,7 @@ class Memory:
         """What every read does first: a stat check, and re-indexing only if something changed."""
         if not self._analyzer_changed():
             p = indexer.plan(self.ws.scan(), self.store.file_states())
-            if p.empty:
+            if p.empty and self.store.meta("fts_pending") is None:
                 self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
                 return self.last_refresh
         return self.index(progress=progress)

@@ -81,3 +81,37 @@ def test_workspace_copy_indexes_identically(example_ws, tmp_path):
     strip = lambda rows: [r[:3] + r[5:] for r in rows]  # mtimes differ between copies
     assert strip(da.pop("files")) == strip(db.pop("files"))
     assert da == db
+
+
+def test_large_first_build_uses_workers_and_bulk_fts(tmp_path):
+    ws = tmp_path / "many"
+    for i in range(120):
+        write(ws, f"memory/2025-{1 + i // 28:02d}-{1 + i % 28:02d}.md", f"# day {i}\n- note {i} about Zaunkönig{i % 7}\n")
+    mem = open_mem(ws)
+    report = mem.index()
+    assert report.parsed == 120 and mem.store.meta("fts_pending") is None
+    assert len(mem.recall("Zaunkönig3", k=100).results) == 17
+    dump = mem.store.dump()
+    for i in range(3):  # incremental edits after a bulk build stay consistent with a rebuild
+        write(ws, f"memory/2025-01-0{i + 1}.md", f"# edited {i}\n- changed Zaunkönig3 text {i}\n")
+    mem.index()
+    assert dump != mem.store.dump()
+    after = mem.store.dump()
+    mem.index(rebuild=True)
+    assert mem.store.dump() == after
+
+
+def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
+    ws = tmp_path / "w"
+    write(ws, "memory/2025-01-01.md", "- Pelikan am See\n")
+    mem = open_mem(ws)
+    from memtool.document import parse
+    from memtool.indexer import fact_rows
+
+    parsed = parse("memory/2025-01-01.md", "- Pelikan am See\n")
+    st = (ws / "memory/2025-01-01.md").stat()
+    with mem.store.transaction():  # what a bulk run leaves behind when killed before its FTS build
+        mem.store.begin_bulk()
+        mem.store.put_file(parsed, st.st_size, st.st_mtime_ns, "x", "ok", fact_rows(parsed), fts=False)
+    assert [r["source"] for r in mem.recall("Pelikan").results] == ["memory/2025-01-01.md#L1"]
+    assert mem.store.meta("fts_pending") is None

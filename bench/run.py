@@ -1,0 +1,206 @@
+"""memtool benchmark suite: index and recall speed on generated workspaces, with grep/rg as reference.
+
+    python -m bench.run                       # 10^4 and 10^5 facts, 5 runs per figure
+    python -m bench.run --sizes 10000 --runs 3
+    python -m bench.run --large               # adds 10^6 facts (slow)
+
+Prints a table and writes bench/results/latest.json. Every figure is the median of the runs
+(p50/p95 for per-query latencies); reference commands run in the same invocation on the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.generate import append_line, generate
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+def timed(fn, runs: int) -> tuple[float, list[float]]:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), times
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def child(args: list[str], cwd: Path | None = None) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (KB) and stdout of a child process."""
+    env = {k: v for k, v in os.environ.items() if k != "MEM_WORKSPACE"}
+    env["NO_COLOR"] = "1"
+    t = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    wall = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{args} failed: {proc.stderr[-500:]}")
+    rss = int(proc.stderr.strip().splitlines()[-1])
+    return wall, rss, proc.stdout
+
+
+def pick_queries(ws: Path, n: int, seed: int = 7) -> list[str]:
+    """Realistic queries: 1-3 content words taken from random lines of the workspace."""
+    from memtool.analyzer import STOPWORDS, fold
+
+    rng = random.Random(seed)
+    files = sorted((ws / "memory").glob("*.md"))
+    queries = []
+    while len(queries) < n:
+        lines = [l for l in rng.choice(files).read_text(encoding="utf-8").splitlines() if len(l) > 30]
+        words = [w for w in re.findall(r"[^\W\d_]{4,}", rng.choice(lines)) if fold(w) not in STOPWORDS]
+        if words:
+            queries.append(" ".join(rng.sample(words, min(len(words), rng.choice((1, 2, 3))))))
+    return queries
+
+
+def bench_size(facts: int, runs: int, workdir: Path) -> dict:
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    ws = workdir / f"ws-{facts}"
+    if ws.exists():
+        shutil.rmtree(ws)
+    gen = generate(ws, facts)
+    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
+    out: dict = {"facts": facts, "generated": gen}
+
+    # full lexical index, as a fresh process each time (peak RSS included)
+    walls, rss = [], []
+    for _ in range(max(1, runs // 2)):
+        w, r, _ = child([*mem_cmd, "index", "--rebuild", "--json"])
+        walls.append(w)
+        rss.append(r)
+    out["index_full_s"] = statistics.median(walls)
+    out["index_peak_rss_mb"] = max(rss) / 1024
+
+    mem = Memory(Workspace(ws))
+    mem.index()
+    indexed = mem.store.stats()["facts"]
+    out["indexed_facts"] = indexed
+    size = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
+    out["index_bytes"] = size
+    out["bytes_per_fact"] = size / indexed
+
+    # no change: stat check only
+    out["index_nochange_s"], _ = timed(lambda: mem.index(), runs)
+
+    # one appended line in one day
+    def append_and_index():
+        append_line(ws, f"Benchmark note {time.time_ns()} about the Zaunkönig migration.")
+        report = mem.index()
+        assert report.parsed == 1, report
+    out["index_one_line_s"], _ = timed(append_and_index, runs)
+
+    # recall in-process
+    queries = pick_queries(ws, 60)
+    for q in queries[:5]:
+        mem.recall(q)  # warm caches
+    lat = []
+    for _ in range(max(1, runs // 2)):
+        for q in queries:
+            t = time.perf_counter()
+            mem.recall(q, k=10)
+            lat.append(time.perf_counter() - t)
+    out["recall_inproc_p50_ms"] = pct(lat, 50) * 1000
+    out["recall_inproc_p95_ms"] = pct(lat, 95) * 1000
+    mem.close()
+
+    # recall as a CLI process, and the grep / rg references for the same single-word queries
+    cli, cli_rss, grep, rg = [], [], [], []
+    words = [q.split()[0] for q in queries[:runs * 2]]
+    have_rg = shutil.which("rg") is not None
+    for word in words:
+        w, r, _ = child([*mem_cmd, "recall", word, "--json"])
+        cli.append(w)
+        cli_rss.append(r)
+        grep.append(child(["grep", "-rni", word, str(ws / "memory"), str(ws / "bank")])[0])
+        if have_rg:
+            rg.append(child(["rg", "-n", "-i", word, str(ws)])[0])
+    out["recall_cli_p50_s"] = statistics.median(cli)
+    out["recall_peak_rss_mb"] = max(cli_rss) / 1024
+    out["grep_p50_s"] = statistics.median(grep)
+    out["recall_cli_vs_grep"] = out["recall_cli_p50_s"] / out["grep_p50_s"]
+    if have_rg:
+        out["rg_p50_s"] = statistics.median(rg)
+        out["recall_cli_vs_rg"] = out["recall_cli_p50_s"] / out["rg_p50_s"]
+    out["help_s"] = statistics.median(child([sys.executable, "-m", "memtool", "--help"])[0] for _ in range(runs))
+    return out
+
+
+ROWS = [
+    ("indexed facts", "indexed_facts", "{:,.0f}"),
+    ("full index (--rebuild, lexical)", "index_full_s", "{:.2f} s"),
+    ("index, nothing changed", "index_nochange_s", "{:.3f} s"),
+    ("index after appending one line", "index_one_line_s", "{:.3f} s"),
+    ("recall in-process p50", "recall_inproc_p50_ms", "{:.1f} ms"),
+    ("recall in-process p95", "recall_inproc_p95_ms", "{:.1f} ms"),
+    ("mem recall (CLI process) p50", "recall_cli_p50_s", "{:.3f} s"),
+    ("grep -rni, same word, p50", "grep_p50_s", "{:.3f} s"),
+    ("rg -n -i, same word, p50", "rg_p50_s", "{:.3f} s"),
+    ("mem recall CLI / grep", "recall_cli_vs_grep", "{:.2f}×"),
+    ("mem recall CLI / rg", "recall_cli_vs_rg", "{:.2f}×"),
+    ("mem --help", "help_s", "{:.3f} s"),
+    ("index size", "index_bytes", "{:,.0f} B"),
+    ("index bytes per fact", "bytes_per_fact", "{:.0f} B"),
+    ("peak RSS, index --rebuild", "index_peak_rss_mb", "{:.0f} MB"),
+    ("peak RSS, recall CLI", "recall_peak_rss_mb", "{:.0f} MB"),
+]
+
+
+def table(results: list[dict]) -> str:
+    head = "| figure | " + " | ".join(f"{r['facts']:,} facts" for r in results) + " |"
+    lines = [head, "|---|" + "---:|" * len(results)]
+    for label, key, fmt in ROWS:
+        if any(key in r for r in results):
+            lines.append(f"| {label} | " + " | ".join(fmt.format(r[key]) if key in r else "–" for r in results) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000", help="comma-separated fact counts")
+    ap.add_argument("--large", action="store_true", help="also run 10^6 facts")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--workdir", default="/tmp/memtool-bench")
+    args = ap.parse_args()
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    if args.large:
+        sizes.append(1_000_000)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for n in sizes:
+        print(f"benchmarking {n:,} facts …", file=sys.stderr)
+        results.append(bench_size(n, args.runs, workdir))
+    from memtool.store import DRIVER, sqlite
+
+    meta = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "sqlite": sqlite.sqlite_version, "driver": DRIVER, "runs": args.runs,
+            "date": time.strftime("%Y-%m-%d")}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    print(table(results))
+    print(f"\n{meta}")
+
+
+if __name__ == "__main__":
+    main()
