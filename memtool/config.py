@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,8 @@ class Config:
             raw = path.read_bytes()
         except FileNotFoundError:
             return cls()
+        import tomllib
+
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, timedelta
+from functools import lru_cache
 
 from memtool.errors import UsageError
 
@@ -27,21 +28,23 @@ _DASH = r"\s*(?:–|—|-|\.\.|\bto\b|\bbis\b)\s*"
 _ORD = r"(?:st|nd|rd|th)?"
 _ISO = r"\d{4}-\d{2}-\d{2}"
 
-# Order matters: ranges before single dates; each match consumes its text.
-_PATTERNS: list[tuple[str, re.Pattern]] = [
-    ("iso_range", re.compile(rf"\b({_ISO}){_DASH}({_ISO})\b")),
-    ("iso", re.compile(rf"\b({_ISO})\b")),
-    # Nov 27–Dec 1, 2025 / Nov 27–30, 2025 / November 27, 2025
-    ("en", re.compile(rf"\b({_MON})\s+(\d{{1,2}}){_ORD}(?:{_DASH}(?:({_MON})\s+)?(\d{{1,2}}){_ORD})?,?\s+(\d{{4}})\b", re.I)),
-    # 27.11.–1.12.2025 / 27.11.2025
-    ("de_num_range", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.?" + _DASH + r"(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
-    ("de_num", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
-    # 15.–17. Januar 2027 / 27. Nov – 1. Dez 2025 / 27 Nov 2025
-    ("dm_range", re.compile(rf"\b(\d{{1,2}})\.?\s*(?:({_MON})\s*)?{_DASH}(\d{{1,2}})\.?\s*({_MON})\s+(\d{{4}})\b", re.I)),
-    ("dm", re.compile(rf"\b(\d{{1,2}})\.?\s+({_MON})\s+(\d{{4}})\b", re.I)),
-    # März 2027 / March 2027: the whole month
-    ("month", re.compile(rf"\b({_MON})\s+(\d{{4}})\b", re.I)),
-]
+@lru_cache(maxsize=1)
+def _patterns() -> list[tuple[str, re.Pattern]]:
+    """The date forms, compiled on first use. Order matters: ranges first; a match consumes its text."""
+    return [
+        ("iso_range", re.compile(rf"\b({_ISO}){_DASH}({_ISO})\b")),
+        ("iso", re.compile(rf"\b({_ISO})\b")),
+        # Nov 27–Dec 1, 2025 / Nov 27–30, 2025 / November 27, 2025
+        ("en", re.compile(rf"\b({_MON})\s+(\d{{1,2}}){_ORD}(?:{_DASH}(?:({_MON})\s+)?(\d{{1,2}}){_ORD})?,?\s+(\d{{4}})\b", re.I)),
+        # 27.11.–1.12.2025 / 27.11.2025
+        ("de_num_range", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.?" + _DASH + r"(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
+        ("de_num", re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")),
+        # 15.–17. Januar 2027 / 27. Nov – 1. Dez 2025 / 27 Nov 2025
+        ("dm_range", re.compile(rf"\b(\d{{1,2}})\.?\s*(?:({_MON})\s*)?{_DASH}(\d{{1,2}})\.?\s*({_MON})\s+(\d{{4}})\b", re.I)),
+        ("dm", re.compile(rf"\b(\d{{1,2}})\.?\s+({_MON})\s+(\d{{4}})\b", re.I)),
+        # März 2027 / March 2027: the whole month
+        ("month", re.compile(rf"\b({_MON})\s+(\d{{4}})\b", re.I)),
+    ]
 
 
 def _month(name: str | None) -> int | None:
@@ -122,7 +125,7 @@ def extract_range(text: str) -> tuple[date, date] | None:
         return None
     found: list[tuple[date, date]] = []
     taken: list[tuple[int, int]] = []
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in _patterns():
         for m in pattern.finditer(text):
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from memtool.analyzer import index_terms
-from memtool.document import decode, parse
 from memtool.records import ParsedFile
 from memtool.store import Store
 from memtool.workspace import FileStat, Workspace
@@ -75,6 +73,8 @@ def digest(raw: bytes) -> str:
 
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
     """The `facts` rows of one parsed file, in store column order."""
+    from memtool.analyzer import index_terms  # parsing modules load only when something changed
+
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
     for ord_, r in enumerate(parsed.records):
@@ -102,6 +102,8 @@ class Loaded:
 
 def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None) -> Loaded | None:
     """Read and parse one file; None if it vanished. Skips parsing when the digest is `known_digest`."""
+    from memtool.document import decode, parse
+
     ws = Workspace(Path(root))
     try:
         raw = ws.read_bytes(f.path)

@@ -13,7 +13,6 @@ from memtool.config import Config
 from memtool.errors import IndexUnavailable, UsageError
 from memtool.recall import build_query, pack, to_result
 from memtool.records import Diagnostic
-from memtool.retain import BulletError, parse_bullet
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store, entity_key
 from memtool.workspace import Workspace, discover
 
@@ -40,6 +39,7 @@ class Memory:
         self._store: Store | None = None
         self.last_refresh: indexer.IndexReport | None = None
         self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
+        self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None) -> "Memory":
@@ -86,6 +86,7 @@ class Memory:
             scanned = self.ws.scan()
             p = indexer.plan(scanned, self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
+            self._states = None
         report.rebuilt = rebuild
         report.notices = notices
         self.last_refresh = report
@@ -94,11 +95,19 @@ class Memory:
     def refresh(self, progress: indexer.Progress | None = None) -> indexer.IndexReport:
         """What every read does first: a stat check, and re-indexing only if something changed."""
         if not self._analyzer_changed():
-            p = indexer.plan(self.ws.scan(), self.store.file_states())
+            p = indexer.plan(self.ws.scan(), self._file_states())
             if p.empty and self.store.meta("fts_pending") is None:
                 self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
                 return self.last_refresh
+        self._states = None
         return self.index(progress=progress)
+
+    def _file_states(self) -> dict:
+        """The index's file table, re-read only when some connection has written to it since."""
+        version = self.store.data_version()
+        if self._states is None or self._states[0] != version:
+            self._states = (version, self.store.file_states())
+        return self._states[1]
 
     def _analyzer_changed(self) -> bool:
         from memtool.analyzer import ANALYZER_VERSION
@@ -141,7 +150,7 @@ class Memory:
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet to a day's log (today by default); returns where it landed."""
-        from memtool.retain import insert_bullet
+        from memtool.retain import BulletError, insert_bullet, parse_bullet
 
         text = bullet.strip()
         if text.startswith(("- ", "* ")):

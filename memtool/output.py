@@ -5,12 +5,23 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from functools import lru_cache
 
-from rich.console import Console
-from rich.text import Text
 
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+@lru_cache(maxsize=None)
+def _console(stderr: bool):
+    from rich.console import Console  # ~35 ms: only when something is shown to a person
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def __getattr__(name: str):
+    """`output.out` (stdout) and `output.err` (stderr) are rich consoles, created on first use."""
+    if name == "out":
+        return _console(False)
+    if name == "err":
+        return _console(True)
+    raise AttributeError(name)
 
 KIND_STYLE = {"world": "cyan", "experience": "green", "opinion": "magenta", "observation": "yellow",
               "log": "white", "page": "blue"}
@@ -23,10 +34,15 @@ def emit_json(data) -> None:
 
 
 def warn(message: str) -> None:
-    err.print(Text("warning: ", style="yellow bold") + Text(message))
+    from rich.text import Text
+
+    _console(True).print(Text("warning: ", style="yellow bold") + Text(message))
 
 
 def error(message: str, hint: str | None = None) -> None:
+    from rich.text import Text
+
+    err = _console(True)
     err.print(Text("error: ", style="red bold") + Text(message))
     if hint:
         err.print(Text("hint: ", style="dim bold") + Text(hint, style="dim"))
@@ -35,17 +51,17 @@ def error(message: str, hint: str | None = None) -> None:
 @contextmanager
 def progress_bar(label: str, threshold: int = 50):
     """A transient progress bar on stderr, shown only for runs of at least `threshold` files."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                        console=err, transient=True)
-    task = None
+    progress = task = None
 
     def update(done: int, total: int) -> None:
-        nonlocal task
+        nonlocal progress, task
         if total < threshold:
             return
-        if task is None:
+        if progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                console=_console(True), transient=True)
             progress.start()
             task = progress.add_task(label, total=total)
         progress.update(task, completed=done)
@@ -53,15 +69,18 @@ def progress_bar(label: str, threshold: int = 50):
     try:
         yield update
     finally:
-        if task is not None:
+        if progress is not None:
             progress.stop()
 
 
 def recall_results(result, highlight_terms: list[str]) -> None:
+    from rich.text import Text
+
     from memtool.analyzer import highlight_spans
 
+    out = _console(False)
     if not result.results:
-        err.print("[dim]nothing found[/dim]")
+        _console(True).print("[dim]nothing found[/dim]")
         return
     for n, r in enumerate(result.results, 1):
         line = Text(f"{n:>2}. ", style="dim")

@@ -250,12 +250,25 @@ class Store:
     # --- queries ---------------------------------------------------------------------------
 
     def search(self, match: str, filters: Filters, k: int) -> list[dict]:
-        """Facts matching an FTS5 expression, best BM25 first (score: higher is better)."""
-        where, params = filters.sql()
+        """Facts matching an FTS5 expression, best BM25 first (score: higher is better).
+
+        Ranking touches only the FTS index (and `facts` when filtering); full rows are read for
+        the top `k` alone.
+        """
+        rank = "bm25(facts_fts, 1.0, 0.3)"
+        if filters.active:
+            where, params = filters.sql()
+            top = (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+                   f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?")
+        else:
+            top, params = f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
-        sql = (f"SELECT {cols}, -bm25(facts_fts, 1.0, 0.3) AS score FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-               f" WHERE facts_fts MATCH ? AND {where} ORDER BY bm25(facts_fts, 1.0, 0.3) LIMIT ?")
+        sql = f"SELECT {cols}, -t.r AS score FROM ({top}) t JOIN facts f ON f.id = t.id ORDER BY t.r"
         return self._rows(sql, [match, *params, k])
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the index."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def latest(self, filters: Filters, k: int) -> list[dict]:
         """Facts matching only the filters, newest first."""

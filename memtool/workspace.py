@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
 
@@ -17,8 +16,7 @@ ENV_VAR = "MEM_WORKSPACE"
 LOCK_TIMEOUT = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
+class FileStat(NamedTuple):
     path: str  # workspace-relative, POSIX separators
     size: int
     mtime_ns: int
@@ -81,24 +79,27 @@ class Workspace:
         return out
 
     def _scan_dir(self, folder: Path, rel: str, out: list[FileStat]) -> None:
+        # The hot path of every read command: one stat per file, as little Python as possible.
         try:
-            entries = list(os.scandir(folder))
+            entries = os.scandir(folder)
         except OSError:
             return
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
-                elif name.endswith(".md") and entry.is_file():
-                    if entry.is_symlink() and not self._inside(Path(entry.path)):
-                        continue
-                    st = entry.stat()
-                    out.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
-            except OSError:
-                continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if name.endswith(".md"):
+                        if entry.is_symlink() and not self._inside(Path(entry.path)):
+                            continue
+                        st = entry.stat()
+                        if entry.is_file():
+                            out.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
+                    elif entry.is_dir(follow_symlinks=False):
+                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
+                except OSError:
+                    continue
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()
