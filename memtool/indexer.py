@@ -50,20 +50,22 @@ class IndexReport:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def plan(scanned: list[FileStat], stored: dict[str, tuple[int, int, str]]) -> IndexPlan:
-    """Compare a directory scan with the index's file table. Pure."""
+def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]]) -> IndexPlan:
+    """Compare a directory scan with the index's file table (both path → (size, mtime_ns)). Pure."""
     p = IndexPlan()
-    seen = set()
-    for f in scanned:
-        seen.add(f.path)
-        old = stored.get(f.path)
+    if scanned == stored:  # the common case, decided in C
+        p.unchanged = len(scanned)
+        return p
+    for path in sorted(scanned):
+        stat = scanned[path]
+        old = stored.get(path)
         if old is None:
-            p.new.append(f)
-        elif (old[0], old[1]) != (f.size, f.mtime_ns):
-            p.modified.append(f)
+            p.new.append(FileStat(path, *stat))
+        elif old != stat:
+            p.modified.append(FileStat(path, *stat))
         else:
             p.unchanged += 1
-    p.removed = sorted(set(stored) - seen)
+    p.removed = sorted(set(stored) - set(scanned))
     return p
 
 
@@ -141,7 +143,7 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
     report = IndexReport(files_seen=len(p.new) + len(p.modified) + p.unchanged)
     started = time.perf_counter()
     todo = p.new + p.modified
-    known = {path: h for path, (_, _, h) in store.file_states().items()} if p.modified else {}
+    known = store.file_digests() if p.modified else {}
     bulk = store.is_empty() and len(todo) >= PARALLEL_MIN_FILES
     total = len(todo) + len(p.removed)
     done = 0

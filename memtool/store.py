@@ -169,9 +169,13 @@ class Store:
 
     # --- files -----------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, tuple[int, int, str]]:
-        """path → (size, mtime_ns, content hash) for every indexed file."""
-        return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute("SELECT path, size, mtime_ns, hash FROM files")}
+    def file_states(self) -> dict[str, tuple[int, int]]:
+        """path → (size, mtime_ns) for every indexed file, as `Workspace.scan` reports them."""
+        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, size, mtime_ns FROM files")}
+
+    def file_digests(self) -> dict[str, str]:
+        """path → content hash for every indexed file."""
+        return dict(self.conn.execute("SELECT path, hash FROM files"))
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from stat import S_ISLNK, S_ISREG
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -63,23 +64,21 @@ class Workspace:
 
     # --- listing ---------------------------------------------------------------------------
 
-    def scan(self) -> list[FileStat]:
-        """Every Markdown file memtool indexes, with size and mtime (one stat each, no reads)."""
-        out: list[FileStat] = []
-        core = self.root / "memory.md"
+    def scan(self) -> dict[str, tuple[int, int]]:
+        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads."""
+        out: dict[str, tuple[int, int]] = {}
         try:
-            st = core.stat()
-            if core.is_file():
-                out.append(FileStat("memory.md", st.st_size, st.st_mtime_ns))
+            st = os.stat(self.root / "memory.md")
+            if S_ISREG(st.st_mode):
+                out["memory.md"] = (st.st_size, st.st_mtime_ns)
         except OSError:
             pass
         for folder in ("memory", "bank"):
             self._scan_dir(self.root / folder, folder, out)
-        out.sort(key=lambda f: f.path)
         return out
 
-    def _scan_dir(self, folder: Path, rel: str, out: list[FileStat]) -> None:
-        # The hot path of every read command: one stat per file, as little Python as possible.
+    def _scan_dir(self, folder: Path, rel: str, out: dict) -> None:
+        # The hot path of every read command: as little Python per file as possible.
         try:
             entries = os.scandir(folder)
         except OSError:
@@ -91,11 +90,13 @@ class Workspace:
                     continue
                 try:
                     if name.endswith(".md"):
-                        if entry.is_symlink() and not self._inside(Path(entry.path)):
-                            continue
-                        st = entry.stat()
-                        if entry.is_file():
-                            out.append(FileStat(f"{rel}/{name}", st.st_size, st.st_mtime_ns))
+                        st = entry.stat(follow_symlinks=False)
+                        if S_ISLNK(st.st_mode):
+                            if not self._inside(Path(entry.path)):
+                                continue
+                            st = entry.stat()
+                        if S_ISREG(st.st_mode):
+                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):
                         self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
                 except OSError:
