@@ -164,7 +164,8 @@ def status(json_: bool = JsonOpt) -> None:
     d = data["days"]
     o.print(f"[bold]days[/bold]      {d['count']}" + (f" ({d['first']} … {d['last']})" if d["count"] else ""))
     ix = data["index"]
-    o.print(f"[bold]index[/bold]     {ix['bytes'] / 1e6:.1f} MB, schema {ix['schema']}, driver {ix['driver']}, up to date")
+    o.print(f"[bold]index[/bold]     {ix['bytes'] / 1e6:.1f} MB, schema {ix['schema']}, driver {ix['driver']},"
+            f" up to date (last change indexed {ix['indexed_at'] or 'never'})")
     s = data["search"]
     o.print(f"[bold]search[/bold]    lexical" + ("" if s["semantic"] else f" only ({s['reason']})"))
     diag = data["diagnostics"]

@@ -86,6 +86,8 @@ class Memory:
             scanned = self.ws.scan()
             p = indexer.plan(scanned, self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
+            if rebuild or not p.empty:
+                self.store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             self._states = None
         report.rebuilt = rebuild
         report.notices = notices
@@ -183,7 +185,8 @@ class Memory:
         stats.update({
             "workspace": str(self.ws.root),
             "index": {"path": str(self.ws.index_path), "bytes": size, "schema": SCHEMA_VERSION, "driver": DRIVER,
-                      "fresh": True, "refreshed_files": report.parsed + report.removed + report.unreadable},
+                      "fresh": True, "indexed_at": self.store.meta("indexed_at"),
+                      "refreshed_files": report.parsed + report.removed + report.unreadable},
             "search": {"lexical": True, "semantic": False, "reason": "semantic recall is not built yet"},
         })
         return stats

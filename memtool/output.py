@@ -12,7 +12,7 @@ from functools import lru_cache
 def _console(stderr: bool):
     from rich.console import Console  # ~35 ms: only when something is shown to a person
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)  # the terminal wraps; pipes get whole lines
 
 
 def __getattr__(name: str):
