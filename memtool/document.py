@@ -154,10 +154,14 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
 
 def _first_line(content: str, lines: list[str], span: list[int]) -> int:
     """1-based line where a paragraph's content starts (markdown-it may trim odd blank lines)."""
-    head = content.split("\n", 1)[0].strip()
-    for j in range(span[0], min(span[1], len(lines))):
-        if head in lines[j]:
-            return j + 1
+    pieces = content.split("\n")
+    for offset, piece in enumerate(pieces):
+        head = piece.strip()
+        if head:
+            for j in range(span[0] + offset, min(span[1], len(lines))):
+                if head in lines[j]:
+                    return j - offset + 1
+            break
     return span[0] + 1
 
 

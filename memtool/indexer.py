@@ -76,6 +76,7 @@ def digest(raw: bytes) -> str:
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
     """The `facts` rows of one parsed file, in store column order."""
     from memtool.analyzer import index_terms  # parsing modules load only when something changed
+    from memtool.embedders import embed_text
 
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
@@ -87,6 +88,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.line_start, r.line_end, r.content, r.context,
             json.dumps(r.entities, ensure_ascii=False), json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), index_terms(r.context),
+            hashlib.blake2b(embed_text(r.content, r.context).encode(), digest_size=12).hexdigest(),
         ))
     return rows
 

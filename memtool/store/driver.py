@@ -25,4 +25,62 @@ def _load_driver():
 sqlite, DRIVER = _load_driver()
 
 
+def connect(path: str):
+    """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not)."""
+    conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+    return conn, load_vec(conn)
+
+
+def load_vec(conn) -> str | None:
+    """Load sqlite-vec into `conn`; None on success, else a one-line reason."""
+    if not hasattr(conn, "enable_load_extension"):
+        return f"this Python's SQLite driver ({DRIVER}) cannot load extensions"
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+    except ImportError:
+        return "the sqlite-vec package is not installed"
+    except Exception as exc:  # the extension failed to load: say why, fall back
+        return f"sqlite-vec did not load ({exc})"
+    return None
+
+
 sqlite, DRIVER = _load_driver()
+
+
+def connect(path: str):
+    """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not)."""
+    conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+    return conn, load_vec(conn)
+
+
+def load_vec(conn) -> str | None:
+    """Load sqlite-vec into `conn`; None on success, else a one-line reason."""
+    if not hasattr(conn, "enable_load_extension"):
+        return f"this Python's SQLite driver ({DRIVER}) cannot load extensions"
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        try:
+            sqlite_vec.load(conn)
+        finally:
+            conn.enable_load_extension(False)
+    except ImportError:
+        return "the sqlite-vec package is not installed"
+    except Exception as exc:  # the extension failed to load: say why, fall back
+        return f"sqlite-vec did not load ({exc})"
+    return None

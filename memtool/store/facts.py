@@ -12,7 +12,8 @@ from typing import Iterable
 from memtool.analyzer import ANALYZER_VERSION, fold
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-from memtool.store.driver import sqlite
+from memtool.store.driver import connect, sqlite
+from memtool.store.vectors import Vectors
 from memtool.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -56,7 +57,7 @@ class Filters:
 
 
 FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
-                "content", "context", "entities", "fields", "confidence")
+                "content", "context", "entities", "fields", "confidence", "ehash")
 
 
 class Store:
@@ -73,13 +74,10 @@ class Store:
         """Open (creating or migrating) the index; raise IndexUnavailable when it cannot be used."""
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute("PRAGMA cache_size=-32000")
+            conn, vec_problem = connect(str(path))
             store = cls(path, conn)
             store._migrate()
+            store.vectors = Vectors(conn, vec_problem)
         except sqlite.DatabaseError as exc:
             raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
                                    "run 'mem index --rebuild' to recreate it from the Markdown", corrupt=True) from None
@@ -149,7 +147,7 @@ class Store:
         if rows:
             cur = self.conn.executemany(
                 "INSERT INTO facts(path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
-                " context, entities, fields, confidence, terms, ctx_terms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " context, entities, fields, confidence, terms, ctx_terms, ehash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             del cur

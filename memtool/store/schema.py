@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _migration_1(conn) -> None:
@@ -31,6 +31,18 @@ def _migration_1(conn) -> None:
                  " DELETE FROM fact_entities WHERE fact_id = old.id; END")
 
 
-MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_2(conn) -> None:
+    """Vectors: `facts.ehash` names the text a record embeds; `embeddings` holds one vector per hash.
+
+    Existing rows lack `ehash`, so the derived tables are emptied and the next run re-reads the Markdown.
+    """
+    conn.execute("ALTER TABLE facts ADD COLUMN ehash TEXT")
+    conn.execute("CREATE INDEX facts_ehash ON facts(ehash)")
+    conn.execute("CREATE TABLE embeddings (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, vec BLOB NOT NULL)")
+    for table in ("facts", "files", "aliases", "diagnostics"):
+        conn.execute(f"DELETE FROM {table}")
+
+
+MIGRATIONS = [_migration_1, _migration_2]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 

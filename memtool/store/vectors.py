@@ -1,0 +1,137 @@
+"""Embedding vectors in the index: content-addressed storage, and nearest-neighbour search.
+
+`embeddings` (hash of the embedded text → float32 BLOB) is the portable truth; when sqlite-vec
+loads, a `vec0` table mirrors it for fast KNN. Without the extension, search falls back to numpy
+over the stored BLOBs (exact, slower to load). The fingerprint of the model that made the vectors
+is kept in `meta`; vectors of two fingerprints never mix.
+"""
+
+from __future__ import annotations
+
+VEC_TABLE = "vec_embeddings"
+
+
+class Vectors:
+    def __init__(self, conn, vec_problem: str | None):
+        self.conn = conn
+        self.vec_problem = vec_problem  # None when sqlite-vec is loaded
+        self._matrix = None  # numpy fallback cache: (hashes, matrix)
+
+    @property
+    def accelerated(self) -> bool:
+        return self.vec_problem is None
+
+    def search_path(self) -> str:
+        return "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
+
+    # --- identity --------------------------------------------------------------------------
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def fingerprint(self) -> str | None:
+        return self._meta("embed_fingerprint")
+
+    def dim(self) -> int | None:
+        value = self._meta("embed_dim")
+        return int(value) if value else None
+
+    def reset(self, fingerprint: str, dim: int) -> int:
+        """Forget every vector and start over for a new model; returns how many were dropped."""
+        dropped = self.count()
+        self.conn.execute("DELETE FROM embeddings")
+        self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_fingerprint', ?)", (fingerprint,))
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_dim', ?)", (str(dim),))
+        self._matrix = None
+        self.ensure_vec_table()
+        return dropped
+
+    def _has_vec_table(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone() is not None
+
+    def ensure_vec_table(self) -> None:
+        """Create (and fill from the BLOBs) the vec0 mirror when sqlite-vec is available."""
+        dim = self.dim()
+        if not self.accelerated or not dim or self._has_vec_table():
+            return
+        self.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{dim}] distance_metric=cosine)")
+        self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) SELECT id, vec FROM embeddings")
+
+    # --- coverage --------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+
+    def missing(self, limit: int | None = None) -> list[tuple[str, str, str]]:
+        """(hash, content, context) of embeddable text that has no vector yet."""
+        sql = ("SELECT f.ehash, f.content, f.context FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
+               " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash) GROUP BY f.ehash ORDER BY MIN(f.id)")
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return self.conn.execute(sql).fetchall()
+
+    def count_missing(self) -> int:
+        return self.conn.execute(
+            "SELECT COUNT(DISTINCT f.ehash) FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)").fetchone()[0]
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def put(self, hashes: list[str], matrix) -> None:
+        """Store one vector per hash (rows of a float32 matrix)."""
+        import numpy as np
+
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        for h, row in zip(hashes, matrix):
+            cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(hash, vec) VALUES (?, ?)", (h, row.tobytes()))
+            if cur.rowcount and self.accelerated and self._has_vec_table():
+                self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, ?)", (cur.lastrowid, row.tobytes()))
+        self._matrix = None
+
+    def gc(self) -> int:
+        """Drop vectors no fact refers to any more; returns how many."""
+        orphans = [r[0] for r in self.conn.execute(
+            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.ehash = e.hash)")]
+        for i in range(0, len(orphans), 500):
+            chunk = orphans[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", chunk)
+            if self.accelerated and self._has_vec_table():
+                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({marks})", chunk)
+        if orphans:
+            self._matrix = None
+        return len(orphans)
+
+    # --- search ----------------------------------------------------------------------------
+
+    def nearest(self, query, n: int) -> list[tuple[str, float]]:
+        """(hash, cosine similarity) of the `n` nearest vectors, best first."""
+        import numpy as np
+
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        if self.accelerated and self._has_vec_table():
+            rows = self.conn.execute(
+                f"SELECT e.hash, v.distance FROM (SELECT rowid, distance FROM {VEC_TABLE}"
+                f" WHERE embedding MATCH ? AND k = ?) v JOIN embeddings e ON e.id = v.rowid ORDER BY v.distance",
+                (query.tobytes(), min(n, 4096))).fetchall()
+            return [(h, 1.0 - d) for h, d in rows]
+        hashes, matrix = self._load_matrix()
+        if not hashes:
+            return []
+        sims = matrix @ query
+        n = min(n, len(hashes))
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = top[np.argsort(-sims[top])]
+        return [(hashes[i], float(sims[i])) for i in top]
+
+    def _load_matrix(self):
+        import numpy as np
+
+        if self._matrix is None:
+            rows = self.conn.execute("SELECT hash, vec FROM embeddings").fetchall()
+            dim = self.dim() or 0
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows else None
+            self._matrix = ([r[0] for r in rows], matrix)
+        return self._matrix
