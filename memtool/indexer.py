@@ -44,6 +44,7 @@ class IndexReport:
     facts: int = 0
     seconds: float = 0.0
     rebuilt: bool = False
+    embedded: int = 0
     notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -186,4 +187,43 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
         raise
     tx.__exit__(None, None, None)
     report.seconds = round(time.perf_counter() - started, 4)
+    return report
+
+
+@dataclass
+class EmbedReport:
+    embedded: int = 0
+    pending: int = 0  # still without a vector (limit reached)
+    dropped: int = 0  # vectors of another model, forgotten
+    seconds: float = 0.0
+
+
+def embed_pending(store: Store, embedder, progress: Progress | None = None, limit: int | None = None) -> EmbedReport:
+    """Give every record without a vector one, in committed batches (an interrupted run keeps its work).
+
+    A model with another fingerprint than the stored vectors' replaces them all.
+    """
+    from memtool.embedders import BATCH, embed_text
+
+    report = EmbedReport()
+    started = time.perf_counter()
+    vectors = store.vectors
+    fingerprint = embedder.fingerprint()
+    if vectors.fingerprint() != fingerprint:
+        with store.transaction():
+            report.dropped = vectors.reset(fingerprint, embedder.dim)
+    else:
+        vectors.ensure_vec_table()
+    todo = vectors.missing(limit)
+    total = len(todo)
+    for i in range(0, total, BATCH):
+        batch = todo[i:i + BATCH]
+        matrix = embedder.embed([embed_text(content, context) for _, content, context in batch])
+        with store.transaction():
+            vectors.put([h for h, _, _ in batch], matrix)
+        report.embedded += len(batch)
+        if progress:
+            progress(report.embedded, total)
+    report.pending = vectors.count_missing() if limit is not None else 0
+    report.seconds = round(time.perf_counter() - started, 3)
     return report

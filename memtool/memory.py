@@ -9,12 +9,15 @@ from datetime import date
 from pathlib import Path
 
 from memtool import indexer
-from memtool.config import Config
-from memtool.errors import IndexUnavailable, UsageError
-from memtool.recall import build_query, pack, to_result
+from memtool.config import MODES, Config
+from memtool.errors import IndexUnavailable, ProviderUnavailable, UsageError
+from memtool.recall import build_query, fold_duplicates, fuse, pack, to_result
 from memtool.records import Diagnostic
-from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store, entity_key
+from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
+
+REFRESH_EMBED_LIMIT = 64  # a read embeds at most this many new records itself; more is `mem index`'s job
+CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 
 
 @dataclass
@@ -24,27 +27,34 @@ class RecallResult:
     results: list[dict]
     terms: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    degraded: str | None = None  # why the requested mode could not run in full
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "mode": self.mode, "count": len(self.results), "results": self.results,
-                "warnings": self.warnings}
+        out = {"query": self.query, "mode": self.mode, "count": len(self.results), "results": self.results,
+               "warnings": self.warnings}
+        if self.degraded:
+            out["degraded"] = self.degraded
+        return out
 
 
 class Memory:
     """One workspace and its index."""
 
-    def __init__(self, workspace: Workspace, config: Config | None = None):
+    def __init__(self, workspace: Workspace, config: Config | None = None, embedder: str | None = None):
         self.ws = workspace
-        self.config = config or Config.load(workspace.config_path)
+        self.config = (config or Config.load(workspace.config_path)).with_env()
+        self.embedder_name = (embedder or self.config.embedder).strip().lower()
+        self._embedder = None
+        self._embedder_problem: str | None = None
         self._store: Store | None = None
         self.last_refresh: indexer.IndexReport | None = None
         self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
 
     @classmethod
-    def open(cls, workspace: str | os.PathLike | None = None) -> "Memory":
+    def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
         """The workspace named by `-w`, `MEM_WORKSPACE` or the current directory's ancestry."""
-        return cls(discover(workspace))
+        return cls(discover(workspace), embedder=embedder)
 
     @property
     def store(self) -> Store:
@@ -68,41 +78,76 @@ class Memory:
             self._store.close()
             self._store = None
 
+    @property
+    def embedder(self):
+        """The configured embedder, or None for `none` (a UsageError for an unknown name)."""
+        if self._embedder is None and self.embedder_name != "none":
+            from memtool import embedders
+
+            self._embedder = embedders.get(self.embedder_name, self.config.embed_model)
+        return self._embedder
+
     # --- index -----------------------------------------------------------------------------
 
-    def index(self, rebuild: bool = False, progress: indexer.Progress | None = None) -> indexer.IndexReport:
-        """Bring the index up to date (only changed files are read); `rebuild` starts from nothing."""
+    def index(self, rebuild: bool = False, progress: indexer.Progress | None = None,
+              embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+        """Bring the index up to date (only changed files are read, only new text is embedded).
+
+        `rebuild` re-reads every file; vectors are kept, since they are keyed by the text they embed.
+        """
+        report = self._index_text(rebuild, progress)
+        if self.embedder is not None:
+            try:
+                emb = indexer.embed_pending(self.store, self.embedder, embed_progress)
+            except ProviderUnavailable as exc:
+                report.notices.append(f"no vectors made: {exc.message} ({exc.hint})")
+            else:
+                report.embedded = emb.embedded
+                if emb.dropped:
+                    report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
+            with self.store.transaction():
+                self.store.vectors.gc()
+        return report
+
+    def _index_text(self, rebuild: bool, progress: indexer.Progress | None) -> indexer.IndexReport:
+        from memtool.analyzer import ANALYZER_VERSION
+
         with self.ws.lock("index"):
             notices = []
-            if not rebuild and self._analyzer_changed():
+            if not rebuild and self.store.meta("analyzer_version") != ANALYZER_VERSION:
                 rebuild = True
                 notices.append("the text analyzer changed since this index was built; rebuilt it")
             if rebuild:
-                self.close()
-                for suffix in ("", "-wal", "-shm"):
-                    p = Path(str(self.ws.index_path) + suffix)
-                    if p.exists():
-                        p.unlink()
-            scanned = self.ws.scan()
-            p = indexer.plan(scanned, self.store.file_states())
+                with self.store.transaction():
+                    self.store.clear()
+                    self.store.set_meta("analyzer_version", ANALYZER_VERSION)
+            p = indexer.plan(self.ws.scan(), self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
             if rebuild or not p.empty:
                 self.store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             self._states = None
         report.rebuilt = rebuild
         report.notices = notices
-        self.last_refresh = report
         return report
 
     def refresh(self, progress: indexer.Progress | None = None) -> indexer.IndexReport:
-        """What every read does first: a stat check, and re-indexing only if something changed."""
-        if not self._analyzer_changed():
+        """What every read does first: a stat check; re-index changed files and embed a few new records."""
+        from memtool.analyzer import ANALYZER_VERSION
+
+        if self.store.meta("analyzer_version") == ANALYZER_VERSION:
             p = indexer.plan(self.ws.scan(), self._file_states())
             if p.empty and self.store.meta("fts_pending") is None:
                 self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
                 return self.last_refresh
         self._states = None
-        return self.index(progress=progress)
+        report = self._index_text(False, progress)
+        self.last_refresh = report
+        if self._vectors_usable() is None:
+            try:
+                indexer.embed_pending(self.store, self.embedder, limit=REFRESH_EMBED_LIMIT)
+            except ProviderUnavailable:
+                pass  # recall reports it as degraded
+        return report
 
     def _file_states(self) -> dict:
         """The index's file table, re-read only when some connection has written to it since."""
@@ -111,36 +156,78 @@ class Memory:
             self._states = (version, self.store.file_states())
         return self._states[1]
 
-    def _analyzer_changed(self) -> bool:
-        from memtool.analyzer import ANALYZER_VERSION
-
-        return self.store.meta("analyzer_version") != ANALYZER_VERSION
+    def _vectors_usable(self) -> str | None:
+        """None when semantic search can run; otherwise the reason it cannot."""
+        if self.embedder is None:
+            return "the embedder is 'none'"
+        if self._embedder_problem:
+            return self._embedder_problem
+        stored = self.store.vectors.fingerprint()
+        try:
+            current = self.embedder.fingerprint()
+        except ProviderUnavailable as exc:
+            self._embedder_problem = f"{exc.message}; {exc.hint}"
+            return self._embedder_problem
+        if stored is not None and stored != current:
+            return (f"the vectors in the index were made by {stored.split(':text')[0]}, the embedder now is "
+                    f"{current.split(':text')[0]}; run 'mem index' to re-embed")
+        return None
 
     # --- recall ----------------------------------------------------------------------------
 
     def recall(self, query: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
-               today: date | None = None, progress: indexer.Progress | None = None) -> RecallResult:
-        """Ranked, cited facts for `query` (lexical BM25), filtered by time, kind and entity."""
+               mode: str | None = None, today: date | None = None,
+               progress: indexer.Progress | None = None) -> RecallResult:
+        """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered."""
+        mode = (mode or self.config.recall_mode).lower()
+        if mode not in MODES:
+            raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         today=today or date.today())
         self.refresh(progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
                           entity_keys=[self.store.entity_keys(e) for e in q.entities])
-        if q.terms:
-            from memtool.analyzer import fts_match
-
-            rows = self.store.search(fts_match(q.terms), filters, q.k)
+        warnings = self.notices + list(q.notices) + self._health_warnings()
+        degraded = None
+        if not q.terms:
+            rows, used = self.store.latest(filters, q.k), "filter"
         else:
-            rows = self.store.latest(filters, q.k)
+            semantic = []
+            if mode != "lexical":
+                degraded = self._vectors_usable()
+                if degraded is None:
+                    semantic = self._semantic_candidates(query, filters, max(CANDIDATES, q.k))
+                    missing = self.store.vectors.count_missing()
+                    if missing:
+                        warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
+                else:
+                    warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
+            lexical = []
+            if mode != "semantic" or degraded:
+                from memtool.analyzer import fts_match
+
+                lexical = [(r["id"], r["score"]) for r in self.store.search(fts_match(q.terms), filters,
+                                                                             max(CANDIDATES, q.k), full=False)]
+            used = "lexical" if degraded or mode == "lexical" else mode
+            ranked = fuse(lexical, semantic) if used == "hybrid" else (semantic if used == "semantic" else lexical)
+            rows = self.store.facts_by_id([fid for fid, _ in ranked[: q.k * 3]])
+            scores = dict(ranked)
+            for r in rows:
+                r["score"] = scores[r["id"]]
         names = {m for r in rows for m in _mentions(r)}
         canonical = self.store.canonical_names(names)
-        results = [to_result(r, canonical) for r in rows]
+        results = fold_duplicates([to_result(r, canonical) | {"_ehash": r["ehash"]} for r in rows])[: q.k]
         if q.budget:
             results = pack(results, q.budget)
-        warnings = self.notices + list(q.notices) + self._health_warnings()
-        return RecallResult(query=query, mode="lexical" if q.terms else "filter", results=results,
-                            terms=q.terms, warnings=warnings)
+        return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
+                            degraded=degraded)
+
+    def _semantic_candidates(self, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
+        """(fact id, cosine) of the facts nearest to the query, filters applied."""
+        qvec = self.embedder.embed([query], query=True)[0]
+        hits = self.store.vectors.nearest(qvec, n * 4 if filters.active else n)
+        return self.store.ids_for_hashes(hits, filters)[:n]
 
     def _health_warnings(self) -> list[str]:
         bad = self.store.conn.execute("SELECT COUNT(*) FROM files WHERE status = 'unreadable'").fetchone()[0]
@@ -177,17 +264,28 @@ class Memory:
 
     # --- status and check --------------------------------------------------------------------
 
-    def status(self) -> dict:
-        """Counts, index health and what is in effect."""
+    def status(self, probe: bool = True) -> dict:
+        """Counts, index health, and which providers are in effect and answer."""
         report = self.refresh()
         stats = self.store.stats()
         size = sum(p.stat().st_size for p in self.ws.state_dir.glob("index.sqlite*") if p.exists())
+        vectors = self.store.vectors
+        problem = self._vectors_usable()
+        if problem is None and probe and self.embedder is not None:
+            try:
+                self.embedder.probe()
+            except ProviderUnavailable as exc:
+                problem = f"{exc.message}; {exc.hint}"
+        embedded = vectors.count()
         stats.update({
             "workspace": str(self.ws.root),
             "index": {"path": str(self.ws.index_path), "bytes": size, "schema": SCHEMA_VERSION, "driver": DRIVER,
                       "fresh": True, "indexed_at": self.store.meta("indexed_at"),
                       "refreshed_files": report.parsed + report.removed + report.unreadable},
-            "search": {"lexical": True, "semantic": False, "reason": "semantic recall is not built yet"},
+            "embedder": {"name": self.embedder_name, "fingerprint": vectors.fingerprint(), "answers": problem is None,
+                         "problem": problem, "vectors": embedded, "missing": vectors.count_missing(),
+                         "vector_search": vectors.search_path()},
+            "search": {"lexical": True, "semantic": problem is None, "default_mode": self.config.recall_mode},
         })
         return stats
 
@@ -195,9 +293,6 @@ class Memory:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
         return [Diagnostic(*row) for row in self.store.diagnostics()]
-
-    def entity_key(self, name: str) -> str:
-        return entity_key(name)
 
 
 def _mentions(row: dict) -> list[str]:

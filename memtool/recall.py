@@ -108,3 +108,29 @@ def pack(results: list[dict], budget: int) -> list[dict]:
         out.append(r)
         used += cost
     return out
+
+
+def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]], *,
+         lexical_weight: float = 0.5, rrf_k: int = 60) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of two ranked candidate lists into one: (id, fused score), best first."""
+    scores: dict[int, float] = {}
+    for weight, ranked in ((lexical_weight, lexical), (1.0 - lexical_weight, semantic)):
+        for rank, (fid, _) in enumerate(ranked):
+            scores[fid] = scores.get(fid, 0.0) + weight / (rrf_k + rank + 1)
+    return sorted(scores.items(), key=lambda x: (-x[1], x[0]))
+
+
+def fold_duplicates(results: list[dict]) -> list[dict]:
+    """Fold results with identical embedded text into the best-ranked one, which lists every source."""
+    out: list[dict] = []
+    seen: dict[str, dict] = {}
+    for r in results:
+        key = r.pop("_ehash", None)
+        first = seen.get(key) if key else None
+        if first is None:
+            if key:
+                seen[key] = r
+            out.append(r)
+        else:
+            first.setdefault("sources", [first["source"]]).append(r["source"])
+    return out

@@ -12,11 +12,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Most tests exercise text, index and CLI behaviour; they run without vectors for speed. Tests of
+# semantic recall choose their embedder explicitly (the real embedded model, or a local stand-in).
+os.environ["MEM_EMBEDDER"] = "none"
 EXAMPLE = ROOT / "examples" / "workspace"
 
 
 def mem_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "MEM_WORKSPACE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("MEM_WORKSPACE",)}
     env.update({"NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"})
     env.update(extra)
     return env

@@ -14,7 +14,7 @@ from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
 from memtool.store.driver import connect, sqlite
 from memtool.store.vectors import Vectors
-from memtool.store.schema import MIGRATIONS, SCHEMA_VERSION
+from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 
 
 def entity_key(name: str) -> str:
@@ -182,6 +182,15 @@ class Store:
             [(d.path, d.line, d.severity, d.code, d.message) for d in diagnostics],
         )
 
+    def clear(self) -> None:
+        """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
+        self.conn.execute("DROP TRIGGER facts_ad")
+        for table in ("facts", "fact_entities", "files", "aliases", "diagnostics"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('delete-all')")
+        self.conn.execute(DELETE_TRIGGER)
+        self.conn.execute("DELETE FROM meta WHERE key = 'fts_pending'")
+
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM files)").fetchone()[0] == 1
 
@@ -197,11 +206,11 @@ class Store:
 
     # --- queries ---------------------------------------------------------------------------
 
-    def search(self, match: str, filters: Filters, k: int) -> list[dict]:
+    def search(self, match: str, filters: Filters, k: int, full: bool = True) -> list[dict]:
         """Facts matching an FTS5 expression, best BM25 first (score: higher is better).
 
         Ranking touches only the FTS index (and `facts` when filtering); full rows are read for
-        the top `k` alone.
+        the top `k` alone, and not at all with `full=False` (then each row is just id and score).
         """
         rank = "bm25(facts_fts, 1.0, 0.3)"
         if filters.active:
@@ -210,9 +219,35 @@ class Store:
                    f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?")
         else:
             top, params = f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
+        if not full:
+            return [{"id": i, "score": -r} for i, r in self.conn.execute(top, [match, *params, k])]
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
         sql = f"SELECT {cols}, -t.r AS score FROM ({top}) t JOIN facts f ON f.id = t.id ORDER BY t.r"
         return self._rows(sql, [match, *params, k])
+
+    def facts_by_id(self, ids: list[int]) -> list[dict]:
+        """Full rows for fact ids, in the order given."""
+        if not ids:
+            return []
+        cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        rows = self._rows(f"SELECT {cols} FROM facts f WHERE f.id IN ({','.join('?' * len(ids))})", list(ids))
+        by_id = {r["id"]: r for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def ids_for_hashes(self, hits: list[tuple[str, float]], filters: Filters) -> list[tuple[int, float]]:
+        """(fact id, similarity) for vector hits (hash, similarity), filters applied, best first."""
+        if not hits:
+            return []
+        sims = dict(hits)
+        where, params = filters.sql()
+        out: list[tuple[int, float]] = []
+        hashes = list(sims)
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i:i + 500]
+            sql = f"SELECT f.id, f.ehash FROM facts f WHERE f.ehash IN ({','.join('?' * len(chunk))}) AND {where}"
+            out += [(fid, sims[h]) for fid, h in self.conn.execute(sql, [*chunk, *params])]
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return out
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the index."""

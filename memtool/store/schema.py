@@ -4,6 +4,13 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 2
 
+# Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
+DELETE_TRIGGER = (
+    "CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
+    " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
+    " DELETE FROM fact_entities WHERE fact_id = old.id; END"
+)
+
 
 def _migration_1(conn) -> None:
     """The first schema, declared through sqlite-utils (FTS5 kept in step with `facts` by triggers)."""
@@ -25,10 +32,7 @@ def _migration_1(conn) -> None:
     db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
     db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
     db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize="unicode61 remove_diacritics 0")
-    # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
-    conn.execute("CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
-                 " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
-                 " DELETE FROM fact_entities WHERE fact_id = old.id; END")
+    conn.execute(DELETE_TRIGGER)
 
 
 def _migration_2(conn) -> None:
