@@ -81,7 +81,10 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
 
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
+    previous = None
     for ord_, r in enumerate(parsed.records):
+        etext = embed_text(r.content, r.context, previous)
+        previous = r.content
         rows.append((
             parsed.path, ord_, r.kind, day,
             r.valid_from.isoformat() if r.valid_from else day,
@@ -89,7 +92,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.line_start, r.line_end, r.content, r.context,
             json.dumps(r.entities, ensure_ascii=False), json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), index_terms(r.context),
-            hashlib.blake2b(embed_text(r.content, r.context).encode(), digest_size=12).hexdigest(),
+            hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
         ))
     return rows
 
@@ -218,9 +221,9 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None, limi
     total = len(todo)
     for i in range(0, total, BATCH):
         batch = todo[i:i + BATCH]
-        matrix = embedder.embed([embed_text(content, context) for _, content, context in batch])
+        matrix = embedder.embed([embed_text(content, context, previous) for _, content, context, previous in batch])
         with store.transaction():
-            vectors.put([h for h, _, _ in batch], matrix)
+            vectors.put([h for h, *_ in batch], matrix)
         report.embedded += len(batch)
         if progress:
             progress(report.embedded, total)

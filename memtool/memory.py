@@ -11,7 +11,7 @@ from pathlib import Path
 from memtool import indexer
 from memtool.config import MODES, Config
 from memtool.errors import IndexUnavailable, ProviderUnavailable, UsageError
-from memtool.recall import build_query, fold_duplicates, fuse, pack, to_result
+from memtool.recall import build_query, fold_duplicates, fuse, pack, rerank, to_result
 from memtool.records import Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
@@ -210,11 +210,19 @@ class Memory:
                 lexical = [(r["id"], r["score"]) for r in self.store.search(fts_match(q.terms), filters,
                                                                              max(CANDIDATES, q.k), full=False)]
             used = "lexical" if degraded or mode == "lexical" else mode
-            ranked = fuse(lexical, semantic) if used == "hybrid" else (semantic if used == "semantic" else lexical)
-            rows = self.store.facts_by_id([fid for fid, _ in ranked[: q.k * 3]])
-            scores = dict(ranked)
-            for r in rows:
-                r["score"] = scores[r["id"]]
+            scores = fuse(lexical, semantic if used != "lexical" else [])
+            neighbours = self.store.neighbours(list(scores))
+            wanted = set(scores) | {n for ns in neighbours.values() for n in ns}
+            candidates = {r["id"]: r for r in self.store.facts_by_id(sorted(wanted))}
+            if filters.active:  # neighbours pulled in by the dialogue prior must pass the filters too
+                allowed = self.store.filter_ids(sorted(wanted), filters)
+                candidates = {i: r for i, r in candidates.items() if i in allowed}
+            ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query) if fid in candidates]
+            rows = []
+            for fid, score in ranked[: q.k * 3]:
+                row = dict(candidates[fid])
+                row["score"] = score
+                rows.append(row)
         names = {m for r in rows for m in _mentions(r)}
         canonical = self.store.canonical_names(names)
         results = fold_duplicates([to_result(r, canonical) | {"_ehash": r["ehash"]} for r in rows])[: q.k]

@@ -234,6 +234,27 @@ class Store:
         by_id = {r["id"]: r for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
+        """The subset of `ids` that passes `filters`."""
+        where, params = filters.sql()
+        out: set[int] = set()
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            sql = f"SELECT f.id FROM facts f WHERE f.id IN ({','.join('?' * len(chunk))}) AND {where}"
+            out.update(r[0] for r in self.conn.execute(sql, [*chunk, *params]))
+        return out
+
+    def neighbours(self, ids: list[int]) -> dict[int, list[int]]:
+        """The records just before and after each given fact in its file."""
+        out: dict[int, list[int]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            sql = (f"SELECT a.id, b.id FROM facts a JOIN facts b ON b.path = a.path AND b.ord IN (a.ord - 1, a.ord + 1)"
+                   f" WHERE a.id IN ({','.join('?' * len(chunk))})")
+            for a, b in self.conn.execute(sql, chunk):
+                out.setdefault(a, []).append(b)
+        return out
+
     def ids_for_hashes(self, hits: list[tuple[str, float]], filters: Filters) -> list[tuple[int, float]]:
         """(fact id, similarity) for vector hits (hash, similarity), filters applied, best first."""
         if not hits:

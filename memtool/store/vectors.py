@@ -64,10 +64,12 @@ class Vectors:
     def count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
 
-    def missing(self, limit: int | None = None) -> list[tuple[str, str, str]]:
-        """(hash, content, context) of embeddable text that has no vector yet."""
-        sql = ("SELECT f.ehash, f.content, f.context FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
-               " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash) GROUP BY f.ehash ORDER BY MIN(f.id)")
+    def missing(self, limit: int | None = None) -> list[tuple[str, str, str, str | None]]:
+        """(hash, content, context, previous record's content) of embeddable text without a vector."""
+        sql = ("SELECT f.ehash, f.content, f.context, p.content FROM facts f"
+               " LEFT JOIN facts p ON p.path = f.path AND p.ord = f.ord - 1"
+               " WHERE f.ehash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)"
+               " GROUP BY f.ehash ORDER BY MIN(f.id)")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return self.conn.execute(sql).fetchall()
