@@ -1,0 +1,65 @@
+"""A local stand-in for an Ollama server (only what memtool calls): POST /api/embed.
+
+Embeddings are deterministic hashed bags of words, so similar wording gives similar vectors.
+It counts the texts it embedded, can pretend a model is missing, and can be stopped to simulate
+an outage. Lives in tests/, never in the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODELS = {"toy-a": 64, "toy-b": 32}
+
+
+def toy_vector(text: str, dim: int) -> list[float]:
+    vec = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big")
+        vec[h % dim] += 1.0
+    if not any(vec):
+        vec[0] = 1.0
+    return vec
+
+
+class OllamaStub:
+    def __init__(self):
+        self.embedded: list[str] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path != "/api/embed":
+                    return self._send(404, {"error": "not found"})
+                model = body.get("model", "").split(":")[0]
+                if model not in MODELS:
+                    return self._send(404, {"error": f"model '{model}' not found, try pulling it first"})
+                texts = body.get("input")
+                texts = [texts] if isinstance(texts, str) else list(texts)
+                stub.embedded.extend(texts)
+                self._send(200, {"model": model, "embeddings": [toy_vector(t, MODELS[model]) for t in texts]})
+
+            def _send(self, code, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
