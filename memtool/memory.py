@@ -169,8 +169,8 @@ class Memory:
             self._embedder_problem = f"{exc.message}; {exc.hint}"
             return self._embedder_problem
         if stored is not None and stored != current:
-            return (f"the vectors in the index were made by {stored.split(':text')[0]}, the embedder now is "
-                    f"{current.split(':text')[0]}; run 'mem index' to re-embed")
+            return (f"the vectors in the index were made as {stored}, the embedder now makes {current};"
+                    " run 'mem index' to re-embed")
         return None
 
     # --- recall ----------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 
 def _load_driver():
     """The DB-API module: sqlean (can load extensions) > pysqlite3 > the standard library."""
@@ -39,16 +42,18 @@ def load_vec(conn) -> str | None:
     """Load sqlite-vec into `conn`; None on success, else a one-line reason."""
     if not hasattr(conn, "enable_load_extension"):
         return f"this Python's SQLite driver ({DRIVER}) cannot load extensions"
+    # Locate the bundled loadable extension without importing `sqlite_vec`, whose import pulls in
+    # numpy (~100 ms) even for lexical-only commands.
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return "the sqlite-vec package is not installed"
+    entry = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
         try:
-            sqlite_vec.load(conn)
+            conn.load_extension(entry)
         finally:
             conn.enable_load_extension(False)
-    except ImportError:
-        return "the sqlite-vec package is not installed"
     except Exception as exc:  # the extension failed to load: say why, fall back
         return f"sqlite-vec did not load ({exc})"
     return None
@@ -71,16 +76,18 @@ def load_vec(conn) -> str | None:
     """Load sqlite-vec into `conn`; None on success, else a one-line reason."""
     if not hasattr(conn, "enable_load_extension"):
         return f"this Python's SQLite driver ({DRIVER}) cannot load extensions"
+    # Locate the bundled loadable extension without importing `sqlite_vec`, whose import pulls in
+    # numpy (~100 ms) even for lexical-only commands.
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return "the sqlite-vec package is not installed"
+    entry = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
         try:
-            sqlite_vec.load(conn)
+            conn.load_extension(entry)
         finally:
             conn.enable_load_extension(False)
-    except ImportError:
-        return "the sqlite-vec package is not installed"
     except Exception as exc:  # the extension failed to load: say why, fall back
         return f"sqlite-vec did not load ({exc})"
     return None
