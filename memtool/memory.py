@@ -193,43 +193,46 @@ class Memory:
         if not q.terms:
             rows, used = self.store.latest(filters, q.k), "filter"
         else:
-            semantic = []
-            if mode != "lexical":
-                degraded = self._vectors_usable()
-                if degraded is None:
-                    semantic = self._semantic_candidates(query, filters, max(CANDIDATES, q.k))
-                    missing = self.store.vectors.count_missing()
-                    if missing:
-                        warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
-                else:
-                    warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
-            lexical = []
-            if mode != "semantic" or degraded:
-                from memtool.analyzer import fts_match
-
-                lexical = [(r["id"], r["score"]) for r in self.store.search(fts_match(q.terms), filters,
-                                                                             max(CANDIDATES, q.k), full=False)]
-            used = "lexical" if degraded or mode == "lexical" else mode
-            scores = fuse(lexical, semantic if used != "lexical" else [])
-            neighbours = self.store.neighbours(list(scores))
-            wanted = set(scores) | {n for ns in neighbours.values() for n in ns}
-            candidates = {r["id"]: r for r in self.store.facts_by_id(sorted(wanted))}
-            if filters.active:  # neighbours pulled in by the dialogue prior must pass the filters too
-                allowed = self.store.filter_ids(sorted(wanted), filters)
-                candidates = {i: r for i, r in candidates.items() if i in allowed}
-            ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query) if fid in candidates]
-            rows = []
-            for fid, score in ranked[: q.k * 3]:
-                row = dict(candidates[fid])
-                row["score"] = score
-                rows.append(row)
-        names = {m for r in rows for m in _mentions(r)}
-        canonical = self.store.canonical_names(names)
+            scores, used, degraded = self._candidates(query, q.terms, filters, mode, max(CANDIDATES, q.k), warnings)
+            rows = self._ranked_rows(scores, filters, query, q.k * 3)
+        canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
         results = fold_duplicates([to_result(r, canonical) | {"_ehash": r["ehash"]} for r in rows])[: q.k]
         if q.budget:
             results = pack(results, q.budget)
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
+
+    def _candidates(self, query: str, terms: list[str], filters: Filters, mode: str, n: int,
+                    warnings: list[str]) -> tuple[dict[int, float], str, str | None]:
+        """Fused candidate scores, the mode that actually ran, and why it is degraded (if it is)."""
+        semantic, degraded = [], None
+        if mode != "lexical":
+            degraded = self._vectors_usable()
+            if degraded is None:
+                semantic = self._semantic_candidates(query, filters, n)
+                missing = self.store.vectors.count_missing()
+                if missing:
+                    warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
+            else:
+                warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
+        lexical = []
+        if mode != "semantic" or degraded:
+            from memtool.analyzer import fts_match
+
+            lexical = [(r["id"], r["score"]) for r in self.store.search(fts_match(terms), filters, n, full=False)]
+        used = "lexical" if degraded or mode == "lexical" else mode
+        return fuse(lexical, semantic if used != "lexical" else []), used, degraded
+
+    def _ranked_rows(self, scores: dict[int, float], filters: Filters, query: str, n: int) -> list[dict]:
+        """The best `n` full rows after the dialogue priors, each with its final score."""
+        neighbours = self.store.neighbours(list(scores))
+        wanted = sorted(set(scores) | {x for xs in neighbours.values() for x in xs})
+        candidates = {r["id"]: r for r in self.store.facts_by_id(wanted)}
+        if filters.active:  # neighbours pulled in by the dialogue prior must pass the filters too
+            allowed = self.store.filter_ids(wanted, filters)
+            candidates = {i: r for i, r in candidates.items() if i in allowed}
+        ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query) if fid in candidates]
+        return [dict(candidates[fid], score=score) for fid, score in ranked[:n]]
 
     def _semantic_candidates(self, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
         """(fact id, cosine) of the facts nearest to the query, filters applied."""
