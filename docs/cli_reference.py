@@ -13,13 +13,14 @@ from pathlib import Path
 
 DOC = Path(__file__).with_name("cli.md")
 BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
-COMMANDS = ["", "init", "retain", "index", "recall", "status", "check"]
+COMMANDS = ["", "init", "retain", "index", "recall", "episodes", "about", "opinions", "get", "summarize",
+            "core", "core show", "core append", "core replace", "core insert", "status", "check", "mcp"]
 
 
 def help_text(command: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("MEM_WORKSPACE", "FORCE_COLOR")}
     env.update({"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"})
-    args = [sys.executable, "-m", "memtool", *([command] if command else []), "--help"]
+    args = [sys.executable, "-m", "memtool", *command.split(), "--help"]
     out = subprocess.run(args, capture_output=True, text=True, env=env, check=True).stdout
     return "\n".join(line.rstrip() for line in out.strip("\n").splitlines())
 

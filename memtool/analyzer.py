@@ -148,3 +148,17 @@ def highlight_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     prefixes = tuple(t[:-1] for t in terms if t.endswith("*"))
     return [(s, e) for s, e, w in words(text)
             if exact.intersection(word_terms(w)) or (prefixes and any(t.startswith(prefixes) for t in word_terms(w)))]
+
+
+_GERMAN_HINTS = frozenset("und der die das ist nicht ich mit ein eine auf den dem des zu wir sie es wie was wann wo "
+                          "warum welche welcher mein meine bei noch auch schon heute morgen gestern".split())
+_ENGLISH_HINTS = frozenset("the and is not with a an of to we you it how what when where why which my at still "
+                           "also already today tomorrow yesterday did does was were".split())
+
+
+def detect_language(text: str) -> str:
+    """`de` or `en`, by common function words (and umlauts); English when unsure."""
+    folded = [w.casefold() for _, _, w in words(text)]
+    de = sum(w in _GERMAN_HINTS for w in folded) + sum(ch in "äöüß" for ch in text.casefold()) * 0.5
+    en = sum(w in _ENGLISH_HINTS for w in folded)
+    return "de" if de > en else "en"

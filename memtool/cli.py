@@ -213,6 +213,216 @@ def check(json_: bool = JsonOpt) -> None:
         raise typer.Exit(1)
 
 
+@app.command()
+def get(
+    ref: str = typer.Argument(..., help="path, path#L12 or path#L12-L20, relative to the workspace."),
+    max_lines: int = typer.Option(200, "--max-lines", help="Show at most this many lines."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Print lines of a workspace file with their numbers (paths outside the workspace are refused).
+
+    Example: mem get memory/2026-10-27.md#L10-L14
+    """
+    from memtool import output
+
+    data = _memory("none").get(ref, max_lines=max_lines)
+    if json_:
+        output.emit_json(data)
+        return
+    for line in data["lines"]:
+        output.out.print(f"[dim]{line['n']:>5}[/dim]  {_escape(line['text'])}")
+    if data["truncated"]:
+        output.warn(f"showing lines {data['start']}-{data['end']} of {data['total_lines']}; raise --max-lines for more")
+
+
+@app.command()
+def about(
+    entity: str = typer.Argument(..., help="A name, @slug or alias."),
+    k: int = typer.Option(20, "--k", "-k", help="How many facts."),
+    json_: bool = JsonOpt,
+) -> None:
+    """An entity's page and the facts that mention it, newest first (aliases resolve).
+
+    Example: mem about Pete
+    """
+    from memtool import output
+
+    data = _memory().about(entity, k=k)
+    if json_:
+        output.emit_json(data)
+        return
+    o = output.out
+    o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {', '.join(data['aliases'])}[/dim]" if data["aliases"] else ""))
+    if data["page"]:
+        o.print(f"[dim]{data['page']['path']}[/dim]")
+        o.print(_escape(data["page"]["text"].strip()))
+        o.print()
+    _print_results(data["facts"])
+
+
+@app.command()
+def opinions(
+    entity: Optional[str] = typer.Option(None, "--entity", "-e", help="Only opinions about this entity."),
+    k: int = typer.Option(50, "--k", "-k", help="How many."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Opinions with their confidence, newest first.
+
+    Example: mem opinions --entity Peter
+    """
+    from memtool import output
+
+    data = _memory("none").opinions(entity=entity, k=k)
+    if json_:
+        output.emit_json(data)
+        return
+    _print_results(data["opinions"])
+
+
+@app.command()
+def episodes(
+    query: str = typer.Argument(..., help="What to look for (words and meaning)."),
+    k: int = typer.Option(30, "--k", "-k", help="How many hits to group."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only from this time on: 30d, 2025-11-01, 2025-11."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only up to this day."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Hits grouped by day, counted by kind, with each day's relevant section quoted.
+
+    Example: mem episodes "Marrakech trip"
+    """
+    from memtool import output
+
+    data = _memory().episodes(query, k=k, since=since, until=until)
+    for w in data["warnings"]:
+        output.warn(w)
+    if json_:
+        output.emit_json(data)
+        return
+    o = output.out
+    o.print(f"[bold]{_escape(data['timeline'])}[/bold]")
+    for day in data["days"]:
+        counts = ", ".join(f"{n} {kind}" for kind, n in day["buckets"].items())
+        o.print(f"\n[bold cyan]{day['date'] or day['path']}[/bold cyan]  [dim]{day['path']} · {counts}[/dim]")
+        for section in day["sections"]:
+            for line in section["lines"]:
+                mark = "[bold yellow]›[/bold yellow]" if line["hit"] else " "
+                o.print(f"  {mark} [dim]{line['n']:>4}[/dim]  {_escape(line['text'])}")
+
+
+@app.command()
+def summarize(
+    target: str = typer.Argument(..., help="A day (2025-11-27, today, yesterday) or a query."),
+    lang: str = typer.Option("auto", "--lang", help="de, en or auto (the query's language)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Ollama model (else [llm] model, default llama3.2)."),
+    json_: bool = JsonOpt,
+) -> None:
+    """A 3-5 sentence recap of a day or a topic by a local model (Ollama), citing its days.
+
+    Example: mem summarize yesterday --lang de
+    """
+    from memtool import output
+
+    data = _memory().summarize(target, lang=lang, model=model)
+    if data["withheld"]:
+        output.warn(f"not sent to the model (trust tier): {', '.join(data['withheld'])}")
+    if json_:
+        output.emit_json(data)
+        return
+    output.out.print(_escape(data["summary"]))
+    output.err.print(f"[dim]{data['model']} · from {', '.join(data['sources'])}[/dim]")
+
+
+core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",
+                       no_args_is_help=True)
+app.add_typer(core_app, name="core")
+
+
+def _core_done(data: dict, json_: bool) -> None:
+    from memtool import output
+
+    if json_:
+        output.emit_json({k: v for k, v in data.items() if k != "text"})
+    else:
+        output.err.print(f"memory.md: {data['chars']:,} of {data['limit']:,} characters"
+                         + (f"; previous version in {data['backup']}" if data.get("backup") else ""))
+
+
+@core_app.command("show")
+def core_show(json_: bool = JsonOpt) -> None:
+    """Print memory.md.
+
+    Example: mem core show
+    """
+    from memtool import output
+
+    data = _memory("none").core_read()
+    if json_:
+        output.emit_json(data)
+    else:
+        sys.stdout.write(data["text"])
+
+
+@core_app.command("append")
+def core_append(text: str = typer.Argument(..., help="Line(s) to add at the end."), json_: bool = JsonOpt) -> None:
+    """Append to memory.md (fails, changing nothing, past the size limit).
+
+    Example: mem core append "- Prefers tea over coffee."
+    """
+    _core_done(_memory("none").core_append(text), json_)
+
+
+@core_app.command("replace")
+def core_replace(
+    old: str = typer.Argument(..., help="Exact text that occurs once in memory.md."),
+    new: str = typer.Argument(..., help="Replacement (may be empty)."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Replace text that occurs exactly once in memory.md; the old file is backed up.
+
+    Example: mem core replace "lives in Hamburg" "lives in Lisbon"
+    """
+    _core_done(_memory("none").core_replace(old, new), json_)
+
+
+@core_app.command("insert")
+def core_insert(
+    line: int = typer.Argument(..., help="1-based line to insert before."),
+    text: str = typer.Argument(..., help="Line(s) to insert."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Insert text before a line of memory.md.
+
+    Example: mem core insert 3 "- Works from Berlin."
+    """
+    _core_done(_memory("none").core_insert(line, text), json_)
+
+
+@app.command()
+def mcp(embedder: Optional[str] = EmbedderOpt) -> None:
+    """Serve this memory to agents over the Model Context Protocol (stdio).
+
+    Example (client config): {"command": "mem", "args": ["-w", "/path/to/memory", "mcp"]}
+    """
+    from memtool.mcp_server import serve
+
+    serve(_memory(embedder))
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _print_results(results: list[dict]) -> None:
+    from types import SimpleNamespace
+
+    from memtool import output
+
+    output.recall_results(SimpleNamespace(results=results), [])
+
+
 def main() -> None:
     """Entry point: run the app, turning library errors into one-line messages and exit codes."""
     try:

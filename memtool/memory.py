@@ -273,6 +273,150 @@ class Memory:
         return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
                 "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
 
+    # --- reading ---------------------------------------------------------------------------
+
+    def get(self, ref: str, max_lines: int = 200) -> dict:
+        """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace)."""
+        import re
+
+        from memtool.document import split_lines
+
+        m = re.fullmatch(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?", ref.strip())
+        if not m:
+            raise UsageError(f"cannot read {ref!r}", "use path, path#L12 or path#L12-L20")
+        rel = m.group(1)
+        path = self.ws.resolve(rel)
+        if not path.is_file():
+            raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
+        if max_lines < 1:
+            raise UsageError("max_lines must be at least 1")
+        lines = split_lines(self.ws.read_text(self.ws.relative(path)))
+        start = int(m.group(2) or 1)
+        end = int(m.group(3) or (m.group(2) or len(lines)))
+        if start < 1 or end < start or start > max(1, len(lines)):
+            raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(lines)})")
+        end = min(end, len(lines))
+        shown = min(end, start + max_lines - 1)
+        return {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
+                "truncated": shown < end, "lines": [{"n": i, "text": lines[i - 1]} for i in range(start, shown + 1)],
+                "text": "\n".join(lines[start - 1:shown])}
+
+    def about(self, entity: str, k: int = 20) -> dict:
+        """An entity's page (if any), aliases and the facts that mention it, newest first."""
+        name = entity.lstrip("@").strip()
+        if not name:
+            raise UsageError("the entity name is empty", "e.g. mem about Peter")
+        result = self.recall("", entities=[name], k=k)
+        page = self.store.entity_page(name)
+        if page is None and not result.results:
+            raise UsageError(f"nothing is known about {name!r}",
+                             "entities are @mentions, [[links]] or pages in bank/entities/; try mem recall instead")
+        out = {"entity": page["entity"] if page else name, "aliases": [], "page": None, "facts": result.results,
+               "warnings": result.warnings}
+        if page:
+            from memtool import frontmatter
+            from memtool.document import split_lines
+
+            text = self.ws.read_text(page["path"])
+            meta, _, _ = frontmatter.split(split_lines(text), page["path"])
+            aliases = meta.get("aliases", [])
+            out["aliases"] = [aliases] if isinstance(aliases, str) else list(aliases)
+            out["page"] = {"path": page["path"], "text": text}
+        return out
+
+    def opinions(self, entity: str | None = None, k: int = 50) -> dict:
+        """Opinion bullets (with their confidence), newest first; optionally about one entity."""
+        result = self.recall("", kinds=["opinion"], entities=[entity] if entity else [], k=k)
+        return {"entity": entity, "count": len(result.results), "opinions": result.results,
+                "warnings": result.warnings}
+
+    def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
+        """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
+        from memtool import episodes
+        from memtool.document import split_lines
+
+        result = self.recall(query, k=k, since=since, until=until)
+        groups = episodes.group(result.results)
+        for g in groups:
+            lines = split_lines(self.ws.read_text(g["path"]))
+            g["sections"] = episodes.sections(lines, [h.pop("_lines") for h in g["hits"]])
+            g["buckets"] = dict(g["buckets"])
+        return {"query": query, "mode": result.mode, "timeline": episodes.timeline(groups), "days": groups,
+                "warnings": result.warnings, **({"degraded": result.degraded} if result.degraded else {})}
+
+    def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
+        """A 3-5 sentence recap of a day or of a query's episodes by a local model (Ollama)."""
+        from memtool import summary
+        from memtool.analyzer import detect_language
+        from memtool.dates import parse_day
+        from memtool.llm import OllamaChat
+
+        if lang not in ("auto", "de", "en"):
+            raise UsageError(f"unknown language {lang!r}", "use de, en or auto")
+        llm = OllamaChat(model or self.config.llm_model, timeout=self.config.llm_timeout)
+        allowed = {"normal", "private"} if llm.local else {"normal"}
+        try:
+            day = parse_day(target, date.today())
+        except UsageError:
+            day = None
+        if day is not None:
+            rel = self.ws.daily_path(day)
+            if not (self.ws.root / rel).is_file():
+                raise UsageError(f"there is no daily log for {day.isoformat()}", f"expected {rel}")
+            sources, subject = [(rel, day.isoformat(), self.ws.read_text(rel))], f"the day {day.isoformat()}"
+        else:
+            found = self.episodes(target, k=20)
+            sources = [(g["path"], g["date"] or g["path"], "\n".join(l["text"] for s in g["sections"] for l in s["lines"]))
+                       for g in found["days"]]
+            subject = f"what the notes say about: {target}"
+        trust = self.store.trust_levels([path for path, _, _ in sources])
+        withheld = [label for path, label, _ in sources if trust.get(path, "normal") not in allowed]
+        blocks = [(label, text) for path, label, text in sources if trust.get(path, "normal") in allowed]
+        if not blocks:
+            raise UsageError(f"nothing to summarize for {target!r}" + (" that may be sent to the model" if withheld else ""),
+                             "try another day or query")
+        text, used = summary.material(blocks)
+        language = detect_language(target if day is None else text) if lang == "auto" else lang
+        recap = llm.chat(summary.system_prompt(language), summary.user_prompt(subject, text))
+        return {"target": target, "summary": recap, "lang": language, "model": llm.model, "sources": used,
+                "withheld": withheld}
+
+    # --- core memory -------------------------------------------------------------------------
+
+    def core_read(self) -> dict:
+        text = self.ws.read_text("memory.md")
+        return {"path": "memory.md", "text": text, "chars": len(text), "limit": self.config.core_max_chars}
+
+    def core_append(self, text: str) -> dict:
+        """Append to memory.md (size-limited)."""
+        from memtool import core_memory
+
+        return self._core_edit(lambda current: core_memory.append(current, text))
+
+    def core_replace(self, old: str, new: str) -> dict:
+        """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
+        from memtool import core_memory
+
+        return self._core_edit(lambda current: core_memory.replace(current, old, new))
+
+    def core_insert(self, line: int, text: str) -> dict:
+        """Insert before 1-based `line` of memory.md (size-limited)."""
+        from memtool import core_memory
+
+        return self._core_edit(lambda current: core_memory.insert(current, line, text))
+
+    def _core_edit(self, change) -> dict:
+        from memtool import core_memory
+
+        with self.ws.lock("memory.md"):
+            current = self.ws.read_text("memory.md")
+            new = change(current)
+            core_memory.check_size(new, self.config.core_max_chars)
+            backup = self.ws.backup("memory.md") if current else None
+            self.ws.write_atomic("memory.md", new)
+        return {"path": "memory.md", "chars": len(new), "limit": self.config.core_max_chars,
+                "backup": backup, "text": new}
+
     # --- status and check --------------------------------------------------------------------
 
     def status(self, probe: bool = True) -> dict:

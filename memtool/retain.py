@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from memtool.records import RETAIN_KINDS
+from memtool.sections import headings, lines_keepends, section_end
 
 ENTITY = r"@([^\W_][\w.\-]*[\w]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
@@ -106,12 +107,13 @@ def insert_bullet(text: str, bullet: str, day_title: str) -> tuple[str, int]:
     byte for byte; the section (and the file, with `# day_title`) is created when missing.
     """
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = text.splitlines(keepends=True)
+    lines = lines_keepends(text)
     new_line = f"- {bullet}{newline}"
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += newline
-    start = _find_retain(lines)
-    if start is None:
+    heads = headings(lines)
+    retain = next((h for h in heads if is_retain_heading(h.title)), None)
+    if retain is None:
         prefix: list[str] = []
         if not lines:
             prefix = [f"# {day_title}{newline}", newline]
@@ -119,46 +121,10 @@ def insert_bullet(text: str, bullet: str, day_title: str) -> tuple[str, int]:
             prefix = [newline]
         out = lines + prefix + [f"## Retain{newline}", new_line]
         return "".join(out), len(out)
-    end = len(lines)
-    fence = None
-    for i in range(start + 1, len(lines)):
-        stripped = lines[i].lstrip()
-        fence = _toggle_fence(stripped, fence)
-        if fence is None and re.match(r"#{1,6}(\s|$)", stripped) and not stripped.startswith("####### "):
-            level = len(stripped) - len(stripped.lstrip("#"))
-            if level <= _level(lines[start]):
-                end = i
-                break
+    start, end = retain.index, section_end(heads, retain, len(lines))
     # insert after the last non-blank line of the section
     at = end
     while at > start + 1 and not lines[at - 1].strip():
         at -= 1
     out = lines[:at] + [new_line] + lines[at:]
     return "".join(out), at + 1
-
-
-def _level(line: str) -> int:
-    s = line.lstrip()
-    return len(s) - len(s.lstrip("#"))
-
-
-def _toggle_fence(stripped: str, fence: str | None) -> str | None:
-    for marker in ("```", "~~~"):
-        if stripped.startswith(marker):
-            if fence is None:
-                return marker
-            if fence == marker:
-                return None
-    return fence
-
-
-def _find_retain(lines: list[str]) -> int | None:
-    fence = None
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        fence = _toggle_fence(stripped, fence)
-        if fence is None and len(line) - len(stripped) < 4:
-            m = re.match(r"(#{1,6})\s+(.*?)\s*#*\s*$", stripped.rstrip("\r\n"))
-            if m and is_retain_heading(m.group(2)):
-                return i
-    return None

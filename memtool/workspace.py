@@ -147,6 +147,18 @@ class Workspace:
             raise
         return path
 
+    def backup(self, rel: str) -> str:
+        """Copy a file to `.memory/backups/<path>.<UTC time>` before it is replaced; returns the copy's path."""
+        import shutil
+        import time
+
+        source = self.resolve(rel)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 1_000_000_000:09d}"
+        target = self.state_dir / "backups" / f"{rel}.{stamp}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        return target.relative_to(self.root).as_posix()
+
     @contextmanager
     def lock(self, name: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         """A cross-process lock (flock-style) named `name`, kept under `.memory/locks/`."""

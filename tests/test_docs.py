@@ -18,9 +18,13 @@ def test_every_command_is_in_the_reference_with_an_example():
     import cli_reference
 
     names = {c.name or c.callback.__name__ for c in app.registered_commands}
-    assert names <= set(cli_reference.COMMANDS)
-    for c in app.registered_commands:
-        assert "Example:" in (c.callback.__doc__ or ""), c.callback.__name__
+    names |= {g.name for g in app.registered_groups}
+    names |= {f"{g.name} {c.name or c.callback.__name__}" for g in app.registered_groups
+              for c in g.typer_instance.registered_commands}
+    assert names <= set(cli_reference.COMMANDS), names - set(cli_reference.COMMANDS)
+    commands = list(app.registered_commands) + [c for g in app.registered_groups for c in g.typer_instance.registered_commands]
+    for c in commands:
+        assert "Example" in (c.callback.__doc__ or ""), c.callback.__name__
 
 
 def test_readme_commands_exist():

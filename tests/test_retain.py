@@ -49,3 +49,9 @@ def test_insert_ignores_retain_inside_code_and_keeps_crlf():
     text = "# d\r\n```\r\n## Retain\r\n```\r\n"
     new, line = insert_bullet(text, "S: x", "d")
     assert new.startswith(text) and new.endswith("## Retain\r\n- S: x\r\n")
+
+
+def test_insert_counts_lines_like_editors():
+    text = "# d\nodd\u2028line\x0cstill one\n## Retain\n- W: a\n"
+    new, line = insert_bullet(text, "S: new", "d")
+    assert new.split("\n")[line - 1] == "- S: new" and new.startswith(text)

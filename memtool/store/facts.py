@@ -308,6 +308,19 @@ class Store:
                 out[name] = row[0]
         return out
 
+    def entity_page(self, name: str) -> dict | None:
+        """The entity page `name` resolves to (by slug, title or alias): its slug and path."""
+        row = self.conn.execute("SELECT entity, path FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
+                                (entity_key(name),)).fetchone()
+        return {"entity": row[0], "path": row[1]} if row else None
+
+    def trust_levels(self, paths: list[str]) -> dict[str, str]:
+        """path → trust tier (normal, private, legal) from each file's front matter."""
+        if not paths:
+            return {}
+        sql = f"SELECT path, COALESCE(trust, 'normal') FROM files WHERE path IN ({','.join('?' * len(paths))})"
+        return dict(self.conn.execute(sql, list(paths)))
+
     def diagnostics(self) -> list[tuple]:
         return self.conn.execute(
             "SELECT path, line, severity, code, message FROM diagnostics ORDER BY path, line").fetchall()
