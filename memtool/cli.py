@@ -70,7 +70,10 @@ def init(path: Path = typer.Argument(Path("."), help="Folder to create or comple
     output.out.print(str(ws.root))
 
 
-@app.command()
+_TEXT_ARGS = {"ignore_unknown_options": True}  # text such as "- Prefers tea." is an argument, not an option
+
+
+@app.command(context_settings=_TEXT_ARGS)
 def retain(
     bullet: str = typer.Argument(..., help='The bullet: "W|B|O|S[(c=0..1)] [@Entity…]: text".'),
     day: Optional[str] = typer.Option(None, "--date", help="Day to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
@@ -363,7 +366,7 @@ def core_show(json_: bool = JsonOpt) -> None:
         sys.stdout.write(data["text"])
 
 
-@core_app.command("append")
+@core_app.command("append", context_settings=_TEXT_ARGS)
 def core_append(text: str = typer.Argument(..., help="Line(s) to add at the end."), json_: bool = JsonOpt) -> None:
     """Append to memory.md (fails, changing nothing, past the size limit).
 
@@ -372,7 +375,7 @@ def core_append(text: str = typer.Argument(..., help="Line(s) to add at the end.
     _core_done(_memory("none").core_append(text), json_)
 
 
-@core_app.command("replace")
+@core_app.command("replace", context_settings=_TEXT_ARGS)
 def core_replace(
     old: str = typer.Argument(..., help="Exact text that occurs once in memory.md."),
     new: str = typer.Argument(..., help="Replacement (may be empty)."),
@@ -385,7 +388,7 @@ def core_replace(
     _core_done(_memory("none").core_replace(old, new), json_)
 
 
-@core_app.command("insert")
+@core_app.command("insert", context_settings=_TEXT_ARGS)
 def core_insert(
     line: int = typer.Argument(..., help="1-based line to insert before."),
     text: str = typer.Argument(..., help="Line(s) to insert."),

@@ -1,4 +1,4 @@
-"""A local stand-in for an Ollama server (only what memtool calls): POST /api/embed.
+"""A local stand-in for an Ollama server (only what memtool calls): POST /api/embed and /api/chat.
 
 Embeddings are deterministic hashed bags of words, so similar wording gives similar vectors.
 It counts the texts it embedded, can pretend a model is missing, and can be stopped to simulate
@@ -29,6 +29,8 @@ def toy_vector(text: str, dim: int) -> list[float]:
 class OllamaStub:
     def __init__(self):
         self.embedded: list[str] = []
+        self.chats: list[dict] = []  # the requests /api/chat received
+        self.chat_mode = "ok"  # ok | slow | malformed | empty
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +39,8 @@ class OllamaStub:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path == "/api/chat":
+                    return self._chat(body)
                 if self.path != "/api/embed":
                     return self._send(404, {"error": "not found"})
                 model = body.get("model", "").split(":")[0]
@@ -46,6 +50,23 @@ class OllamaStub:
                 texts = [texts] if isinstance(texts, str) else list(texts)
                 stub.embedded.extend(texts)
                 self._send(200, {"model": model, "embeddings": [toy_vector(t, MODELS[model]) for t in texts]})
+
+            def _chat(self, body):
+                stub.chats.append(body)
+                if stub.chat_mode == "slow":
+                    import time
+
+                    time.sleep(3)
+                if stub.chat_mode == "malformed":
+                    data = b"{this is not json"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    return self.wfile.write(data)
+                text = "" if stub.chat_mode == "empty" else "Lena flew to Marrakech for Andy's birthday [2026-11-27]."
+                self._send(200, {"model": body.get("model"), "created_at": "2026-11-30T00:00:00Z",
+                                 "message": {"role": "assistant", "content": text}, "done": True})
 
             def _send(self, code, payload):
                 data = json.dumps(payload).encode()

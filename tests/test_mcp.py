@@ -1,0 +1,118 @@
+"""`mem mcp` driven by the official MCP SDK client over stdio, compared with the CLI's --json."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import mem_env, run_json
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TOOLS = {"recall", "episodes", "retain", "get", "about", "opinions", "status", "core_append", "core_replace",
+         "core_insert", "summarize"}
+
+
+def session(ws, script):
+    """Run `script(session)` against `mem -w ws mcp` started as a subprocess."""
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memtool", "-w", str(ws), "mcp"],
+                                       env=mem_env(MEM_EMBEDDER="none"))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await script(s)
+    return asyncio.run(main())
+
+
+def call(s, name, **args):
+    async def go():
+        return await s.call_tool(name, args)
+    return go()
+
+
+def test_tools_are_listed_small_and_annotated(example_ws):
+    async def script(s):
+        return (await s.list_tools()).tools
+    tools = {t.name: t for t in session(example_ws, script)}
+    assert set(tools) == TOOLS
+    for t in tools.values():
+        assert len(t.input_schema.get("properties", {})) <= 6, t.name
+        assert t.description and t.annotations is not None
+    for name in ("recall", "episodes", "get", "about", "opinions", "status"):
+        assert tools[name].annotations.read_only_hint, name
+    assert tools["core_replace"].annotations.destructive_hint
+    assert not tools["retain"].annotations.read_only_hint
+    assert "Straße" in tools["recall"].description  # the description teaches the query syntax
+
+
+@pytest.mark.parametrize("tool,args,cli", [
+    ("recall", {"query": "Peter Lisbon", "k": 5}, ["recall", "Peter Lisbon", "--k", "5"]),
+    ("recall", {"query": "Steuer", "kind": "world", "entity": "Anna"}, ["recall", "Steuer", "--kind", "world", "-e", "Anna"]),
+    ("episodes", {"query": "Marrakech", "k": 8}, ["episodes", "Marrakech", "--k", "8"]),
+    ("get", {"ref": "memory/2026-10-27.md#L10-L13"}, ["get", "memory/2026-10-27.md#L10-L13"]),
+    ("about", {"entity": "Pete", "k": 5}, ["about", "Pete", "--k", "5"]),
+    ("opinions", {"entity": "Peter"}, ["opinions", "--entity", "Peter"]),
+])
+def test_tools_answer_like_the_cli(example_ws, tool, args, cli):
+    async def script(s):
+        return await call(s, tool, **args)
+    result = session(example_ws, script)
+    assert not result.is_error, result.content
+    proc, expected = run_json(*cli, cwd=example_ws, env=mem_env(MEM_EMBEDDER="none"))
+    assert proc.returncode == 0
+    assert result.structured_content == expected
+
+
+def test_status_retain_core_and_resource(example_ws):
+    async def script(s):
+        status = await call(s, "status")
+        retained = await call(s, "retain", bullet="W @Peter: Learned to surf in Ericeira.", date="2026-11-30")
+        bad = await call(s, "retain", bullet="X: not a type")
+        appended = await call(s, "core_append", text="- Surfing lessons on Saturdays.")
+        replaced = await call(s, "core_replace", old="Surfing lessons on Saturdays.", new="Surfing on Sundays.")
+        twice = await call(s, "core_replace", old="- ", new="* ")
+        big = await call(s, "core_append", text="z" * 6000)
+        inserted = await call(s, "core_insert", line=1, text="<!-- edited by an agent -->")
+        resource = await s.read_resource("memory://core")
+        return status, retained, bad, appended, replaced, twice, big, inserted, resource
+    status, retained, bad, appended, replaced, twice, big, inserted, resource = session(example_ws, script)
+    assert status.structured_content["facts"] > 300 and "embedder" in status.structured_content
+    assert retained.structured_content["source"] == "memory/2026-11-30.md#L4"
+    assert bad.is_error and "unknown type" in bad.content[0].text
+    assert not appended.is_error and not replaced.is_error and not inserted.is_error
+    assert twice.is_error and "times" in twice.content[0].text
+    assert big.is_error and "over its limit" in big.content[0].text
+    core = (example_ws / "memory.md").read_text(encoding="utf-8")
+    assert core.startswith("<!-- edited by an agent -->\n") and core.endswith("- Surfing on Sundays.\n")
+    assert resource.contents[0].text == core
+    assert len(list((example_ws / ".memory" / "backups").glob("memory.md.*"))) == 3
+
+
+def test_path_escapes_are_refused(example_ws, tmp_path):
+    (tmp_path / "secret.md").write_text("top secret\n", encoding="utf-8")
+    (example_ws / "bank" / "escape.md").symlink_to(tmp_path / "secret.md")
+
+    async def script(s):
+        return [await call(s, "get", ref=ref) for ref in
+                ["../secret.md", str(tmp_path / "secret.md"), "bank/escape.md", "memory/../../secret.md", "/etc/passwd"]]
+    for result in session(example_ws, script):
+        assert result.is_error and "top secret" not in result.content[0].text
+
+
+def test_concurrent_retains_from_mcp_and_cli_lose_nothing(example_ws):
+    n = 40
+
+    async def script(s):
+        clis = [subprocess.Popen([sys.executable, "-m", "memtool", "retain", f"S: cli fact {i}", "--date", "2026-11-30"],
+                                 cwd=example_ws, env=mem_env(), stdout=subprocess.DEVNULL) for i in range(0, n, 4)]
+        results = [await call(s, "retain", bullet=f"S: mcp fact {i}", date="2026-11-30") for i in range(n)]
+        assert [p.wait(timeout=120) for p in clis] == [0] * len(clis)
+        return results
+    results = session(example_ws, script)
+    assert not any(r.is_error for r in results)
+    lines = (example_ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8").splitlines()
+    assert all(lines.count(f"- S: mcp fact {i}") == 1 for i in range(n))
+    assert all(lines.count(f"- S: cli fact {i}") == 1 for i in range(0, n, 4))
