@@ -183,6 +183,9 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
     s = data["search"]
     o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")
             + f", default mode {s['default_mode']}")
+    llm = data["llm"]
+    o.print(f"[bold]llm[/bold]       {llm['provider']} {llm['model']} at {llm['host']}: "
+            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize needs it)"))
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")

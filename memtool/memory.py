@@ -432,6 +432,12 @@ class Memory:
             except ProviderUnavailable as exc:
                 problem = f"{exc.message}; {exc.hint}"
         embedded = vectors.count()
+        from memtool import __version__
+        from memtool.analyzer import ANALYZER_VERSION
+        from memtool.llm import OllamaChat
+
+        llm = OllamaChat(self.config.llm_model)
+        llm_version = llm.probe() if probe else None
         stats.update({
             "workspace": str(self.ws.root),
             "index": {"path": str(self.ws.index_path), "bytes": size, "schema": SCHEMA_VERSION, "driver": DRIVER,
@@ -441,6 +447,11 @@ class Memory:
                          "problem": problem, "vectors": embedded, "missing": vectors.count_missing(),
                          "vector_search": vectors.search_path()},
             "search": {"lexical": True, "semantic": problem is None, "default_mode": self.config.recall_mode},
+            "llm": {"provider": "ollama", "host": llm.host, "model": llm.model, "answers": llm_version is not None,
+                    "version": llm_version, "used_by": "mem summarize"},
+            "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
+                         "sqlite": self.store.conn.execute("SELECT sqlite_version()").fetchone()[0],
+                         "sqlite_vec": vectors.version()},
         })
         return stats
 

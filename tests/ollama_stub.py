@@ -37,6 +37,11 @@ class OllamaStub:
             def log_message(self, *args):
                 pass
 
+            def do_GET(self):
+                if self.path == "/api/version":
+                    return self._send(200, {"version": "0.0.0-stub"})
+                self._send(404, {"error": "not found"})
+
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 if self.path == "/api/chat":

@@ -135,3 +135,11 @@ def test_cli_episodes_tree_and_json(example_ws):
     assert "›" in proc.stdout and "memory/" in proc.stdout
     proc, data = run_json("episodes", "Marrakech", "-k", "5", cwd=example_ws)
     assert data["timeline"] and data["days"][0]["sections"][0]["lines"]
+
+
+def test_status_reports_providers_and_versions(mem, chat):
+    data = mem.status()
+    assert data["llm"]["answers"] and data["llm"]["version"] == "0.0.0-stub"
+    assert data["versions"]["memtool"] and data["versions"]["schema"] >= 2
+    chat.stop()
+    assert not Memory(Workspace(mem.ws.root), embedder="none").status()["llm"]["answers"]

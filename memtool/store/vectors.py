@@ -21,6 +21,9 @@ class Vectors:
     def accelerated(self) -> bool:
         return self.vec_problem is None
 
+    def version(self) -> str | None:
+        return self.conn.execute("SELECT vec_version()").fetchone()[0] if self.accelerated else None
+
     def search_path(self) -> str:
         return "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
 
