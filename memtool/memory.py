@@ -103,6 +103,8 @@ class Memory:
                 report.notices.append(f"no vectors made: {exc.message} ({exc.hint})")
             else:
                 report.embedded = emb.embedded
+                if not self.store.vectors.accelerated:
+                    report.notices.append(f"vector search uses the {self.store.vectors.search_path()}")
                 if emb.dropped:
                     report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
             with self.store.transaction():
