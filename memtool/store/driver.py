@@ -57,37 +57,3 @@ def load_vec(conn) -> str | None:
     except Exception as exc:  # the extension failed to load: say why, fall back
         return f"sqlite-vec did not load ({exc})"
     return None
-
-
-sqlite, DRIVER = _load_driver()
-
-
-def connect(path: str):
-    """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not)."""
-    conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-32000")
-    return conn, load_vec(conn)
-
-
-def load_vec(conn) -> str | None:
-    """Load sqlite-vec into `conn`; None on success, else a one-line reason."""
-    if not hasattr(conn, "enable_load_extension"):
-        return f"this Python's SQLite driver ({DRIVER}) cannot load extensions"
-    # Locate the bundled loadable extension without importing `sqlite_vec`, whose import pulls in
-    # numpy (~100 ms) even for lexical-only commands.
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        return "the sqlite-vec package is not installed"
-    entry = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
-    try:
-        conn.enable_load_extension(True)
-        try:
-            conn.load_extension(entry)
-        finally:
-            conn.enable_load_extension(False)
-    except Exception as exc:  # the extension failed to load: say why, fall back
-        return f"sqlite-vec did not load ({exc})"
-    return None
