@@ -74,7 +74,7 @@ def prepare(src: Path, dest: Path, embedder: str):
 
 def table(title: str, groups: dict[str, list[dict]]) -> str:
     cols = ["hit@1", "hit@5", "hit@10", "hitL@10", "hitL@25", "hitL@50", "mrr"]
-    lines = [f"\n{title}", f"| group | n | " + " | ".join(cols) + " | p50 ms |", "|---|---:|" + "---:|" * (len(cols) + 1)]
+    lines = [f"\n{title}", "| group | n | " + " | ".join(cols) + " | p50 ms |", "|---|---:|" + "---:|" * (len(cols) + 1)]
     for name, rows in groups.items():
         scored = [r for r in rows if r["score"].get("hit@1") is not None]
         if not scored:

@@ -1,12 +1,10 @@
 """Agent-facing operations: episodes, get, about, opinions, core memory, summarize."""
 
-import json
 
 import pytest
 from conftest import mem_env, run_json, run_mem, write
 from ollama_stub import OllamaStub
 
-from memtool.config import Config
 from memtool.errors import ProviderUnavailable, UsageError
 from memtool.memory import Memory
 from memtool.workspace import Workspace

@@ -1,8 +1,7 @@
 """The `mem` command as a user runs it: real processes, real files."""
 
-import json
 
-from conftest import run_json, run_mem, write
+from conftest import run_json, run_mem
 
 
 def test_init_creates_layout_and_never_overwrites(tmp_path):

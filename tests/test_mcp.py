@@ -1,7 +1,6 @@
 """`mem mcp` driven by the official MCP SDK client over stdio, compared with the CLI's --json."""
 
 import asyncio
-import json
 import subprocess
 import sys
 
