@@ -143,9 +143,9 @@ def recall(
     from memtool import output
 
     mem = _memory(embedder)
-    with output.progress_bar("indexing") as bar:
+    with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
         result = mem.recall(query, k=k, since=since, until=until, kinds=kind, entities=entity, budget=budget,
-                            mode=mode, progress=bar)
+                            mode=mode, progress=bar, embed_progress=ebar)
     for w in result.warnings:
         output.warn(w)
     if json_:

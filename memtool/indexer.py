@@ -196,14 +196,16 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
 @dataclass
 class EmbedReport:
     embedded: int = 0
-    pending: int = 0  # still without a vector (limit reached)
+    pending: int = 0  # still without a vector (time budget reached)
     dropped: int = 0  # vectors of another model, forgotten
     seconds: float = 0.0
 
 
-def embed_pending(store: Store, embedder, progress: Progress | None = None, limit: int | None = None) -> EmbedReport:
+def embed_pending(store: Store, embedder, progress: Progress | None = None,
+                  seconds: float | None = None) -> EmbedReport:
     """Give every record without a vector one, in committed batches (an interrupted run keeps its work).
 
+    With `seconds`, stop after the batch that crosses that budget (what is left stays pending).
     A model with another fingerprint than the stored vectors' replaces them all.
     """
     from memtool.embedders import BATCH, embed_text
@@ -217,9 +219,12 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None, limi
             report.dropped = vectors.reset(fingerprint, embedder.dim)
     else:
         vectors.ensure_vec_table()
-    todo = vectors.missing(limit)
+    todo = vectors.missing()
     total = len(todo)
+    deadline = started + seconds if seconds is not None else None
     for i in range(0, total, BATCH):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
         batch = todo[i:i + BATCH]
         matrix = embedder.embed([embed_text(content, context, previous) for _, content, context, previous in batch])
         with store.transaction():
@@ -227,6 +232,6 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None, limi
         report.embedded += len(batch)
         if progress:
             progress(report.embedded, total)
-    report.pending = vectors.count_missing() if limit is not None else 0
+    report.pending = total - report.embedded
     report.seconds = round(time.perf_counter() - started, 3)
     return report

@@ -16,7 +16,6 @@ from memtool.records import Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
 
-REFRESH_EMBED_LIMIT = 64  # a read embeds at most this many new records itself; more is `mem index`'s job
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 
 
@@ -132,7 +131,8 @@ class Memory:
         report.notices = notices
         return report
 
-    def refresh(self, progress: indexer.Progress | None = None) -> indexer.IndexReport:
+    def refresh(self, progress: indexer.Progress | None = None,
+                embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
         """What every read does first: a stat check; re-index changed files and embed a few new records."""
         from memtool.analyzer import ANALYZER_VERSION
 
@@ -146,7 +146,8 @@ class Memory:
         self.last_refresh = report
         if self._vectors_usable() is None:
             try:
-                indexer.embed_pending(self.store, self.embedder, limit=REFRESH_EMBED_LIMIT)
+                indexer.embed_pending(self.store, self.embedder, embed_progress,
+                                      seconds=self.config.embed_on_read_seconds)
             except ProviderUnavailable:
                 pass  # recall reports it as degraded
         return report
@@ -179,15 +180,15 @@ class Memory:
 
     def recall(self, query: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
-               mode: str | None = None, today: date | None = None,
-               progress: indexer.Progress | None = None) -> RecallResult:
+               mode: str | None = None, today: date | None = None, progress: indexer.Progress | None = None,
+               embed_progress: indexer.Progress | None = None) -> RecallResult:
         """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered."""
         mode = (mode or self.config.recall_mode).lower()
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         today=today or date.today())
-        self.refresh(progress)
+        self.refresh(progress, embed_progress if mode != "lexical" else None)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
                           entity_keys=[self.store.entity_keys(e) for e in q.entities])
         warnings = self.notices + list(q.notices) + self._health_warnings()

