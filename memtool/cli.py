@@ -15,6 +15,8 @@ app = typer.Typer(
     name="mem",
     help="Local-first long-term memory over plain Markdown.\n\nExample: mem recall \"Peter Lisbon\" --since 30d",
     no_args_is_help=True,
+    # Plain click help: typer's rich help imports rich.markdown and markdown-it (~150 ms per call).
+    rich_markup_mode=None,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
