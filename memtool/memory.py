@@ -234,7 +234,8 @@ class Memory:
         if filters.active:  # neighbours pulled in by the dialogue prior must pass the filters too
             allowed = self.store.filter_ids(wanted, filters)
             candidates = {i: r for i, r in candidates.items() if i in allowed}
-        ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query) if fid in candidates]
+        naming = self.store.facts_naming(query, list(candidates))
+        ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query, naming) if fid in candidates]
         return [dict(candidates[fid], score=score) for fid, score in ranked[:n]]
 
     def _semantic_candidates(self, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:

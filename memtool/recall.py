@@ -113,6 +113,7 @@ def pack(results: list[dict], budget: int) -> list[dict]:
 LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (the rest: cosine)
 SPEAKER_BOOST = 0.1  # a dialogue turn whose speaker the query names
 NEIGHBOUR_SHARE = 0.25  # a dialogue turn inherits this share of the score of the turn before or after it
+ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 
 
 def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
@@ -139,12 +140,13 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
 
 
 def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int, list[int]],
-           query: str) -> list[tuple[int, float]]:
-    """Priors for dialogue transcripts, then the final order: (fact id, score), best first.
+           query: str, naming: set[int] = frozenset()) -> list[tuple[int, float]]:
+    """Priors, then the final order: (fact id, score), best first.
 
-    In a transcript (list items like `- **Caroline**: …`) the answer to a question is often the
-    next turn, and the question names who said it: a turn gets a share of its neighbours' scores
-    and a boost when its speaker is named in the query. Other text is left as scored.
+    A fact that mentions an entity the query names (`naming`) gets a small boost. In a transcript
+    (list items like `- **Caroline**: …`) the answer to a question is often the next turn, and the
+    question names who said it: a turn gets a share of its neighbours' scores and a boost when its
+    speaker is named in the query.
     """
     from memtool.document import speaker_of
 
@@ -154,6 +156,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     for fid in scores:
         if speakers.get(fid) and speakers[fid].casefold() in folded_query:
             boosted[fid] += SPEAKER_BOOST
+        if fid in naming:
+            boosted[fid] += ENTITY_BOOST
     out = dict(boosted)
     for fid, score in boosted.items():
         if not speakers.get(fid):

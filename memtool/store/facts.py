@@ -244,6 +244,27 @@ class Store:
             out.update(r[0] for r in self.conn.execute(sql, [*chunk, *params]))
         return out
 
+    def facts_naming(self, query: str, ids: list[int]) -> set[int]:
+        """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
+        from memtool.analyzer import words
+
+        tokens = [w for _, _, w in words(query)]
+        names = set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
+        keys: set[str] = set()
+        for name in names:
+            if len(name) >= 2:
+                keys.update(self.entity_keys(name))
+        if not keys or not ids:
+            return set()
+        key_marks = ",".join("?" * len(keys))
+        out: set[int] = set()
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({key_marks})"
+                   f" AND fact_id IN ({','.join('?' * len(chunk))})")
+            out.update(r[0] for r in self.conn.execute(sql, [*keys, *chunk]))
+        return out
+
     def neighbours(self, ids: list[int]) -> dict[int, list[int]]:
         """The records just before and after each given fact in its file."""
         out: dict[int, list[int]] = {}
