@@ -131,9 +131,12 @@ class Memory:
         report.notices = notices
         return report
 
-    def refresh(self, progress: indexer.Progress | None = None,
+    def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
-        """What every read does first: a stat check; re-index changed files and embed a few new records."""
+        """What every read does first: a stat check and re-indexing of changed files.
+
+        With `embed` (semantic reads), new records also get vectors, within the configured time budget.
+        """
         from memtool.analyzer import ANALYZER_VERSION
 
         if self.store.meta("analyzer_version") == ANALYZER_VERSION:
@@ -144,7 +147,7 @@ class Memory:
         self._states = None
         report = self._index_text(False, progress)
         self.last_refresh = report
-        if self._vectors_usable() is None:
+        if embed and self._vectors_usable() is None:
             try:
                 indexer.embed_pending(self.store, self.embedder, embed_progress,
                                       seconds=self.config.embed_on_read_seconds)
@@ -188,7 +191,7 @@ class Memory:
             raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         today=today or date.today())
-        self.refresh(progress, embed_progress if mode != "lexical" else None)
+        self.refresh(progress, embed=mode != "lexical", embed_progress=embed_progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
                           entity_keys=[self.store.entity_keys(e) for e in q.entities])
         warnings = self.notices + list(q.notices) + self._health_warnings()
