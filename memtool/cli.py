@@ -56,7 +56,7 @@ EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this
 
 
 @app.command()
-def init(path: Path = typer.Argument(Path("."), help="Folder to create or complete.")) -> None:
+def init(path: Path = typer.Argument(Path("."), help="Folder to create or complete."), json_: bool = JsonOpt) -> None:
     """Create a workspace: memory.md, memory/, bank/, memtool.toml and a .gitignore for .memory/.
 
     Existing files are never changed. Example: mem init ~/memory
@@ -65,6 +65,9 @@ def init(path: Path = typer.Argument(Path("."), help="Folder to create or comple
     from memtool.workspace import init as create
 
     ws, created = create(path, date.today())
+    if json_:
+        output.emit_json({"workspace": str(ws.root), "created": created})
+        return
     for item in created:
         output.err.print(f"created {item}")
     if not created:

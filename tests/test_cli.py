@@ -13,7 +13,8 @@ def test_init_creates_layout_and_never_overwrites(tmp_path):
     assert (ws / "bank" / "entities").is_dir() and list((ws / "memory").glob("*.md"))
     assert ".memory/" in (ws / ".gitignore").read_text()
     (ws / "memory.md").write_text("# mine\n", encoding="utf-8")
-    run_mem("init", ws, check=0)
+    proc, data = run_json("init", ws)
+    assert proc.returncode == 0 and data == {"workspace": str(ws.resolve()), "created": []}
     assert (ws / "memory.md").read_text(encoding="utf-8") == "# mine\n"
 
 
