@@ -115,3 +115,42 @@ def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
         mem.store.put_file(parsed, st.st_size, st.st_mtime_ns, "x", "ok", fact_rows(parsed), fts=False)
     assert [r["source"] for r in mem.recall("Pelikan").results] == ["memory/2025-01-01.md#L1"]
     assert mem.store.meta("fts_pending") is None
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+LINES = st.sampled_from([
+    "- W @Peter: moved to Lisbon", "- note about Häuser", "## Retain", "# title", "", "plain paragraph text",
+    "- O(c=0.4) @Anna: likes tea", "- X: broken bullet", "```", "| a | b |", "- [[Wiki Link]] here",
+    "---", "aliases: [Pete]", "  - nested item", "- **Caroline**: hello there",
+])
+OPS = st.lists(st.tuples(st.sampled_from(["write", "append", "delete", "touch"]),
+                         st.sampled_from(["memory/2025-01-01.md", "memory/2025-01-02.md", "bank/entities/Pete.md",
+                                          "memory.md", "bank/world.md"]),
+                         st.lists(LINES, max_size=6)),
+               min_size=1, max_size=8)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=OPS)
+def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
+    ws = tmp_path_factory.mktemp("hist")
+    mem = open_mem(ws)
+    for op, rel, lines in ops:
+        path = ws / rel
+        text = "\n".join(lines) + "\n"
+        if op == "write":
+            write(ws, rel, text)
+        elif op == "append" and path.exists():
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        elif op == "delete" and path.exists():
+            path.unlink()
+        elif op == "touch" and path.exists():
+            st_ = path.stat()
+            os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000_000))
+        mem.index()
+    incremental = mem.store.dump()
+    mem.index(rebuild=True)
+    assert mem.store.dump() == incremental
