@@ -114,7 +114,7 @@ def index(
     mem = _memory(embedder)
     with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
         report = mem.index(rebuild=rebuild, progress=bar, embed_progress=ebar)
-    for notice in report.notices:
+    for notice in mem.notices + report.notices:
         output.warn(notice)
     if json_:
         output.emit_json(report.to_dict())
@@ -167,7 +167,10 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
     """
     from memtool import output
 
-    data = _memory(embedder).status()
+    mem = _memory(embedder)
+    data = mem.status()
+    for notice in mem.notices:
+        output.warn(notice)
     if json_:
         output.emit_json(data)
         return
@@ -208,7 +211,10 @@ def check(json_: bool = JsonOpt) -> None:
     """
     from memtool import output
 
-    diags = _memory().check()
+    mem = _memory("none")
+    diags = mem.check()
+    for notice in mem.notices:
+        output.warn(notice)
     errors = sum(1 for d in diags if d.severity == "error")
     if json_:
         output.emit_json({"errors": errors, "warnings": len(diags) - errors,

@@ -191,7 +191,7 @@ class Memory:
             raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         today=today or date.today())
-        self.refresh(progress, embed=mode != "lexical", embed_progress=embed_progress)
+        self.refresh(progress, embed=bool(q.terms) and mode != "lexical", embed_progress=embed_progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
                           entity_keys=[self.store.entity_keys(e) for e in q.entities])
         warnings = self.notices + list(q.notices) + self._health_warnings()
