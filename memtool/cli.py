@@ -350,6 +350,31 @@ def summarize(
     output.err.print(f"[dim]{data['model']} · from {', '.join(data['sources'])}[/dim]")
 
 
+@app.command()
+def reflect(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the journal entry a run would write; write nothing."),
+    force: bool = typer.Option(False, "--force", help="Regenerate blocks even where a person edited them."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print the journal entry on success too."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Update entity pages (only their generated blocks) and append to bank/journal.md; safe from cron.
+
+    Example (crontab): 30 3 * * *  mem -w ~/memory reflect
+    """
+    from memtool import output
+
+    data = _memory("none").reflect(dry_run=dry_run, force=force)
+    for page in data["pages"]:
+        if page["action"] == "skipped":
+            output.warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --force regenerates it)")
+    if json_:
+        output.emit_json(data)
+    elif dry_run or verbose:
+        sys.stdout.write(data["entry"])
+    elif not data["changed"]:
+        output.err.print("reflect: nothing changed")
+
+
 core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",
                        no_args_is_help=True)
 app.add_typer(core_app, name="core")

@@ -100,8 +100,12 @@ def parse(path: str, text: str) -> ParsedFile:
     _apply_meta(out, meta)
     if path.startswith("bank/entities/") and path.endswith(".md") and path.count("/") == 2:
         out.entity = path[len("bank/entities/"):-3]
-    # Blank out the front matter so markdown-it's line numbers stay those of the file.
-    body = "\n".join([""] * body_start + lines[body_start:])
+    # Blank out the front matter and generated blocks (derived text, already indexed from its
+    # sources) so markdown-it's line numbers stay those of the file.
+    kept = [""] * body_start + lines[body_start:]
+    for a, b in _generated_spans(kept):
+        kept[a:b] = [""] * (b - a)
+    body = "\n".join(kept)
     base_kind = "log" if file_kind == "daily" else "page"
     _walk(out, body, lines, base_kind)
     if out.entity:
@@ -109,6 +113,25 @@ def parse(path: str, text: str) -> ParsedFile:
             if out.entity not in r.entities:
                 r.entities.insert(0, out.entity)
     return out
+
+
+_GEN_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->\s*$")
+
+
+def _generated_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """[start, end) line ranges of complete `<!-- memtool:begin NAME -->` … `<!-- memtool:end NAME -->` blocks."""
+    spans, i = [], 0
+    while i < len(lines):
+        m = _GEN_BEGIN.match(lines[i])
+        if m:
+            end_marker = f"<!-- memtool:end {m.group(1)} -->"
+            j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == end_marker), None)
+            if j is not None:
+                spans.append((i, j + 1))
+                i = j + 1
+                continue
+        i += 1
+    return spans
 
 
 def _apply_meta(out: ParsedFile, meta: dict) -> None:

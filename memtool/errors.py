@@ -47,3 +47,9 @@ class ProviderUnavailable(MemError):
     """An external provider (embedding model, Ollama) cannot answer right now."""
 
     exit_code = 6
+
+
+class Busy(MemError):
+    """Another process holds a lock this command does not wait for (e.g. a second `mem reflect`)."""
+
+    exit_code = 7

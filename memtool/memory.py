@@ -388,6 +388,46 @@ class Memory:
         return {"target": target, "summary": recap, "lang": language, "model": llm.model, "sources": used,
                 "withheld": withheld}
 
+    # --- reflect ------------------------------------------------------------------------------
+
+    def reflect(self, dry_run: bool = False, force: bool = False) -> dict:
+        """Write entity pages (generated blocks only) and a journal entry; `dry_run` writes nothing."""
+        from memtool import reflect
+        from memtool.store import entity_key
+
+        started = time.perf_counter()
+        with self.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
+            self.refresh()
+            plan = reflect.Plan()
+            for name, count in self.store.entity_counts(reflect.MIN_FACTS):
+                page = self.store.entity_page(name)
+                path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
+                entity = page["entity"] if page else name
+                facts = [f for f in self.recall("", entities=[name], k=500).results
+                         if f["source"].split("#")[0] not in (path, "bank/journal.md")]
+                if len(facts) < reflect.MIN_FACTS:
+                    continue
+                plan.facts += len(facts)
+                current = self.ws.read_text(path) if (self.ws.root / path).exists() else None
+                plan.pages.append(reflect.plan_page(entity, path, current, reflect.page_body(entity, facts), force))
+            seconds = time.perf_counter() - started
+            stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            entry = reflect.journal_entry(plan, stamp, seconds, dry_run)
+            changed = [p for p in plan.pages if p.action in ("create", "update")]
+            if not dry_run and changed:
+                for p in changed:
+                    if p.action == "update":
+                        self.ws.backup(p.path)
+                    self.ws.write_atomic(p.path, p.text)
+                with self.ws.lock("bank/journal.md"):
+                    journal = self.ws.read_text("bank/journal.md") or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
+                    sep = "\n" if journal.endswith("\n") else "\n\n"
+                    self.ws.write_atomic("bank/journal.md", journal + sep + entry)
+        return {"dry_run": dry_run, "changed": bool(changed), "entry": entry,
+                "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
+                          for p in plan.pages],
+                "seconds": round(time.perf_counter() - started, 3)}
+
     # --- core memory -------------------------------------------------------------------------
 
     def core_read(self) -> dict:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
+from memtool.errors import Busy, UsageError, WorkspaceError, WorkspaceNotFound
 
 STATE_DIR = ".memory"
 MARKERS = ("memory.md", "memory", STATE_DIR)
@@ -160,8 +160,11 @@ class Workspace:
         return target.relative_to(self.root).as_posix()
 
     @contextmanager
-    def lock(self, name: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-        """A cross-process lock (flock-style) named `name`, kept under `.memory/locks/`."""
+    def lock(self, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None = None) -> Iterator[None]:
+        """A cross-process lock (flock-style) named `name`, kept under `.memory/locks/`.
+
+        With `busy` (a message), a held lock raises `Busy` at once instead of waiting.
+        """
         from filelock import FileLock, Timeout
 
         locks = self.state_dir / "locks"
@@ -169,8 +172,10 @@ class Workspace:
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
         lock = FileLock(str(locks / f"{safe}.lock"), timeout=timeout)
         try:
-            lock.acquire()
+            lock.acquire(timeout=0 if busy else timeout)
         except Timeout:
+            if busy:
+                raise Busy(busy, "wait for the other run to finish; runs never interleave") from None
             raise WorkspaceError(f"another mem process holds the lock {name!r} for over {timeout:.0f}s",
                                  f"wait for it to finish, or remove {locks / (safe + '.lock')} if none is running") from None
         try:

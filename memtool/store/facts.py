@@ -329,6 +329,28 @@ class Store:
                 out[name] = row[0]
         return out
 
+    def entity_counts(self, minimum: int) -> list[tuple[str, int]]:
+        """One name per entity mentioned in at least `minimum` facts: its page slug, else its most common spelling."""
+        rows = self.conn.execute(
+            "SELECT e.key, COUNT(DISTINCT e.fact_id), a.entity FROM fact_entities e LEFT JOIN aliases a ON a.key = e.key"
+            " GROUP BY e.key").fetchall()
+        totals: dict[str, int] = {}
+        for key, n, page in rows:
+            name = page or self._spelling(key)
+            totals[name] = totals.get(name, 0) + n
+        return sorted(((n, c) for n, c in totals.items() if c >= minimum), key=lambda x: (-x[1], x[0]))
+
+    def _spelling(self, key: str) -> str:
+        import json as _json
+
+        spellings: dict[str, int] = {}
+        for (ents,) in self.conn.execute(
+                "SELECT f.entities FROM fact_entities e JOIN facts f ON f.id = e.fact_id WHERE e.key = ? LIMIT 50", (key,)):
+            for name in _json.loads(ents):
+                if entity_key(name) == key:
+                    spellings[name] = spellings.get(name, 0) + 1
+        return max(sorted(spellings), key=lambda s: spellings[s]) if spellings else key
+
     def entity_page(self, name: str) -> dict | None:
         """The entity page `name` resolves to (by slug, title or alias): its slug and path."""
         row = self.conn.execute("SELECT entity, path FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
