@@ -283,7 +283,7 @@ def opinions(
     k: int = typer.Option(50, "--k", "-k", help="How many."),
     json_: bool = JsonOpt,
 ) -> None:
-    """Opinions with their confidence, newest first.
+    """Opinions with their confidence (moved by later evidence), trend and evidence, newest first.
 
     Example: mem opinions --entity Peter
     """
@@ -293,7 +293,12 @@ def opinions(
     if json_:
         output.emit_json(data)
         return
-    _print_results(data["opinions"])
+    for o in data["opinions"]:
+        conf = f"{o['anchor']:.2f}→{o['confidence']:.2f}" if o["trend"] != "→" else f"{o['confidence']:.2f}"
+        output.out.print(f"[magenta]c={conf} {o['trend']}[/magenta]  [bold]{_escape(o['entity'])}[/bold]  "
+                         f"{_escape(o['statement'])}")
+        evidence = f"  +{len(o['supporting'])} / −{len(o['contradicting'])} evidence" if o["supporting"] or o["contradicting"] else ""
+        output.out.print(f"    [underline]{o['source']}[/underline]  [dim]{o['last_updated'] or ''}{evidence}[/dim]")
 
 
 @app.command()

@@ -11,7 +11,7 @@ from pathlib import Path
 from memtool import indexer
 from memtool.config import MODES, Config
 from memtool.errors import IndexUnavailable, ProviderUnavailable, UsageError
-from memtool.recall import build_query, fold_duplicates, fuse, pack, rerank, to_result
+from memtool.recall import MAX_K, build_query, fold_duplicates, fuse, pack, rerank, to_result
 from memtool.records import Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
@@ -186,6 +186,8 @@ class Memory:
                mode: str | None = None, today: date | None = None, progress: indexer.Progress | None = None,
                embed_progress: indexer.Progress | None = None) -> RecallResult:
         """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered."""
+        if mode is None and self.embedder_name == "none":
+            mode = "lexical"  # the embedder was switched off on purpose: nothing is degraded
         mode = (mode or self.config.recall_mode).lower()
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
@@ -332,10 +334,36 @@ class Memory:
         return out
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
-        """Opinion bullets (with their confidence), newest first; optionally about one entity."""
-        result = self.recall("", kinds=["opinion"], entities=[entity] if entity else [], k=k)
-        return {"entity": entity, "count": len(result.results), "opinions": result.results,
-                "warnings": result.warnings}
+        """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
+        from memtool.opinions import trend
+
+        threads = self.opinion_threads(entity)
+        threads.sort(key=lambda o: (o.date or "", o.source), reverse=True)
+        out = []
+        for o in threads[:k]:
+            d = o.to_dict()
+            d["trend"] = trend(o.anchor, o.confidence)
+            out.append(d)
+        return {"entity": entity, "count": len(out), "opinions": out}
+
+    def opinion_threads(self, entity: str | None = None):
+        """Every opinion thread (see `memtool.opinions`), optionally only those about one entity."""
+        from memtool import opinions
+        from memtool.analyzer import STOPWORDS, index_terms
+
+        def terms(text: str) -> set[str]:
+            return {t for t in index_terms(text).split() if t not in STOPWORDS and not t.isdigit()}
+
+        ops = self.recall("", kinds=["opinion"], entities=[entity] if entity else [], k=MAX_K).results
+        for f in ops:
+            f["entity"] = f["entities"][0] if f["entities"] else "general"
+        ops.reverse()  # oldest first
+        others = []
+        for name in sorted({f["entity"] for f in ops if f["entity"] != "general"}):
+            for f in self.recall("", entities=[name], k=MAX_K).results:
+                if f["kind"] != "opinion" and not f["source"].startswith("bank/"):
+                    others.append(f | {"entity": name})
+        return opinions.build(ops, others, terms)
 
     def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
         """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
@@ -410,10 +438,20 @@ class Memory:
                 plan.facts += len(facts)
                 current = self.ws.read_text(path) if (self.ws.root / path).exists() else None
                 plan.pages.append(reflect.plan_page(entity, path, current, reflect.page_body(entity, facts), force))
+            threads = self.opinion_threads()
+            state = self._reflect_state()
+            moves = reflect.opinion_moves(threads, state.get("opinions", {}))
+            current = self.ws.read_text("bank/opinions.md") if (self.ws.root / "bank/opinions.md").exists() else None
+            plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
+                                                force, block=reflect.OPINIONS_BLOCK))
+            plan.moves = moves
+            plan.suggestions = reflect.core_suggestions(threads, self.ws.read_text("memory.md"))
             seconds = time.perf_counter() - started
             stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             entry = reflect.journal_entry(plan, stamp, seconds, dry_run)
             changed = [p for p in plan.pages if p.action in ("create", "update")]
+            if not dry_run and (changed or moves):
+                self._save_reflect_state({"opinions": {o.key: round(o.confidence, 3) for o in threads}})
             if not dry_run and changed:
                 for p in changed:
                     if p.action == "update":
@@ -423,10 +461,25 @@ class Memory:
                     journal = self.ws.read_text("bank/journal.md") or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
                     sep = "\n" if journal.endswith("\n") else "\n\n"
                     self.ws.write_atomic("bank/journal.md", journal + sep + entry)
-        return {"dry_run": dry_run, "changed": bool(changed), "entry": entry,
+        return {"dry_run": dry_run, "changed": bool(changed), "entry": entry, "opinion_moves": moves,
+                "suggestions": plan.suggestions,
                 "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                           for p in plan.pages],
                 "seconds": round(time.perf_counter() - started, 3)}
+
+    def _reflect_state(self) -> dict:
+        """What the last reflect run saw (machine-local, under .memory/; losing it only loses 'from' values)."""
+        import json
+
+        try:
+            return json.loads((self.ws.state_dir / "reflect-state.json").read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def _save_reflect_state(self, state: dict) -> None:
+        import json
+
+        self.ws.write_atomic(".memory/reflect-state.json", json.dumps(state, indent=1, sort_keys=True))
 
     # --- core memory -------------------------------------------------------------------------
 

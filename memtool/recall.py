@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -114,6 +115,9 @@ LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (t
 SPEAKER_BOOST = 0.1  # a dialogue turn whose speaker the query names
 NEIGHBOUR_SHARE = 0.25  # a dialogue turn inherits this share of the score of the turn before or after it
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
+OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
+_PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
+                         r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I)
 
 
 def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
@@ -143,7 +147,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
            query: str, naming: set[int] = frozenset()) -> list[tuple[int, float]]:
     """Priors, then the final order: (fact id, score), best first.
 
-    A fact that mentions an entity the query names (`naming`) gets a small boost. In a transcript
+    A fact that mentions an entity the query names (`naming`) gets a small boost, and so does an
+    opinion when the query asks what someone prefers, likes or thinks. In a transcript
     (list items like `- **Caroline**: …`) the answer to a question is often the next turn, and the
     question names who said it: a turn gets a share of its neighbours' scores and a boost when its
     speaker is named in the query.
@@ -152,8 +157,11 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
 
     folded_query = query.casefold()
     speakers = {fid: speaker_of(row["content"]) for fid, row in rows.items()}
+    asks_opinion = bool(_PREFERENCE.search(query))
     boosted = dict(scores)
     for fid in scores:
+        if asks_opinion and fid in rows and rows[fid]["kind"] == "opinion":
+            boosted[fid] += OPINION_BOOST
         if speakers.get(fid) and speakers[fid].casefold() in folded_query:
             boosted[fid] += SPEAKER_BOOST
         if fid in naming:

@@ -50,8 +50,8 @@ def test_about_resolves_aliases_and_opinions_filter(mem):
     with pytest.raises(UsageError):
         mem.about("Nobody-Known")
     ops = mem.opinions(entity="Peter")
-    assert ops["count"] >= 3 and all(o["kind"] == "opinion" and "Peter" in o["entities"] for o in ops["opinions"])
-    assert all(o["confidence"] is None or 0 <= o["confidence"] <= 1 for o in mem.opinions()["opinions"])
+    assert ops["count"] >= 3 and all(o["entity"] == "Peter" for o in ops["opinions"])
+    assert all(0 <= o["confidence"] <= 1 and o["trend"] in "↑↓→" for o in mem.opinions()["opinions"])
 
 
 def test_core_memory_edits_are_exact_limited_and_backed_up(mem, example_ws):

@@ -1,0 +1,117 @@
+"""Opinions whose confidence moves with evidence. Pure.
+
+An opinion thread is a chain of `O` bullets about the same entity saying much the same thing
+(term overlap). The newest explicit `O(c=…)` is the anchor: a person's own number. Facts written
+after the anchor about the same entity that share its terms are evidence: they support it, or
+contradict it when exactly one side is negated ("not", "no longer", "nicht", "kein", "nie", …).
+Evidence is counted in independent sources (distinct files); the confidence follows `update`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+SUPPORT_STEP = 0.10  # each independent supporting source closes 10 % of the distance to 1
+CONTRADICT_STEP = 0.15  # each independent contradicting source removes 15 % of the confidence
+DEFAULT_ANCHOR = 0.5  # an opinion written without c=…
+SAME_THREAD = 0.16  # term overlap (Jaccard) for two opinion bullets to be one opinion (tuned on the example)
+EVIDENCE = 0.25  # term overlap for a fact to count as evidence for an opinion
+_NEGATION = re.compile(r"\b(not|no|never|no longer|nicht|kein|keine|keinen|nie|niemals|nicht mehr|doesn't|don't|isn't|won't|can't)\b",
+                       re.I)
+
+
+def update(anchor: float, supporting: int, contradicting: int) -> float:
+    """Confidence after `supporting` and `contradicting` independent sources since the anchor.
+
+    c = 1 − (1 − a·(1−β)^d)·(1−α)^s with α = 0.10, β = 0.15. Properties (tested): c stays in [0, 1];
+    it depends on counts only, so the order of evidence does not matter; steps shrink as evidence
+    accumulates; one contradiction takes 0.9 to 0.765 — four are needed to go below 0.5.
+    """
+    a = min(1.0, max(0.0, anchor))
+    base = a * (1.0 - CONTRADICT_STEP) ** max(0, contradicting)
+    return 1.0 - (1.0 - base) * (1.0 - SUPPORT_STEP) ** max(0, supporting)
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+@dataclass
+class Opinion:
+    entity: str
+    statement: str  # the newest bullet's text
+    source: str  # the newest bullet
+    date: str | None
+    anchor: float
+    anchor_source: str
+    terms: set[str]
+    history: list[str] = field(default_factory=list)  # older bullets of the thread
+    supporting: list[str] = field(default_factory=list)
+    contradicting: list[str] = field(default_factory=list)
+
+    @property
+    def confidence(self) -> float:
+        return update(self.anchor, len(_files(self.supporting)), len(_files(self.contradicting)))
+
+    @property
+    def key(self) -> str:
+        return self.history[0] if self.history else self.source
+
+    def to_dict(self) -> dict:
+        return {"entity": self.entity, "statement": self.statement, "source": self.source, "last_updated": self.date,
+                "confidence": round(self.confidence, 3), "anchor": self.anchor, "anchor_source": self.anchor_source,
+                "supporting": self.supporting, "contradicting": self.contradicting, "history": self.history}
+
+
+def _files(sources: list[str]) -> set[str]:
+    return {s.split("#")[0] for s in sources}
+
+
+def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opinion]:
+    """Threads from opinion facts (oldest first) and their evidence among `other_facts`.
+
+    Facts are recall results plus `entity` (the entity they are filed under); `terms(text)` gives a
+    fact's analysed terms.
+    """
+    threads: list[Opinion] = []
+    for f in opinion_facts:
+        t = terms(f["content"])
+        match = next((o for o in reversed(threads) if o.entity == f["entity"] and overlap(o.terms, t) >= SAME_THREAD), None)
+        explicit = f.get("confidence")
+        if match is None:
+            threads.append(Opinion(f["entity"], f["content"], f["source"], f.get("timestamp"),
+                                   explicit if explicit is not None else DEFAULT_ANCHOR, f["source"], t))
+            continue
+        match.history.append(match.source)
+        match.statement, match.source, match.date, match.terms = f["content"], f["source"], f.get("timestamp"), match.terms | t
+        if explicit is not None:  # a person's number resets the evidence
+            match.anchor, match.anchor_source = explicit, f["source"]
+            match.supporting, match.contradicting = [], []
+    for o in threads:
+        anchor_day = _day(o.anchor_source)
+        for f in other_facts:
+            if f["entity"] != o.entity or f["source"] in o.history or f["source"] == o.source:
+                continue
+            day = (f.get("timestamp") or "")[:10]
+            if anchor_day and day and day < anchor_day:
+                continue
+            if overlap(o.terms, terms(f["content"])) < EVIDENCE:
+                continue
+            (o.contradicting if negated(f["content"]) != negated(o.statement) else o.supporting).append(f["source"])
+    return threads
+
+
+def _day(source: str) -> str | None:
+    m = re.match(r"memory/(\d{4}-\d{2}-\d{2})\.md", source)
+    return m.group(1) if m else None
+
+
+def trend(before: float | None, after: float) -> str:
+    if before is None or abs(after - before) < 0.005:
+        return "→"
+    return "↑" if after > before else "↓"

@@ -1,0 +1,56 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memtool.opinions import build, update
+
+unit = st.floats(min_value=0, max_value=1, allow_nan=False)
+count = st.integers(min_value=0, max_value=50)
+
+
+@given(a=unit, s=count, d=count)
+def test_confidence_stays_in_unit_interval(a, s, d):
+    assert 0.0 <= update(a, s, d) <= 1.0
+
+
+@given(a=unit, events=st.lists(st.booleans(), max_size=30))
+def test_order_of_evidence_does_not_matter(a, events):
+    s, d = sum(events), len(events) - sum(events)
+    shuffled = list(reversed(events))
+    assert update(a, sum(shuffled), len(shuffled) - sum(shuffled)) == update(a, s, d)
+
+
+@given(a=st.floats(min_value=0.9, max_value=1.0), s=count)
+def test_one_contradiction_never_flips_a_strong_opinion(a, s):
+    assert update(a, s, 1) >= 0.5
+    assert update(0.9, 0, 1) > 0.5 and update(0.9, 0, 4) < 0.5  # it takes repeated contradiction
+
+
+@given(a=unit, s=st.integers(min_value=0, max_value=20))
+def test_support_has_diminishing_returns(a, s):
+    step1 = update(a, s + 1, 0) - update(a, s, 0)
+    step2 = update(a, s + 2, 0) - update(a, s + 1, 0)
+    assert step1 >= step2 >= 0
+
+
+def terms(text):
+    return set(text.lower().replace(".", "").split())
+
+
+def fact(content, source, entity="Peter", c=None, kind="opinion"):
+    return {"content": content, "source": source, "entity": entity, "confidence": c, "kind": kind,
+            "timestamp": source[7:17]}
+
+
+def test_threads_anchor_and_evidence():
+    ops = [fact("Peter prefers short messages", "memory/2026-10-01.md#L3", c=0.7),
+           fact("Peter prefers short messages on WhatsApp", "memory/2026-10-05.md#L4", c=0.9)]
+    others = [fact("Peter prefers short messages again today", "memory/2026-10-06.md#L2", kind="world"),
+              fact("Peter prefers short messages, confirmed", "memory/2026-10-07.md#L2", kind="world"),
+              fact("Peter does not prefer short messages anymore", "memory/2026-10-08.md#L2", kind="world"),
+              fact("Peter prefers short messages (old note)", "memory/2026-09-01.md#L2", kind="world"),
+              fact("Anna prefers short messages", "memory/2026-10-09.md#L2", entity="Anna", kind="world")]
+    [o] = build(ops, others, terms)
+    assert o.anchor == 0.9 and o.history == ["memory/2026-10-01.md#L3"]
+    assert o.supporting == ["memory/2026-10-06.md#L2", "memory/2026-10-07.md#L2"]
+    assert o.contradicting == ["memory/2026-10-08.md#L2"]
+    assert abs(o.confidence - update(0.9, 2, 1)) < 1e-12
