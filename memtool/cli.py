@@ -359,6 +359,7 @@ def summarize(
 def reflect(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the journal entry a run would write; write nothing."),
     force: bool = typer.Option(False, "--force", help="Regenerate blocks even where a person edited them."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only entities with facts from this time on: 7d, 2025-11-01."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print the journal entry on success too."),
     json_: bool = JsonOpt,
 ) -> None:
@@ -368,7 +369,7 @@ def reflect(
     """
     from memtool import output
 
-    data = _memory("none").reflect(dry_run=dry_run, force=force)
+    data = _memory("none").reflect(dry_run=dry_run, force=force, since=since)
     for page in data["pages"]:
         if page["action"] == "skipped":
             output.warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --force regenerates it)")

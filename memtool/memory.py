@@ -418,8 +418,11 @@ class Memory:
 
     # --- reflect ------------------------------------------------------------------------------
 
-    def reflect(self, dry_run: bool = False, force: bool = False) -> dict:
-        """Write entity pages (generated blocks only) and a journal entry; `dry_run` writes nothing."""
+    def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None) -> dict:
+        """Write entity pages (generated blocks only), opinions and a journal entry; `dry_run` writes nothing.
+
+        `since` limits the run to entities with facts from that time on (their pages still list everything).
+        """
         from memtool import reflect
         from memtool.store import entity_key
 
@@ -427,7 +430,12 @@ class Memory:
         with self.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
             self.refresh()
             plan = reflect.Plan()
+            recent = None
+            if since:
+                recent = {e for f in self.recall("", since=since, k=MAX_K).results for e in f["entities"]}
             for name, count in self.store.entity_counts(reflect.MIN_FACTS):
+                if recent is not None and name not in recent:
+                    continue
                 page = self.store.entity_page(name)
                 path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
                 entity = page["entity"] if page else name

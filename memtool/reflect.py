@@ -59,8 +59,11 @@ def page_body(entity: str, facts: list[dict]) -> str:
              "Edit outside this block; edits inside are noticed and kept until `mem reflect --force`.*", ""]
     current = [f for f in facts if f["kind"] != "opinion"][:MAX_FACTS]
     if current:
+        later = superseded(current)
         lines.append("**Facts** (newest first)")
-        lines += [f"- {_when(f)}{_one_line(f['content'])} — `{f['source']}`" for f in current]
+        for f in current:
+            mark = f" *(superseded by `{later[f['source']]}`)*" if f["source"] in later else ""
+            lines.append(f"- {_when(f)}{_one_line(f['content'])} — `{f['source']}`{mark}")
         lines.append("")
     opinions = [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
     if opinions:
@@ -75,6 +78,34 @@ def page_body(entity: str, facts: list[dict]) -> str:
     if by_day:
         lines.append("**Timeline:** " + " · ".join(f"{d} ({n})" for d, n in sorted(by_day.items(), reverse=True)[:20]))
     return "\n".join(lines).rstrip() + "\n"
+
+
+_CHANGE = re.compile(r"\b(moved to|moves to|no longer|not anymore|now|switched to|nicht mehr|jetzt|umgezogen|"
+                     r"zieht nach|gewechselt)\b", re.I)
+
+
+def superseded(facts: list[dict]) -> dict[str, str]:
+    """Older facts replaced by a newer one that announces a change and shares a content word with them.
+
+    `facts` are newest first; returns older source → newer source. A simple, explicit rule (the
+    full contradiction detection belongs to the consolidation phase): "Peter moved to Lisbon; his
+    Hamburg flat is given up" supersedes "Peter lives in Hamburg".
+    """
+    from memtool.analyzer import STOPWORDS, index_terms
+
+    def terms(f: dict) -> set[str]:
+        names = {t for e in f.get("entities", []) for t in index_terms(e).split()}
+        return {t for t in index_terms(f["content"]).split() if t not in STOPWORDS and t not in names and not t.isdigit()}
+
+    out: dict[str, str] = {}
+    for i, newer in enumerate(facts):
+        if not _CHANGE.search(newer["content"]):
+            continue
+        new_terms = terms(newer)
+        for older in facts[i + 1:]:
+            if older["source"] not in out and older["kind"] in ("world", "log", "page") and new_terms & terms(older):
+                out[older["source"]] = newer["source"]
+    return out
 
 
 def _when(f: dict) -> str:

@@ -101,3 +101,55 @@ def test_new_entities_get_new_pages(example_ws, mem):
     assert {p["path"]: p["action"] for p in result["pages"]}["bank/entities/Zoe-K.md"] == "create"
     text = (example_ws / "bank/entities/Zoe-K.md").read_text(encoding="utf-8")
     assert text.startswith("# Zoe-K\n") and "c=0.60" in text
+
+
+def test_opinion_trajectory_follows_the_rule_across_runs(tmp_path):
+    from memtool.opinions import update
+
+    ws = tmp_path / "w"
+    write(ws, "memory/2026-10-01.md", "# 2026-10-01\n## Retain\n- O(c=0.9) @Rex: Rex prefers morning walks in the park.\n"
+                                      "- W @Rex: Rex is a beagle.\n")
+    mem = Memory(Workspace(ws), embedder="none")
+    mem.reflect()
+    [o] = mem.opinions(entity="Rex")["opinions"]
+    assert o["confidence"] == 0.9 and o["trend"] == "→"
+    write(ws, "memory/2026-10-02.md", "# 2026-10-02\n- @Rex loved his morning walks in the park again.\n")
+    write(ws, "memory/2026-10-03.md", "# 2026-10-03\n- @Rex morning walks in the park: happiest dog.\n")
+    write(ws, "memory/2026-10-04.md", "# 2026-10-04\n- @Rex did not enjoy the morning walks in the park today.\n")
+    result = mem.reflect()
+    [o] = mem.opinions(entity="Rex")["opinions"]
+    assert abs(o["confidence"] - round(update(0.9, 2, 1), 3)) < 1e-9 and len(o["contradicting"]) == 1
+    assert result["opinion_moves"] and result["opinion_moves"][0]["from"] == 0.9
+    assert "moved 0.90 →" in (ws / "bank/journal.md").read_text(encoding="utf-8")
+    write(ws, "memory/2026-10-05.md", "# 2026-10-05\n## Retain\n- O(c=0.4) @Rex: Rex prefers evening walks in the park now.\n")
+    mem.reflect()
+    [o] = [x for x in mem.opinions(entity="Rex")["opinions"] if "evening" in x["statement"]]
+    assert o["anchor"] == 0.4 and o["confidence"] == 0.4, "a person's new number is an anchor"
+    assert "c=0.40" in (ws / "bank/opinions.md").read_text(encoding="utf-8")
+
+
+def test_kill_during_a_run_leaves_files_whole_and_a_rerun_finishes(example_ws):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for i in range(28):  # enough entities that a run takes a moment
+        write(example_ws, f"memory/2026-09-{1 + i % 28:02d}.md",
+              "".join(f"- @Person{i}-{j} met @Person{i}-{(j + 1) % 3} about project {j}.\n" for j in range(3)))
+    for delay in (0.3, 0.6, 0.9):
+        proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect"], cwd=example_ws, env=mem_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for page in (example_ws / "bank" / "entities").glob("*.md"):
+            text = page.read_text(encoding="utf-8")
+            if "memtool:begin" in text:
+                block = blocks.find(text, "entity")
+                assert block is not None and not block.edited, f"half-written {page.name}"
+    proc, data = run_json("reflect", cwd=example_ws)
+    assert proc.returncode == 0, proc.stderr
+    again = run_json("reflect", cwd=example_ws)[1]
+    assert not again["changed"]
+    assert "Person3-1" in (example_ws / "bank/entities/Person3-1.md").read_text(encoding="utf-8")
