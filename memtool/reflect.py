@@ -19,6 +19,7 @@ STRONG = 0.85  # opinions at least this sure are suggested for memory.md
 MIN_FACTS = 2  # an entity needs this many facts before it gets a page
 MAX_FACTS = 15  # facts listed on a page (newest first); the timeline counts all
 _UNSAFE = re.compile(r"[^\w.\-]+")
+_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md#")
 
 
 @dataclass
@@ -74,7 +75,7 @@ def page_body(entity: str, facts: list[dict]) -> str:
     if related:
         lines.append("**Related:** " + ", ".join(f"{e} ({n})" for e, n in related.most_common(8)))
         lines.append("")
-    by_day = Counter(f["timestamp"][:10] for f in facts if f.get("timestamp") and f["source"].startswith("memory/"))
+    by_day = Counter(m.group(1) for f in facts if (m := _DAILY.match(f["source"])))  # the day it was written
     if by_day:
         lines.append("**Timeline:** " + " · ".join(f"{d} ({n})" for d, n in sorted(by_day.items(), reverse=True)[:20]))
     return "\n".join(lines).rstrip() + "\n"
