@@ -453,7 +453,8 @@ class Memory:
             plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
                                                 force, block=reflect.OPINIONS_BLOCK))
             plan.moves = moves
-            plan.suggestions = reflect.core_suggestions(threads, self.ws.read_text("memory.md"))
+            world = [f for f in self.recall("", kinds=["world"], k=MAX_K).results]
+            plan.suggestions = reflect.core_suggestions(threads, world, self.ws.read_text("memory.md"))
             seconds = time.perf_counter() - started
             stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             entry = reflect.journal_entry(plan, stamp, seconds, dry_run)

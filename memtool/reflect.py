@@ -164,24 +164,40 @@ def opinion_moves(threads, before: dict[str, float]) -> list[dict]:
     return moves
 
 
-def core_suggestions(threads, core_text: str, limit: int = 5) -> list[dict]:
-    """Strong opinions not yet in memory.md (by term overlap), strongest first: proposals, never written."""
+def core_suggestions(threads, world_facts: list[dict], core_text: str, limit: int = 5) -> list[dict]:
+    """Proposals for memory.md (never written): strong opinions, and world facts stated in two or
+    more files (durable), that memory.md does not already say (by term overlap)."""
     from memtool.analyzer import STOPWORDS, index_terms
 
     def terms(text: str) -> set[str]:
-        return {t for t in index_terms(text).split() if t not in STOPWORDS}
+        return {t for t in index_terms(text).split() if t not in STOPWORDS and not t.isdigit()}
 
     core_lines = [terms(line) for line in core_text.splitlines() if line.strip()]
+
+    def known(text: str) -> bool:
+        t = terms(text)
+        return any(len(t & line) / max(1, len(t)) >= 0.5 for line in core_lines)
+
     out = []
     for o in sorted(threads, key=lambda o: -o.confidence):
-        if o.confidence < STRONG:
+        if o.confidence < STRONG or len(out) >= limit:
             break
-        t = terms(o.statement)
-        if any(len(t & line) / max(1, len(t)) >= 0.5 for line in core_lines):
-            continue
-        out.append({"entity": o.entity, "statement": o.statement, "confidence": round(o.confidence, 3), "source": o.source})
-        if len(out) >= limit:
+        if not known(o.statement):
+            out.append({"kind": "opinion", "entity": o.entity, "statement": o.statement,
+                        "confidence": round(o.confidence, 3), "source": o.source})
+    seen: list[set[str]] = []
+    for f in world_facts:
+        if len(out) >= 2 * limit:
             break
+        if "/" in (f.get("timestamp") or ""):
+            continue  # a fact about a time span is not durable
+        t = terms(f["content"])
+        confirmed = [g for g in world_facts if g["source"].split("#")[0] != f["source"].split("#")[0]
+                     and len(t & terms(g["content"])) / max(1, len(t | terms(g["content"]))) >= 0.5]
+        if confirmed and not known(f["content"]) and not any(len(t & s) / max(1, len(t | s)) >= 0.5 for s in seen):
+            seen.append(t)
+            out.append({"kind": "world", "entity": f["entities"][0] if f["entities"] else "general",
+                        "statement": f["content"], "confidence": None, "source": f["source"]})
     return out
 
 
@@ -210,6 +226,8 @@ def journal_entry(plan: Plan, stamp: str, seconds: float, dry_run: bool) -> str:
                      f"\"{_one_line(m['statement'])}\" `{m['source']}`")
     if plan.suggestions:
         lines.append("- Suggested for memory.md (not written; add them with `mem core append` if they belong there):")
-        lines += [f"  - {_one_line(s['statement'])} (c={s['confidence']:.2f}, `{s['source']}`)" for s in plan.suggestions]
+        lines += [f"  - {_one_line(s['statement'])} ("
+                  + (f"c={s['confidence']:.2f}, " if s["confidence"] is not None else "stated in several notes, ")
+                  + f"`{s['source']}`)" for s in plan.suggestions]
     lines.append(f"- Considered {plan.facts} facts in {seconds:.2f} s.")
     return "\n".join(lines) + "\n"

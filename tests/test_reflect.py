@@ -153,3 +153,11 @@ def test_kill_during_a_run_leaves_files_whole_and_a_rerun_finishes(example_ws):
     again = run_json("reflect", cwd=example_ws)[1]
     assert not again["changed"]
     assert "Person3-1" in (example_ws / "bank/entities/Person3-1.md").read_text(encoding="utf-8")
+
+
+def test_journal_suggests_but_never_writes_memory_md(mem, example_ws):
+    before = (example_ws / "memory.md").read_bytes()
+    result = mem.reflect()
+    assert result["suggestions"] and all(s["source"] for s in result["suggestions"])
+    assert "Suggested for memory.md" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    assert (example_ws / "memory.md").read_bytes() == before
