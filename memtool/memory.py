@@ -210,6 +210,16 @@ class Memory:
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
 
+    def _listed(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
+        """Facts matching filters only, newest first, as recall results (no refresh: the caller did it)."""
+        from memtool.dates import parse_since
+
+        filters = Filters(kinds=list(kinds), since=parse_since(since, date.today()) if since else None,
+                          entity_keys=[self.store.entity_keys(e) for e in entities])
+        rows = self.store.latest(filters, k)
+        canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
+        return [to_result(r, canonical) for r in rows]
+
     def _candidates(self, query: str, terms: list[str], filters: Filters, mode: str, n: int,
                     warnings: list[str]) -> tuple[dict[int, float], str, str | None]:
         """Fused candidate scores, the mode that actually ran, and why it is degraded (if it is)."""
@@ -354,13 +364,14 @@ class Memory:
         def terms(text: str) -> set[str]:
             return {t for t in index_terms(text).split() if t not in STOPWORDS and not t.isdigit()}
 
-        ops = self.recall("", kinds=["opinion"], entities=[entity] if entity else [], k=MAX_K).results
+        self.refresh()
+        ops = self._listed(kinds=["opinion"], entities=[entity] if entity else [])
         for f in ops:
             f["entity"] = f["entities"][0] if f["entities"] else "general"
         ops.reverse()  # oldest first
         others = []
         for name in sorted({f["entity"] for f in ops if f["entity"] != "general"}):
-            for f in self.recall("", entities=[name], k=MAX_K).results:
+            for f in self._listed(entities=[name]):
                 if f["kind"] != "opinion" and not f["source"].startswith("bank/"):
                     others.append(f | {"entity": name})
         return opinions.build(ops, others, terms)
@@ -432,14 +443,14 @@ class Memory:
             plan = reflect.Plan()
             recent = None
             if since:
-                recent = {e for f in self.recall("", since=since, k=MAX_K).results for e in f["entities"]}
+                recent = {e for f in self._listed(since=since) for e in f["entities"]}
             for name, count in self.store.entity_counts(reflect.MIN_FACTS):
                 if recent is not None and name not in recent:
                     continue
                 page = self.store.entity_page(name)
                 path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
                 entity = page["entity"] if page else name
-                facts = [f for f in self.recall("", entities=[name], k=500).results
+                facts = [f for f in self._listed(entities=[name], k=500)
                          if f["source"].split("#")[0] not in (path, "bank/journal.md")]
                 if len(facts) < reflect.MIN_FACTS:
                     continue
@@ -453,7 +464,7 @@ class Memory:
             plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
                                                 force, block=reflect.OPINIONS_BLOCK))
             plan.moves = moves
-            world = [f for f in self.recall("", kinds=["world"], k=MAX_K).results]
+            world = self._listed(kinds=["world"])
             plan.suggestions = reflect.core_suggestions(threads, world, self.ws.read_text("memory.md"))
             seconds = time.perf_counter() - started
             stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -78,9 +78,17 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
     Facts are recall results plus `entity` (the entity they are filed under); `terms(text)` gives a
     fact's analysed terms.
     """
+    cache: dict[str, set[str]] = {}
+
+    def cached(text: str) -> set[str]:
+        if text not in cache:
+            cache[text] = terms(text)
+        return cache[text]
+
+    terms_of = cached
     threads: list[Opinion] = []
     for f in opinion_facts:
-        t = terms(f["content"])
+        t = terms_of(f["content"])
         match = next((o for o in reversed(threads) if o.entity == f["entity"] and overlap(o.terms, t) >= SAME_THREAD), None)
         explicit = f.get("confidence")
         if match is None:
@@ -100,7 +108,7 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
             day = (f.get("timestamp") or "")[:10]
             if anchor_day and day and day < anchor_day:
                 continue
-            if overlap(o.terms, terms(f["content"])) < EVIDENCE:
+            if overlap(o.terms, terms_of(f["content"])) < EVIDENCE:
                 continue
             (o.contradicting if negated(f["content"]) != negated(o.statement) else o.supporting).append(f["source"])
     return threads

@@ -185,15 +185,19 @@ def core_suggestions(threads, world_facts: list[dict], core_text: str, limit: in
         if not known(o.statement):
             out.append({"kind": "opinion", "entity": o.entity, "statement": o.statement,
                         "confidence": round(o.confidence, 3), "source": o.source})
+    facts = [(f, terms(f["content"]), f["source"].split("#")[0]) for f in world_facts]
+    by_term: dict[str, list[int]] = {}
+    for i, (_, t, _) in enumerate(facts):
+        for term in t:
+            by_term.setdefault(term, []).append(i)
     seen: list[set[str]] = []
-    for f in world_facts:
+    for f, t, path in facts:
         if len(out) >= 2 * limit:
             break
-        if "/" in (f.get("timestamp") or ""):
+        if "/" in (f.get("timestamp") or "") or not t:
             continue  # a fact about a time span is not durable
-        t = terms(f["content"])
-        confirmed = [g for g in world_facts if g["source"].split("#")[0] != f["source"].split("#")[0]
-                     and len(t & terms(g["content"])) / max(1, len(t | terms(g["content"]))) >= 0.5]
+        candidates = {j for term in t for j in by_term.get(term, ())}
+        confirmed = any(facts[j][2] != path and len(t & facts[j][1]) / len(t | facts[j][1]) >= 0.5 for j in candidates)
         if confirmed and not known(f["content"]) and not any(len(t & s) / max(1, len(t | s)) >= 0.5 for s in seen):
             seen.append(t)
             out.append({"kind": "world", "entity": f["entities"][0] if f["entities"] else "general",
