@@ -441,6 +441,8 @@ class Memory:
         with self.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
             self.refresh()
             plan = reflect.Plan()
+            threads = self.opinion_threads()
+            confidences = {src: o.confidence for o in threads for src in [o.source, *o.history]}
             recent = None
             if since:
                 recent = {e for f in self._listed(since=since) for e in f["entities"]}
@@ -456,8 +458,8 @@ class Memory:
                     continue
                 plan.facts += len(facts)
                 current = self.ws.read_text(path) if (self.ws.root / path).exists() else None
-                plan.pages.append(reflect.plan_page(entity, path, current, reflect.page_body(entity, facts), force))
-            threads = self.opinion_threads()
+                plan.pages.append(reflect.plan_page(entity, path, current,
+                                                    reflect.page_body(entity, facts, confidences), force))
             state = self._reflect_state()
             moves = reflect.opinion_moves(threads, state.get("opinions", {}))
             current = self.ws.read_text("bank/opinions.md") if (self.ws.root / "bank/opinions.md").exists() else None

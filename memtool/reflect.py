@@ -47,11 +47,13 @@ def slug_for(name: str) -> str:
     return _UNSAFE.sub("-", name.strip()).strip("-.") or "entity"
 
 
-def page_body(entity: str, facts: list[dict]) -> str:
+def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None) -> str:
     """The generated part of an entity page: summary, facts (newest first), opinions, related, timeline.
 
-    `facts` are recall results (kind, timestamp, content, source, entities, confidence), newest first.
+    `facts` are recall results (kind, timestamp, content, source, entities, confidence), newest first;
+    `confidences` maps an opinion's source to its current confidence (after evidence).
     """
+    confidences = confidences or {}
     kinds = Counter(f["kind"] for f in facts)
     dates = sorted(f["timestamp"][:10] for f in facts if f.get("timestamp"))
     span = f" from {dates[0]} to {dates[-1]}" if dates else ""
@@ -69,7 +71,7 @@ def page_body(entity: str, facts: list[dict]) -> str:
     opinions = [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
     if opinions:
         lines.append("**Opinions**")
-        lines += [f"- {_conf(f)}{_one_line(f['content'])} — `{f['source']}`" for f in opinions]
+        lines += [f"- {_conf(f, confidences)}{_one_line(f['content'])} — `{f['source']}`" for f in opinions]
         lines.append("")
     related = Counter(e for f in facts for e in f.get("entities", []) if e != entity)
     if related:
@@ -81,8 +83,8 @@ def page_body(entity: str, facts: list[dict]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-_CHANGE = re.compile(r"\b(moved to|moves to|no longer|not anymore|now|switched to|nicht mehr|jetzt|umgezogen|"
-                     r"zieht nach|gewechselt)\b", re.I)
+_CHANGE = re.compile(r"\b(moved to|moves to|no longer|not anymore|switched to|nicht mehr|umgezogen|zieht nach|"
+                     r"gewechselt)\b", re.I)
 
 
 def superseded(facts: list[dict]) -> dict[str, str]:
@@ -113,8 +115,9 @@ def _when(f: dict) -> str:
     return f"{f['timestamp']}: " if f.get("timestamp") else ""
 
 
-def _conf(f: dict) -> str:
-    return f"c={f['confidence']:.2f}: " if f.get("confidence") is not None else ""
+def _conf(f: dict, confidences: dict[str, float]) -> str:
+    c = confidences.get(f["source"], f.get("confidence"))
+    return f"c={c:.2f}: " if c is not None else ""
 
 
 def _one_line(text: str) -> str:
