@@ -435,7 +435,6 @@ class Memory:
         `since` limits the run to entities with facts from that time on (their pages still list everything).
         """
         from memtool import reflect
-        from memtool.store import entity_key
 
         started = time.perf_counter()
         with self.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
@@ -446,7 +445,7 @@ class Memory:
             recent = None
             if since:
                 recent = {e for f in self._listed(since=since) for e in f["entities"]}
-            for name, count in self.store.entity_counts(reflect.MIN_FACTS):
+            for name, _count in self.store.entity_counts(reflect.MIN_FACTS):
                 if recent is not None and name not in recent:
                     continue
                 page = self.store.entity_page(name)

@@ -28,7 +28,7 @@ def test_pages_get_blocks_that_cite_real_lines(mem, example_ws):
     assert block and not block.edited
     cites = re.findall(r"— `([^`]+)#L(\d+)(?:-L(\d+))?`", block.body)
     assert len(cites) >= 8
-    for path, a, b in cites:
+    for path, a, _ in cites:
         lines = split_lines((example_ws / path).read_text(encoding="utf-8"))
         assert lines[int(a) - 1].strip(), (path, a)
     assert "bank/journal.md" not in block.body
