@@ -143,6 +143,13 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
         out["rg_p50_s"] = statistics.median(rg)
         out["recall_cli_vs_rg"] = out["recall_cli_p50_s"] / out["rg_p50_s"]
     out["help_s"] = statistics.median(child([sys.executable, "-m", "memtool", "--help"])[0] for _ in range(runs))
+
+    # nightly reflect: a first run, a run with nothing new, a run after ~500 new facts
+    out["reflect_first_s"] = child([*mem_cmd, "reflect"])[0]
+    out["reflect_nochange_s"] = child([*mem_cmd, "reflect"])[0]
+    for i in range(500):
+        append_line(ws, f"@Bench-Person-{i % 7} reviewed the Zaunkönig migration, part {i}.")
+    out["reflect_500_new_s"] = child([*mem_cmd, "reflect"])[0]
     return out
 
 
@@ -225,6 +232,9 @@ ROWS = [
     ("mem recall CLI / grep", "recall_cli_vs_grep", "{:.2f}×"),
     ("mem recall CLI / rg", "recall_cli_vs_rg", "{:.2f}×"),
     ("mem --help", "help_s", "{:.3f} s"),
+    ("mem reflect, first run", "reflect_first_s", "{:.2f} s"),
+    ("mem reflect, nothing new", "reflect_nochange_s", "{:.2f} s"),
+    ("mem reflect after 500 new facts", "reflect_500_new_s", "{:.2f} s"),
     ("index size", "index_bytes", "{:,.0f} B"),
     ("index bytes per fact", "bytes_per_fact", "{:.0f} B"),
     ("peak RSS, index --rebuild", "index_peak_rss_mb", "{:.0f} MB"),
