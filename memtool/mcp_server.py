@@ -87,7 +87,8 @@ def build_server(mem):
         return call(mem.about, entity, k=k)
 
     @server.tool(annotations=read_only, description=(
-        "Opinions (O bullets) with their confidence, newest first; optionally only those about one entity."))
+        "Opinions with their confidence (the newest explicit c=…, moved by later supporting or contradicting "
+        "notes), trend and evidence sources, newest first; optionally only those about one entity."))
     def opinions(entity: str | None = None, k: int = 50) -> dict[str, Any]:
         return call(mem.opinions, entity=entity, k=k)
 
