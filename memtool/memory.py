@@ -210,8 +210,8 @@ class Memory:
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
 
-    def _listed(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
-        """Facts matching filters only, newest first, as recall results (no refresh: the caller did it)."""
+    def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
+        """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""
         from memtool.dates import parse_since
 
         filters = Filters(kinds=list(kinds), since=parse_since(since, date.today()) if since else None,
@@ -358,23 +358,9 @@ class Memory:
 
     def opinion_threads(self, entity: str | None = None):
         """Every opinion thread (see `memtool.opinions`), optionally only those about one entity."""
-        from memtool import opinions
-        from memtool.analyzer import STOPWORDS, index_terms
+        from memtool import reflection
 
-        def terms(text: str) -> set[str]:
-            return {t for t in index_terms(text).split() if t not in STOPWORDS and not t.isdigit()}
-
-        self.refresh()
-        ops = self._listed(kinds=["opinion"], entities=[entity] if entity else [])
-        for f in ops:
-            f["entity"] = f["entities"][0] if f["entities"] else "general"
-        ops.reverse()  # oldest first
-        others = []
-        for name in sorted({f["entity"] for f in ops if f["entity"] != "general"}):
-            for f in self._listed(entities=[name]):
-                if f["kind"] != "opinion" and not f["source"].startswith("bank/"):
-                    others.append(f | {"entity": name})
-        return opinions.build(ops, others, terms)
+        return reflection.opinion_threads(self, entity)
 
     def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
         """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
@@ -434,73 +420,9 @@ class Memory:
 
         `since` limits the run to entities with facts from that time on (their pages still list everything).
         """
-        from memtool import reflect
+        from memtool import reflection
 
-        started = time.perf_counter()
-        with self.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
-            self.refresh()
-            plan = reflect.Plan()
-            threads = self.opinion_threads()
-            confidences = {src: o.confidence for o in threads for src in [o.source, *o.history]}
-            recent = None
-            if since:
-                recent = {e for f in self._listed(since=since) for e in f["entities"]}
-            for name, _count in self.store.entity_counts(reflect.MIN_FACTS):
-                if recent is not None and name not in recent:
-                    continue
-                page = self.store.entity_page(name)
-                path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
-                entity = page["entity"] if page else name
-                facts = [f for f in self._listed(entities=[name], k=500)
-                         if f["source"].split("#")[0] not in (path, "bank/journal.md")]
-                if len(facts) < reflect.MIN_FACTS:
-                    continue
-                plan.facts += len(facts)
-                current = self.ws.read_text(path) if (self.ws.root / path).exists() else None
-                plan.pages.append(reflect.plan_page(entity, path, current,
-                                                    reflect.page_body(entity, facts, confidences), force))
-            state = self._reflect_state()
-            moves = reflect.opinion_moves(threads, state.get("opinions", {}))
-            current = self.ws.read_text("bank/opinions.md") if (self.ws.root / "bank/opinions.md").exists() else None
-            plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
-                                                force, block=reflect.OPINIONS_BLOCK))
-            plan.moves = moves
-            world = self._listed(kinds=["world"])
-            plan.suggestions = reflect.core_suggestions(threads, world, self.ws.read_text("memory.md"))
-            seconds = time.perf_counter() - started
-            stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-            entry = reflect.journal_entry(plan, stamp, seconds, dry_run)
-            changed = [p for p in plan.pages if p.action in ("create", "update")]
-            if not dry_run and (changed or moves):
-                self._save_reflect_state({"opinions": {o.key: round(o.confidence, 3) for o in threads}})
-            if not dry_run and changed:
-                for p in changed:
-                    if p.action == "update":
-                        self.ws.backup(p.path)
-                    self.ws.write_atomic(p.path, p.text)
-                with self.ws.lock("bank/journal.md"):
-                    journal = self.ws.read_text("bank/journal.md") or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
-                    sep = "\n" if journal.endswith("\n") else "\n\n"
-                    self.ws.write_atomic("bank/journal.md", journal + sep + entry)
-        return {"dry_run": dry_run, "changed": bool(changed), "entry": entry, "opinion_moves": moves,
-                "suggestions": plan.suggestions,
-                "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
-                          for p in plan.pages],
-                "seconds": round(time.perf_counter() - started, 3)}
-
-    def _reflect_state(self) -> dict:
-        """What the last reflect run saw (machine-local, under .memory/; losing it only loses 'from' values)."""
-        import json
-
-        try:
-            return json.loads((self.ws.state_dir / "reflect-state.json").read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return {}
-
-    def _save_reflect_state(self, state: dict) -> None:
-        import json
-
-        self.ws.write_atomic(".memory/reflect-state.json", json.dumps(state, indent=1, sort_keys=True))
+        return reflection.run(self, dry_run=dry_run, force=force, since=since)
 
     # --- core memory -------------------------------------------------------------------------
 
