@@ -13,7 +13,7 @@ from pathlib import Path
 
 DOC = Path(__file__).with_name("cli.md")
 BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
-COMMANDS = ["", "init", "retain", "index", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
+COMMANDS = ["", "init", "retain", "index", "watch", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
             "core", "core show", "core append", "core replace", "core insert", "status", "check", "mcp"]
 
 

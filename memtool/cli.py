@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from datetime import date
 from pathlib import Path
 from typing import List, Optional
@@ -126,6 +127,32 @@ def index(
     )
     if report.unreadable:
         output.warn(f"{report.unreadable} file(s) could not be read; run 'mem check'")
+
+
+@app.command()
+def watch(
+    interval: float = typer.Option(2.0, "--interval", help="Seconds between checks."),
+    embedder: Optional[str] = EmbedderOpt,
+) -> None:
+    """Keep the index current while you write: re-index (and embed) changed files as they change.
+
+    Stop with Ctrl-C. Example: mem watch --interval 5
+    """
+    from memtool import output
+
+    if interval <= 0:
+        raise typer.BadParameter("must be more than 0", param_hint="--interval")
+    mem = _memory(embedder)
+    output.err.print(f"watching {mem.ws.root} every {interval:g}s (Ctrl-C stops)")
+
+    def changed(report) -> None:
+        output.err.print(f"{time.strftime('%H:%M:%S')} {report.parsed} indexed, {report.removed} removed,"
+                         f" {report.unreadable} unreadable")
+
+    try:
+        mem.watch(interval, changed)
+    except KeyboardInterrupt:
+        output.err.print("stopped")
 
 
 @app.command()

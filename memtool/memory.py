@@ -155,6 +155,21 @@ class Memory:
                 pass  # recall reports it as degraded
         return report
 
+    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None) -> None:
+        """Keep the index current: a stat check every `interval` seconds, re-indexing and embedding what changed.
+
+        `on_change(report)` is called after each round that changed something; `rounds` bounds the loop
+        (None: until interrupted).
+        """
+        done = 0
+        while rounds is None or done < rounds:
+            report = self.refresh(embed=True)
+            if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
+                on_change(report)
+            done += 1
+            if rounds is None or done < rounds:
+                time.sleep(interval)
+
     def _file_states(self) -> dict:
         """The index's file table, re-read only when some connection has written to it since."""
         version = self.store.data_version()

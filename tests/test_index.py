@@ -154,3 +154,47 @@ def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
     incremental = mem.store.dump()
     mem.index(rebuild=True)
     assert mem.store.dump() == incremental
+
+
+def test_watch_indexes_changes_without_a_read(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import mem_env
+
+    ws = tmp_path / "w"
+    write(ws, "memory/2025-01-01.md", "- first\n")
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.2"],
+                            env=mem_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        write(ws, "memory/2025-01-02.md", "- Walross im Zoo\n")
+        mem = open_mem(ws)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if (ws / ".memory" / "index.sqlite").exists() and "memory/2025-01-02.md" in mem.store.file_states():
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("mem watch did not index the new file")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "watching" in err and "stopped" in err
+
+
+def test_processes_creating_the_index_at_once_do_not_collide(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import mem_env
+
+    ws = tmp_path / "race"
+    write(ws, "memory/2025-01-01.md", "- Seeadler am Strand\n")
+    procs = [subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "recall", "Seeadler", "--json"],
+                              env=mem_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [e for _, e in outs]
+    assert all('"count": 1' in o for o, _ in outs)
+    assert not list((ws / ".memory").glob("index.sqlite.corrupt-*")), "no process mistook a busy index for a corrupt one"

@@ -79,8 +79,12 @@ class Store:
             store._migrate()
             store.vectors = Vectors(conn, vec_problem)
         except sqlite.DatabaseError as exc:
+            # Only damage means "set it aside and rebuild"; a busy or otherwise failing database is reported.
+            damaged = any(m in str(exc).lower() for m in ("not a database", "malformed", "corrupt"))
             raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
-                                   "run 'mem index --rebuild' to recreate it from the Markdown", corrupt=True) from None
+                                   "run 'mem index --rebuild' to recreate it from the Markdown"
+                                   if damaged else "try again; if it persists, run 'mem index --rebuild'",
+                                   corrupt=damaged) from None
         return store
 
     def _migrate(self) -> None:
@@ -91,10 +95,13 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
+            # Read again under the write lock: another process may have migrated in the meantime.
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
             for step in MIGRATIONS[version:]:
                 step(self.conn)
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self.set_meta("analyzer_version", ANALYZER_VERSION)
+            if version < SCHEMA_VERSION:
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self.set_meta("analyzer_version", ANALYZER_VERSION)
 
     def close(self) -> None:
         self.conn.close()
