@@ -2,8 +2,14 @@
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
-from conftest import write
+from conftest import mem_env, write
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memtool.memory import Memory
 from memtool.workspace import Workspace
@@ -117,9 +123,6 @@ def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
     assert mem.store.meta("fts_pending") is None
 
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 LINES = st.sampled_from([
     "- W @Peter: moved to Lisbon", "- note about Häuser", "## Retain", "# title", "", "plain paragraph text",
     "- O(c=0.4) @Anna: likes tea", "- X: broken bullet", "```", "| a | b |", "- [[Wiki Link]] here",
@@ -157,13 +160,6 @@ def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
 
 
 def test_watch_indexes_changes_without_a_read(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from conftest import mem_env
-
     ws = tmp_path / "w"
     write(ws, "memory/2025-01-01.md", "- first\n")
     proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.2"],
@@ -185,11 +181,6 @@ def test_watch_indexes_changes_without_a_read(tmp_path):
 
 
 def test_processes_creating_the_index_at_once_do_not_collide(tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import mem_env
-
     ws = tmp_path / "race"
     write(ws, "memory/2025-01-01.md", "- Seeadler am Strand\n")
     procs = [subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "recall", "Seeadler", "--json"],
