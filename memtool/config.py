@@ -24,6 +24,9 @@ class Config:
     core_max_chars: int = 5000  # size limit of memory.md for the core-memory tools
     llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
     llm_timeout: float = 60.0
+    sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
+    sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
+    sync_region: str | None = None
 
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
@@ -69,5 +72,10 @@ class Config:
         timeout = llm.get("timeout", 60.0)
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise WorkspaceError(f"{path.name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
-        return cls(max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
+        sync = data.get("sync", {})
+        for key in ("remote", "endpoint_url", "region"):
+            if key in sync and not isinstance(sync[key], str):
+                raise WorkspaceError(f"{path.name}: sync.{key} must be a string, not {sync[key]!r}")
+        return cls(sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
+                   sync_region=sync.get("region"), max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
                    core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout))

@@ -475,6 +475,35 @@ class Memory:
         return {"path": "memory.md", "chars": len(new), "limit": self.config.core_max_chars,
                 "backup": backup, "text": new}
 
+    # --- sync ----------------------------------------------------------------------------------
+
+    def sync(self, remote: str | None = None) -> dict:
+        """One three-way sync round with `remote` (else the bound or configured one)."""
+        from memtool.sync import engine
+
+        return engine.run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url,
+                          region=self.config.sync_region, configured=self.config.sync_remote)
+
+    def sync_status(self) -> dict:
+        from memtool.sync import engine
+
+        return engine.status(self.ws)
+
+    def sync_resolve(self, path: str, keep: str) -> dict:
+        from memtool.sync import engine
+
+        return engine.resolve(self.ws, path, keep)
+
+    def sync_switch(self, on: bool) -> dict:
+        from memtool.sync import engine
+
+        return engine.set_off(self.ws, not on)
+
+    def sync_restore(self, backup_id: str | None = None) -> dict:
+        from memtool.sync import engine
+
+        return engine.restore(self.ws, backup_id)
+
     # --- status and check --------------------------------------------------------------------
 
     def status(self, probe: bool = True) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from stat import S_ISLNK, S_ISREG
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ STATE_DIR = ".memory"
 MARKERS = ("memory.md", "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
 LOCK_TIMEOUT = 30.0
+BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
 
 
 class FileStat(NamedTuple):
@@ -124,14 +126,15 @@ class Workspace:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def write_atomic(self, rel: str, text: str) -> Path:
+    def write_atomic(self, rel: str, text: str | bytes) -> Path:
         """Replace a file's content atomically (temp file in the same folder, fsync, rename)."""
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        data = text.encode("utf-8") if isinstance(text, str) else text
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             try:
@@ -158,6 +161,36 @@ class Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
         return target.relative_to(self.root).as_posix()
+
+    def backups(self) -> list[dict]:
+        """Every backed-up version under `.memory/backups/`, newest first."""
+        folder = self.state_dir / "backups"
+        out = []
+        for path in folder.rglob("*") if folder.is_dir() else ():
+            match = BACKUP_STAMP.search(path.name)
+            if not match or not path.is_file():
+                continue
+            rel = path.relative_to(folder).as_posix()
+            stamp = match.group(1)
+            out.append({"id": rel, "path": rel[:len(rel) - len(match.group(0))],
+                        "time": f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}Z",
+                        "size": path.stat().st_size, "order": stamp})
+        out.sort(key=lambda b: b.pop("order"), reverse=True)
+        return out
+
+    def restore(self, backup_id: str) -> dict:
+        """Put a backed-up version back in place; the current file (if any) is backed up first."""
+        folder = (self.state_dir / "backups").resolve()
+        source = (folder / backup_id).resolve()
+        match = BACKUP_STAMP.search(source.name)
+        if folder not in source.parents or not match or not source.is_file():
+            raise UsageError(f"no backup {backup_id!r}", "list them with: mem sync restore")
+        rel = source.relative_to(folder).as_posix()
+        rel = rel[:len(rel) - len(match.group(0))]
+        with self.lock(rel):
+            saved = self.backup(rel) if self.resolve(rel).exists() else None
+            self.write_atomic(rel, source.read_bytes())
+        return {"restored": rel, "from": backup_id, "backup": saved}
 
     @contextmanager
     def lock(self, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None = None) -> Iterator[None]:

@@ -1,0 +1,391 @@
+"""One sync round: read the manifest, reconcile every changed path three-way, publish by CAS, apply.
+
+Order of effects, so that a kill at any point loses nothing and the next run completes:
+1. revisions are uploaded (immutable, content-addressed; unreferenced until step 2);
+2. the manifest is replaced by compare-and-swap (a stale read is rejected and the round retried);
+3. local files are written (each under its append lock, only if unchanged since it was read,
+   the previous version backed up first), conflict copies written;
+4. the base and the manifest cache are saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
+from memtool.sync.merge import merge3
+from memtool.sync.plan import Decision, Remote as RemoteEntry, Step, decide
+from memtool.sync.remotes import NOT_MODIFIED, Remote, StaleManifest, open_remote
+from memtool.sync.state import BaseEntry, SyncState, now_iso
+from memtool.workspace import Workspace
+
+FORMAT = "memtool-sync/1"
+CONFLICT_MARK = ".conflict-"
+ATTEMPTS = 6
+
+
+class SyncBlocked(MemError):
+    """Sync is switched off, or this workspace is bound to another remote or memory."""
+
+    exit_code = 8
+
+
+def rev_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sync_files(ws: Workspace) -> dict[str, tuple[int, int]]:
+    """path → (size, mtime_ns) of what syncs: the Markdown files memtool reads plus top-level `*.md`
+    (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies."""
+    files = ws.scan()
+    for path in ws.root.glob("*.md"):
+        if path.name not in files and not path.name.startswith(".") and path.is_file():
+            st = path.stat()
+            files[path.name] = (st.st_size, st.st_mtime_ns)
+    return {p: s for p, s in files.items() if CONFLICT_MARK not in p.rsplit("/", 1)[-1]}
+
+
+def parse_manifest(data: bytes, url: str) -> dict:
+    try:
+        manifest = json.loads(data)
+        if manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
+            raise ValueError(manifest.get("format"))
+    except (ValueError, AttributeError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(f"the manifest on {url} is not a memtool sync manifest ({exc})",
+                             "point sync at a folder or prefix used only by memtool") from None
+    return manifest
+
+
+class Round:
+    """The state of one sync attempt; `run` does it, `report` says what happened."""
+
+    def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict):
+        self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
+        self.requests: Counter = Counter()
+        self.done: dict[str, list] = {k: [] for k in
+                                      ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
+                                       "conflicts", "deferred", "kept", "backups")}
+
+    # --- remote calls, counted ----------------------------------------------------------------
+
+    def _get(self, rev: str) -> bytes:
+        self.requests["object_read"] += 1
+        data = self.remote.get_object(rev)
+        if rev_of(data) != rev:
+            raise ProviderUnavailable(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
+                                      "the remote copy is damaged; nothing was changed here")
+        return data
+
+    def run(self) -> dict:
+        started = time.monotonic()
+        cached = self.state.cached_manifest()
+        self.requests["manifest_read"] += 1
+        got = self.remote.read_manifest(cached[1] if cached else None)
+        if got is NOT_MODIFIED:
+            data, etag = cached
+        elif got is None:
+            data, etag = None, None
+        else:
+            data, etag = got
+        manifest = parse_manifest(data, self.remote.url) if data is not None else None
+        binding = self.state.binding()
+        memory_id = (manifest or {}).get("memory_id") or (binding or {}).get("memory_id") or self.identity["workspace_id"]
+        if binding and manifest and manifest.get("memory_id") != binding["memory_id"]:
+            raise SyncBlocked(f"{self.remote.url} holds a different memory ({manifest.get('memory_id', '?')[:8]}) "
+                              f"than the one this workspace syncs ({binding['memory_id'][:8]})",
+                              "sync paused; use a separate folder or prefix for each memory")
+        entries: dict[str, dict] = dict((manifest or {}).get("files", {}))
+        base = self.state.base()
+        conflicts = self.state.conflicts()
+        stats = sync_files(self.ws)
+        local, cache = self._local_revs(stats, base)
+
+        new_entries = dict(entries)
+        new_base = dict(base)
+        uploads: dict[str, bytes] = {}
+        writes: list[tuple[str, str | None, bytes | None]] = []  # path, expected local rev, new bytes
+        copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
+        for path in sorted(set(local) | set(base) | set(entries)):
+            if path in conflicts:
+                self.done["kept"].append(path)
+                continue
+            entry = entries.get(path)
+            remote = RemoteEntry(entry.get("rev"), bool(entry.get("deleted"))) if entry else None
+            base_entry = base.get(path)
+            decision = decide(local.get(path), base_entry.rev if base_entry else None, remote)
+            self._plan(path, decision, local, cache, stats, base_entry, entry, new_entries, new_base,
+                       uploads, writes, copies)
+
+        manifest_changed = new_entries != entries or manifest is None
+        for rev, blob in uploads.items():
+            self.requests["object_write"] += 1
+            self.remote.put_object(rev, blob)
+        if manifest_changed:
+            new_manifest = {"format": FORMAT, "memory_id": memory_id,
+                            "generation": int((manifest or {}).get("generation", 0)) + 1,
+                            "updated": now_iso(), "device": self.identity["device"], "files": new_entries}
+            data = json.dumps(new_manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+            self.requests["manifest_write"] += 1
+            etag = self.remote.write_manifest(data, etag)  # raises StaleManifest: the caller retries
+
+        self._apply(writes, local, new_base)
+        if copies:
+            self._write_conflicts(copies, conflicts)
+        if data is not None and (got is not NOT_MODIFIED or manifest_changed):
+            self.state.cache_manifest(data, etag)
+        if not self.state.binding():
+            self.state.bind(self.remote.url, memory_id)
+        report = {k: sorted(v) for k, v in self.done.items()}
+        report["conflicts"] = sorted(self.state.conflicts())
+        last = {"time": now_iso(), "remote": self.remote.url,
+                "changed": sum(len(v) for k, v in report.items() if k not in ("kept", "conflicts", "backups"))}
+        if new_base != base or report["conflicts"] or last["changed"]:
+            self.state.save_base(new_base, last)
+        report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
+                      requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
+        return report
+
+    def _local_revs(self, stats, base) -> tuple[dict[str, str], dict[str, bytes]]:
+        """Local revisions: the base's for files whose stat is unchanged, else hashed (bytes cached)."""
+        local: dict[str, str] = {}
+        cache: dict[str, bytes] = {}
+        for path, (size, mtime) in stats.items():
+            entry = base.get(path)
+            if entry and entry.size == size and entry.mtime_ns == mtime:
+                local[path] = entry.rev
+                continue
+            try:
+                data = self.ws.resolve(path).read_bytes()
+            except FileNotFoundError:
+                continue
+            local[path] = rev_of(data)
+            cache[path] = data
+        return local, cache
+
+    def _entry(self, rev: str | None, size: int = 0) -> dict:
+        if rev is None:
+            return {"deleted": True, "device": self.identity["device"], "time": now_iso()}
+        return {"rev": rev, "size": size, "device": self.identity["device"], "time": now_iso()}
+
+    def _plan(self, path, decision: Decision, local, cache, stats, base_entry, entry, new_entries, new_base,
+              uploads, writes, copies) -> None:
+        step = decision.step
+        mine = local.get(path)
+        if step is Step.SKIP:
+            if path in cache and base_entry:  # touched but identical: remember the new stat
+                new_base[path] = BaseEntry(mine, *stats[path])
+            return
+        if decision.why.endswith("the change is kept"):
+            self.done["kept"].append(f"{path}: {decision.why}")
+        if step is Step.ADOPT:
+            if mine is None:
+                new_base.pop(path, None)
+            else:
+                new_base[path] = BaseEntry(mine, *stats[path])
+            self.done["adopted"].append(path)
+        elif step is Step.PULL:
+            writes.append((path, mine, self._get(entry["rev"])))
+        elif step is Step.DELETE:
+            writes.append((path, mine, None))
+        elif step is Step.PUSH:
+            data = cache.get(path)
+            if data is None:
+                data = self.ws.resolve(path).read_bytes()
+            uploads[mine] = data
+            new_entries[path] = self._entry(mine, len(data))
+            new_base[path] = BaseEntry(mine, *stats[path])
+            self.done["pushed"].append(path)
+        elif step is Step.TOMBSTONE:
+            new_entries[path] = self._entry(None)
+            new_base.pop(path, None)
+            self.done["tombstoned"].append(path)
+        elif step is Step.MERGE:
+            self._merge(path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies)
+
+    def _merge(self, path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies) -> None:
+        theirs = self._get(entry["rev"])
+        ours = cache.get(path)
+        if ours is None:
+            ours = self.ws.resolve(path).read_bytes()
+        base_rev = base_entry.rev if base_entry else None
+        base_bytes = self._get(base_rev) if base_rev else b""
+        try:
+            merged = merge3(base_bytes.decode("utf-8"), ours.decode("utf-8"), theirs.decode("utf-8"))
+        except UnicodeDecodeError:
+            merged = None
+        if merged is None or not merged.clean:
+            record = {"remote_rev": entry["rev"], "base_rev": base_rev, "local_rev": mine,
+                      "device": entry.get("device", "remote"), "time": now_iso(),
+                      "lines": [c.line for c in merged.conflicts] if merged else []}
+            copies.append((path, record, theirs, base_bytes))
+            return
+        blob = merged.text.encode("utf-8")
+        rev = rev_of(blob)
+        uploads[rev] = blob
+        new_entries[path] = self._entry(rev, len(blob))
+        writes.append((path, mine, blob))
+        self.done["merged"].append(path)
+
+    def _apply(self, writes, local, new_base) -> None:
+        """Write what the published manifest now says, file by file, never over an unseen edit."""
+        for path, expected, blob in writes:
+            with self.ws.lock(path):
+                target = self.ws.resolve(path)
+                try:
+                    current = rev_of(target.read_bytes())
+                except FileNotFoundError:
+                    current = None
+                if current != expected:
+                    self.done["deferred"].append(path)  # edited during the sync: the next run merges it
+                    continue
+                if current is not None:
+                    self.done["backups"].append(self.ws.backup(path))
+                if blob is None:
+                    target.unlink()
+                    new_base.pop(path, None)
+                    self.done["deleted"].append(path)
+                    continue
+                self.ws.write_atomic(path, blob)
+                st = target.stat()
+                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns)
+                if path not in self.done["merged"]:
+                    self.done["pulled"].append(path)
+
+    def _write_conflicts(self, copies, conflicts) -> None:
+        for path, record, theirs, base_bytes in copies:
+            record["copy"] = self._conflict_copy(path, record["device"], theirs)
+            if record["base_rev"]:
+                self.state.keep_base_text(record["base_rev"], base_bytes)
+            conflicts[path] = record
+            self.done["conflicts"].append(path)
+        self.state.save_conflicts(conflicts)
+
+    def _conflict_copy(self, path: str, device: str, data: bytes) -> str:
+        stem, dot, ext = path.rpartition(".")
+        if not dot or "/" in ext:
+            stem, ext = path, ""
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in device)[:40] or "remote"
+        for n in range(1, 1000):
+            name = f"{stem}{CONFLICT_MARK}{safe}{'' if n == 1 else f'-{n}'}{'.' + ext if ext else ''}"
+            target = self.ws.resolve(name)
+            if not target.exists() or target.read_bytes() == data:
+                self.ws.write_atomic(name, data)
+                return name
+        raise WorkspaceError(f"too many conflict copies of {path}", "resolve them with: mem sync resolve")
+
+
+def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None, region: str | None = None,
+        configured: str | None = None) -> dict:
+    """Sync the workspace with `url` (else the bound or configured remote)."""
+    state = SyncState(ws)
+    off = state.off()
+    if off:
+        raise SyncBlocked(f"sync is off in this workspace (since {off.get('since', '?')})",
+                          "switch it back on with: mem sync on")
+    binding = state.binding()
+    url = url or (binding or {}).get("remote") or configured
+    if not url:
+        raise UsageError("no remote to sync with",
+                         "give one: mem sync /path/to/folder  or  mem sync s3://bucket/prefix")
+    remote = open_remote(url, endpoint_url=endpoint_url, region=region)
+    if binding and binding["remote"] != remote.url:
+        raise SyncBlocked(f"this workspace is bound to {binding['remote']}, not {remote.url}",
+                          "sync paused to keep two memories apart; to use another remote, start a new workspace "
+                          "(mem init PATH) and sync that one")
+    with ws.lock("sync", busy="another mem sync is running in this workspace"):
+        identity = state.identity()
+        for attempt in range(ATTEMPTS):
+            try:
+                report = Round(ws, remote, state, identity).run()
+                report["attempts"] = attempt + 1
+                return report
+            except StaleManifest:
+                time.sleep(0.05 * (attempt + 1))
+        raise ProviderUnavailable(f"the manifest on {remote.url} kept changing during {ATTEMPTS} attempts",
+                                  "another machine is syncing right now; run mem sync again in a moment")
+
+
+def status(ws: Workspace) -> dict:
+    """What sync knows without asking the remote: binding, off switch, conflicts, local changes."""
+    state = SyncState(ws)
+    base = state.base()
+    stats = sync_files(ws)
+    changed = []
+    for path, (size, mtime) in sorted(stats.items()):
+        entry = base.get(path)
+        if entry and (entry.size, entry.mtime_ns) == (size, mtime):
+            continue
+        if entry is None or rev_of(ws.resolve(path).read_bytes()) != entry.rev:
+            changed.append(path)
+    deleted = sorted(p for p in base if p not in stats)
+    binding = state.binding()
+    identity = state.identity(create=False)
+    return {"off": state.off(), "remote": (binding or {}).get("remote"),
+            "memory_id": (binding or {}).get("memory_id"), "device": (identity or {}).get("device"),
+            "last_sync": state.last_sync(), "conflicts": state.conflicts(),
+            "local_changes": changed, "local_deletions": deleted, "files": len(stats)}
+
+
+def resolve(ws: Workspace, path: str, keep: str) -> dict:
+    """End a conflict: keep the local text, the remote text, or both (a union of the two)."""
+    if keep not in ("local", "remote", "both"):
+        raise UsageError(f"--keep must be local, remote or both, not {keep!r}")
+    state = SyncState(ws)
+    with ws.lock("sync", busy="a mem sync is running in this workspace; resolve after it ends"):
+        conflicts = state.conflicts()
+        rel = ws.relative(ws.resolve(path)) if path not in conflicts else path
+        record = conflicts.get(rel)
+        if record is None:
+            listed = ", ".join(sorted(conflicts)) or "none"
+            raise UsageError(f"{path} is not in conflict (conflicts: {listed})", "see: mem sync status")
+        copy = ws.resolve(record["copy"])
+        backups = []
+        with ws.lock(rel):
+            target = ws.resolve(rel)
+            ours = target.read_bytes() if target.exists() else b""
+            theirs = copy.read_bytes() if copy.exists() else None
+            if theirs is None and keep != "local":
+                raise WorkspaceError(f"the conflict copy {record['copy']} is gone",
+                                     "restore it with mem sync restore, or resolve with --keep local")
+            if keep == "remote":
+                result = theirs
+            elif keep == "both":
+                base_text = state.base_text(record.get("base_rev")).decode("utf-8", "replace")
+                try:
+                    result = merge3(base_text, ours.decode("utf-8"), theirs.decode("utf-8"), union=True).text.encode()
+                except UnicodeDecodeError:
+                    result = ours + (b"" if ours.endswith(b"\n") or not ours else b"\n") + theirs
+            else:
+                result = ours
+            if result != ours:
+                if target.exists():
+                    backups.append(ws.backup(rel))
+                ws.write_atomic(rel, result)
+            if copy.exists():
+                backups.append(ws.backup(record["copy"]))
+                copy.unlink()
+        base = state.base()
+        # The base moves to the remote revision: the next sync sees only this side's change.
+        st = target.stat()
+        base[rel] = BaseEntry(record["remote_rev"], -1, -1) if rev_of(result) != record["remote_rev"] \
+            else BaseEntry(record["remote_rev"], st.st_size, st.st_mtime_ns)
+        state.save_base(base, state.last_sync() or {})
+        del conflicts[rel]
+        state.save_conflicts(conflicts)
+    return {"resolved": rel, "kept": keep, "backups": backups, "remaining": sorted(conflicts)}
+
+
+def set_off(ws: Workspace, off: bool) -> dict:
+    SyncState(ws).set_off(off)
+    return {"off": off}
+
+
+def restore(ws: Workspace, backup_id: str | None) -> dict:
+    """List backed-up versions, or restore one (the current file is backed up first)."""
+    if backup_id is None:
+        return {"backups": ws.backups()}
+    return ws.restore(backup_id)

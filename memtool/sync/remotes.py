@@ -1,0 +1,222 @@
+"""Where a memory syncs to: a folder or S3-compatible storage, behind one small protocol.
+
+Layout on every remote (under the folder or `s3://bucket/prefix/`):
+
+    manifest.json            the current state; replaced only by compare-and-swap on its ETag
+    objects/<ab>/<sha256>    immutable revisions, named by the SHA-256 of their bytes
+
+A revision is uploaded before any manifest names it, so an interrupted upload is never referenced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlparse
+
+from memtool.errors import ProviderUnavailable, UsageError
+
+NOT_MODIFIED = object()
+
+
+class StaleManifest(Exception):
+    """The manifest changed since it was read: the compare-and-swap was rejected."""
+
+
+class Remote(Protocol):
+    url: str
+
+    def read_manifest(self, etag: str | None = None) -> tuple[bytes, str] | object | None:
+        """(bytes, etag); NOT_MODIFIED when `etag` still matches; None when there is no manifest yet."""
+
+    def write_manifest(self, data: bytes, etag: str | None) -> str:
+        """Replace the manifest if its ETag is still `etag` (None: only if none exists); the new ETag.
+
+        Raises StaleManifest otherwise."""
+
+    def put_object(self, rev: str, data: bytes) -> None:
+        """Store an immutable revision (a no-op when it is already there)."""
+
+    def get_object(self, rev: str) -> bytes:
+        """The bytes of a revision."""
+
+
+def object_key(rev: str) -> str:
+    return f"objects/{rev[:2]}/{rev}"
+
+
+def open_remote(url: str, *, endpoint_url: str | None = None, region: str | None = None) -> Remote:
+    """A remote for `url`: `s3://bucket/prefix` or a folder path (absolute, ~ or relative)."""
+    if url.startswith("s3://"):
+        return S3Remote(url, endpoint_url=endpoint_url, region=region)
+    if "://" in url and not url.startswith("file://"):
+        raise UsageError(f"unsupported remote {url!r}",
+                         "use a folder path (e.g. /mnt/disk/memory) or s3://bucket/prefix")
+    path = Path(url[len("file://"):] if url.startswith("file://") else url).expanduser()
+    return FolderRemote(path)
+
+
+class FolderRemote:
+    """A folder (a mounted disk, a network share): atomic renames, CAS under a lock file."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+        self.url = str(self.root)
+
+    def _check(self) -> None:
+        if not self.root.is_dir():
+            parent = self.root.parent
+            if not parent.is_dir():
+                raise ProviderUnavailable(f"remote folder {self.root} does not exist and neither does its parent",
+                                          "mount the disk or create the folder, then sync again")
+            self.root.mkdir(exist_ok=True)
+
+    def read_manifest(self, etag: str | None = None):
+        self._check()
+        try:
+            data = (self.root / "manifest.json").read_bytes()
+        except FileNotFoundError:
+            return None
+        tag = hashlib.sha256(data).hexdigest()[:32]
+        return NOT_MODIFIED if tag == etag else (data, tag)
+
+    def write_manifest(self, data: bytes, etag: str | None) -> str:
+        from filelock import FileLock
+
+        self._check()
+        with FileLock(str(self.root / ".manifest.lock"), timeout=60):
+            try:
+                current = hashlib.sha256((self.root / "manifest.json").read_bytes()).hexdigest()[:32]
+            except FileNotFoundError:
+                current = None
+            if current != etag:
+                raise StaleManifest()
+            self._write(self.root / "manifest.json", data)
+        return hashlib.sha256(data).hexdigest()[:32]
+
+    def put_object(self, rev: str, data: bytes) -> None:
+        self._check()
+        target = self.root / object_key(rev)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._write(target, data)
+
+    def get_object(self, rev: str) -> bytes:
+        try:
+            return (self.root / object_key(rev)).read_bytes()
+        except FileNotFoundError:
+            raise ProviderUnavailable(f"revision {rev[:12]} is missing from {self.url}",
+                                      "the remote folder was changed by hand; sync cannot read it") from None
+
+    @staticmethod
+    def _write(target: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+class S3Remote:
+    """S3-compatible storage (AWS S3, Cloudflare R2, MinIO) with conditional writes for the manifest.
+
+    Credentials come from the standard AWS sources (environment, ~/.aws); the endpoint from config
+    `[sync] endpoint_url` or $AWS_ENDPOINT_URL."""
+
+    def __init__(self, url: str, *, endpoint_url: str | None = None, region: str | None = None):
+        parsed = urlparse(url)
+        if not parsed.netloc:
+            raise UsageError(f"{url!r} names no bucket", "write it as s3://bucket/prefix")
+        self.bucket = parsed.netloc
+        self.prefix = parsed.path.strip("/")
+        self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        self.url = f"s3://{self.bucket}/{self.prefix}" + (f" at {self.endpoint_url}" if self.endpoint_url else "")
+        try:
+            import boto3
+            from botocore.config import Config
+        except ImportError:
+            raise UsageError("the S3 remote needs boto3, which is not installed",
+                             "pip install 'memtool[s3]'") from None
+        self._client = boto3.client(
+            "s3", endpoint_url=self.endpoint_url, region_name=region or os.environ.get("AWS_REGION"),
+            config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=30))
+
+    def _key(self, name: str) -> str:
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    def _call(self, what: str, fn, **kwargs):
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return fn(Bucket=self.bucket, **kwargs)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status in (304, 404, 409, 412) or code in ("NoSuchKey", "PreconditionFailed", "NotModified"):
+                raise
+            raise ProviderUnavailable(f"S3 {what} failed on {self.url}: {code or status}",
+                                      "check the bucket, the endpoint and the AWS credentials") from None
+        except BotoCoreError as exc:
+            raise ProviderUnavailable(f"S3 {what} failed on {self.url}: {exc}",
+                                      "check the network, the endpoint and the AWS credentials") from None
+
+    @staticmethod
+    def _status(exc) -> int | None:
+        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+
+    def read_manifest(self, etag: str | None = None):
+        from botocore.exceptions import ClientError
+
+        kwargs = {"IfNoneMatch": etag} if etag else {}
+        try:
+            response = self._call("read", self._client.get_object, Key=self._key("manifest.json"), **kwargs)
+        except ClientError as exc:
+            if self._status(exc) == 304:
+                return NOT_MODIFIED
+            if self._status(exc) == 404:
+                return None
+            raise
+        return response["Body"].read(), response["ETag"]
+
+    def write_manifest(self, data: bytes, etag: str | None) -> str:
+        from botocore.exceptions import ClientError
+
+        condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        try:
+            response = self._call("manifest write", self._client.put_object, Key=self._key("manifest.json"),
+                                  Body=data, ContentType="application/json", **condition)
+        except ClientError as exc:
+            if self._status(exc) in (412, 409):
+                raise StaleManifest() from None
+            raise
+        return response["ETag"]
+
+    def put_object(self, rev: str, data: bytes) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._call("upload", self._client.put_object, Key=self._key(object_key(rev)), Body=data,
+                       IfNoneMatch="*")
+        except ClientError as exc:
+            if self._status(exc) not in (412, 409):  # 412: already there, and revisions never change
+                raise
+
+    def get_object(self, rev: str) -> bytes:
+        from botocore.exceptions import ClientError
+
+        try:
+            return self._call("download", self._client.get_object, Key=self._key(object_key(rev)))["Body"].read()
+        except ClientError:
+            raise ProviderUnavailable(f"revision {rev[:12]} is missing from {self.url}",
+                                      "the bucket was changed by hand; sync cannot read it") from None

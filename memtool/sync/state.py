@@ -1,0 +1,127 @@
+"""Machine-local sync state under `.memory/sync/` (never synced, never in the index).
+
+    identity.json    this workspace's id (created once) and device name
+    binding.json     the remote this workspace is bound to, and the memory id found there
+    base.json        per path, the revision both sides last agreed on (+ the local stat then)
+    manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
+    conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
+    off.json         present while sync is switched off
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import NamedTuple
+
+from memtool.errors import WorkspaceError
+from memtool.workspace import Workspace
+
+DIR = ".memory/sync"
+
+
+class BaseEntry(NamedTuple):
+    rev: str
+    size: int
+    mtime_ns: int
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class SyncState:
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.dir = ws.root / DIR
+
+    def _read(self, name: str, default=None):
+        path = self.dir / name
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return default
+        except (ValueError, UnicodeDecodeError):
+            raise WorkspaceError(f"{DIR}/{name} is damaged",
+                                 f"move it away; without it sync treats every file as new (nothing is lost)") from None
+
+    def _write(self, name: str, data) -> None:
+        self.ws.write_atomic(f"{DIR}/{name}", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+    # --- identity and binding --------------------------------------------------------------
+
+    def identity(self, create: bool = True) -> dict | None:
+        data = self._read("identity.json")
+        if data is None and create:
+            wid = uuid.uuid4().hex
+            host = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in socket.gethostname().lower())[:24] or "host"
+            data = {"workspace_id": wid, "device": f"{host}-{wid[:6]}", "created": now_iso()}
+            self._write("identity.json", data)
+        return data
+
+    def binding(self) -> dict | None:
+        return self._read("binding.json")
+
+    def bind(self, remote: str, memory_id: str) -> None:
+        self._write("binding.json", {"remote": remote, "memory_id": memory_id, "bound": now_iso()})
+
+    # --- off switch --------------------------------------------------------------------------
+
+    def off(self) -> dict | None:
+        return self._read("off.json")
+
+    def set_off(self, off: bool) -> None:
+        if off:
+            self._write("off.json", {"since": now_iso()})
+        else:
+            (self.dir / "off.json").unlink(missing_ok=True)
+
+    # --- base and manifest cache --------------------------------------------------------------
+
+    def base(self) -> dict[str, BaseEntry]:
+        raw = self._read("base.json", {})
+        return {path: BaseEntry(*entry) for path, entry in raw.get("files", {}).items()}
+
+    def save_base(self, base: dict[str, BaseEntry], last_sync: dict) -> None:
+        self._write("base.json", {"files": {p: list(e) for p, e in sorted(base.items())}, "last_sync": last_sync})
+
+    def last_sync(self) -> dict | None:
+        return self._read("base.json", {}).get("last_sync")
+
+    def cached_manifest(self) -> tuple[bytes, str] | None:
+        meta = self._read("manifest.etag.json")
+        try:
+            data = (self.dir / "manifest.json").read_bytes()
+        except FileNotFoundError:
+            return None
+        return (data, meta["etag"]) if meta else None
+
+    def cache_manifest(self, data: bytes, etag: str) -> None:
+        self.ws.write_atomic(f"{DIR}/manifest.json", data)
+        self._write("manifest.etag.json", {"etag": etag})
+
+    # --- conflicts ---------------------------------------------------------------------------
+
+    def conflicts(self) -> dict[str, dict]:
+        return self._read("conflicts.json", {})
+
+    def save_conflicts(self, conflicts: dict[str, dict]) -> None:
+        self._write("conflicts.json", conflicts)
+
+    def keep_base_text(self, rev: str, data: bytes) -> None:
+        self.ws.write_atomic(f"{DIR}/conflicts/{rev}", data)
+
+    def base_text(self, rev: str | None) -> bytes:
+        if rev is None:
+            return b""
+        try:
+            return (self.dir / "conflicts" / rev).read_bytes()
+        except FileNotFoundError:
+            return b""
+
+    @property
+    def path(self) -> Path:
+        return self.dir
