@@ -35,7 +35,7 @@ class Merge(NamedTuple):
 
 
 def merge3(base: str, local: str, remote: str, union: bool = False) -> Merge:
-    """Merge `local` and `remote`, both descended from `base`. The text keeps local lines on conflict."""
+    """Merge `local` and `remote`, both descended from `base`; conflicting regions keep the local lines."""
     if local == remote or remote == base:
         return Merge(local, ())
     if local == base:
