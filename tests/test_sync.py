@@ -225,6 +225,8 @@ def test_killed_syncs_leave_files_intact_and_the_next_run_completes(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         assert {p: p.read_bytes() for p in (a / "memory").iterdir()} == before
+        if delay == 0.4:
+            assert not (remote / "manifest.json").exists()  # killed before publishing
         if (remote / "manifest.json").exists():  # whatever was published references complete revisions
             manifest = json.loads((remote / "manifest.json").read_text())
             for entry in manifest["files"].values():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,6 +27,7 @@ from memtool.workspace import Workspace
 FORMAT = "memtool-sync/1"
 CONFLICT_MARK = ".conflict-"
 ATTEMPTS = 6
+PARALLEL = 8  # requests in flight for uploads and downloads
 
 
 class SyncBlocked(MemError):
@@ -49,6 +51,16 @@ def sync_files(ws: Workspace) -> dict[str, tuple[int, int]]:
     return {p: s for p, s in files.items() if CONFLICT_MARK not in p.rsplit("/", 1)[-1]}
 
 
+def _parallel(fn, items: list) -> list:
+    """fn over items, in order; several requests in flight when there are many (remotes are I/O-bound)."""
+    if len(items) < 4:
+        return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        return list(pool.map(fn, items))
+
+
 def parse_manifest(data: bytes, url: str) -> dict:
     try:
         manifest = json.loads(data)
@@ -66,6 +78,7 @@ class Round:
     def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict):
         self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
         self.requests: Counter = Counter()
+        self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups")}
@@ -73,7 +86,8 @@ class Round:
     # --- remote calls, counted ----------------------------------------------------------------
 
     def _get(self, rev: str) -> bytes:
-        self.requests["object_read"] += 1
+        with self._count_lock:
+            self.requests["object_read"] += 1
         data = self.remote.get_object(rev)
         if rev_of(data) != rev:
             raise ProviderUnavailable(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
@@ -107,7 +121,7 @@ class Round:
         new_entries = dict(entries)
         new_base = dict(base)
         uploads: dict[str, bytes] = {}
-        writes: list[tuple[str, str | None, bytes | None]] = []  # path, expected local rev, new bytes
+        writes: list[tuple[str, str | None, bytes | str | None]] = []  # path, expected local rev, bytes or rev
         copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
         for path in sorted(set(local) | set(base) | set(entries)):
             if path in conflicts:
@@ -121,9 +135,11 @@ class Round:
                        uploads, writes, copies)
 
         manifest_changed = new_entries != entries or manifest is None
-        for rev, blob in uploads.items():
-            self.requests["object_write"] += 1
-            self.remote.put_object(rev, blob)
+        if uploads:
+            self.requests["object_write"] += len(uploads)
+        _parallel(lambda item: self.remote.put_object(*item), list(uploads.items()))
+        fetched = _parallel(self._get, [blob for _, _, blob in writes if isinstance(blob, str)])
+        writes = [(path, mine, fetched.pop(0) if isinstance(blob, str) else blob) for path, mine, blob in writes]
         if manifest_changed:
             new_manifest = {"format": FORMAT, "memory_id": memory_id,
                             "generation": int((manifest or {}).get("generation", 0)) + 1,
@@ -188,7 +204,7 @@ class Round:
                 new_base[path] = BaseEntry(mine, *stats[path])
             self.done["adopted"].append(path)
         elif step is Step.PULL:
-            writes.append((path, mine, self._get(entry["rev"])))
+            writes.append((path, mine, entry["rev"]))  # fetched in parallel before the writes
         elif step is Step.DELETE:
             writes.append((path, mine, None))
         elif step is Step.PUSH:

@@ -141,7 +141,8 @@ class S3Remote:
         self.bucket = parsed.netloc
         self.prefix = parsed.path.strip("/")
         self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        self.url = f"s3://{self.bucket}/{self.prefix}" + (f" at {self.endpoint_url}" if self.endpoint_url else "")
+        self.url = f"s3://{self.bucket}/{self.prefix}"  # the identity; the endpoint may change (e.g. a new R2 URL)
+        self._where = self.url + (f" at {self.endpoint_url}" if self.endpoint_url else "")
         try:
             import boto3
             from botocore.config import Config
@@ -163,12 +164,12 @@ class S3Remote:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if status in (304, 404, 409, 412) or code in ("NoSuchKey", "PreconditionFailed", "NotModified"):
-                raise
-            raise ProviderUnavailable(f"S3 {what} failed on {self.url}: {code or status}",
+            if status in (304, 409, 412) or code in ("NoSuchKey", "PreconditionFailed", "NotModified"):
+                raise  # answers the callers handle (not modified, stale, no such key), not failures
+            raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {code or status}",
                                       "check the bucket, the endpoint and the AWS credentials") from None
         except BotoCoreError as exc:
-            raise ProviderUnavailable(f"S3 {what} failed on {self.url}: {exc}",
+            raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
                                       "check the network, the endpoint and the AWS credentials") from None
 
     @staticmethod
