@@ -112,7 +112,7 @@ def test_a_cut_network_mid_upload_loses_nothing_and_the_next_sync_completes(buck
         write(a, f"memory/2026-10-{1 + i % 28:02d}-{i}.md", f"# {i}\n- fact {i} " + "y" * 300 + "\n")
     b.mkdir()
     before = {p.name: p.read_bytes() for p in (a / "memory").iterdir()}
-    cut_env = dict(env, AWS_ENDPOINT_URL=proxy.url)
+    cut_env = dict(env, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1")  # no retries: fail at the cut
     proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(a), "sync", url], env=cut_env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30

@@ -57,8 +57,12 @@ def _parallel(fn, items: list) -> list:
         return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        return list(pool.map(fn, items))
+    pool = ThreadPoolExecutor(max_workers=PARALLEL)
+    try:
+        futures = [pool.submit(fn, item) for item in items]
+        return [future.result() for future in futures]
+    finally:  # on the first failure, queued requests are dropped rather than each failing slowly
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def parse_manifest(data: bytes, url: str) -> dict:

@@ -151,7 +151,8 @@ class S3Remote:
                              "pip install 'memtool[s3]'") from None
         self._client = boto3.client(
             "s3", endpoint_url=self.endpoint_url, region_name=region or os.environ.get("AWS_REGION"),
-            config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=30))
+            config=Config(retries={"max_attempts": int(os.environ.get("AWS_MAX_ATTEMPTS", 3)), "mode": "standard"},
+                          connect_timeout=10, read_timeout=30, max_pool_connections=16))
 
     def _key(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
