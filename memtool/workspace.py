@@ -150,6 +150,38 @@ class Workspace:
             raise
         return path
 
+    def create_new(self, files: dict[str, bytes]) -> list[str]:
+        """Create files that do not exist yet, never replacing one (an atomic link, no lock needed).
+
+        Returns the paths created; a path that appeared meanwhile is left alone. Data is flushed once
+        for the whole batch (`os.sync`) before any file becomes visible, instead of an fsync each."""
+        staged: list[tuple[str, Path, str]] = []
+        try:
+            for rel, data in files.items():
+                path = self.resolve(rel)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.chmod(tmp, 0o644)
+                staged.append((rel, path, tmp))
+            if staged:
+                os.sync()
+            created = []
+            for rel, path, tmp in staged:
+                try:
+                    os.link(tmp, path)
+                    created.append(rel)
+                except FileExistsError:
+                    pass
+            return created
+        finally:
+            for _, _, tmp in staged:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+
     def backup(self, rel: str) -> str:
         """Copy a file to `.memory/backups/<path>.<UTC time>` before it is replaced; returns the copy's path."""
         import shutil

@@ -65,6 +65,17 @@ def _parallel(fn, items: list) -> list:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _unchanged(stats: dict[str, tuple[int, int]], base: dict[str, BaseEntry]) -> bool:
+    """Every local file has the size and mtime recorded when both sides last agreed, and none is gone."""
+    if len(stats) != len(base):
+        return False
+    for path, (size, mtime) in stats.items():
+        entry = base.get(path)
+        if entry is None or entry.size != size or entry.mtime_ns != mtime:
+            return False
+    return True
+
+
 def parse_manifest(data: bytes, url: str) -> dict:
     try:
         manifest = json.loads(data)
@@ -103,8 +114,13 @@ class Round:
         cached = self.state.cached_manifest()
         self.requests["manifest_read"] += 1
         got = self.remote.read_manifest(cached[1] if cached else None)
+        base = self.state.base()
+        conflicts = self.state.conflicts()
+        stats = sync_files(self.ws)
         if got is NOT_MODIFIED:
             data, etag = cached
+            if not conflicts and _unchanged(stats, base):  # the common case: nothing big is parsed
+                return self._report(stats, started)
         elif got is None:
             data, etag = None, None
         else:
@@ -117,9 +133,6 @@ class Round:
                               f"than the one this workspace syncs ({binding['memory_id'][:8]})",
                               "sync paused; use a separate folder or prefix for each memory")
         entries: dict[str, dict] = dict((manifest or {}).get("files", {}))
-        base = self.state.base()
-        conflicts = self.state.conflicts()
-        stats = sync_files(self.ws)
         local, cache = self._local_revs(stats, base)
 
         new_entries = dict(entries)
@@ -159,12 +172,16 @@ class Round:
             self.state.cache_manifest(data, etag)
         if not self.state.binding():
             self.state.bind(self.remote.url, memory_id)
-        report = {k: sorted(v) for k, v in self.done.items()}
-        report["conflicts"] = sorted(self.state.conflicts())
+        report = self._report(stats, started)
         last = {"time": now_iso(), "remote": self.remote.url,
-                "changed": sum(len(v) for k, v in report.items() if k not in ("kept", "conflicts", "backups"))}
+                "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}
         if new_base != base or report["conflicts"] or last["changed"]:
             self.state.save_base(new_base, last)
+        return report
+
+    def _report(self, stats, started: float) -> dict:
+        report = {k: sorted(v) for k, v in self.done.items()}
+        report["conflicts"] = sorted(self.state.conflicts())
         report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
                       requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
         return report
@@ -252,7 +269,19 @@ class Round:
 
     def _apply(self, writes, local, new_base) -> None:
         """Write what the published manifest now says, file by file, never over an unseen edit."""
+        fresh = {path: blob for path, expected, blob in writes if expected is None and blob is not None}
+        if fresh:  # files new here: created in one batch, never replacing one that appeared meanwhile
+            created = set(self.ws.create_new(fresh))
+            for path, blob in fresh.items():
+                if path not in created:
+                    self.done["deferred"].append(path)
+                    continue
+                st = self.ws.resolve(path).stat()
+                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns)
+                self.done["pulled"].append(path)
         for path, expected, blob in writes:
+            if path in fresh:
+                continue
             with self.ws.lock(path):
                 target = self.ws.resolve(path)
                 try:
