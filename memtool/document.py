@@ -18,7 +18,7 @@ from memtool.retain import BulletError, inline_fields, is_retain_heading, looks_
 
 MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
 _DAILY_NAME = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})\.md$")
-TRUST_TIERS = ("normal", "private", "legal")
+TRUST_TIERS = ("normal", "global", "work", "private", "legal")
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
+SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
 @dataclass
@@ -49,6 +50,8 @@ class Memory:
         self.last_refresh: indexer.IndexReport | None = None
         self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
+        self._local = None
+        self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
@@ -76,6 +79,9 @@ class Memory:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._local is not None:
+            self._local.close()
+            self._local = None
 
     @property
     def embedder(self):
@@ -197,15 +203,26 @@ class Memory:
     # --- recall ----------------------------------------------------------------------------
 
     def recall(self, query: str, *, k: int = 10, since: str | None = None, until: str | None = None,
-               kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
-               mode: str | None = None, today: date | None = None, progress: indexer.Progress | None = None,
+               as_of: str | None = None, kinds: list[str] | tuple = (), entities: list[str] | tuple = (),
+               budget: int | None = None, mode: str | None = None, today: date | None = None,
+               progress: indexer.Progress | None = None,
                embed_progress: indexer.Progress | None = None) -> RecallResult:
-        """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered."""
+        """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered.
+
+        `as_of` answers as of a date: only facts written by then, and none that a fact written by
+        then had superseded (see `mem reflect`)."""
         if mode is None and self.embedder_name == "none":
             mode = "lexical"  # the embedder was switched off on purpose: nothing is degraded
         mode = (mode or self.config.recall_mode).lower()
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
+        as_of_day = None
+        if as_of:
+            from memtool.dates import parse_until
+
+            as_of_day = parse_until(as_of, today or date.today())
+            if until is None or parse_until(until, today or date.today()) > as_of_day:
+                until = as_of_day.isoformat()
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         today=today or date.today())
         self.refresh(progress, embed=bool(q.terms) and mode != "lexical", embed_progress=embed_progress)
@@ -218,12 +235,62 @@ class Memory:
         else:
             scores, used, degraded = self._candidates(query, q.terms, filters, mode, max(CANDIDATES, q.k), warnings)
             rows = self._ranked_rows(scores, filters, query, q.k * 3)
+        rows = self._consolidated(rows, as_of_day, reorder=bool(q.terms))
         canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
-        results = fold_duplicates([to_result(r, canonical) | {"_ehash": r["ehash"]} for r in rows])[: q.k]
+        results = fold_duplicates([to_result(r, canonical) | {"_fold": r["_fold"]} for r in rows])[: q.k]
         if q.budget:
             results = pack(results, q.budget)
+        if self.track_access:
+            self._record_access([r.pop("_key") for r in results])
+        for r in results:
+            r.pop("_key", None)
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
+
+    @property
+    def local(self):
+        """Machine-local state (access log, stability, consolidation decisions), opened on first use."""
+        if self._local is None:
+            from memtool.store.local import LocalState
+
+            self._local = LocalState(self.ws.state_dir / "local.sqlite")
+        return self._local
+
+    def _consolidated(self, rows: list[dict], as_of: date | None, reorder: bool) -> list[dict]:
+        """Apply what `mem reflect` decided: folds, supersessions (or `as_of`), and the stability prior."""
+        from memtool import consolidate
+        from memtool.store.local import fact_key
+
+        keys = [fact_key(r["path"], r["content"]) for r in rows]
+        known = (self.ws.state_dir / "local.sqlite").exists()
+        info = self.local.lookup(keys) if known and rows else {}
+        now = time.time()
+        out = []
+        for row, key in zip(rows, keys):
+            i = info.get(key, {})
+            row = dict(row, _key=key, _fold=(row["ehash"], i.get("folded_into", key)))
+            sup = i.get("superseded")
+            if sup and as_of is not None and sup["until"] and sup["until"] <= as_of.isoformat():
+                continue  # it had been replaced by then
+            if sup and as_of is None:
+                row["_superseded"] = sup
+                if row.get("score") is not None:
+                    row["score"] *= SUPERSEDED_WEIGHT
+            if i.get("previously") and as_of is None:
+                row["_previously"] = i["previously"]
+            use = i.get("usage")
+            if use and row.get("score") is not None:
+                row["score"] *= consolidate.prior(use["stability"], (now - use["last_used"]) / 86400)
+            out.append(row)
+        if reorder:
+            out.sort(key=lambda r: -(r.get("score") or 0.0))
+        return out
+
+    def _record_access(self, keys: list[str]) -> None:
+        try:
+            self.local.record_access(keys)
+        except Exception as exc:  # the access log is a ranking hint: never fail a recall over it
+            self.notices.append(f"could not record this recall for stability ({exc})")
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""
@@ -430,14 +497,17 @@ class Memory:
 
     # --- reflect ------------------------------------------------------------------------------
 
-    def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None) -> dict:
-        """Write entity pages (generated blocks only), opinions and a journal entry; `dry_run` writes nothing.
+    def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None,
+                overwrite_edits: bool = False, review: bool | None = None, time_limit: float | None = None) -> dict:
+        """Consolidate, then write entity pages (generated blocks only), opinions and a journal entry.
 
-        `since` limits the run to entities with facts from that time on (their pages still list everything).
+        `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
+        facts from that time on; `overwrite_edits` regenerates blocks a person edited.
         """
         from memtool import reflection
 
-        return reflection.run(self, dry_run=dry_run, force=force, since=since)
+        return reflection.run(self, dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
+                              review=review, time_limit=time_limit)
 
     # --- core memory -------------------------------------------------------------------------
 

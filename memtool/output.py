@@ -102,3 +102,10 @@ def recall_results(result, highlight_terms: list[str]) -> None:
         if r.get("score") is not None:
             meta.append(f"  score {r['score']:.2f}", style="dim")
         out.print(meta)
+        if r.get("sources"):
+            out.print(Text("    also: " + ", ".join(r["sources"][1:]), style="dim"))
+        if r.get("superseded_by"):
+            sup = r["superseded_by"]
+            out.print(Text(f"    superseded since {sup['since']} by {sup['source']}", style="yellow"))
+        for prev in r.get("previously", []):
+            out.print(Text(f"    previously (until {prev['until']}): {prev['content']} — {prev['source']}", style="dim"))

@@ -89,6 +89,13 @@ def to_result(row: dict, canonical: dict[str, str]) -> dict:
     }
     if row["kind"] == "opinion":
         out["confidence"] = row["confidence"]
+    if row.get("_superseded"):
+        sup = row["_superseded"]
+        out["superseded_by"] = {"source": sup["source"], "since": sup["until"]}
+    if row.get("_previously"):
+        out["previously"] = row["_previously"]
+    if row.get("_key"):
+        out["_key"] = row["_key"]
     if row.get("fields"):
         out["fields"] = json.loads(row["fields"])
     return out
@@ -177,16 +184,18 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
 
 
 def fold_duplicates(results: list[dict]) -> list[dict]:
-    """Fold results with identical embedded text into the best-ranked one, which lists every source."""
+    """Fold results that share a fold key (same embedded text, or folded by `mem reflect`) into the
+    best-ranked one, which lists every source."""
     out: list[dict] = []
-    seen: dict[str, dict] = {}
+    seen: dict = {}
     for r in results:
-        key = r.pop("_ehash", None)
-        first = seen.get(key) if key else None
+        keys = [k for k in r.pop("_fold", ()) if k]
+        first = next((seen[k] for k in keys if k in seen), None)
         if first is None:
-            if key:
-                seen[key] = r
             out.append(r)
+            first = r
         else:
             first.setdefault("sources", [first["source"]]).append(r["source"])
+        for k in keys:
+            seen.setdefault(k, first)
     return out

@@ -37,6 +37,7 @@ class Plan:
     facts: int = 0
     moves: list[dict] = field(default_factory=list)
     suggestions: list[dict] = field(default_factory=list)
+    sleep: dict = field(default_factory=dict)  # what the consolidation phases found (see sleep.run)
 
     def count(self, action: str) -> list[PagePlan]:
         return [p for p in self.pages if p.action == action]
@@ -222,7 +223,7 @@ def journal_entry(plan: Plan, stamp: str, seconds: float, dry_run: bool) -> str:
     skipped = plan.count("skipped")
     if skipped:
         lines.append(f"- Left {len(skipped)} page(s) alone because their generated block was edited by hand "
-                     "(run `mem reflect --force` to regenerate): " + ", ".join(f"`{p.path}`" for p in skipped))
+                     "(run `mem reflect --overwrite-edits` to regenerate): " + ", ".join(f"`{p.path}`" for p in skipped))
     unchanged = plan.count("unchanged")
     if unchanged:
         lines.append(f"- {len(unchanged)} page(s) already up to date.")
@@ -236,5 +237,51 @@ def journal_entry(plan: Plan, stamp: str, seconds: float, dry_run: bool) -> str:
         lines += [f"  - {_one_line(s['statement'])} ("
                   + (f"c={s['confidence']:.2f}, " if s["confidence"] is not None else "stated in several notes, ")
                   + f"`{s['source']}`)" for s in plan.suggestions]
+    lines += _sleep_lines(plan.sleep)
     lines.append(f"- Considered {plan.facts} facts in {seconds:.2f} s.")
     return "\n".join(lines) + "\n"
+
+
+def _sleep_lines(s: dict) -> list[str]:
+    """The consolidation part of a journal entry (see memtool.sleep)."""
+    if not s:
+        return []
+    o = s["orient"]
+    kinds = ", ".join(f"{n} {k}" for k, n in o["kinds"].items())
+    lines = [f"- Scanned {o['facts']} facts ({kinds}); {o['new']} new since the last run, {s['examined']} examined; "
+             f"{o['embedded']} embedded, {o['not_embedded']} waiting; average stability {o['average_stability_days']} days."]
+    if s["connections"]:
+        lines.append("- Connections discovered (suggested, not linked): " + "; ".join(
+            f"{c['a']} ↔ {c['b']} ({c['facts']} facts together)" for c in s["connections"][:5]))
+    if s["strengthened"]:
+        lines.append(f"- Strengthened {len(s['strengthened'])} fact(s) recalled since the last run: " + "; ".join(
+            f"\"{_one_line(x['content'])[:60]}\" (stability {x['stability']:g} d) `{x['source']}`"
+            for x in s["strengthened"][:5]))
+    if s["faded"]:
+        lines.append(f"- {s['faded']} fact(s) not recalled since the last run faded a little (never below "
+                     "the 14-day floor).")
+    if s["folded"]:
+        lines.append(f"- Cleaned up: folded {len(s['folded'])} duplicate(s) (recall shows each once, citing every source):")
+        lines += [f"  - \"{_one_line(f['content'])[:70]}\" `{f['kept']}` = `{f['other']}`" for f in s["folded"][:10]]
+    if s["superseded"]:
+        lines.append(f"- Contradictions resolved: {len(s['superseded'])} older fact(s) superseded (still answer --as-of):")
+        lines += [f"  - \"{_one_line(x['old_content'])[:60]}\" → \"{_one_line(x['new_content'])[:60]}\" since "
+                  f"{x['until']} ({x['why']}) `{x['old']}` → `{x['new']}`" for x in s["superseded"][:10]]
+    if s["review"] or s["unclear"]:
+        lines.append(f"- For review: {len(s['review'])} near-duplicate pair(s) in {len(s.get('clusters', []))} "
+                     f"cluster(s), {len(s['unclear'])} possible contradiction(s):")
+        lines += [f"  - `{r['kept']}` ~ `{r['other']}`" for r in s["review"][:5]]
+        lines += [f"  - `{u['old']}` vs `{u['new']}`" for u in s["unclear"][:5]]
+    llm = s.get("llm")
+    if llm:
+        lines.append(f"- Model review ({llm['model']}): {llm['asked']} asked, {len(llm['decided'])} decided, "
+                     f"{llm['rejected']} malformed answer(s) rejected, {llm['withheld']} withheld by trust tier.")
+        lines += [f"  - {d['decision']}: {d['narrative'] or d['reason']} (`{d['old']}`, `{d['new']}`)"
+                  for d in llm["decided"][:10]]
+        if llm["warning"]:
+            lines.append(f"  - {llm['warning']}")
+    if s["skipped_legal"]:
+        lines.append(f"- Skipped (legal: {s['skipped_legal']}): never folded, superseded or sent to a model.")
+    if s["stopped_at"]:
+        lines.append(f"- Stopped at the time limit during {s['stopped_at']}; the rest waits for the next run.")
+    return lines

@@ -29,28 +29,46 @@ def opinion_threads(mem, entity: str | None = None):
     return opinions.build(ops, others, terms)
 
 
-def run(mem, dry_run: bool = False, force: bool = False, since: str | None = None) -> dict:
-    """Write entity pages (generated blocks only), opinions and a journal entry; `dry_run` writes nothing.
+def run(mem, dry_run: bool = False, force: bool = False, since: str | None = None,
+        overwrite_edits: bool = False, review: bool | None = None, time_limit: float | None = None) -> dict:
+    """One reflect run: consolidation phases, then entity pages (generated blocks only), opinions and a
+    journal entry; `dry_run` writes nothing.
 
-    `since` limits the run to entities with facts from that time on (their pages still list everything).
+    Gates: unless `force`, a run does work only if `[reflect] min_hours` passed since the last one and
+    at least `min_new_facts` new facts arrived. `since` limits pages to entities with facts from then on.
     """
-    from memtool import reflect
+    from memtool import reflect, sleep
 
     started = time.perf_counter()
+    cfg = mem.config
+    deadline = sleep.Deadline(cfg.reflect_time_limit if time_limit is None else time_limit)
     with mem.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
         mem.refresh()
-        plan = reflect.Plan()
+        state = _load_state(mem)
+        gate = None if force else _gate(mem, state, cfg)
+        if gate:
+            return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
+                    "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
+        consolidation = sleep.run(mem, deadline=deadline, dry_run=dry_run,
+                                  review=cfg.reflect_review if review is None else review)
+        plan = reflect.Plan(sleep=consolidation)
         threads = opinion_threads(mem)
         confidences = {src: o.confidence for o in threads for src in [o.source, *o.history]}
         recent = None
         if since:
             recent = {e for f in mem.list_facts(since=since) for e in f["entities"]}
+        trust = {}
         for name, _count in mem.store.entity_counts(reflect.MIN_FACTS):
             if recent is not None and name not in recent:
                 continue
+            if deadline.passed("entity pages"):
+                break
             page = mem.store.entity_page(name)
             path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
             entity = page["entity"] if page else name
+            if sleep.trust_of(path, mem.store.trust_levels([path]).get(path, "normal"), cfg.trust_globs) == "legal":
+                plan.pages.append(reflect.PagePlan(entity, path, "skipped", reason="trust: legal (never modified)"))
+                continue
             facts = [f for f in mem.list_facts(entities=[name], k=500)
                      if f["source"].split("#")[0] not in (path, "bank/journal.md")]
             if len(facts) < reflect.MIN_FACTS:
@@ -58,12 +76,11 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
             plan.facts += len(facts)
             current = mem.ws.read_text(path) if (mem.ws.root / path).exists() else None
             plan.pages.append(reflect.plan_page(entity, path, current,
-                                                reflect.page_body(entity, facts, confidences), force))
-        state = _load_state(mem)
+                                                reflect.page_body(entity, facts, confidences), overwrite_edits))
         moves = reflect.opinion_moves(threads, state.get("opinions", {}))
         current = mem.ws.read_text("bank/opinions.md") if (mem.ws.root / "bank/opinions.md").exists() else None
         plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
-                                            force, block=reflect.OPINIONS_BLOCK))
+                                            overwrite_edits, block=reflect.OPINIONS_BLOCK))
         plan.moves = moves
         world = mem.list_facts(kinds=["world"])
         plan.suggestions = reflect.core_suggestions(threads, world, mem.ws.read_text("memory.md"))
@@ -71,9 +88,11 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         entry = reflect.journal_entry(plan, stamp, seconds, dry_run)
         changed = [p for p in plan.pages if p.action in ("create", "update")]
-        if not dry_run and (changed or moves):
-            _save_state(mem, {"opinions": {o.key: round(o.confidence, 3) for o in threads}})
-        if not dry_run and changed:
+        found = any(consolidation[k] for k in ("folded", "superseded", "review", "unclear", "connections",
+                                                "strengthened")) or consolidation["faded"]
+        if not dry_run:
+            _save_state(mem, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time()})
+        if not dry_run and (changed or found):
             for p in changed:
                 if p.action == "update":
                     mem.ws.backup(p.path)
@@ -82,11 +101,29 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
                 journal = mem.ws.read_text("bank/journal.md") or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
                 sep = "\n" if journal.endswith("\n") else "\n\n"
                 mem.ws.write_atomic("bank/journal.md", journal + sep + entry)
-    return {"dry_run": dry_run, "changed": bool(changed), "entry": entry, "opinion_moves": moves,
-            "suggestions": plan.suggestions,
+    return {"dry_run": dry_run, "changed": bool(changed or found), "entry": entry, "opinion_moves": moves,
+            "suggestions": plan.suggestions, "consolidation": consolidation,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
             "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _gate(mem, state: dict, cfg) -> str | None:
+    """Why this run should not do work yet (None: it should)."""
+    last = state.get("last_run")
+    if last is not None:
+        hours = (time.time() - last) / 3600
+        if hours < cfg.reflect_min_hours:
+            return f"the last run was {hours:.1f} h ago (runs need {cfg.reflect_min_hours:g} h between them)"
+    if cfg.reflect_min_new:
+        from memtool.sleep import load_facts
+
+        keys = [f["key"] for f in load_facts(mem)]
+        new = len(mem.local.unseen(keys))
+        if new < cfg.reflect_min_new and last is not None:
+            return f"{new} new fact(s) since the last run (runs need {cfg.reflect_min_new})"
+    return None
+
 
 def _load_state(mem) -> dict:
     """What the last reflect run saw (machine-local, under .memory/; losing it only loses 'from' values)."""

@@ -21,7 +21,7 @@ def mem(example_ws):
 
 
 def test_pages_get_blocks_that_cite_real_lines(mem, example_ws):
-    result = mem.reflect()
+    result = mem.reflect(force=True)
     assert result["changed"] and {p["entity"] for p in result["pages"]} >= {"Peter", "warelay", "Tom"}
     page = (example_ws / "bank/entities/Peter.md").read_text(encoding="utf-8")
     block = blocks.find(page, "entity")
@@ -41,7 +41,7 @@ def test_hand_written_text_survives_ten_runs(mem, example_ws):
     original = path.read_text(encoding="utf-8")
     for i in range(10):
         mem.retain(f"W @Peter: fact number {i} for the page", None)
-        mem.reflect()
+        mem.reflect(force=True)
         text = path.read_text(encoding="utf-8")
         block = blocks.find(text, "entity")
         assert text[: block.start] == original + "\n", "text before the block is untouched"
@@ -50,36 +50,36 @@ def test_hand_written_text_survives_ten_runs(mem, example_ws):
 
 
 def test_second_run_changes_nothing_and_dry_run_writes_nothing(mem, example_ws):
-    mem.reflect()
+    mem.reflect(force=True)
     before = markdown(example_ws)
-    again = mem.reflect()
+    again = mem.reflect(force=True)
     assert not again["changed"] and markdown(example_ws) == before
     mem.retain("W @Tom: Tom opened a fourth store.", None)
     before = markdown(example_ws)
-    dry = mem.reflect(dry_run=True)
+    dry = mem.reflect(dry_run=True, force=True)
     assert dry["entry"].startswith("## ") and "[DRY RUN]" in dry["entry"] and "Tom" in dry["entry"]
     assert markdown(example_ws) == before
 
 
 def test_edits_inside_a_block_are_kept_until_force(mem, example_ws):
-    mem.reflect()
+    mem.reflect(force=True)
     path = example_ws / "bank/entities/Tom.md"
     edited = path.read_text(encoding="utf-8").replace("Tom Becker runs", "Tom Becker (my best client) runs")
     path.write_text(edited, encoding="utf-8")
     mem.retain("W @Tom: Tom switched to Zammad cloud.", None)
-    result = mem.reflect()
+    result = mem.reflect(force=True)
     assert {p["path"]: p["action"] for p in result["pages"]}["bank/entities/Tom.md"] == "skipped"
     assert path.read_text(encoding="utf-8") == edited
-    proc = run_mem("reflect", cwd=example_ws)
+    proc = run_mem("reflect", "--force", cwd=example_ws)
     assert proc.returncode == 0 and "left alone" in proc.stderr
-    forced = mem.reflect(force=True)
+    forced = mem.reflect(force=True, overwrite_edits=True)
     assert {p["path"]: p["action"] for p in forced["pages"]}["bank/entities/Tom.md"] == "update"
     assert "Zammad cloud" in path.read_text(encoding="utf-8")
     assert list((example_ws / ".memory" / "backups").glob("bank/entities/Tom.md.*")), "replaced text is backed up"
 
 
 def test_generated_blocks_are_not_indexed(mem):
-    mem.reflect()
+    mem.reflect(force=True)
     hits = mem.recall("Fastest code reviewer", k=20).results
     assert hits and all(not (h["source"].startswith("bank/entities/Peter.md") and "Generated" in h["content"]) for h in hits)
     assert all("— `memory/" not in h["content"] for h in hits)
@@ -88,16 +88,16 @@ def test_generated_blocks_are_not_indexed(mem):
 def test_concurrent_runs_never_interleave(example_ws):
     ws = Workspace(example_ws)
     with ws.lock("reflect"):
-        proc, data = run_json("reflect", cwd=example_ws, env=mem_env())
+        proc, data = run_json("reflect", "--force", cwd=example_ws, env=mem_env())
     assert proc.returncode == 7 and "another mem reflect is running" in proc.stderr
     assert data["error"] == "Busy"
-    assert run_mem("reflect", cwd=example_ws).returncode == 0
+    assert run_mem("reflect", "--force", cwd=example_ws).returncode == 0
 
 
 def test_new_entities_get_new_pages(example_ws, mem):
     write(example_ws, "memory/2026-11-30.md", "# 2026-11-30\n## Retain\n- W @Zoe-K: Zoe joined the warelay team.\n"
                                               "- O(c=0.6) @Zoe-K: Zoe writes very clear tickets.\n")
-    result = mem.reflect()
+    result = mem.reflect(force=True)
     assert {p["path"]: p["action"] for p in result["pages"]}["bank/entities/Zoe-K.md"] == "create"
     text = (example_ws / "bank/entities/Zoe-K.md").read_text(encoding="utf-8")
     assert text.startswith("# Zoe-K\n") and "c=0.60" in text
@@ -110,19 +110,19 @@ def test_opinion_trajectory_follows_the_rule_across_runs(tmp_path):
     write(ws, "memory/2026-10-01.md", "# 2026-10-01\n## Retain\n- O(c=0.9) @Rex: Rex prefers morning walks in the park.\n"
                                       "- W @Rex: Rex is a beagle.\n")
     mem = Memory(Workspace(ws), embedder="none")
-    mem.reflect()
+    mem.reflect(force=True)
     [o] = mem.opinions(entity="Rex")["opinions"]
     assert o["confidence"] == 0.9 and o["trend"] == "→"
     write(ws, "memory/2026-10-02.md", "# 2026-10-02\n- @Rex loved his morning walks in the park again.\n")
     write(ws, "memory/2026-10-03.md", "# 2026-10-03\n- @Rex morning walks in the park: happiest dog.\n")
     write(ws, "memory/2026-10-04.md", "# 2026-10-04\n- @Rex did not enjoy the morning walks in the park today.\n")
-    result = mem.reflect()
+    result = mem.reflect(force=True)
     [o] = mem.opinions(entity="Rex")["opinions"]
     assert abs(o["confidence"] - round(update(0.9, 2, 1), 3)) < 1e-9 and len(o["contradicting"]) == 1
     assert result["opinion_moves"] and result["opinion_moves"][0]["from"] == 0.9
     assert "moved 0.90 →" in (ws / "bank/journal.md").read_text(encoding="utf-8")
     write(ws, "memory/2026-10-05.md", "# 2026-10-05\n## Retain\n- O(c=0.4) @Rex: Rex prefers evening walks in the park now.\n")
-    mem.reflect()
+    mem.reflect(force=True)
     [o] = [x for x in mem.opinions(entity="Rex")["opinions"] if "evening" in x["statement"]]
     assert o["anchor"] == 0.4 and o["confidence"] == 0.4, "a person's new number is an anchor"
     assert "c=0.40" in (ws / "bank/opinions.md").read_text(encoding="utf-8")
@@ -138,7 +138,7 @@ def test_kill_during_a_run_leaves_files_whole_and_a_rerun_finishes(example_ws):
         write(example_ws, f"memory/2026-09-{1 + i % 28:02d}.md",
               "".join(f"- @Person{i}-{j} met @Person{i}-{(j + 1) % 3} about project {j}.\n" for j in range(3)))
     for delay in (0.3, 0.6, 0.9):
-        proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect"], cwd=example_ws, env=mem_env(),
+        proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect", "--force"], cwd=example_ws, env=mem_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
@@ -148,16 +148,16 @@ def test_kill_during_a_run_leaves_files_whole_and_a_rerun_finishes(example_ws):
             if "memtool:begin" in text:
                 block = blocks.find(text, "entity")
                 assert block is not None and not block.edited, f"half-written {page.name}"
-    proc, data = run_json("reflect", cwd=example_ws)
+    proc, data = run_json("reflect", "--force", cwd=example_ws)
     assert proc.returncode == 0, proc.stderr
-    again = run_json("reflect", cwd=example_ws)[1]
+    again = run_json("reflect", "--force", cwd=example_ws)[1]
     assert not again["changed"]
     assert "Person3-1" in (example_ws / "bank/entities/Person3-1.md").read_text(encoding="utf-8")
 
 
 def test_journal_suggests_but_never_writes_memory_md(mem, example_ws):
     before = (example_ws / "memory.md").read_bytes()
-    result = mem.reflect()
+    result = mem.reflect(force=True)
     assert result["suggestions"] and all(s["source"] for s in result["suggestions"])
     assert "Suggested for memory.md" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
     assert (example_ws / "memory.md").read_bytes() == before

@@ -364,6 +364,14 @@ class Store:
                                 (entity_key(name),)).fetchone()
         return {"entity": row[0], "path": row[1]} if row else None
 
+    def consolidation_rows(self) -> list[tuple]:
+        """(path, line_start, line_end, kind, day, entities, content, terms, ehash, trust) of every fact
+        consolidation looks at: not bank pages' plain lines, not the journal."""
+        return self.conn.execute(
+            "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
+            " f.terms, f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
+            " WHERE f.kind != 'page' AND f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+
     def trust_levels(self, paths: list[str]) -> dict[str, str]:
         """path → trust tier (normal, private, legal) from each file's front matter."""
         if not paths:

@@ -131,6 +131,23 @@ class Vectors:
         top = top[np.argsort(-sims[top])]
         return [(hashes[i], float(sims[i])) for i in top]
 
+    def for_hashes(self, hashes: list[str]):
+        """(hash → row index, float32 matrix) of the stored vectors among `hashes`."""
+        import numpy as np
+
+        found: dict[str, int] = {}
+        blobs = []
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i:i + 500]
+            for h, vec in self.conn.execute(f"SELECT hash, vec FROM embeddings WHERE hash IN ({','.join('?' * len(chunk))})",
+                                            chunk):
+                if h not in found:
+                    found[h] = len(blobs)
+                    blobs.append(vec)
+        dim = self.dim() or 0
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim) if blobs else None
+        return found, matrix
+
     def _load_matrix(self):
         import numpy as np
 

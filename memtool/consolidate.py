@@ -1,0 +1,199 @@
+"""Consolidation ("sleep"), pure: duplicates, contradictions, stability and connections.
+
+Works on plain fact dicts (`key`, `source`, `kind`, `day`, `entities`, `content`, `trust`) plus the
+similarities the caller measured. Nothing here reads files, the index or the clock.
+
+Thresholds are documented in docs/reflect.md with the measurements behind them. One finding shapes
+them: the default embedding model (multilingual-e5-small) puts different facts about one person at
+cosine 0.93–0.99 ("sailing on the Elbe" vs "on the Alster": 0.97), so cosine alone cannot say
+"same fact". A fold needs the vectors *and* the words to agree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+FOLD_COSINE = 0.95  # vectors at least this similar …
+FOLD_LEXICAL = 0.85  # … and words at least this similar (Jaccard, fillers aside): one fact said twice
+REVIEW_COSINE = 0.95  # same entity, this similar by meaning, but worded differently: a near-duplicate to review
+REVIEW_LEXICAL = 0.5  # without vectors: same entity and this much term overlap
+MAX_POSTING = 2000  # terms in more facts than this are too common to find candidates by
+
+STABILITY_DEFAULT = 14.0  # days: the floor; a fact never used stays here
+STABILITY_MAX = 365.0
+BOOST = 1.2  # per distinct day a fact was recalled since the last run
+DECAY = 0.8  # per run for a fact with a history that was not recalled since the last run
+PRIOR_WEIGHT = 0.15  # ranking multiplier is 1 + PRIOR_WEIGHT · retention, so within [1, 1.15]
+
+CHANGE = re.compile(
+    r"\b(now|no longer|not any ?more|anymore|moved|moves|switched|changed|instead|these days|"
+    r"jetzt|nun|inzwischen|mittlerweile|nicht mehr|keine? \w+ mehr|gezogen|umgezogen|zieht|gewechselt|"
+    r"statt|anstatt|sondern)\b", re.I)
+
+
+# Words that restate rather than change a fact ("still", "again", "immer noch"): ignored when
+# deciding whether two facts say the same thing.
+FILLERS = frozenset("""still again also always really just even already anyway too once more
+immer noch auch wieder schon weiterhin nach wie vor eben halt wirklich""".split())
+
+
+_NAME = re.compile(r"(?<![.!?:;]\s)(?<!^)\b([A-ZÄÖÜ][\w'-]+)")
+
+
+def names_in(text: str) -> frozenset:
+    """Capitalised words not at a sentence start: the people and places a text names."""
+    from memtool.analyzer import fold
+
+    return frozenset(fold(m.group(1)) for m in _NAME.finditer(text.strip()))
+
+
+def jaccard(a: frozenset | set, b: frozenset | set) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+@dataclass
+class Findings:
+    folds: list[tuple[str, str, float | None, float]] = field(default_factory=list)  # (kept, folded, cos, jaccard)
+    review: list[tuple[str, str, float | None, float]] = field(default_factory=list)
+    supersede: list[tuple[str, str, str]] = field(default_factory=list)  # (older, newer, why)
+    unclear: list[tuple[str, str]] = field(default_factory=list)  # possible contradictions (older, newer)
+    connections: list[tuple[str, str, int]] = field(default_factory=list)  # entities co-mentioned, unlinked
+    skipped_legal: int = 0
+
+
+def candidate_pairs(new: list[dict], facts: list[dict], terms: dict[str, frozenset]) -> set[tuple[str, str]]:
+    """Pairs (new fact, any fact) that share at least one not-too-common term: the lexical candidates."""
+    postings: dict[str, list[str]] = defaultdict(list)
+    for f in facts:
+        for t in terms[f["key"]]:
+            postings[t].append(f["key"])
+    pairs = set()
+    for f in new:
+        for t in terms[f["key"]]:
+            keys = postings.get(t, ())
+            if len(keys) <= MAX_POSTING:
+                pairs.update((f["key"], k) for k in keys if k != f["key"])
+    return pairs
+
+
+def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str, dict],
+                   terms: dict[str, frozenset], fold_cos: float = FOLD_COSINE, fold_lex: float = FOLD_LEXICAL,
+                   review_cos: float = REVIEW_COSINE, review_lex: float = REVIEW_LEXICAL) -> Findings:
+    """Duplicates to fold and near-duplicates to review, from candidate pairs with their cosine (or None)."""
+    out = Findings()
+    legal = set()
+    for (a, b), cos in sorted(pairs.items(), key=lambda p: p[0]):
+        fa, fb = by_key[a], by_key[b]
+        if "legal" in (fa["trust"], fb["trust"]):
+            legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == "legal")
+            continue
+        lex = jaccard(terms[a] - FILLERS, terms[b] - FILLERS)
+        kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
+        same_names = ({e.lower() for e in fa["entities"]} == {e.lower() for e in fb["entities"]}
+                      and not names_in(fa["content"]) - terms[b] and not names_in(fb["content"]) - terms[a])
+        if same_names and lex >= fold_lex and (cos is None or cos >= fold_cos):
+            out.folds.append((kept["key"], folded["key"], cos, lex))
+        elif _same_entity(fa, fb) and (cos >= review_cos if cos is not None else lex >= review_lex):
+            out.review.append((kept["key"], folded["key"], cos, lex))
+    out.skipped_legal = len(legal)
+    return out
+
+
+def _same_entity(a: dict, b: dict) -> bool:
+    return bool(a["entities"]) and bool(b["entities"]) and a["entities"][0].lower() == b["entities"][0].lower()
+
+
+def clusters(pairs: list[tuple[str, str, float | None, float]]) -> list[list[str]]:
+    """Connected groups of keys (union-find), each sorted, largest first."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b, *_ in pairs:
+        parent[find(a)] = find(b)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for x in list(parent):
+        groups[find(x)].append(x)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))
+
+
+def contradictions(facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
+                   folded: set[tuple[str, str]] = frozenset()) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """Newer facts that supersede older ones about the same entity and attribute, and unclear pairs.
+
+    Clear: same first entity, the newer fact announces a change ("moved", "now", "no longer",
+    "jetzt", "nicht mehr", "statt", …) and shares an attribute term with the older one (a content
+    term that is not the entity's name). Each older fact ends at its earliest such successor.
+    Unclear: same entity and attribute, no change marker, different wording: left for review.
+    """
+    by_entity: dict[str, list[dict]] = defaultdict(list)
+    for f in facts:
+        if f["entities"] and f["day"] and f["trust"] != "legal" and not f["source"].startswith("bank/"):
+            by_entity[f["entities"][0].lower()].append(f)
+    supersede: dict[str, tuple[str, str, str]] = {}
+    unclear: list[tuple[str, str]] = []
+    for entity, group in by_entity.items():
+        group.sort(key=lambda f: (f["day"], f["source"]))
+        own = names.get(entity, frozenset())
+        for i, newer in enumerate(group):
+            marker = CHANGE.search(newer["content"])
+            new_terms = terms[newer["key"]] - own
+            for older in group[:i]:
+                if older["day"] >= newer["day"] or older["key"] in supersede:
+                    continue
+                if (older["kind"] == "opinion") != (newer["kind"] == "opinion"):
+                    continue  # an opinion changes by a newer opinion, a fact by a newer fact
+                if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
+                    continue
+                shared = new_terms & (terms[older["key"]] - own)
+                if not shared:
+                    continue
+                if marker:
+                    supersede[older["key"]] = (older["key"], newer["key"],
+                                               f"“{marker.group(0)}”, same {sorted(shared)[0]!r}")
+                elif (older["kind"] == newer["kind"] == "world"
+                      and 0.4 <= jaccard(terms[older["key"]], terms[newer["key"]]) < FOLD_LEXICAL):
+                    unclear.append((older["key"], newer["key"]))
+    return sorted(supersede.values()), unclear
+
+
+def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> list[tuple[str, str, int]]:
+    """Entity pairs mentioned together in at least `minimum` facts whose pages do not link each other."""
+    together: Counter = Counter()
+    spelled: dict[str, str] = {}
+    for f in facts:
+        names = sorted({e.lower() for e in f["entities"]})
+        for e in f["entities"]:
+            spelled.setdefault(e.lower(), e)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                together[(a, b)] += 1
+    return [(spelled[a], spelled[b], n) for (a, b), n in together.most_common()
+            if n >= minimum and frozenset((a, b)) not in linked]
+
+
+# --- stability ------------------------------------------------------------------------------
+
+def next_stability(stability: float, recalled_days: int, default: float = STABILITY_DEFAULT) -> float:
+    """One run's update: ×1.2 per distinct day recalled since the last run, else ×0.8, within [default, max]."""
+    s = stability * (BOOST ** recalled_days if recalled_days else DECAY)
+    return min(STABILITY_MAX, max(default, s))
+
+
+def retention(stability: float, days_since_use: float) -> float:
+    """How present a used fact still is: exp(−t/S) (Ebbinghaus; S grows with spaced use)."""
+    return math.exp(-max(0.0, days_since_use) / max(stability, 1e-6))
+
+
+def prior(stability: float | None, days_since_use: float | None) -> float:
+    """The ranking multiplier: 1 for facts never used (never a penalty, never a filter), up to 1.15."""
+    if stability is None or days_since_use is None:
+        return 1.0
+    return 1.0 + PRIOR_WEIGHT * retention(stability, days_since_use)

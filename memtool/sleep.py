@@ -1,0 +1,325 @@
+"""The consolidation phases of `mem reflect`, against a `Memory`: orient, dedup, contradictions,
+stability, connections and the optional model review. The rules are pure (`consolidate.py`);
+this module reads the index, measures similarities, and records decisions in the machine-local
+state (`.memory/local.sqlite`). The Markdown is never touched here.
+
+Each run examines the facts it has not seen before (cost follows what is new), stops cleanly at
+its deadline (what was examined stays recorded; the rest waits for the next run) and writes
+nothing on a dry run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter, defaultdict
+from fnmatch import fnmatch
+
+from memtool import consolidate
+from memtool.analyzer import index_terms
+from memtool.store.local import fact_key
+
+WORD = re.compile(r"\w+")
+CHUNK = 1000  # new facts examined between deadline checks
+LLM_ITEMS = 20  # review items sent to the model per run at most
+
+
+class Deadline:
+    def __init__(self, seconds: float):
+        self.end = time.monotonic() + seconds
+        self.hit_at: str | None = None
+
+    def passed(self, phase: str) -> bool:
+        if self.hit_at is None and time.monotonic() > self.end:
+            self.hit_at = phase
+        return self.hit_at is not None
+
+
+def trust_of(path: str, front_matter: str, globs: dict[str, list[str]]) -> str:
+    """A file's trust tier: its front matter, else the first `[trust]` glob that matches, else normal."""
+    if front_matter and front_matter != "normal":
+        return front_matter
+    for tier in ("legal", "private", "work", "global"):
+        if any(fnmatch(path, g) for g in globs.get(tier, ())):
+            return tier
+    return "normal"
+
+
+def load_facts(mem) -> list[dict]:
+    """Every fact consolidation considers, with its key, day, first entity and term set."""
+    from memtool.analyzer import STOPWORDS, fold
+
+    globs = mem.config.trust_globs
+    facts = []
+    for path, line, end, kind, day, entities, content, terms, ehash, trust in mem.store.consolidation_rows():
+        names = json.loads(entities or "[]")
+        source = f"{path}#L{line}" + (f"-L{end}" if end and end != line else "")
+        facts.append({"key": fact_key(path, content), "path": path, "source": source, "kind": kind,
+                      "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
+                      "trust": trust_of(path, trust, globs),
+                      "terms": frozenset(t for t in (terms or "").split()
+                                         if t not in STOPWORDS and len(t) > 1 and not t.isdigit()),
+                      "words": frozenset(w for w in (fold(x) for x in WORD.findall(content.lower()))
+                                         if w not in STOPWORDS)})
+    return facts
+
+
+def orient(mem, facts: list[dict], unseen: int) -> dict:
+    """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
+    usage = mem.local.usage_all()
+    total_s = sum(s for s, _, _ in usage.values()) + consolidate.STABILITY_DEFAULT * max(0, len(facts) - len(usage))
+    vectors = mem.store.vectors
+    return {
+        "facts": len(facts), "new": unseen,
+        "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
+        "folders": dict(Counter(f["path"].split("/", 1)[0] if "/" in f["path"] else "." for f in facts).most_common()),
+        "embedded": vectors.count(), "not_embedded": vectors.count_missing(),
+        "average_stability_days": round(total_s / len(facts), 1) if facts else None,
+        "used_facts": len(usage),
+        "trust": dict(Counter(f["trust"] for f in {f["path"]: f for f in facts}.values()).most_common()),
+    }
+
+
+def _similarities(mem, new: list[dict], facts: list[dict], pairs: set, threshold: float) -> dict:
+    """Cosine for each lexical candidate pair, plus pairs found by vectors alone (new × all, ≥ threshold)."""
+    import numpy as np
+
+    out: dict[tuple[str, str], float | None] = {p: None for p in pairs}
+    if mem._vectors_usable() is not None:
+        return out
+    by_key = {f["key"]: f for f in facts}
+    index, matrix = mem.store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
+    if matrix is None:
+        return out
+    for a, b in pairs:
+        ia, ib = index.get(by_key[a]["ehash"]), index.get(by_key[b]["ehash"])
+        if ia is not None and ib is not None:
+            out[(a, b)] = float(matrix[ia] @ matrix[ib])
+    rows = [(f["key"], index[f["ehash"]]) for f in new if f["ehash"] in index]
+    owners: dict[int, list[str]] = defaultdict(list)
+    for f in facts:
+        if f["ehash"] in index:
+            owners[index[f["ehash"]]].append(f["key"])
+    for start in range(0, len(rows), 256):
+        chunk = rows[start:start + 256]
+        sims = matrix[[i for _, i in chunk]] @ matrix.T
+        for (key, _), line in zip(chunk, sims):
+            for j in np.nonzero(line >= threshold)[0]:
+                for other in owners[int(j)]:
+                    if other != key and (key, other) not in out and (other, key) not in out:
+                        out[(key, other)] = float(line[j])
+    return out
+
+
+def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
+    """Phases 1–5 and 7; returns what was found and done (the journal is written by the caller)."""
+    cfg = mem.config
+    facts = load_facts(mem)
+    by_key = {f["key"]: f for f in facts}
+    local = mem.local
+    unseen = local.unseen(list(by_key))
+    report: dict = {"orient": orient(mem, facts, len(unseen)), "folded": [], "review": [], "superseded": [],
+                    "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
+                    "skipped_legal": 0, "stopped_at": None, "examined": 0}
+    # Phase 2 and 3: only what is new is examined, against everything.
+    terms = {f["key"]: f["terms"] for f in facts}  # stems and forms: do two facts talk about the same thing?
+    words = {f["key"]: f["words"] for f in facts}  # surface words, numbers included: do they say the same?
+    names = defaultdict(set)
+    for f in facts:
+        for e in f["entities"]:
+            names[e.lower()].update(index_terms(e).split())
+    names = {k: frozenset(v) for k, v in names.items()}
+    examined: list[str] = []
+    folds, near, supersede, unclear = [], [], [], []
+    legal = 0
+    for start in range(0, len(unseen), CHUNK):
+        if deadline.passed("dedup"):
+            break
+        new = [by_key[k] for k in unseen[start:start + CHUNK]]
+        pairs = consolidate.candidate_pairs(new, facts, words)
+        sims = _similarities(mem, new, facts, pairs, min(cfg.fold_cosine, cfg.review_cosine))
+        found = consolidate.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
+                                           cfg.review_cosine, consolidate.REVIEW_LEXICAL)
+        folds += found.folds
+        near += found.review
+        legal += found.skipped_legal
+        entities = {f["entities"][0].lower() for f in new if f["entities"]}
+        group = [f for f in facts if f["entities"] and f["entities"][0].lower() in entities]
+        folded = {(a, b) for a, b, *_ in folds}
+        sup, unc = consolidate.contradictions(group, terms, names, folded)
+        supersede += sup
+        unclear += unc
+        examined += [f["key"] for f in new]
+    legal_facts = sum(1 for f in facts if f["trust"] == "legal")
+    report["skipped_legal"] = legal_facts
+    report["examined"] = len(examined)
+    # Near-duplicates that are really contradictions are reported as contradictions only.
+    contested = {frozenset((o, n)) for o, n, _ in supersede} | {frozenset(p) for p in unclear}
+    near = [p for p in near if frozenset(p[:2]) not in contested]
+    report["folded"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(folds)]
+    report["review"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(near)]
+    report["clusters"] = [[by_key[k]["source"] for k in c] for c in consolidate.clusters(_dedupe(near))]
+    report["superseded"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"], "until": by_key[n]["day"],
+                             "why": why, "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
+                            for o, n, why in supersede]
+    report["unclear"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"],
+                          "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]} for o, n in unclear]
+    # Phase 4: stability from the access log.
+    strengthened, faded, usage_rows, last_rowid = _stability(local)
+    report["strengthened"] = [{"source": by_key[k]["source"], "content": by_key[k]["content"], "stability": round(s, 1),
+                               "uses": u} for k, s, u in strengthened if k in by_key]
+    report["faded"] = faded
+    # Phase 5: connections between entities of new facts that their pages do not make.
+    if not deadline.passed("connections"):
+        touched = {e.lower() for k in examined for e in by_key[k]["entities"]}
+        linked = _linked_pairs(mem)
+        report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
+                                 consolidate.connections([f for f in facts if f["entities"]], linked)
+                                 if a.lower() in touched or b.lower() in touched][:10]
+    # Phase 7: the optional model review of what rules could not decide.
+    decisions: list[tuple] = []
+    if review and not deadline.passed("review"):
+        report["llm"], decisions = _review(mem, report, by_key, near, unclear, deadline)
+    report["stopped_at"] = deadline.hit_at
+    if not dry_run:
+        with local.transaction():
+            local.put_folds([(b, a, cos, lex, "rule") for a, b, cos, lex in _dedupe(folds)])
+            local.put_supersede([(o, n, by_key[n]["day"], "rule", why, by_key[o]["source"], by_key[o]["content"],
+                                  by_key[n]["source"]) for o, n, why in supersede])
+            local.put_review([(a, b, "near-duplicate", "open", None, None) for a, b, *_ in _dedupe(near)]
+                             + [(o, n, "contradiction", "open", None, None) for o, n in unclear])
+            for kind, a, b, decision, reason in decisions:
+                _apply_decision(local, by_key, kind, a, b, decision, reason)
+            local.put_usage(usage_rows)
+            local.set_meta("access_rowid", str(last_rowid))
+            local.mark_seen(examined)
+            local.forget(set(by_key))
+    return report
+
+
+def _dedupe(pairs):
+    seen, out = set(), []
+    for p in pairs:
+        key = frozenset(p[:2])
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _pair(by_key, a, b, cos, lex) -> dict:
+    return {"kept": by_key[a]["source"], "other": by_key[b]["source"], "cosine": None if cos is None else round(cos, 3),
+            "words": round(lex, 2), "content": by_key[a]["content"], "other_content": by_key[b]["content"]}
+
+
+def _stability(local) -> tuple[list, int, list, int]:
+    """Fold the access log since the last run into each fact's stability (see consolidate.next_stability)."""
+    since = int(local.meta("access_rowid", "0"))
+    accesses, last = local.accesses_since(since)
+    usage = local.usage_all()
+    rows, strengthened, faded = [], [], 0
+    for key, times in accesses.items():
+        s, last_used, uses = usage.get(key, (consolidate.STABILITY_DEFAULT, 0.0, 0))
+        days = len({int(t // 86400) for t in times})
+        new_s = consolidate.next_stability(s, days)
+        rows.append((key, new_s, max(last_used, max(times)), uses + len(times)))
+        strengthened.append((key, new_s, uses + len(times)))
+    for key, (s, last_used, uses) in usage.items():
+        if key not in accesses:
+            new_s = consolidate.next_stability(s, 0)
+            if new_s < s:
+                faded += 1
+            rows.append((key, new_s, last_used, uses))
+    strengthened.sort(key=lambda x: -x[1])
+    return strengthened[:10], faded, rows, last
+
+
+def _linked_pairs(mem) -> set[frozenset]:
+    """Entity pairs whose page mentions the other (outside generated blocks: the index skips those)."""
+    pairs = set()
+    for path, entity, mentions in mem.store.conn.execute(
+            "SELECT fi.path, fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
+            " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL"):
+        for m in json.loads(mentions or "[]"):
+            if m.lower() != entity.lower():
+                pairs.add(frozenset((entity.lower(), m.lower())))
+    return pairs
+
+
+# --- the optional model review ------------------------------------------------------------------
+
+SYSTEM = ("You review a personal memory. For two notes, decide: 'merge' (they state the same fact), "
+          "'supersede' (the newer note replaces the older: the fact changed), or 'keep_both' (different facts). "
+          "Answer with one JSON object only: {\"decision\": \"merge|supersede|keep_both\", "
+          "\"reason\": \"one line\", \"narrative\": \"one sentence for a journal\"}.")
+DECISIONS = ("merge", "supersede", "keep_both")
+
+
+def parse_decision(text: str) -> dict | None:
+    """The model's JSON answer, validated; None when it is not exactly what was asked for."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").split("\n", 1)[-1] if "\n" in body else ""
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(body[start:end + 1])
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("decision") not in DECISIONS or not isinstance(data.get("reason"), str):
+        return None
+    narrative = data.get("narrative")
+    return {"decision": data["decision"], "reason": data["reason"].strip()[:300],
+            "narrative": narrative.strip()[:400] if isinstance(narrative, str) else ""}
+
+
+def _review(mem, report, by_key, near, unclear, deadline) -> tuple[dict, list]:
+    """Send open items to the local model; legal text never, private text only to a local server."""
+    from memtool.errors import ProviderUnavailable
+    from memtool.llm import OllamaChat
+
+    llm = OllamaChat(mem.config.llm_model, timeout=mem.config.llm_timeout)
+    out = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
+           "withheld": 0, "warning": None}
+    decisions = []
+    items = [("near-duplicate", a, b) for a, b, *_ in _dedupe(near)] + [("contradiction", o, n) for o, n in unclear]
+    for kind, a, b in mem.local.open_reviews():
+        if a in by_key and b in by_key and (kind, a, b) not in items:
+            items.append((kind, a, b))
+    for kind, a, b in items[:LLM_ITEMS]:
+        fa, fb = by_key[a], by_key[b]
+        tiers = {fa["trust"], fb["trust"]}
+        if "legal" in tiers or ("private" in tiers and not llm.local):
+            out["withheld"] += 1
+            continue
+        if deadline.passed("review"):
+            break
+        older, newer = sorted((fa, fb), key=lambda f: (f["day"] or "", f["source"]))
+        prompt = (f"Older note ({older['day'] or 'undated'}, {older['source']}): {older['content']}\n"
+                  f"Newer note ({newer['day'] or 'undated'}, {newer['source']}): {newer['content']}\n"
+                  f"Rules flagged them as a possible {kind}.")
+        out["asked"] += 1
+        try:
+            answer = llm.chat(SYSTEM, prompt)
+        except ProviderUnavailable as exc:
+            out["warning"] = f"{exc.message}; the rule-based results stand"
+            break
+        parsed = parse_decision(answer)
+        if parsed is None:
+            out["rejected"] += 1
+            continue
+        decisions.append((kind, older["key"], newer["key"], parsed["decision"], parsed["reason"]))
+        out["decided"].append({"kind": kind, "old": older["source"], "new": newer["source"], **parsed})
+    return out, decisions
+
+
+def _apply_decision(local, by_key, kind, older, newer, decision, reason) -> None:
+    if decision == "merge":
+        local.put_folds([(newer, older, None, 0.0, "model")])
+    elif decision == "supersede":
+        n = by_key[newer]
+        local.put_supersede([(older, newer, n["day"], "model", reason, by_key[older]["source"],
+                              by_key[older]["content"], n["source"])])
+    local.decide_review(older, newer, kind, decision, reason)

@@ -1,0 +1,151 @@
+"""Machine-local memory state, `.memory/local.sqlite`: what cannot be rebuilt from the Markdown.
+
+- `access`: one row per fact a recall returned (the access log behind stability);
+- `usage`: per fact, its stability in days, last use and use count (updated by `mem reflect`);
+- `folds`: facts folded into another (duplicates), `supersede`: older facts a newer one replaced,
+  `review`: near-duplicates and possible contradictions waiting for a person or a model,
+  with the model's decision once made;
+- `seen`: facts a reflect run has already examined (so a run costs what is new).
+
+Facts are named by `fact_key(path, content)`: stable when lines move, new when the text changes.
+`mem index --rebuild` never touches this file; deleting it forgets usage and decisions only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+from memtool.store.driver import connect
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS access (key TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS usage (key TEXT PRIMARY KEY, stability REAL NOT NULL, last_used REAL NOT NULL,
+                                  uses INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS folds (key TEXT PRIMARY KEY, kept TEXT NOT NULL, cos REAL, lex REAL, how TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS supersede (old TEXT PRIMARY KEY, new TEXT NOT NULL, until TEXT, how TEXT NOT NULL,
+                                      why TEXT, old_source TEXT, old_content TEXT, new_source TEXT);
+CREATE TABLE IF NOT EXISTS review (a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+                                   reason TEXT, detail TEXT, PRIMARY KEY (a, b, kind));
+CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
+"""
+
+
+def fact_key(path: str, content: str) -> str:
+    return hashlib.blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
+
+
+class LocalState:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn, _ = connect(str(path))
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _many(self, sql: str, keys: list[str]) -> list[tuple]:
+        out = []
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            out += self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall()
+        return out
+
+    # --- recall side ---------------------------------------------------------------------------
+
+    def record_access(self, keys: list[str], at: float | None = None) -> None:
+        if keys:
+            at = at or time.time()
+            with self.transaction():
+                self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", [(k, at) for k in keys])
+
+    def lookup(self, keys: list[str]) -> dict[str, dict]:
+        """For each key that has any: its fold target, its successor, its usage, what it superseded."""
+        out: dict[str, dict] = {}
+        for key, kept in self._many("SELECT key, kept FROM folds WHERE key IN ({marks})", keys):
+            out.setdefault(key, {})["folded_into"] = kept
+        for row in self._many("SELECT old, new, until, new_source FROM supersede WHERE old IN ({marks})", keys):
+            out.setdefault(row[0], {})["superseded"] = {"by": row[1], "until": row[2], "source": row[3]}
+        for row in self._many("SELECT new, old_content, old_source, until FROM supersede WHERE new IN ({marks})", keys):
+            out.setdefault(row[0], {}).setdefault("previously", []).append(
+                {"content": row[1], "source": row[2], "until": row[3]})
+        for key, s, last, uses in self._many("SELECT key, stability, last_used, uses FROM usage WHERE key IN ({marks})", keys):
+            out.setdefault(key, {})["usage"] = {"stability": s, "last_used": last, "uses": uses}
+        return out
+
+    # --- reflect side ---------------------------------------------------------------------------
+
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
+
+    def unseen(self, keys: list[str]) -> list[str]:
+        seen = {k for (k,) in self._many("SELECT key FROM seen WHERE key IN ({marks})", keys)}
+        return [k for k in keys if k not in seen]
+
+    def mark_seen(self, keys: list[str]) -> None:
+        self.conn.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", [(k,) for k in keys])
+
+    def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
+        """key → access times after access row `rowid`, and the last rowid read."""
+        out: dict[str, list[float]] = {}
+        last = rowid
+        for rid, key, at in self.conn.execute("SELECT rowid, key, at FROM access WHERE rowid > ? ORDER BY rowid", (rowid,)):
+            out.setdefault(key, []).append(at)
+            last = rid
+        return out, last
+
+    def usage_all(self) -> dict[str, tuple[float, float, int]]:
+        return {k: (s, last, uses) for k, s, last, uses in self.conn.execute("SELECT key, stability, last_used, uses FROM usage")}
+
+    def put_usage(self, rows: list[tuple[str, float, float, int]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO usage(key, stability, last_used, uses) VALUES (?, ?, ?, ?)", rows)
+
+    def put_folds(self, rows: list[tuple[str, str, float | None, float, str]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO folds(key, kept, cos, lex, how) VALUES (?, ?, ?, ?, ?)", rows)
+
+    def put_supersede(self, rows: list[tuple]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO supersede(old, new, until, how, why, old_source, old_content,"
+                              " new_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def put_review(self, rows: list[tuple[str, str, str, str, str | None, str | None]]) -> None:
+        self.conn.executemany("INSERT OR IGNORE INTO review(a, b, kind, status, reason, detail) VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def decide_review(self, a: str, b: str, kind: str, status: str, reason: str) -> None:
+        self.conn.execute("UPDATE review SET status = ?, reason = ? WHERE a = ? AND b = ? AND kind = ?",
+                          (status, reason, a, b, kind))
+
+    def open_reviews(self) -> list[tuple[str, str, str]]:
+        return self.conn.execute("SELECT a, b, kind FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()
+
+    def counts(self) -> dict[str, int]:
+        return {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in ("access", "usage", "folds", "supersede", "review", "seen")}
+
+    def forget(self, live: set[str]) -> None:
+        """Drop decisions about facts that no longer exist (their text changed or was deleted)."""
+        for table, cols in (("folds", ("key", "kept")), ("supersede", ("old", "new")), ("review", ("a", "b"))):
+            rows = self.conn.execute(f"SELECT {cols[0]}, {cols[1]} FROM {table}").fetchall()
+            gone = [r for r in rows if r[0] not in live or r[1] not in live]
+            self.conn.executemany(f"DELETE FROM {table} WHERE {cols[0]} = ? AND {cols[1]} = ?", gone)
+
+    def transaction(self):
+        return _Tx(self.conn)
+
+
+class _Tx:
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        return False
