@@ -26,7 +26,8 @@ STABILITY_DEFAULT = 14.0  # days: the floor; a fact never used stays here
 STABILITY_MAX = 365.0
 BOOST = 1.2  # per distinct day a fact was recalled since the last run
 DECAY = 0.8  # per run for a fact with a history that was not recalled since the last run
-PRIOR_WEIGHT = 0.15  # ranking multiplier is 1 + PRIOR_WEIGHT · retention, so within [1, 1.15]
+PRIOR_WEIGHT = 0.15  # ranking multiplier is 1 + PRIOR_WEIGHT · retention · frequency, so within [1, 1.15]
+FREQUENT = 10  # uses at which frequency counts in full
 
 CHANGE = re.compile(
     r"\b(now|no longer|not any ?more|anymore|moved|moves|switched|changed|instead|these days|"
@@ -192,8 +193,10 @@ def retention(stability: float, days_since_use: float) -> float:
     return math.exp(-max(0.0, days_since_use) / max(stability, 1e-6))
 
 
-def prior(stability: float | None, days_since_use: float | None) -> float:
-    """The ranking multiplier: 1 for facts never used (never a penalty, never a filter), up to 1.15."""
+def prior(stability: float | None, days_since_use: float | None, uses: int = 1) -> float:
+    """The ranking multiplier, 1 + 0.15 · retention · frequency, so within [1, 1.15]: facts never used
+    stay at 1 (never a penalty, never a filter); frequency log(1+uses)/log(11) saturates at 10 uses."""
     if stability is None or days_since_use is None:
         return 1.0
-    return 1.0 + PRIOR_WEIGHT * retention(stability, days_since_use)
+    frequency = min(1.0, math.log1p(max(uses, 0)) / math.log1p(FREQUENT))
+    return 1.0 + PRIOR_WEIGHT * retention(stability, days_since_use) * frequency

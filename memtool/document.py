@@ -18,6 +18,7 @@ from memtool.retain import BulletError, inline_fields, is_retain_heading, looks_
 
 MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
 _DAILY_NAME = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})\.md$")
+JOURNAL = "bank/journal.md"
 TRUST_TIERS = ("normal", "global", "work", "private", "legal")
 
 
@@ -105,6 +106,8 @@ def parse(path: str, text: str) -> ParsedFile:
     kept = [""] * body_start + lines[body_start:]
     for a, b in _generated_spans(kept):
         kept[a:b] = [""] * (b - a)
+    if path == JOURNAL:  # reflect's own account of its runs: it quotes facts, indexing it would echo them
+        return out
     body = "\n".join(kept)
     base_kind = "log" if file_kind == "daily" else "page"
     _walk(out, body, lines, base_kind)

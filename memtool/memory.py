@@ -280,7 +280,7 @@ class Memory:
                 row["_previously"] = i["previously"]
             use = i.get("usage")
             if use and row.get("score") is not None:
-                row["score"] *= consolidate.prior(use["stability"], (now - use["last_used"]) / 86400)
+                row["score"] *= consolidate.prior(use["stability"], (now - use["last_used"]) / 86400, use["uses"])
             out.append(row)
         if reorder:
             out.sort(key=lambda r: -(r.get("score") or 0.0))

@@ -151,8 +151,7 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
         supersede += sup
         unclear += unc
         examined += [f["key"] for f in new]
-    legal_facts = sum(1 for f in facts if f["trust"] == "legal")
-    report["skipped_legal"] = legal_facts
+    report["skipped_legal"] = sum(1 for f in facts if f["trust"] == "legal")
     report["examined"] = len(examined)
     # Near-duplicates that are really contradictions are reported as contradictions only.
     contested = {frozenset((o, n)) for o, n, _ in supersede} | {frozenset(p) for p in unclear}

@@ -27,10 +27,11 @@ def toy_vector(text: str, dim: int) -> list[float]:
 
 
 class OllamaStub:
-    def __init__(self):
+    def __init__(self, bind: str = "0.0.0.0"):
         self.embedded: list[str] = []
         self.chats: list[dict] = []  # the requests /api/chat received
         self.chat_mode = "ok"  # ok | slow | malformed | empty
+        self.chat_reply = None  # a function(request body) -> reply text, instead of the canned recap
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -70,6 +71,8 @@ class OllamaStub:
                     self.end_headers()
                     return self.wfile.write(data)
                 text = "" if stub.chat_mode == "empty" else "Lena flew to Marrakech for Andy's birthday [2026-11-27]."
+                if stub.chat_reply is not None:
+                    text = stub.chat_reply(body)
                 self._send(200, {"model": body.get("model"), "created_at": "2026-11-30T00:00:00Z",
                                  "message": {"role": "assistant", "content": text}, "done": True})
 
@@ -81,7 +84,7 @@ class OllamaStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((bind, 0), Handler)  # all interfaces: tests can reach it "remotely"
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -366,11 +366,11 @@ class Store:
 
     def consolidation_rows(self) -> list[tuple]:
         """(path, line_start, line_end, kind, day, entities, content, terms, ehash, trust) of every fact
-        consolidation looks at: not bank pages' plain lines, not the journal."""
+        consolidation looks at: everything but the journal (generated blocks are never indexed)."""
         return self.conn.execute(
             "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
             " f.terms, f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
-            " WHERE f.kind != 'page' AND f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+            " WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
 
     def trust_levels(self, paths: list[str]) -> dict[str, str]:
         """path → trust tier (normal, private, legal) from each file's front matter."""

@@ -1,0 +1,245 @@
+"""Consolidation in `mem reflect` on a generated history with planted duplicates, paraphrases,
+contradictions, used and unused facts, and trust tiers (bench/consolidation.py writes it and its truth)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, mem_env, run_json, run_mem, write
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+from ollama_stub import OllamaStub
+
+sys.path.insert(0, str(ROOT))
+from bench.consolidation import generate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """The generated workspace after one forced reflect run (lexical: MEM_EMBEDDER=none)."""
+    ws = tmp_path_factory.mktemp("consolidation") / "ws"
+    truth = generate(ws)
+    proc, data = run_json("-w", ws, "reflect", "--force")
+    assert proc.returncode == 0, proc.stderr
+    return ws, truth, data
+
+
+def test_planted_duplicates_are_folded_and_nothing_else_but_exact_repeats(history):
+    ws, truth, data = history
+    folded = {frozenset((f["kept"], f["other"])): f for f in data["consolidation"]["folded"]}
+    planted = {frozenset(d["sources"]) for d in truth["duplicates"]}
+    assert planted <= set(folded), planted - set(folded)
+    for pair, f in folded.items():
+        if pair not in planted:  # the generator's narrative repeats whole sentences: same words, same names
+            assert f["words"] == 1.0, f
+    paraphrases = {frozenset(d["sources"]) for d in truth["paraphrases"]}
+    assert not paraphrases & set(folded), "paraphrases are for review, never folded by rule"
+
+
+def test_recall_shows_a_folded_fact_once_with_every_source(history):
+    ws, truth, _ = history
+    dup = truth["duplicates"][0]
+    _, data = run_json("-w", ws, "recall", dup["texts"][0], "--k", "5")
+    hits = [r for r in data["results"] if r["source"] in dup["sources"] or set(r.get("sources", [])) & set(dup["sources"])]
+    assert len(hits) == 1
+    assert set(hits[0]["sources"]) >= set(dup["sources"])
+
+
+def test_contradictions_are_resolved_with_correct_as_of_answers(history):
+    ws, truth, data = history
+    found = {(s["old"], s["new"]) for s in data["consolidation"]["superseded"]}
+    planted = {(c["old"]["source"], c["new"]["source"]) for c in truth["contradictions"]}
+    assert found == planted
+    mem = Memory(Workspace(ws), embedder="none")
+    mem.track_access = False
+    for c in truth["contradictions"]:
+        for question in (c["question_before"], c["question_after"]):
+            result = mem.recall(question["query"], as_of=question["as_of"], k=5)
+            sources = [r["source"] for r in result.results]
+            assert question["expected"] in sources, (question, sources)
+            other = c["new"]["source"] if question["expected"] == c["old"]["source"] else c["old"]["source"]
+            assert other not in sources, (question, sources)
+        # Without --as-of the current fact comes first and carries its history.
+        result = mem.recall(c["question_after"]["query"], k=10)
+        sources = [r["source"] for r in result.results]
+        assert sources.index(c["new"]["source"]) < sources.index(c["old"]["source"]) if c["old"]["source"] in sources else True
+        new = next(r for r in result.results if r["source"] == c["new"]["source"])
+        assert new["previously"][0]["source"] == c["old"]["source"]
+        old = [r for r in result.results if r["source"] == c["old"]["source"]]
+        if old:
+            assert old[0]["superseded_by"] == {"source": c["new"]["source"], "since": c["new"]["day"]}
+
+
+def test_the_journal_reports_each_phase(history):
+    ws, truth, data = history
+    entry = data["entry"]
+    for phrase in ("Scanned", "folded", "Contradictions resolved", "For review", "Skipped (legal"):
+        assert phrase in entry, phrase
+    assert entry in (ws / "bank/journal.md").read_text()
+    assert "3 O 418/26" not in entry  # the legal page is counted, never quoted
+
+
+def test_stability_reorders_used_and_unused_facts(tmp_path):
+    ws = tmp_path / "ws"
+    truth = generate(ws)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    mem = Memory(Workspace(ws), embedder="none")
+    before = {}
+    for pair in truth["usage"]:
+        sources = [r["source"] for r in mem.recall(pair["query"], k=10).results]
+        before[pair["query"]] = sources.index(pair["used"]) < sources.index(pair["unused"])
+    assert not all(before.values()), "the planted pairs tie; only use may lift one"
+    for pair in truth["usage"]:
+        for _ in range(5):  # the agent keeps using this fact through a specific query
+            mem.recall(pair["used_text"], k=1)
+    mem.close()
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    mem = Memory(Workspace(ws), embedder="none")
+    mem.track_access = False
+    for pair in truth["usage"]:
+        sources = [r["source"] for r in mem.recall(pair["query"], k=10).results]
+        assert sources.index(pair["used"]) < sources.index(pair["unused"]), pair
+    # The journal tells what was strengthened; stability is a prior, never a filter.
+    journal = (ws / "bank/journal.md").read_text()
+    assert "Strengthened" in journal
+    assert all(pair["unused"] in [r["source"] for r in mem.recall(pair["query"], k=10).results] for pair in truth["usage"])
+
+
+def test_gates_and_force(tmp_path):
+    ws = tmp_path / "ws"
+    generate(ws)
+    run_mem("-w", ws, "reflect", check=0)  # the first run passes the gates
+    proc = run_mem("-w", ws, "reflect")
+    assert proc.returncode == 0 and "not yet" in proc.stderr and "12 h" in proc.stderr
+    write(ws, "memtool.toml", "[reflect]\nmin_hours = 0\n")
+    proc = run_mem("-w", ws, "reflect")
+    assert "not yet" in proc.stderr and "new fact" in proc.stderr
+    for i in range(3):
+        run_mem("-w", ws, "retain", f"W @Anna: Anna adopted a cat called Nummer {i}.", check=0)
+    proc, data = run_json("-w", ws, "reflect")
+    assert proc.returncode == 0 and "gated" not in data and data["consolidation"]["examined"] == 3
+
+
+def test_a_time_limit_ends_the_run_cleanly_and_the_next_run_continues(tmp_path):
+    ws = tmp_path / "ws"
+    generate(ws)
+    proc, data = run_json("-w", ws, "reflect", "--force", "--time-limit", "1e-9")
+    assert proc.returncode == 0
+    assert data["consolidation"]["stopped_at"] == "dedup" and data["consolidation"]["examined"] == 0
+    assert "Stopped at the time limit" in data["entry"]
+    _, data = run_json("-w", ws, "reflect", "--force")
+    assert data["consolidation"]["examined"] > 300 and data["consolidation"]["stopped_at"] is None
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    ws = tmp_path / "ws"
+    generate(ws)
+    before = {p: p.read_bytes() for p in ws.rglob("*.md")}
+    proc = run_mem("-w", ws, "reflect", "--dry-run")
+    assert proc.returncode == 0 and "[DRY RUN]" in proc.stdout and "folded" in proc.stdout
+    assert {p: p.read_bytes() for p in ws.rglob("*.md")} == before
+    assert not (ws / ".memory" / "local.sqlite").exists() or \
+        Memory(Workspace(ws)).local.counts()["folds"] == 0
+
+
+# --- the model review and trust tiers ---------------------------------------------------------
+
+TRUST_WS = {
+    "memory/2026-11-02.md": "# 2026-11-02\n\n## Retain\n- W @Anna: Anna runs every morning along the Alster.\n"
+                            "- W @Brandt: Brandt handles the deposit dispute with the landlord.\n"
+                            "- W @Kenji: Kenji speaks fluent German and Japanese.\n",
+    "memory/2026-11-20.md": "# 2026-11-20\n\n## Retain\n- W @Kenji: Japanese and German are languages Kenji speaks fluently.\n",
+    "bank/private/health.md": "---\ntrust: private\n---\n# Health\n\n- @Anna: Anna runs every morning along the Alster, "
+                              "knee permitting (ferritin 11 ng/ml).\n",
+    "bank/legal/case.md": "# Case\n\n- @Brandt: Brandt handles the deposit dispute with the landlord, file 3 O 418/26.\n",
+    "memtool.toml": "[trust]\nlegal = [\"bank/legal/*\"]\n",
+}
+
+
+def _trust_ws(tmp_path):
+    ws = tmp_path / "ws"
+    for rel, text in TRUST_WS.items():
+        write(ws, rel, text)
+    return ws
+
+
+def _non_loopback_ip() -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent; this only picks the outgoing interface
+            ip = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if ip.startswith("127.") else ip
+
+
+@pytest.fixture
+def stub():
+    server = OllamaStub()
+    server.chat_reply = lambda body: json.dumps({"decision": "merge", "reason": "same fact, reworded",
+                                                 "narrative": "Two notes said the same thing."})
+    yield server
+    server.stop()
+
+
+def _sent(stub) -> str:
+    return "\n".join(m["content"] for chat in stub.chats for m in chat["messages"])
+
+
+def test_model_review_with_a_local_server_never_sees_legal_text(stub, tmp_path):
+    ws = _trust_ws(tmp_path)
+    proc, data = run_json("-w", ws, "reflect", "--force", "--review", env=mem_env(OLLAMA_HOST=stub.url))
+    assert proc.returncode == 0, proc.stderr
+    llm = data["consolidation"]["llm"]
+    assert llm["asked"] >= 2 and llm["withheld"] == 0
+    assert data["consolidation"]["skipped_legal"] == 1  # the legal line is never even a candidate
+    sent = _sent(stub)
+    assert "3 O 418/26" not in sent and "deposit dispute" not in sent  # legal: never, not even its pair
+    assert "ferritin" in sent  # private: allowed, the model is on this machine
+    assert {d["decision"] for d in llm["decided"]} == {"merge"}
+    assert "Model review" in data["entry"]
+    # The model's merge is applied: recall shows one result citing both notes.
+    _, result = run_json("-w", ws, "recall", "Kenji languages German Japanese", "--k", "3")
+    kenji = [r for r in result["results"] if "Kenji" in r["content"]]
+    assert len(kenji) == 1 and len(kenji[0]["sources"]) == 2
+
+
+def test_private_text_never_goes_to_a_remote_server(stub, tmp_path):
+    ip = _non_loopback_ip()
+    if ip is None:
+        pytest.skip("this machine has no non-loopback address to stand in for a remote server")
+    ws = _trust_ws(tmp_path)
+    proc, data = run_json("-w", ws, "reflect", "--force", "--review",
+                          env=mem_env(OLLAMA_HOST=stub.url.replace("127.0.0.1", ip)))
+    assert proc.returncode == 0, proc.stderr
+    assert data["consolidation"]["llm"]["local"] is False and data["consolidation"]["llm"]["withheld"] >= 1
+    sent = _sent(stub)
+    assert stub.chats and "Kenji" in sent  # normal text is reviewed
+    assert "ferritin" not in sent and "knee" not in sent and "3 O 418/26" not in sent
+
+
+def test_malformed_model_answers_are_rejected_and_reported(stub, tmp_path):
+    ws = _trust_ws(tmp_path)
+    stub.chat_reply = lambda body: "Sure! I think they are the same. {decision: merge"
+    proc, data = run_json("-w", ws, "reflect", "--force", "--review", env=mem_env(OLLAMA_HOST=stub.url))
+    assert proc.returncode == 0
+    llm = data["consolidation"]["llm"]
+    assert llm["rejected"] == llm["asked"] >= 1 and not llm["decided"]
+    assert "malformed" in proc.stderr
+    assert Memory(Workspace(ws)).local.counts()["folds"] == 0
+
+
+def test_an_unreachable_model_degrades_to_the_rules(tmp_path):
+    ws = _trust_ws(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here
+    proc, data = run_json("-w", ws, "reflect", "--force", "--review", env=mem_env(OLLAMA_HOST=f"http://127.0.0.1:{port}"))
+    assert proc.returncode == 0
+    assert "not reachable" in proc.stderr and "rule-based" in proc.stderr
+    assert data["consolidation"]["review"] or data["consolidation"]["unclear"]
