@@ -67,6 +67,7 @@ def prepare(src: Path, dest: Path, embedder: str):
 
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".memory"))
     mem = Memory(Workspace(dest), embedder=embedder)
+    mem.track_access = False  # a benchmark must not train the ranking it measures
     t = time.perf_counter()
     mem.index()
     return mem, time.perf_counter() - t

