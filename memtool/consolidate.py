@@ -65,16 +65,27 @@ class Findings:
     skipped_legal: int = 0
 
 
-def candidate_pairs(new: list[dict], facts: list[dict], terms: dict[str, frozenset]) -> set[tuple[str, str]]:
-    """Pairs (new fact, any fact) that share at least one not-too-common term: the lexical candidates."""
+def candidate_pairs(new: list[dict], facts: list[dict], words: dict[str, frozenset],
+                    threshold) -> set[tuple[str, str]]:
+    """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard).
+
+    Prefix filtering: with every word set ordered rarest first, two sets with Jaccard ≥ t must
+    share one of the first |x| − ⌈t·|x|⌉ + 1 words of x. So only those words' postings are read,
+    and a run costs what is new, not the square of what exists."""
+    df: Counter = Counter()
+    for f in facts:
+        df.update(words[f["key"]])
     postings: dict[str, list[str]] = defaultdict(list)
     for f in facts:
-        for t in terms[f["key"]]:
-            postings[t].append(f["key"])
+        for w in words[f["key"]]:
+            postings[w].append(f["key"])
     pairs = set()
     for f in new:
-        for t in terms[f["key"]]:
-            keys = postings.get(t, ())
+        ordered = sorted(words[f["key"]], key=lambda w: (df[w], w))
+        t = threshold(f)
+        prefix = len(ordered) - math.ceil(t * len(ordered)) + 1
+        for w in ordered[:prefix]:
+            keys = postings.get(w, ())
             if len(keys) <= MAX_POSTING:
                 pairs.update((f["key"], k) for k in keys if k != f["key"])
     return pairs
@@ -125,44 +136,67 @@ def clusters(pairs: list[tuple[str, str, float | None, float]]) -> list[list[str
     return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))
 
 
-def contradictions(facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
+def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
+                   pairs: dict[tuple[str, str], float | None], words: dict[str, frozenset],
                    folded: set[tuple[str, str]] = frozenset()) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     """Newer facts that supersede older ones about the same entity and attribute, and unclear pairs.
 
     Clear: same first entity, the newer fact announces a change ("moved", "now", "no longer",
     "jetzt", "nicht mehr", "statt", …) and shares an attribute term with the older one (a content
     term that is not the entity's name). Each older fact ends at its earliest such successor.
-    Unclear: same entity and attribute, no change marker, different wording: left for review.
+    Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
+    entity and kind world, similar but not the same words, no change marker: left for review.
     """
+    def eligible(f: dict) -> bool:
+        return bool(f["entities"]) and bool(f["day"]) and f["trust"] != "legal" and not f["source"].startswith("bank/")
+
     by_entity: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
-        if f["entities"] and f["day"] and f["trust"] != "legal" and not f["source"].startswith("bank/"):
+        if eligible(f):
             by_entity[f["entities"][0].lower()].append(f)
-    supersede: dict[str, tuple[str, str, str]] = {}
-    unclear: list[tuple[str, str]] = []
-    for entity, group in by_entity.items():
-        group.sort(key=lambda f: (f["day"], f["source"]))
+    markers = {e: [f for f in group if CHANGE.search(f["content"])] for e, group in by_entity.items()}
+    found: dict[str, tuple[str, str, str]] = {}
+
+    def consider(older: dict, newer: dict, entity: str) -> None:
+        if older["day"] >= newer["day"] or (older["kind"] == "opinion") != (newer["kind"] == "opinion"):
+            return
+        if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
+            return
         own = names.get(entity, frozenset())
-        for i, newer in enumerate(group):
-            marker = CHANGE.search(newer["content"])
-            new_terms = terms[newer["key"]] - own
-            for older in group[:i]:
-                if older["day"] >= newer["day"] or older["key"] in supersede:
-                    continue
-                if (older["kind"] == "opinion") != (newer["kind"] == "opinion"):
-                    continue  # an opinion changes by a newer opinion, a fact by a newer fact
-                if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
-                    continue
-                shared = new_terms & (terms[older["key"]] - own)
-                if not shared:
-                    continue
-                if marker:
-                    supersede[older["key"]] = (older["key"], newer["key"],
-                                               f"“{marker.group(0)}”, same {sorted(shared)[0]!r}")
-                elif (older["kind"] == newer["kind"] == "world"
-                      and 0.4 <= jaccard(terms[older["key"]], terms[newer["key"]]) < FOLD_LEXICAL):
-                    unclear.append((older["key"], newer["key"]))
-    return sorted(supersede.values()), unclear
+        shared = (terms[newer["key"]] - own) & (terms[older["key"]] - own)
+        if not shared:
+            return
+        current = found.get(older["key"])
+        if current is None or by_key_day[current[1]] > newer["day"]:
+            found[older["key"]] = (older["key"], newer["key"],
+                                   f"“{CHANGE.search(newer['content']).group(0)}”, same {sorted(shared)[0]!r}")
+
+    by_key_day = {f["key"]: f["day"] for f in facts}
+    for f in new:
+        if not eligible(f):
+            continue
+        entity = f["entities"][0].lower()
+        if CHANGE.search(f["content"]):  # as the newer fact: every older fact of the entity
+            for older in by_entity[entity]:
+                consider(older, f, entity)
+        for newer in markers.get(entity, ()):  # as the older fact, arriving late
+            consider(f, newer, entity)
+    unclear = []
+    by_key = {f["key"]: f for f in facts}
+    for a, b in pairs:
+        fa, fb = by_key[a], by_key[b]
+        if not (eligible(fa) and eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":
+            continue
+        if fa["entities"][0].lower() != fb["entities"][0].lower() or fa["day"] == fb["day"]:
+            continue
+        older, newer = sorted((fa, fb), key=lambda f: (f["day"], f["source"]))
+        if older["key"] in found or CHANGE.search(newer["content"]):
+            continue
+        own = names.get(older["entities"][0].lower(), frozenset())
+        if (terms[older["key"]] - own) & (terms[newer["key"]] - own) \
+                and 0.4 <= jaccard(words[a] - FILLERS, words[b] - FILLERS) < FOLD_LEXICAL:
+            unclear.append((older["key"], newer["key"]))
+    return sorted(found.values()), sorted(set(unclear))
 
 
 def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> list[tuple[str, str, int]]:

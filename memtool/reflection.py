@@ -116,10 +116,9 @@ def _gate(mem, state: dict, cfg) -> str | None:
         if hours < cfg.reflect_min_hours:
             return f"the last run was {hours:.1f} h ago (runs need {cfg.reflect_min_hours:g} h between them)"
     if cfg.reflect_min_new:
-        from memtool.sleep import load_facts
+        from memtool.store.local import fact_key
 
-        keys = [f["key"] for f in load_facts(mem)]
-        new = len(mem.local.unseen(keys))
+        new = len(mem.local.unseen([fact_key(path, content) for path, content in mem.store.fact_texts()]))
         if new < cfg.reflect_min_new and last is not None:
             return f"{new} new fact(s) since the last run (runs need {cfg.reflect_min_new})"
     return None

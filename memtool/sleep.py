@@ -60,7 +60,7 @@ def load_facts(mem) -> list[dict]:
                       "trust": trust_of(path, trust, globs),
                       "terms": frozenset(t for t in (terms or "").split()
                                          if t not in STOPWORDS and len(t) > 1 and not t.isdigit()),
-                      "words": frozenset(w for w in (fold(x) for x in WORD.findall(content.lower()))
+                      "words": frozenset(w for w in (x if x.isascii() else fold(x) for x in WORD.findall(content.lower()))
                                          if w not in STOPWORDS)})
     return facts
 
@@ -130,6 +130,12 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
         for e in f["entities"]:
             names[e.lower()].update(index_terms(e).split())
     names = {k: frozenset(v) for k, v in names.items()}
+    vectors = mem._vectors_usable() is None
+
+    def threshold(f: dict) -> float:
+        """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
+        return consolidate.REVIEW_LEXICAL if f["entities"] and not vectors else cfg.fold_lexical
+
     examined: list[str] = []
     folds, near, supersede, unclear = [], [], [], []
     legal = 0
@@ -137,17 +143,15 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
         if deadline.passed("dedup"):
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
-        pairs = consolidate.candidate_pairs(new, facts, words)
+        pairs = consolidate.candidate_pairs(new, facts, words, threshold)
         sims = _similarities(mem, new, facts, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = consolidate.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
                                            cfg.review_cosine, consolidate.REVIEW_LEXICAL)
         folds += found.folds
         near += found.review
         legal += found.skipped_legal
-        entities = {f["entities"][0].lower() for f in new if f["entities"]}
-        group = [f for f in facts if f["entities"] and f["entities"][0].lower() in entities]
         folded = {(a, b) for a, b, *_ in folds}
-        sup, unc = consolidate.contradictions(group, terms, names, folded)
+        sup, unc = consolidate.contradictions(new, facts, terms, names, sims, words, folded)
         supersede += sup
         unclear += unc
         examined += [f["key"] for f in new]

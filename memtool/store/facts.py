@@ -372,6 +372,10 @@ class Store:
             " f.terms, f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
             " WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
 
+    def fact_texts(self) -> list[tuple[str, str]]:
+        """(path, content) of every fact consolidation looks at (what its keys are made from)."""
+        return self.conn.execute("SELECT path, content FROM facts WHERE path != 'bank/journal.md'").fetchall()
+
     def trust_levels(self, paths: list[str]) -> dict[str, str]:
         """path → trust tier (normal, private, legal) from each file's front matter."""
         if not paths:
