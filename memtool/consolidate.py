@@ -20,7 +20,7 @@ FOLD_COSINE = 0.95  # vectors at least this similar …
 FOLD_LEXICAL = 0.85  # … and words at least this similar (Jaccard, fillers aside): one fact said twice
 REVIEW_COSINE = 0.95  # same entity, this similar by meaning, but worded differently: a near-duplicate to review
 REVIEW_LEXICAL = 0.5  # without vectors: same entity and this much term overlap
-MAX_POSTING = 2000  # terms in more facts than this are too common to find candidates by
+MAX_POSTING = 200  # words in more facts than this are too common to find candidates by
 
 STABILITY_DEFAULT = 14.0  # days: the floor; a fact never used stays here
 STABILITY_MAX = 365.0
@@ -103,15 +103,21 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
             legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == "legal")
             continue
         lex = jaccard(terms[a] - FILLERS, terms[b] - FILLERS)
+        if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
+            continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
-        same_names = ({e.lower() for e in fa["entities"]} == {e.lower() for e in fb["entities"]}
-                      and not names_in(fa["content"]) - terms[b] and not names_in(fb["content"]) - terms[a])
-        if same_names and lex >= fold_lex and (cos is None or cos >= fold_cos):
+        if lex >= fold_lex and (cos is None or cos >= fold_cos) and _same_names(fa, fb, terms[a], terms[b]):
             out.folds.append((kept["key"], folded["key"], cos, lex))
         elif _same_entity(fa, fb) and (cos >= review_cos if cos is not None else lex >= review_lex):
             out.review.append((kept["key"], folded["key"], cos, lex))
     out.skipped_legal = len(legal)
     return out
+
+
+def _same_names(a: dict, b: dict, words_a: frozenset, words_b: frozenset) -> bool:
+    """Same entities, and no capitalised name in one that the other does not contain."""
+    return ({e.lower() for e in a["entities"]} == {e.lower() for e in b["entities"]}
+            and not names_in(a["content"]) - words_b and not names_in(b["content"]) - words_a)
 
 
 def _same_entity(a: dict, b: dict) -> bool:

@@ -47,22 +47,52 @@ def trust_of(path: str, front_matter: str, globs: dict[str, list[str]]) -> str:
 
 
 def load_facts(mem) -> list[dict]:
-    """Every fact consolidation considers, with its key, day, first entity and term set."""
-    from memtool.analyzer import STOPWORDS, fold
-
+    """Every fact consolidation considers: key, source, kind, day, entities, content, trust.
+    Term and word sets are made on demand (see `_Sets`), since a run needs them for what is new."""
     globs = mem.config.trust_globs
+    tiers: dict[tuple[str, str], str] = {}
+    parsed: dict[str | None, list[str]] = {}
     facts = []
     for path, line, end, kind, day, entities, content, terms, ehash, trust in mem.store.consolidation_rows():
-        names = json.loads(entities or "[]")
-        source = f"{path}#L{line}" + (f"-L{end}" if end and end != line else "")
-        facts.append({"key": fact_key(path, content), "path": path, "source": source, "kind": kind,
+        names = parsed.get(entities)
+        if names is None:
+            names = parsed[entities] = json.loads(entities or "[]")
+        tier = tiers.get((path, trust))
+        if tier is None:
+            tier = tiers[(path, trust)] = trust_of(path, trust, globs)
+        facts.append({"key": fact_key(path, content), "path": path,
+                      "source": f"{path}#L{line}" + (f"-L{end}" if end and end != line else ""), "kind": kind,
                       "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
-                      "trust": trust_of(path, trust, globs),
-                      "terms": frozenset(t for t in (terms or "").split()
-                                         if t not in STOPWORDS and len(t) > 1 and not t.isdigit()),
-                      "words": frozenset(w for w in (x if x.isascii() else fold(x) for x in WORD.findall(content.lower()))
-                                         if w not in STOPWORDS)})
+                      "trust": tier, "terms_text": terms or ""})
     return facts
+
+
+class _Sets(dict):
+    """key → frozenset, computed on first use (and from a cache of earlier runs where there is one)."""
+
+    def __init__(self, make, cached: dict[str, str] | None = None):
+        super().__init__()
+        self.make, self.cached = make, cached or {}
+
+    def __missing__(self, key: str) -> frozenset:
+        text = self.cached.get(key)
+        value = self[key] = frozenset(text.split()) if text is not None else self.make(key)
+        return value
+
+
+def term_set(terms_text: str) -> frozenset:
+    """Index terms (forms and stems): do two facts talk about the same thing?"""
+    from memtool.analyzer import STOPWORDS
+
+    return frozenset(t for t in terms_text.split() if t not in STOPWORDS and len(t) > 1 and not t.isdigit())
+
+
+def word_set(content: str) -> frozenset:
+    """Surface words, numbers included: do two facts say the same thing?"""
+    from memtool.analyzer import STOPWORDS, fold
+
+    return frozenset(w for w in (x if x.isascii() else fold(x) for x in WORD.findall(content.lower()))
+                     if w not in STOPWORDS)
 
 
 def orient(mem, facts: list[dict], unseen: int) -> dict:
@@ -118,17 +148,17 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
     facts = load_facts(mem)
     by_key = {f["key"]: f for f in facts}
     local = mem.local
-    unseen = local.unseen(list(by_key))
+    seen = local.seen_words()
+    unseen = [k for k in by_key if k not in seen]
     report: dict = {"orient": orient(mem, facts, len(unseen)), "folded": [], "review": [], "superseded": [],
                     "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
                     "skipped_legal": 0, "stopped_at": None, "examined": 0}
     # Phase 2 and 3: only what is new is examined, against everything.
-    terms = {f["key"]: f["terms"] for f in facts}  # stems and forms: do two facts talk about the same thing?
-    words = {f["key"]: f["words"] for f in facts}  # surface words, numbers included: do they say the same?
+    terms = _Sets(lambda k: term_set(by_key[k]["terms_text"]))
+    words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
     names = defaultdict(set)
-    for f in facts:
-        for e in f["entities"]:
-            names[e.lower()].update(index_terms(e).split())
+    for e in {e for f in facts for e in f["entities"]}:
+        names[e.lower()].update(index_terms(e).split())
     names = {k: frozenset(v) for k, v in names.items()}
     vectors = mem._vectors_usable() is None
 
@@ -196,7 +226,7 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
                 _apply_decision(local, by_key, kind, a, b, decision, reason)
             local.put_usage(usage_rows)
             local.set_meta("access_rowid", str(last_rowid))
-            local.mark_seen(examined)
+            local.mark_seen([(k, " ".join(sorted(words[k]))) for k in examined])
             local.forget(set(by_key))
     return report
 

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS supersede (old TEXT PRIMARY KEY, new TEXT NOT NULL, u
                                       why TEXT, old_source TEXT, old_content TEXT, new_source TEXT);
 CREATE TABLE IF NOT EXISTS review (a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
                                    reason TEXT, detail TEXT, PRIMARY KEY (a, b, kind));
-CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, words TEXT);
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 """
 
@@ -85,11 +85,15 @@ class LocalState:
         self.conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
 
     def unseen(self, keys: list[str]) -> list[str]:
-        seen = {k for (k,) in self._many("SELECT key FROM seen WHERE key IN ({marks})", keys)}
+        seen = {k for (k,) in self.conn.execute("SELECT key FROM seen")}
         return [k for k in keys if k not in seen]
 
-    def mark_seen(self, keys: list[str]) -> None:
-        self.conn.executemany("INSERT OR IGNORE INTO seen(key) VALUES (?)", [(k,) for k in keys])
+    def seen_words(self) -> dict[str, str]:
+        """key → the word set (space-separated) of every fact examined before: no need to re-tokenize."""
+        return dict(self.conn.execute("SELECT key, words FROM seen"))
+
+    def mark_seen(self, items: list[tuple[str, str]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO seen(key, words) VALUES (?, ?)", items)
 
     def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
         """key → access times after access row `rowid`, and the last rowid read."""
