@@ -26,6 +26,15 @@ STABILITY_DEFAULT = 14.0  # days: the floor; a fact never used stays here
 STABILITY_MAX = 365.0
 BOOST = 1.2  # per distinct day a fact was recalled since the last run
 DECAY = 0.8  # per run for a fact with a history that was not recalled since the last run
+# Words naming the same attribute in different ways (index terms: forms and stems, folded).
+ATTRIBUTES = (
+    frozenset("lives live liv living moved move moves relocated wohnt wohnen wohn lebt leben umgezogen umzug "
+              "gezogen gezog zieht flat wohnung address adresse".split()),
+    frozenset("works work working job employer joined join company firma arbeitet arbeit arbeiten "
+              "gewechselt angefangen".split()),
+)
+ATTRIBUTE_BONUS = 0.25
+SUPERSEDE_MIN = 0.15  # attribute-term overlap (Jaccard, names aside) a change needs with the fact it replaces
 PRIOR_WEIGHT = 0.15  # ranking multiplier is 1 + PRIOR_WEIGHT · retention · frequency, so within [1, 1.15]
 FREQUENT = 10  # uses at which frequency counts in full
 
@@ -148,8 +157,9 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     """Newer facts that supersede older ones about the same entity and attribute, and unclear pairs.
 
     Clear: same first entity, the newer fact announces a change ("moved", "now", "no longer",
-    "jetzt", "nicht mehr", "statt", …) and shares an attribute term with the older one (a content
-    term that is not the entity's name). Each older fact ends at its earliest such successor.
+    "jetzt", "nicht mehr", "statt", …), and the older fact is the one it resembles most in content
+    terms other than the entity's name (overlap ≥ SUPERSEDE_MIN, at least one shared term). A
+    change replaces one fact; each older fact ends at its earliest successor.
     Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
     entity and kind world, similar but not the same words, no change marker: left for review.
     """
@@ -162,31 +172,43 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
             by_entity[f["entities"][0].lower()].append(f)
     markers = {e: [f for f in group if CHANGE.search(f["content"])] for e, group in by_entity.items()}
     found: dict[str, tuple[str, str, str]] = {}
-
-    def consider(older: dict, newer: dict, entity: str) -> None:
-        if older["day"] >= newer["day"] or (older["kind"] == "opinion") != (newer["kind"] == "opinion"):
-            return
-        if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
-            return
-        own = names.get(entity, frozenset())
-        shared = (terms[newer["key"]] - own) & (terms[older["key"]] - own)
-        if not shared:
-            return
-        current = found.get(older["key"])
-        if current is None or by_key_day[current[1]] > newer["day"]:
-            found[older["key"]] = (older["key"], newer["key"],
-                                   f"“{CHANGE.search(newer['content']).group(0)}”, same {sorted(shared)[0]!r}")
-
     by_key_day = {f["key"]: f["day"] for f in facts}
-    for f in new:
+
+    def best_older(newer: dict, entity: str, candidates: list[dict]) -> None:
+        """The one older fact a change replaces: the most similar one (attribute terms) not replaced yet."""
+        own = names.get(entity, frozenset())
+        mine = terms[newer["key"]] - own
+        best, best_score, best_shared = None, SUPERSEDE_MIN, None
+        for older in candidates:
+            if older["day"] >= newer["day"] or (older["kind"] == "opinion") != (newer["kind"] == "opinion"):
+                continue
+            if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
+                continue
+            current = found.get(older["key"])
+            if current is not None and by_key_day[current[1]] <= newer["day"]:
+                continue  # already replaced by something earlier
+            theirs = terms[older["key"]] - own
+            shared = mine & theirs
+            score = len(shared) / len(mine | theirs) if shared else 0.0
+            for group in ATTRIBUTES:  # "moved to Lisbon" is about where someone lives
+                if mine & group and theirs & group:
+                    shared = shared | (mine & group)
+                    score += ATTRIBUTE_BONUS
+            if score >= best_score and (best is None or score > best_score or older["day"] > best["day"]):
+                best, best_score, best_shared = older, score, shared
+        if best is not None:
+            found[best["key"]] = (best["key"], newer["key"],
+                                  f"“{CHANGE.search(newer['content']).group(0)}”, same {sorted(best_shared)[0]!r}")
+
+    for f in sorted(new, key=lambda f: (f["day"] or "", f["source"])):
         if not eligible(f):
             continue
         entity = f["entities"][0].lower()
-        if CHANGE.search(f["content"]):  # as the newer fact: every older fact of the entity
-            for older in by_entity[entity]:
-                consider(older, f, entity)
-        for newer in markers.get(entity, ()):  # as the older fact, arriving late
-            consider(f, newer, entity)
+        if CHANGE.search(f["content"]):  # as the newer fact: the best older fact of the entity
+            best_older(f, entity, by_entity[entity])
+        for newer in markers.get(entity, ()):  # as an older fact arriving late
+            if newer["day"] > (f["day"] or ""):
+                best_older(newer, entity, [f])
     unclear = []
     by_key = {f["key"]: f for f in facts}
     for a, b in pairs:

@@ -21,6 +21,7 @@ from memtool.analyzer import index_terms
 from memtool.store.local import fact_key
 
 WORD = re.compile(r"\w+")
+FIELD = re.compile(r"\[[^\]\[]*::[^\]\[]*\]")  # inline fields such as [cost:: 2h] are not attributes
 CHUNK = 1000  # new facts examined between deadline checks
 LLM_ITEMS = 20  # review items sent to the model per run at most
 
@@ -154,7 +155,7 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
                     "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
                     "skipped_legal": 0, "stopped_at": None, "examined": 0}
     # Phase 2 and 3: only what is new is examined, against everything.
-    terms = _Sets(lambda k: term_set(by_key[k]["terms_text"]))
+    terms = _Sets(lambda k: term_set(index_terms(FIELD.sub(" ", by_key[k]["content"]))))
     words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
     names = defaultdict(set)
     for e in {e for f in facts for e in f["entities"]}:
