@@ -222,7 +222,15 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
             + f", default mode {s['default_mode']}")
     llm = data["llm"]
     o.print(f"[bold]llm[/bold]       {llm['provider']} {llm['model']} at {llm['host']}: "
-            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize needs it)"))
+            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
+    sync = data["memory"]["sync"]
+    o.print("[bold]sync[/bold]      " + ("not set up (mem sync REMOTE)" if not sync["remote"] else
+            f"{sync['remote']}" + (", [yellow]off[/yellow]" if sync["off"] else "")
+            + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")))
+    c = data["memory"].get("consolidation")
+    if c:
+        o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"
+                f" {c['used_facts']} facts with a use history")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")

@@ -605,12 +605,27 @@ class Memory:
                          "vector_search": vectors.search_path()},
             "search": {"lexical": True, "semantic": problem is None, "default_mode": self.config.recall_mode},
             "llm": {"provider": "ollama", "host": llm.host, "model": llm.model, "answers": llm_version is not None,
-                    "version": llm_version, "used_by": "mem summarize"},
+                    "version": llm_version, "used_by": "mem summarize, mem reflect --review"},
+            "memory": self._local_summary(),
             "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
                          "sqlite": self.store.conn.execute("SELECT sqlite_version()").fetchone()[0],
                          "sqlite_vec": vectors.version()},
         })
         return stats
+
+    def _local_summary(self) -> dict:
+        """Consolidation and sync state, read cheaply (nothing is created by asking)."""
+        from memtool.sync.state import SyncState
+
+        sync = SyncState(self.ws)
+        binding = sync.binding() or {}
+        out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts())}}
+        if (self.ws.state_dir / "local.sqlite").exists():
+            counts = self.local.counts()
+            out["consolidation"] = {"folded": counts["folds"], "superseded": counts["supersede"],
+                                    "for_review": counts["review"], "used_facts": counts["usage"],
+                                    "recalls_logged": counts["access"]}
+        return out
 
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first)."""
