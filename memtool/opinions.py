@@ -87,23 +87,31 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
 
     terms_of = cached
     threads: list[Opinion] = []
+    by_entity: dict[str, list[Opinion]] = {}
     for f in opinion_facts:
         t = terms_of(f["content"])
-        match = next((o for o in reversed(threads) if o.entity == f["entity"] and overlap(o.terms, t) >= SAME_THREAD), None)
+        same = by_entity.setdefault(f["entity"], [])
+        match = next((o for o in reversed(same) if overlap(o.terms, t) >= SAME_THREAD), None)
         explicit = f.get("confidence")
         if match is None:
-            threads.append(Opinion(f["entity"], f["content"], f["source"], f.get("timestamp"),
-                                   explicit if explicit is not None else DEFAULT_ANCHOR, f["source"], t))
+            thread = Opinion(f["entity"], f["content"], f["source"], f.get("timestamp"),
+                             explicit if explicit is not None else DEFAULT_ANCHOR, f["source"], t)
+            threads.append(thread)
+            same.append(thread)
             continue
         match.history.append(match.source)
         match.statement, match.source, match.date, match.terms = f["content"], f["source"], f.get("timestamp"), match.terms | t
         if explicit is not None:  # a person's number resets the evidence
             match.anchor, match.anchor_source = explicit, f["source"]
             match.supporting, match.contradicting = [], []
+    others: dict[str, list[dict]] = {}
+    for f in other_facts:
+        others.setdefault(f["entity"], []).append(f)
     for o in threads:
         anchor_day = _day(o.anchor_source)
-        for f in other_facts:
-            if f["entity"] != o.entity or f["source"] in o.history or f["source"] == o.source:
+        history = set(o.history)
+        for f in others.get(o.entity, ()):
+            if f["source"] in history or f["source"] == o.source:
                 continue
             day = (f.get("timestamp") or "")[:10]
             if anchor_day and day and day < anchor_day:
