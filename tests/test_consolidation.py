@@ -243,3 +243,37 @@ def test_an_unreachable_model_degrades_to_the_rules(tmp_path):
     assert proc.returncode == 0
     assert "not reachable" in proc.stderr and "rule-based" in proc.stderr
     assert data["consolidation"]["review"] or data["consolidation"]["unclear"]
+
+
+def test_the_generated_history_with_the_model_stand_in(stub, tmp_path):
+    """Same rule results with the model on; the model decides what rules left open; the legal page's
+    marker never reaches it."""
+    ws = tmp_path / "ws"
+    truth = generate(ws)
+    stub.chat_reply = lambda body: json.dumps({"decision": "keep_both", "reason": "different facts",
+                                               "narrative": "Kept both notes."})
+    proc, data = run_json("-w", ws, "reflect", "--force", "--review", env=mem_env(OLLAMA_HOST=stub.url))
+    assert proc.returncode == 0, proc.stderr
+    c = data["consolidation"]
+    assert {frozenset(d["sources"]) for d in truth["duplicates"]} <= {frozenset((f["kept"], f["other"])) for f in c["folded"]}
+    assert {(s["old"], s["new"]) for s in c["superseded"]} == {(x["old"]["source"], x["new"]["source"])
+                                                                for x in truth["contradictions"]}
+    assert c["llm"]["asked"] >= 1 and {d["decision"] for d in c["llm"]["decided"]} == {"keep_both"}
+    legal = next(t for t in truth["trusted"] if t["trust"] == "legal")
+    assert stub.chats and legal["marker"] not in _sent(stub)
+
+
+def test_connections_are_suggested_not_linked(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "bank/entities/Anna.md", "# Anna\n\nA friend.\n")
+    write(ws, "bank/entities/Ida.md", "# Ida\n\nAnna's daughter.\n")
+    days = ["- B @Anna @Ida: Took Anna and Ida to the zoo.", "- B @Anna @Ida: Anna and Ida baked a cake.",
+            "- W @Anna @Ida: Anna and Ida visit the grandparents on Sundays."]
+    for i, line in enumerate(days):
+        write(ws, f"memory/2026-11-0{i + 1}.md", f"# 2026-11-0{i + 1}\n\n## Retain\n{line}\n")
+    before = {p: p.read_bytes() for p in (ws / "bank/entities").iterdir()}
+    _, data = run_json("-w", ws, "reflect", "--force")
+    assert {frozenset((c["a"], c["b"])) for c in data["consolidation"]["connections"]} == {frozenset(("Anna", "Ida"))}
+    assert "Connections discovered" in data["entry"] and "Anna ↔ Ida" in data["entry"]
+    for page in before:  # suggested only: the hand-written text of both pages is unchanged
+        assert page.read_text().startswith(before[page].decode())
