@@ -244,6 +244,7 @@ class Memory:
             self._record_access([r.pop("_key") for r in results])
         for r in results:
             r.pop("_key", None)
+        warnings.extend(n for n in self.notices if n not in warnings)
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
 
@@ -263,7 +264,12 @@ class Memory:
 
         keys = [fact_key(r["path"], r["content"]) for r in rows]
         known = (self.ws.state_dir / "local.sqlite").exists()
-        info = self.local.lookup(keys) if known and rows else {}
+        try:
+            info = self.local.lookup(keys) if known and rows else {}
+        except Exception as exc:  # derived hints only: a damaged file must not stop recall
+            self.notices.append(f".memory/local.sqlite cannot be read ({exc}); answering without folds,"
+                                " supersessions and stability; move the file aside to start it afresh")
+            info = {}
         now = time.time()
         out = []
         for row, key in zip(rows, keys):

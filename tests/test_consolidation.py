@@ -277,3 +277,17 @@ def test_connections_are_suggested_not_linked(tmp_path):
     assert "Connections discovered" in data["entry"] and "Anna ↔ Ida" in data["entry"]
     for page in before:  # suggested only: the hand-written text of both pages is unchanged
         assert page.read_text().startswith(before[page].decode())
+
+
+def test_a_damaged_local_state_never_stops_recall(tmp_path):
+    ws = tmp_path / "ws"
+    generate(ws)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    (ws / ".memory" / "local.sqlite").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (ws / ".memory" / f"local.sqlite{suffix}").unlink(missing_ok=True)
+    proc, data = run_json("-w", ws, "recall", "Anna lives")
+    assert proc.returncode == 0 and data["results"]
+    assert any("local.sqlite" in w for w in data["warnings"])
+    proc = run_mem("-w", ws, "reflect", "--force")
+    assert proc.returncode == 4 and "local.sqlite is damaged" in proc.stderr and "hint:" in proc.stderr

@@ -39,9 +39,17 @@ def fact_key(path: str, content: str) -> str:
 
 class LocalState:
     def __init__(self, path: Path):
+        from memtool.errors import WorkspaceError
+        from memtool.store.driver import sqlite
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn, _ = connect(str(path))
-        self.conn.executescript(SCHEMA)
+        try:
+            self.conn, _ = connect(str(path))
+            self.conn.executescript(SCHEMA)
+        except sqlite.DatabaseError as exc:
+            raise WorkspaceError(f"{path.name} is damaged ({exc})",
+                                 f"move {path} aside: it only holds usage and reflect's decisions, "
+                                 "which the next runs rebuild (recall keeps working meanwhile)") from None
 
     def close(self) -> None:
         self.conn.close()
