@@ -145,12 +145,16 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
         out["recall_cli_vs_rg"] = out["recall_cli_p50_s"] / out["rg_p50_s"]
     out["help_s"] = statistics.median(child([sys.executable, "-m", "memtool", "--help"])[0] for _ in range(runs))
 
-    # nightly reflect: a first run, a run with nothing new, a run after ~500 new facts
-    out["reflect_first_s"] = child([*mem_cmd, "reflect"])[0]
-    out["reflect_nochange_s"] = child([*mem_cmd, "reflect"])[0]
-    for i in range(500):
-        append_line(ws, f"@Bench-Person-{i % 7} reviewed the Zaunkönig migration, part {i}.")
-    out["reflect_500_new_s"] = child([*mem_cmd, "reflect"])[0]
+    # nightly reflect (--force: the gates would skip back-to-back runs): the first run stops at its
+    # default time limit; the backlog is then finished (up to 10^5 facts, where that takes minutes,
+    # not hours), and a run with nothing new and one after ~500 new facts are timed
+    out["reflect_first_s"] = child([*mem_cmd, "reflect", "--force"])[0]
+    if facts <= 100_000:
+        out["reflect_backlog_s"] = child([*mem_cmd, "reflect", "--force", "--time-limit", "100000"])[0]
+        out["reflect_nochange_s"] = child([*mem_cmd, "reflect", "--force"])[0]
+        for i in range(500):
+            append_line(ws, f"@Bench-Person-{i % 7} reviewed the Zaunkönig migration, part {i}.")
+        out["reflect_500_new_s"] = child([*mem_cmd, "reflect", "--force"])[0]
     return out
 
 
@@ -234,7 +238,8 @@ ROWS = [
     ("mem recall CLI / grep", "recall_cli_vs_grep", "{:.2f}×"),
     ("mem recall CLI / rg", "recall_cli_vs_rg", "{:.2f}×"),
     ("mem --help", "help_s", "{:.3f} s"),
-    ("mem reflect, first run", "reflect_first_s", "{:.2f} s"),
+    ("mem reflect, first run (60 s time limit)", "reflect_first_s", "{:.2f} s"),
+    ("mem reflect, rest of the backlog", "reflect_backlog_s", "{:.2f} s"),
     ("mem reflect, nothing new", "reflect_nochange_s", "{:.2f} s"),
     ("mem reflect after 500 new facts", "reflect_500_new_s", "{:.2f} s"),
     ("index size", "index_bytes", "{:,.0f} B"),
