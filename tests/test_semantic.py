@@ -198,3 +198,4 @@ def test_vectors_are_int8_and_a_float_index_migrates_in_place(tmp_path, stub):
     assert all(len(v) == dim for (v,) in mem.store.conn.execute("SELECT vec FROM embeddings"))
     assert [r["source"] for r in mem.recall("red bicycle commute", k=5, mode="semantic").results] == before
     assert mem.index().embedded == 0  # nothing is embedded again
+    assert mem.store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_embeddings'").fetchone()[0].count("int8[")

@@ -40,6 +40,7 @@ class Vectors:
         self.conn = conn
         self.vec_problem = vec_problem  # None when sqlite-vec is loaded
         self._matrix = None  # numpy fallback cache: (hashes, matrix)
+        self._mirror_checked = False
 
     @property
     def accelerated(self) -> bool:
@@ -145,6 +146,16 @@ class Vectors:
         import numpy as np
 
         query = np.ascontiguousarray(query, dtype=np.float32)
+        if self.accelerated and not self._mirror_checked:
+            self._mirror_checked = True
+            if not self._has_vec_table():  # e.g. right after the int8 migration: build it once
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    self.ensure_vec_table()
+                    self.conn.execute("COMMIT")
+                except Exception:  # another process is building it, or cannot: numpy answers meanwhile
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
         if self.accelerated and self._has_vec_table():
             rows = self.conn.execute(
                 f"SELECT e.hash, v.distance FROM (SELECT rowid, distance FROM {VEC_TABLE}"
