@@ -171,3 +171,31 @@ def test_a_read_embeds_new_records_within_its_time_budget(tmp_path, stub):
     result = mem.recall("kayaks")
     assert result.mode == "hybrid" and any("no vector yet" in w for w in result.warnings)
     assert mem.index().embedded > 0 and mem.store.vectors.count_missing() == 0
+
+
+def test_vectors_are_int8_and_a_float_index_migrates_in_place(tmp_path, stub):
+    import numpy as np
+
+    ws = make_ws(tmp_path)
+    mem = mem_for(ws)
+    mem.index()
+    before = [r["source"] for r in mem.recall("red bicycle commute", k=5, mode="semantic").results]
+    dim = mem.store.vectors.dim()
+    assert all(len(v) == dim for (v,) in mem.store.conn.execute("SELECT vec FROM embeddings"))  # one byte each
+    # Turn the index back into the float32 layout of schema 2, as an older memtool wrote it.
+    rows = mem.store.conn.execute("SELECT id, vec FROM embeddings").fetchall()
+    for i, vec in rows:
+        floats = np.frombuffer(vec, dtype=np.int8).astype(np.float32)
+        floats /= np.linalg.norm(floats)
+        mem.store.conn.execute("UPDATE embeddings SET vec = ? WHERE id = ?", (floats.tobytes(), i))
+    mem.store.conn.execute("DROP TABLE vec_embeddings")
+    mem.store.conn.execute(f"CREATE VIRTUAL TABLE vec_embeddings USING vec0(embedding float[{dim}] distance_metric=cosine)")
+    mem.store.conn.execute("INSERT INTO vec_embeddings(rowid, embedding) SELECT id, vec FROM embeddings")
+    mem.store.conn.execute("PRAGMA user_version = 2")
+    mem.close()
+    mem = mem_for(ws)
+    assert mem.store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert all(len(v) == dim for (v,) in mem.store.conn.execute("SELECT vec FROM embeddings"))
+    assert [r["source"] for r in mem.recall("red bicycle commute", k=5, mode="semantic").results] == before
+    assert mem.index().embedded == 0  # nothing is embedded again
+    assert mem.store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_embeddings'").fetchone()[0].count("int8[")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
 DELETE_TRIGGER = (
@@ -47,6 +47,28 @@ def _migration_2(conn) -> None:
         conn.execute(f"DELETE FROM {table}")
 
 
-MIGRATIONS = [_migration_1, _migration_2]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_3(conn) -> None:
+    """Vectors are stored as int8 (a quarter of the bytes): convert the float32 BLOBs in place.
+
+    The vec0 mirror is rebuilt as int8 by the next index run (`Vectors.ensure_vec_table`)."""
+    try:
+        conn.execute("DROP TABLE IF EXISTS vec_embeddings")  # the float mirror; rebuilt as int8
+    except Exception:  # sqlite-vec is not loadable here: the mirror is unused, and replaced once it is
+        pass
+    rows = conn.execute("SELECT id, vec FROM embeddings").fetchall()
+    if not rows:
+        return
+    import numpy as np
+
+    from memtool.store.vectors import quantize
+
+    for start in range(0, len(rows), 5000):
+        chunk = rows[start:start + 5000]
+        matrix = np.stack([np.frombuffer(vec, dtype=np.float32) for _, vec in chunk])
+        conn.executemany("UPDATE embeddings SET vec = ? WHERE id = ?",
+                         [(q.tobytes(), i) for (i, _), q in zip(chunk, quantize(matrix))])
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 

@@ -1,9 +1,13 @@
 """Embedding vectors in the index: content-addressed storage, and nearest-neighbour search.
 
-`embeddings` (hash of the embedded text → float32 BLOB) is the portable truth; when sqlite-vec
+`embeddings` (hash of the embedded text → int8 BLOB) is the portable truth; when sqlite-vec
 loads, a `vec0` table mirrors it for fast KNN. Without the extension, search falls back to numpy
 over the stored BLOBs (exact, slower to load). The fingerprint of the model that made the vectors
 is kept in `meta`; vectors of two fingerprints never mix.
+
+Vectors are stored quantized to int8, each scaled by its largest component (cosine does not care
+about scale): a quarter of float32's bytes; the recall-quality benchmark moved by less than a
+point (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -11,11 +15,32 @@ from __future__ import annotations
 VEC_TABLE = "vec_embeddings"
 
 
+def quantize(matrix):
+    """float vectors → int8 rows scaled so that each row's largest component is ±127."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=np.float32)
+    scale = np.abs(m).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    return np.clip(np.rint(m / scale * 127.0), -127, 127).astype(np.int8)
+
+
+def dequantize(blobs: list[bytes], dim: int):
+    """int8 BLOBs → an L2-normalised float32 matrix (cosine similarity is then a dot product)."""
+    import numpy as np
+
+    m = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
 class Vectors:
     def __init__(self, conn, vec_problem: str | None):
         self.conn = conn
         self.vec_problem = vec_problem  # None when sqlite-vec is loaded
         self._matrix = None  # numpy fallback cache: (hashes, matrix)
+        self._mirror_checked = False
 
     @property
     def accelerated(self) -> bool:
@@ -52,15 +77,21 @@ class Vectors:
         return dropped
 
     def _has_vec_table(self) -> bool:
-        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone() is not None
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()
+        return row is not None and "int8[" in row[0]
 
     def ensure_vec_table(self) -> None:
         """Create (and fill from the BLOBs) the vec0 mirror when sqlite-vec is available."""
         dim = self.dim()
-        if not self.accelerated or not dim or self._has_vec_table():
+        if not self.accelerated or not dim:
             return
-        self.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{dim}] distance_metric=cosine)")
-        self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) SELECT id, vec FROM embeddings")
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()
+        if row and "int8[" in row[0]:
+            return
+        if row:  # a float mirror from before vectors were quantized
+            self.conn.execute(f"DROP TABLE {VEC_TABLE}")
+        self.conn.execute(f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding int8[{dim}] distance_metric=cosine)")
+        self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) SELECT id, vec_int8(vec) FROM embeddings")
 
     # --- coverage --------------------------------------------------------------------------
 
@@ -85,14 +116,13 @@ class Vectors:
     # --- writing ---------------------------------------------------------------------------
 
     def put(self, hashes: list[str], matrix) -> None:
-        """Store one vector per hash (rows of a float32 matrix)."""
-        import numpy as np
-
-        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-        for h, row in zip(hashes, matrix):
+        """Store one vector per hash (rows of a float matrix), quantized to int8."""
+        mirror = self.accelerated and self._has_vec_table()
+        for h, row in zip(hashes, quantize(matrix)):
             cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(hash, vec) VALUES (?, ?)", (h, row.tobytes()))
-            if cur.rowcount and self.accelerated and self._has_vec_table():
-                self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, ?)", (cur.lastrowid, row.tobytes()))
+            if cur.rowcount and mirror:
+                self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                                  (cur.lastrowid, row.tobytes()))
         self._matrix = None
 
     def gc(self) -> int:
@@ -116,16 +146,26 @@ class Vectors:
         import numpy as np
 
         query = np.ascontiguousarray(query, dtype=np.float32)
+        if self.accelerated and not self._mirror_checked:
+            self._mirror_checked = True
+            if not self._has_vec_table():  # e.g. right after the int8 migration: build it once
+                try:
+                    self.conn.execute("BEGIN IMMEDIATE")
+                    self.ensure_vec_table()
+                    self.conn.execute("COMMIT")
+                except Exception:  # another process is building it, or cannot: numpy answers meanwhile
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
         if self.accelerated and self._has_vec_table():
             rows = self.conn.execute(
                 f"SELECT e.hash, v.distance FROM (SELECT rowid, distance FROM {VEC_TABLE}"
-                f" WHERE embedding MATCH ? AND k = ?) v JOIN embeddings e ON e.id = v.rowid ORDER BY v.distance",
-                (query.tobytes(), min(n, 4096))).fetchall()
+                f" WHERE embedding MATCH vec_int8(?) AND k = ?) v JOIN embeddings e ON e.id = v.rowid ORDER BY v.distance",
+                (quantize(query[None, :])[0].tobytes(), min(n, 4096))).fetchall()
             return [(h, 1.0 - d) for h, d in rows]
         hashes, matrix = self._load_matrix()
         if not hashes:
             return []
-        sims = matrix @ query
+        sims = matrix @ (query / (np.linalg.norm(query) or 1.0))
         n = min(n, len(hashes))
         top = np.argpartition(-sims, n - 1)[:n]
         top = top[np.argsort(-sims[top])]
@@ -144,8 +184,7 @@ class Vectors:
                 if h not in found:
                     found[h] = len(blobs)
                     blobs.append(vec)
-        dim = self.dim() or 0
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim) if blobs else None
+        matrix = dequantize(blobs, self.dim() or 0) if blobs else None
         return found, matrix
 
     def _load_matrix(self):
@@ -153,7 +192,6 @@ class Vectors:
 
         if self._matrix is None:
             rows = self.conn.execute("SELECT hash, vec FROM embeddings").fetchall()
-            dim = self.dim() or 0
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows else None
+            matrix = dequantize([r[1] for r in rows], self.dim() or 0) if rows else None
             self._matrix = ([r[0] for r in rows], matrix)
         return self._matrix
