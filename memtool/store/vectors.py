@@ -13,6 +13,9 @@ point (docs/benchmarks.md).
 from __future__ import annotations
 
 VEC_TABLE = "vec_embeddings"
+# Up to this many vectors, a process that searches more than once keeps them in memory as float32
+# (~1.5 KB each): 11 ms per search at 10^5 against 117 ms for sqlite-vec's int8 scan on 2 cores.
+MEMORY_SEARCH_MAX = 200_000
 
 
 def quantize(matrix):
@@ -41,6 +44,8 @@ class Vectors:
         self.vec_problem = vec_problem  # None when sqlite-vec is loaded
         self._matrix = None  # numpy fallback cache: (hashes, matrix)
         self._mirror_checked = False
+        self._missing: tuple | None = None  # (index version, count) of records without a vector
+        self._searches = 0
 
     @property
     def accelerated(self) -> bool:
@@ -108,10 +113,18 @@ class Vectors:
             sql += f" LIMIT {int(limit)}"
         return self.conn.execute(sql).fetchall()
 
+    def _version(self) -> tuple[int, int]:
+        """Changes when this connection or any other writes the index."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes
+
     def count_missing(self) -> int:
-        return self.conn.execute(
-            "SELECT COUNT(DISTINCT f.ehash) FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
-            " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)").fetchone()[0]
+        version = self._version()
+        if self._missing is None or self._missing[0] != version:  # a full scan: once per index change
+            count = self.conn.execute(
+                "SELECT COUNT(DISTINCT f.ehash) FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
+                " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)").fetchone()[0]
+            self._missing = (version, count)
+        return self._missing[1]
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -156,13 +169,18 @@ class Vectors:
                 except Exception:  # another process is building it, or cannot: numpy answers meanwhile
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
-        if self.accelerated and self._has_vec_table():
+        self._searches += 1
+        if self._matrix is not None and self._matrix[2] != self._version():
+            self._matrix = None  # another process changed the vectors
+        if self.accelerated and self._matrix is None and self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX:
+            self._load_matrix()  # a long-running process (MCP server, watch): keep them in memory
+        if self.accelerated and self._matrix is None and self._has_vec_table():
             rows = self.conn.execute(
                 f"SELECT e.hash, v.distance FROM (SELECT rowid, distance FROM {VEC_TABLE}"
                 f" WHERE embedding MATCH vec_int8(?) AND k = ?) v JOIN embeddings e ON e.id = v.rowid ORDER BY v.distance",
                 (quantize(query[None, :])[0].tobytes(), min(n, 4096))).fetchall()
             return [(h, 1.0 - d) for h, d in rows]
-        hashes, matrix = self._load_matrix()
+        hashes, matrix, _ = self._load_matrix()
         if not hashes:
             return []
         sims = matrix @ (query / (np.linalg.norm(query) or 1.0))
@@ -191,7 +209,8 @@ class Vectors:
         import numpy as np
 
         if self._matrix is None:
+            version = self._version()
             rows = self.conn.execute("SELECT hash, vec FROM embeddings").fetchall()
             matrix = dequantize([r[1] for r in rows], self.dim() or 0) if rows else None
-            self._matrix = ([r[0] for r in rows], matrix)
+            self._matrix = ([r[0] for r in rows], matrix, version)
         return self._matrix
