@@ -57,7 +57,6 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
         recent = None
         if since:
             recent = {e for f in mem.list_facts(since=since) for e in f["entities"]}
-        trust = {}
         for name, _count in mem.store.entity_counts(reflect.MIN_FACTS):
             if recent is not None and name not in recent:
                 continue

@@ -191,7 +191,6 @@ class Vectors:
 
     def for_hashes(self, hashes: list[str]):
         """(hash → row index, float32 matrix) of the stored vectors among `hashes`."""
-        import numpy as np
 
         found: dict[str, int] = {}
         blobs = []
@@ -206,7 +205,6 @@ class Vectors:
         return found, matrix
 
     def _load_matrix(self):
-        import numpy as np
 
         if self._matrix is None:
             version = self._version()

@@ -15,7 +15,6 @@ import json
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.merge import merge3

@@ -46,7 +46,7 @@ class SyncState:
             return default
         except (ValueError, UnicodeDecodeError):
             raise WorkspaceError(f"{DIR}/{name} is damaged",
-                                 f"move it away; without it sync treats every file as new (nothing is lost)") from None
+                                 "move it away; without it sync treats every file as new (nothing is lost)") from None
 
     def _write(self, name: str, data) -> None:
         self.ws.write_atomic(f"{DIR}/{name}", json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
