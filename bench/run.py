@@ -250,6 +250,16 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
     assert result.mode == "hybrid" and not result.degraded
     out["hybrid_synth_p50_ms"] = pct(lat, 50) * 1000
     out["hybrid_synth_p95_ms"] = pct(lat, 95) * 1000
+    # one appended line in an ordinary day, indexed and embedded by the real model
+    day = ws / "memory" / "2099-01-01.md"
+    day.write_text("# 2099-01-01\n\nAn ordinary day.\n\n## Retain\n- W @Anna: Anna likes tea.\n", encoding="utf-8")
+    mem.index()
+    def append_and_embed():
+        with day.open("a", encoding="utf-8") as fh:
+            fh.write(f"- W @Anna: note {time.time_ns()} about the Zaunkönig migration.\n")
+        report = mem.index()
+        assert report.parsed == 1 and report.embedded == 1, report
+    out["index_one_line_embedded_s"], _ = timed(append_and_embed, runs * 2)
     mem.close()
     with_vectors = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
     out["index_bytes_synthetic_vectors"] = with_vectors
@@ -261,6 +271,7 @@ LATENCY_ROWS = [
     ("second search: vectors loaded into memory", "hybrid_load_s", "{:.2f} s"),
     ("hybrid recall in-process p50", "hybrid_synth_p50_ms", "{:.1f} ms"),
     ("hybrid recall in-process p95", "hybrid_synth_p95_ms", "{:.1f} ms"),
+    ("index after appending one line, embedding included", "index_one_line_embedded_s", "{:.3f} s"),
     ("index size with int8 vectors", "index_bytes_synthetic_vectors", "{:,.0f} B"),
 ]
 

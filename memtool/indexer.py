@@ -219,6 +219,7 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None,
             report.dropped = vectors.reset(fingerprint, embedder.dim)
     else:
         vectors.ensure_vec_table()
+    files = vectors.pending_files()
     todo = vectors.missing()
     total = len(todo)
     deadline = started + seconds if seconds is not None else None
@@ -233,5 +234,8 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None,
         if progress:
             progress(report.embedded, total)
     report.pending = total - report.embedded
+    if not report.pending and files:  # those files need no look next time
+        with store.transaction():
+            vectors.mark_embedded(files)
     report.seconds = round(time.perf_counter() - started, 3)
     return report

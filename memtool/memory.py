@@ -113,7 +113,7 @@ class Memory:
                 if emb.dropped:
                     report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
             with self.store.transaction():
-                self.store.vectors.gc()
+                self.store.vectors.gc(None if rebuild else self.store.take_dropped_hashes())
         return report
 
     def _index_text(self, rebuild: bool, progress: indexer.Progress | None) -> indexer.IndexReport:

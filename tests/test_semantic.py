@@ -3,6 +3,8 @@
 import json
 
 import pytest
+
+from memtool.store import SCHEMA_VERSION
 from conftest import mem_env, run_mem, write
 from ollama_stub import OllamaStub
 
@@ -191,10 +193,12 @@ def test_vectors_are_int8_and_a_float_index_migrates_in_place(tmp_path, stub):
     mem.store.conn.execute("DROP TABLE vec_embeddings")
     mem.store.conn.execute(f"CREATE VIRTUAL TABLE vec_embeddings USING vec0(embedding float[{dim}] distance_metric=cosine)")
     mem.store.conn.execute("INSERT INTO vec_embeddings(rowid, embedding) SELECT id, vec FROM embeddings")
+    mem.store.conn.execute("DROP INDEX files_embedded")
+    mem.store.conn.execute("ALTER TABLE files DROP COLUMN embedded")
     mem.store.conn.execute("PRAGMA user_version = 2")
     mem.close()
     mem = mem_for(ws)
-    assert mem.store.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert mem.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert all(len(v) == dim for (v,) in mem.store.conn.execute("SELECT vec FROM embeddings"))
     assert [r["source"] for r in mem.recall("red bicycle commute", k=5, mode="semantic").results] == before
     assert mem.index().embedded == 0  # nothing is embedded again

@@ -66,6 +66,7 @@ class Store:
     def __init__(self, path: Path, conn):
         self.path = path
         self.conn = conn
+        self._dropped: set[str] = set()
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -131,7 +132,14 @@ class Store:
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
 
+    def take_dropped_hashes(self) -> set[str]:
+        """Embedded-text hashes of facts removed since the last call (candidates for vector gc)."""
+        dropped, self._dropped = self._dropped, set()
+        return dropped
+
     def remove_file(self, path: str) -> None:
+        self._dropped.update(h for (h,) in self.conn.execute(
+            "SELECT ehash FROM facts WHERE path = ? AND ehash IS NOT NULL", (path,)))
         for sql in ("DELETE FROM facts WHERE path = ?", "DELETE FROM aliases WHERE path = ?",
                     "DELETE FROM diagnostics WHERE path = ?", "DELETE FROM files WHERE path = ?"):
             self.conn.execute(sql, (path,))

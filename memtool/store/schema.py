@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
 DELETE_TRIGGER = (
@@ -69,6 +69,13 @@ def _migration_3(conn) -> None:
                          [(q.tobytes(), i) for (i, _), q in zip(chunk, quantize(matrix))])
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_4(conn) -> None:
+    """`files.embedded`: 1 once every record of the file has a vector, so a run looks for missing
+    vectors only in files that changed (0 for all existing files: the next run checks them once)."""
+    conn.execute("ALTER TABLE files ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX files_embedded ON files(embedded)")
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 

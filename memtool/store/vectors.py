@@ -74,6 +74,7 @@ class Vectors:
         """Forget every vector and start over for a new model; returns how many were dropped."""
         dropped = self.count()
         self.conn.execute("DELETE FROM embeddings")
+        self.conn.execute("UPDATE files SET embedded = 0")
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_fingerprint', ?)", (fingerprint,))
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_dim', ?)", (str(dim),))
@@ -103,11 +104,21 @@ class Vectors:
     def count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
 
+    def pending_files(self) -> list[tuple[str, str]]:
+        """(path, content hash) of files whose records may lack a vector (`files.embedded = 0`)."""
+        return self.conn.execute("SELECT path, hash FROM files WHERE embedded = 0").fetchall()
+
+    def mark_embedded(self, files: list[tuple[str, str]]) -> None:
+        """Every record of these files has a vector now (only where the file is still that version)."""
+        self.conn.executemany("UPDATE files SET embedded = 1 WHERE path = ? AND hash IS ?", files)
+
     def missing(self, limit: int | None = None) -> list[tuple[str, str, str, str | None]]:
-        """(hash, content, context, previous record's content) of embeddable text without a vector."""
-        sql = ("SELECT f.ehash, f.content, f.context, p.content FROM facts f"
+        """(hash, content, context, previous record's content) of embeddable text without a vector,
+        looked for only in files not known to be fully embedded."""
+        sql = ("SELECT f.ehash, f.content, f.context, p.content FROM files fi JOIN facts f ON f.path = fi.path"
                " LEFT JOIN facts p ON p.path = f.path AND p.ord = f.ord - 1"
-               " WHERE f.ehash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)"
+               " WHERE fi.embedded = 0 AND f.ehash IS NOT NULL"
+               " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)"
                " GROUP BY f.ehash ORDER BY MIN(f.id)")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -121,7 +132,8 @@ class Vectors:
         version = self._version()
         if self._missing is None or self._missing[0] != version:  # a full scan: once per index change
             count = self.conn.execute(
-                "SELECT COUNT(DISTINCT f.ehash) FROM facts f WHERE f.ehash IS NOT NULL AND NOT EXISTS"
+                "SELECT COUNT(DISTINCT f.ehash) FROM files fi JOIN facts f ON f.path = fi.path"
+                " WHERE fi.embedded = 0 AND f.ehash IS NOT NULL AND NOT EXISTS"
                 " (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)").fetchone()[0]
             self._missing = (version, count)
         return self._missing[1]
@@ -138,10 +150,18 @@ class Vectors:
                                   (cur.lastrowid, row.tobytes()))
         self._matrix = None
 
-    def gc(self) -> int:
-        """Drop vectors no fact refers to any more; returns how many."""
-        orphans = [r[0] for r in self.conn.execute(
-            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.ehash = e.hash)")]
+    def gc(self, candidates: set[str] | None = None) -> int:
+        """Drop vectors no fact refers to any more (all, or among `candidates`: the hashes of facts
+        just removed); returns how many."""
+        no_fact = "NOT EXISTS (SELECT 1 FROM facts f WHERE f.ehash = e.hash)"
+        if candidates is None:
+            orphans = [r[0] for r in self.conn.execute(f"SELECT id FROM embeddings e WHERE {no_fact}")]
+        else:
+            orphans, hashes = [], sorted(candidates)
+            for i in range(0, len(hashes), 500):
+                chunk = hashes[i:i + 500]
+                orphans += [r[0] for r in self.conn.execute(
+                    f"SELECT id FROM embeddings e WHERE e.hash IN ({','.join('?' * len(chunk))}) AND {no_fact}", chunk)]
         for i in range(0, len(orphans), 500):
             chunk = orphans[i:i + 500]
             marks = ",".join("?" * len(chunk))
