@@ -66,10 +66,19 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+_CONFLICT_COPY = re.compile(r"^(.+)\.conflict-[\w-]+(\.md)$")
+
+
 def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
     """File kind and date from a workspace-relative POSIX path."""
     if path == "memory.md":
         return "core", None, []
+    conflict = _CONFLICT_COPY.match(path)
+    if conflict:  # the remote's side of a sync conflict, kept beside the file: indexed, and flagged
+        kind, day, _ = classify(conflict[1] + conflict[2])
+        return kind, day, [Diagnostic(path, 0, "warning", "sync-conflict",
+                                      f"the other machine's version of {conflict[1] + conflict[2]} from a sync "
+                                      "conflict; see mem sync status, then mem sync resolve")]
     if path.startswith("memory/"):
         m = _DAILY_NAME.match(path)
         if m:

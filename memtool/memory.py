@@ -9,14 +9,16 @@ from datetime import date
 from pathlib import Path
 
 from memtool import indexer
+from memtool.analyzer import ANALYZER_VERSION
 from memtool.config import MODES, Config
 from memtool.errors import IndexUnavailable, ProviderUnavailable, UsageError
 from memtool.recall import MAX_K, build_query, fold_duplicates, fuse, pack, rerank, to_result
-from memtool.records import Diagnostic
+from memtool.records import PARSER_VERSION, Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
 from memtool.workspace import Workspace, discover
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
+TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -117,17 +119,15 @@ class Memory:
         return report
 
     def _index_text(self, rebuild: bool, progress: indexer.Progress | None) -> indexer.IndexReport:
-        from memtool.analyzer import ANALYZER_VERSION
-
         with self.ws.lock("index"):
             notices = []
-            if not rebuild and self.store.meta("analyzer_version") != ANALYZER_VERSION:
+            if not rebuild and self.store.meta("analyzer_version") != TEXT_VERSION:
                 rebuild = True
-                notices.append("the text analyzer changed since this index was built; rebuilt it")
+                notices.append("the parser or text analyzer changed since this index was built; rebuilt it")
             if rebuild:
                 with self.store.transaction():
                     self.store.clear()
-                    self.store.set_meta("analyzer_version", ANALYZER_VERSION)
+                    self.store.set_meta("analyzer_version", TEXT_VERSION)
             p = indexer.plan(self.ws.scan(), self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
             if rebuild or not p.empty:
@@ -143,9 +143,8 @@ class Memory:
 
         With `embed` (semantic reads), new records also get vectors, within the configured time budget.
         """
-        from memtool.analyzer import ANALYZER_VERSION
 
-        if self.store.meta("analyzer_version") == ANALYZER_VERSION:
+        if self.store.meta("analyzer_version") == TEXT_VERSION:
             p = indexer.plan(self.ws.scan(), self._file_states())
             if p.empty and self.store.meta("fts_pending") is None:
                 self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
+# Bump when the records or diagnostics `document.parse` makes of the same text change: the index is
+# then rebuilt. 2: bank/journal.md is not indexed; sync conflict copies are recognised.
+PARSER_VERSION = "2"
+
 # Kinds of record. Retain bullets carry a type letter; everything else is log text or page text.
 RETAIN_KINDS = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
 KINDS = ("world", "experience", "opinion", "observation", "log", "page")

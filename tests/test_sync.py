@@ -64,6 +64,8 @@ def test_overlapping_edits_make_a_visible_resolvable_conflict(pair):
     assert len(copies) == 1 and "loves tea" in copies[0].read_text()
     _, status = run_json("-w", b, "sync", "status")
     assert list(status["conflicts"]) == [DAY]
+    check = run_mem("-w", b, "check")  # the copy is indexed (nothing is hidden) and flagged
+    assert check.returncode == 0 and "sync-conflict" in check.stdout
     # Until resolved, the path is left alone (exit 9 again), and the other side is unaffected.
     assert run_mem("-w", b, "sync").returncode == 9
     _, res = run_json("-w", b, "sync", "resolve", DAY, "--keep", "both")
