@@ -266,6 +266,56 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
     return out
 
 
+def bench_watch_lag(facts: int, workdir: Path, interval: float = 2.0, saves: int = 8) -> dict:
+    """Seconds from an editor's save to the line being searchable, with `mem watch` running (lexical).
+
+    The probe reads the index directly (no refresh of its own), so only the watcher can make the
+    line appear. Saves are atomic (temp file + rename), as most editors write."""
+    from memtool.analyzer import fts_match
+    from memtool.store import Filters, Store
+
+    ws = workdir / f"ws-{facts}"
+    if not (ws / ".memory" / "index.sqlite").exists():
+        generate(ws, facts)
+    env = {k: v for k, v in os.environ.items() if k != "MEM_WORKSPACE"}
+    env.update(MEM_EMBEDDER="none", NO_COLOR="1")
+    subprocess.run([sys.executable, "-m", "memtool", "-w", str(ws), "index"], env=env, check=True,
+                   capture_output=True)  # start from a current index
+    watcher = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", str(interval)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    day = ws / "memory" / "2098-01-01.md"
+    lags = []
+    try:
+        time.sleep(interval * 2)
+        store = Store.open(ws / ".memory" / "index.sqlite")
+        for i in range(saves):
+            token = f"zqx{random.randrange(10**9)}w"
+            text = (day.read_text(encoding="utf-8") if day.exists() else "# 2098-01-01\n\n") + f"- note {token}\n"
+            tmp = day.with_name(".save.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            saved = time.perf_counter()
+            os.replace(tmp, day)
+            while not store.search(fts_match([token]), Filters(), 1):
+                if time.perf_counter() - saved > interval * 5:
+                    raise RuntimeError("mem watch did not pick up a save within 5 intervals")
+                time.sleep(0.01)
+            lags.append(time.perf_counter() - saved)
+            time.sleep(random.uniform(0, interval))  # saves land anywhere in the watcher's cycle
+        store.close()
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    return {"facts": facts, "watch_interval_s": interval, "watch_lag_p50_s": statistics.median(lags),
+            "watch_lag_max_s": max(lags)}
+
+
+WATCH_ROWS = [
+    ("mem watch --interval", "watch_interval_s", "{:.1f} s"),
+    ("save → searchable, p50", "watch_lag_p50_s", "{:.2f} s"),
+    ("save → searchable, max", "watch_lag_max_s", "{:.2f} s"),
+]
+
+
 LATENCY_ROWS = [
     ("records with a (synthetic) vector", "synthetic_vectors", "{:,.0f}"),
     ("second search: vectors loaded into memory", "hybrid_load_s", "{:.2f} s"),
@@ -332,6 +382,7 @@ def main() -> None:
                     help="sizes for the embedding and hybrid figures (embedding 10^4 records takes minutes); '' for none")
     ap.add_argument("--latency-sizes", default="",
                     help="sizes for hybrid search latency with synthetic vectors (e.g. 100000); run after --sizes")
+    ap.add_argument("--watch-sizes", default="", help="sizes for the mem watch save-to-searchable lag (e.g. 100000)")
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.large:
@@ -350,13 +401,17 @@ def main() -> None:
     for n in [int(float(x)) for x in args.latency_sizes.split(",") if x.strip()]:
         print(f"hybrid search latency at {n:,} facts (synthetic vectors) …", file=sys.stderr)
         latency.append(bench_hybrid_latency(n, args.runs, workdir))
+    watch = []
+    for n in [int(float(x)) for x in args.watch_sizes.split(",") if x.strip()]:
+        print(f"mem watch lag at {n:,} facts …", file=sys.stderr)
+        watch.append(bench_watch_lag(n, workdir))
     from memtool.store import DRIVER, sqlite
 
     meta = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
             "sqlite": sqlite.sqlite_version, "driver": DRIVER, "runs": args.runs,
             "date": time.strftime("%Y-%m-%d")}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results, "hybrid": hybrid, "latency": latency}, indent=2))
+    (RESULTS / "latest.json").write_text(json.dumps({"meta": meta, "results": results, "hybrid": hybrid, "latency": latency, "watch": watch}, indent=2))
     print(table(results))
     if hybrid:
         print()
@@ -364,6 +419,9 @@ def main() -> None:
     if latency:
         print()
         print(table(latency, LATENCY_ROWS))
+    if watch:
+        print()
+        print(table(watch, WATCH_ROWS))
     print(f"\n{meta}")
 
 
