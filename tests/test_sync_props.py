@@ -7,9 +7,13 @@ a conflict copy, a backup or a revision on the remote. Histories of appends, cre
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -20,9 +24,11 @@ FILES = ["memory/2026-11-30.md", "memory/2026-12-01.md", "bank/world.md"]
 
 
 class Replicas:
-    def __init__(self, n: int):
+    def __init__(self, n: int, remote_url: str | None = None, remote_texts=None):
         self.root = Path(tempfile.mkdtemp(prefix="mem-sync-prop-"))
         self.remote = self.root / "remote"
+        self.remote_url = remote_url or str(self.remote)  # a folder, or s3://bucket/prefix
+        self.remote_texts = remote_texts  # for S3: a function listing the revisions' texts
         self.ws = []
         for i in range(n):
             (self.root / f"r{i}" / "memory").mkdir(parents=True)
@@ -70,7 +76,7 @@ class Replicas:
     def sync(self, i: int) -> dict:
         for rel in FILES:
             self.seen.update(self.lines(i, rel) or [])
-        report = engine.run(self.ws[i], str(self.remote))
+        report = engine.run(self.ws[i], self.remote_url)
         self.conflicts += len(report["conflicts"])
         for rel in report["conflicts"]:
             engine.resolve(self.ws[i], rel, "both")
@@ -93,7 +99,7 @@ class Replicas:
 
     def everywhere(self) -> str:
         """All text in files, conflict copies and backups of every replica, and the remote's revisions."""
-        out = []
+        out = list(self.remote_texts()) if self.remote_texts else []
         for root in [ws.root for ws in self.ws] + [self.remote]:
             for path in root.rglob("*"):
                 if path.is_file() and "locks" not in path.parts and path.suffix != ".sqlite":
@@ -109,8 +115,8 @@ appends_only = st.lists(st.tuples(st.sampled_from(["append", "append", "delete",
                         min_size=1, max_size=30)
 
 
-def _run(history, n):
-    r = Replicas(n)
+def _run(history, n, **remote):
+    r = Replicas(n, **remote)
     try:
         for op in history:
             r.apply(op)
@@ -138,3 +144,39 @@ def test_random_histories_converge_and_lose_nothing(history, n):
 def test_appends_and_deletes_never_conflict(history, n):
     r = _run(history, n)
     assert r.conflicts == 0
+
+
+@pytest.fixture(scope="module")
+def s3_bucket():
+    """A bucket on a real S3-speaking server (moto over HTTP); the environment points boto3 at it."""
+    import boto3
+
+    from s3_server import S3_ENV, start_s3
+
+    server, endpoint = start_s3()
+    saved = {k: os.environ.get(k) for k in [*S3_ENV, "AWS_ENDPOINT_URL"]}
+    os.environ.update(S3_ENV, AWS_ENDPOINT_URL=endpoint)
+    client = boto3.client("s3", endpoint_url=endpoint)
+    client.create_bucket(Bucket="mem-props")
+    yield client
+    server.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(ops, st.integers(2, 3))
+def test_random_histories_converge_through_s3(s3_bucket, history, n):
+    prefix = f"p{uuid.uuid4().hex[:10]}"
+
+    def texts():
+        pages = s3_bucket.get_paginator("list_objects_v2").paginate(Bucket="mem-props", Prefix=f"{prefix}/objects/")
+        for page in pages:
+            for obj in page.get("Contents", []):
+                yield s3_bucket.get_object(Bucket="mem-props", Key=obj["Key"])["Body"].read().decode("utf-8", "replace")
+
+    _run(history, n, remote_url=f"s3://mem-props/{prefix}", remote_texts=texts)
