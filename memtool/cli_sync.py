@@ -38,7 +38,8 @@ def sync_run(
     """
     from memtool import output
 
-    report = _memory("none").sync(remote)
+    with output.progress_bar("uploading") as up, output.progress_bar("downloading") as down:
+        report = _memory("none").sync(remote, progress={"upload": up, "download": down})
     if json_:
         output.emit_json(report)
     else:

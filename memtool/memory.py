@@ -552,12 +552,14 @@ class Memory:
 
     # --- sync ----------------------------------------------------------------------------------
 
-    def sync(self, remote: str | None = None) -> dict:
-        """One three-way sync round with `remote` (else the bound or configured one)."""
+    def sync(self, remote: str | None = None, progress: dict | None = None) -> dict:
+        """One three-way sync round with `remote` (else the bound or configured one).
+
+        `progress` maps "upload" / "download" to a `progress(done, total)` callback."""
         from memtool.sync import engine
 
         return engine.run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url,
-                          region=self.config.sync_region, configured=self.config.sync_remote)
+                          region=self.config.sync_region, configured=self.config.sync_remote, progress=progress)
 
     def sync_status(self) -> dict:
         from memtool.sync import engine

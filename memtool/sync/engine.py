@@ -50,8 +50,9 @@ def sync_files(ws: Workspace) -> dict[str, tuple[int, int]]:
     return {p: s for p, s in files.items() if CONFLICT_MARK not in p.rsplit("/", 1)[-1]}
 
 
-def _parallel(fn, items: list) -> list:
-    """fn over items, in order; several requests in flight when there are many (remotes are I/O-bound)."""
+def _parallel(fn, items: list, progress=None) -> list:
+    """fn over items, in order; several requests in flight when there are many (remotes are I/O-bound).
+    `progress(done, total)` is called as they complete."""
     if len(items) < 4:
         return [fn(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +60,12 @@ def _parallel(fn, items: list) -> list:
     pool = ThreadPoolExecutor(max_workers=PARALLEL)
     try:
         futures = [pool.submit(fn, item) for item in items]
-        return [future.result() for future in futures]
+        out = []
+        for done, future in enumerate(futures, 1):
+            out.append(future.result())
+            if progress:
+                progress(done, len(futures))
+        return out
     finally:  # on the first failure, queued requests are dropped rather than each failing slowly
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -89,8 +95,9 @@ def parse_manifest(data: bytes, url: str) -> dict:
 class Round:
     """The state of one sync attempt; `run` does it, `report` says what happened."""
 
-    def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict):
+    def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict, progress: dict | None = None):
         self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
+        self.progress = progress or {}  # "upload" / "download" → progress(done, total)
         self.requests: Counter = Counter()
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
@@ -153,8 +160,9 @@ class Round:
         manifest_changed = new_entries != entries or manifest is None
         if uploads:
             self.requests["object_write"] += len(uploads)
-        _parallel(lambda item: self.remote.put_object(*item), list(uploads.items()))
-        fetched = _parallel(self._get, [blob for _, _, blob in writes if isinstance(blob, str)])
+        _parallel(lambda item: self.remote.put_object(*item), list(uploads.items()), self.progress.get("upload"))
+        fetched = _parallel(self._get, [blob for _, _, blob in writes if isinstance(blob, str)],
+                            self.progress.get("download"))
         writes = [(path, mine, fetched.pop(0) if isinstance(blob, str) else blob) for path, mine, blob in writes]
         if manifest_changed:
             new_manifest = {"format": FORMAT, "memory_id": memory_id,
@@ -327,7 +335,7 @@ class Round:
 
 
 def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None, region: str | None = None,
-        configured: str | None = None) -> dict:
+        configured: str | None = None, progress: dict | None = None) -> dict:
     """Sync the workspace with `url` (else the bound or configured remote)."""
     state = SyncState(ws)
     off = state.off()
@@ -348,7 +356,7 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
         identity = state.identity()
         for attempt in range(ATTEMPTS):
             try:
-                report = Round(ws, remote, state, identity).run()
+                report = Round(ws, remote, state, identity, progress).run()
                 report["attempts"] = attempt + 1
                 return report
             except StaleManifest:
