@@ -130,24 +130,7 @@ class Workspace:
         """Replace a file's content atomically (temp file in the same folder, fsync, rename)."""
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        data = text.encode("utf-8") if isinstance(text, str) else text
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            except FileNotFoundError:
-                os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        replace_atomically(path, text.encode("utf-8") if isinstance(text, str) else text)
         return path
 
     def create_new(self, files: dict[str, bytes]) -> list[str]:
@@ -247,6 +230,28 @@ class Workspace:
             yield
         finally:
             lock.release()
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that a reader or a crash sees the old file or the new one, never a
+    mix: a temp file in the same folder, fsync, rename (the file's permissions are kept)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:

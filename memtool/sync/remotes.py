@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
+from memtool.workspace import replace_atomically
 
 NOT_MODIFIED = object()
 
@@ -94,7 +94,7 @@ class FolderRemote:
                 current = None
             if current != etag:
                 raise StaleManifest()
-            self._write(self.root / "manifest.json", data)
+            replace_atomically(self.root / "manifest.json", data)
         return hashlib.sha256(data).hexdigest()[:32]
 
     def put_object(self, rev: str, data: bytes) -> None:
@@ -102,7 +102,7 @@ class FolderRemote:
         target = self.root / object_key(rev)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            self._write(target, data)
+            replace_atomically(target, data)
 
     def get_object(self, rev: str) -> bytes:
         try:
@@ -110,22 +110,6 @@ class FolderRemote:
         except FileNotFoundError:
             raise ProviderUnavailable(f"revision {rev[:12]} is missing from {self.url}",
                                       "the remote folder was changed by hand; sync cannot read it") from None
-
-    @staticmethod
-    def _write(target: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
 
 
 class S3Remote:
