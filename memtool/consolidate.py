@@ -74,27 +74,32 @@ class Findings:
     skipped_legal: int = 0
 
 
-def candidate_pairs(new: list[dict], facts: list[dict], words: dict[str, frozenset],
+class WordIndex:
+    """Document frequency and postings of every fact's words: built once per run."""
+
+    def __init__(self, facts: list[dict], words: dict[str, frozenset]):
+        self.df: Counter = Counter()
+        self.postings: dict[str, list[str]] = defaultdict(list)
+        for f in facts:
+            for w in words[f["key"]]:
+                self.df[w] += 1
+                self.postings[w].append(f["key"])
+
+
+def candidate_pairs(new: list[dict], index: WordIndex, words: dict[str, frozenset],
                     threshold) -> set[tuple[str, str]]:
     """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard).
 
     Prefix filtering: with every word set ordered rarest first, two sets with Jaccard ≥ t must
     share one of the first |x| − ⌈t·|x|⌉ + 1 words of x. So only those words' postings are read,
     and a run costs what is new, not the square of what exists."""
-    df: Counter = Counter()
-    for f in facts:
-        df.update(words[f["key"]])
-    postings: dict[str, list[str]] = defaultdict(list)
-    for f in facts:
-        for w in words[f["key"]]:
-            postings[w].append(f["key"])
     pairs = set()
     for f in new:
-        ordered = sorted(words[f["key"]], key=lambda w: (df[w], w))
+        ordered = sorted(words[f["key"]], key=lambda w: (index.df[w], w))
         t = threshold(f)
         prefix = len(ordered) - math.ceil(t * len(ordered)) + 1
         for w in ordered[:prefix]:
-            keys = postings.get(w, ())
+            keys = index.postings.get(w, ())
             if len(keys) <= MAX_POSTING:
                 pairs.update((f["key"], k) for k in keys if k != f["key"])
     return pairs

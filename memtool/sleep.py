@@ -112,32 +112,43 @@ def orient(mem, facts: list[dict], unseen: int) -> dict:
     }
 
 
-def _similarities(mem, new: list[dict], facts: list[dict], pairs: set, threshold: float) -> dict:
+class VectorSpace:
+    """The stored vectors of every fact, loaded once per run (None when semantic search cannot run)."""
+
+    def __init__(self, mem, facts: list[dict]):
+        self.index, self.matrix = mem.store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
+        self.owners: dict[int, list[str]] = defaultdict(list)
+        for f in facts:
+            if f["ehash"] in self.index:
+                self.owners[self.index[f["ehash"]]].append(f["key"])
+
+    @classmethod
+    def load(cls, mem, facts: list[dict]) -> "VectorSpace | None":
+        if mem._vectors_usable() is not None:
+            return None
+        space = cls(mem, facts)
+        return space if space.matrix is not None else None
+
+
+def _similarities(space: VectorSpace | None, by_key: dict, new: list[dict], pairs: set, threshold: float) -> dict:
     """Cosine for each lexical candidate pair, plus pairs found by vectors alone (new × all, ≥ threshold)."""
     import numpy as np
 
     out: dict[tuple[str, str], float | None] = {p: None for p in pairs}
-    if mem._vectors_usable() is not None:
+    if space is None:
         return out
-    by_key = {f["key"]: f for f in facts}
-    index, matrix = mem.store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
-    if matrix is None:
-        return out
+    index, matrix = space.index, space.matrix
     for a, b in pairs:
         ia, ib = index.get(by_key[a]["ehash"]), index.get(by_key[b]["ehash"])
         if ia is not None and ib is not None:
             out[(a, b)] = float(matrix[ia] @ matrix[ib])
     rows = [(f["key"], index[f["ehash"]]) for f in new if f["ehash"] in index]
-    owners: dict[int, list[str]] = defaultdict(list)
-    for f in facts:
-        if f["ehash"] in index:
-            owners[index[f["ehash"]]].append(f["key"])
     for start in range(0, len(rows), 256):
         chunk = rows[start:start + 256]
         sims = matrix[[i for _, i in chunk]] @ matrix.T
         for (key, _), line in zip(chunk, sims):
             for j in np.nonzero(line >= threshold)[0]:
-                for other in owners[int(j)]:
+                for other in space.owners[int(j)]:
                     if other != key and (key, other) not in out and (other, key) not in out:
                         out[(key, other)] = float(line[j])
     return out
@@ -161,11 +172,12 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
     for e in {e for f in facts for e in f["entities"]}:
         names[e.lower()].update(index_terms(e).split())
     names = {k: frozenset(v) for k, v in names.items()}
-    vectors = mem._vectors_usable() is None
+    space = VectorSpace.load(mem, facts) if unseen else None
+    index = consolidate.WordIndex(facts, words) if unseen else None
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
-        return consolidate.REVIEW_LEXICAL if f["entities"] and not vectors else cfg.fold_lexical
+        return consolidate.REVIEW_LEXICAL if f["entities"] and space is None else cfg.fold_lexical
 
     examined: list[str] = []
     folds, near, supersede, unclear = [], [], [], []
@@ -174,8 +186,8 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
         if deadline.passed("dedup"):
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
-        pairs = consolidate.candidate_pairs(new, facts, words, threshold)
-        sims = _similarities(mem, new, facts, pairs, min(cfg.fold_cosine, cfg.review_cosine))
+        pairs = consolidate.candidate_pairs(new, index, words, threshold)
+        sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = consolidate.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
                                            cfg.review_cosine, consolidate.REVIEW_LEXICAL)
         folds += found.folds
