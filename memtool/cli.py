@@ -128,28 +128,44 @@ def index(
 
 @app.command()
 def watch(
-    interval: float = typer.Option(2.0, "--interval", help="Seconds between checks."),
+    interval: float = typer.Option(2.0, "--interval", help="Seconds between checks when polling (and the longest wait between rounds)."),
+    poll: bool = typer.Option(False, "--poll", help="Check every file each interval instead of following file events (e.g. on network drives, where events from other machines do not arrive)."),
     embedder: Optional[str] = EmbedderOpt,
 ) -> None:
-    """Keep the index current while you write: re-index (and embed) changed files as they change.
+    """Keep the index current while you write: re-index (and embed) files as they change.
 
-    Stop with Ctrl-C. Example: mem watch --interval 5
+    Follows the operating system's file events, so a save is searchable within a fraction of a
+    second, and still checks every file once a minute; falls back to polling (and says so) where
+    events are unavailable. Stop with Ctrl-C. Example: mem watch
     """
     from memtool import output
 
     if interval <= 0:
         raise typer.BadParameter("must be more than 0", param_hint="--interval")
     mem = _memory(embedder)
-    output.err.print(f"watching {mem.ws.root} every {interval:g}s (Ctrl-C stops)")
+    problem = "--poll was given" if poll else mem.follow()
+    if problem:
+        output.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
+    else:
+        output.err.print(f"watching {mem.ws.root} for changes (Ctrl-C stops)")
+    said = len(mem.notices)
 
     def changed(report) -> None:
         output.err.print(f"{time.strftime('%H:%M:%S')} {report.parsed} indexed, {report.removed} removed,"
                          f" {report.unreadable} unreadable")
 
+    def notices() -> None:
+        nonlocal said
+        for notice in mem.notices[said:]:
+            output.err.print(f"{time.strftime('%H:%M:%S')} [yellow]warning:[/yellow] {_escape(notice)}")
+        said = len(mem.notices)
+
     try:
-        mem.watch(interval, changed)
+        mem.watch(interval, changed, on_round=notices)
     except KeyboardInterrupt:
         output.err.print("stopped")
+    finally:
+        mem.close()
 
 
 @app.command()
@@ -502,9 +518,17 @@ def mcp(embedder: Optional[str] = EmbedderOpt) -> None:
 
     Example (client config): {"command": "mem", "args": ["-w", "/path/to/memory", "mcp"]}
     """
+    from memtool import output
     from memtool.mcp_server import serve
 
-    serve(_memory(embedder))
+    mem = _memory(embedder)
+    problem = mem.follow()  # reads stat only what file events name, not every file
+    if problem:
+        output.err.print(f"[yellow]warning:[/yellow] {_escape(problem)}; every read checks every file")
+    try:
+        serve(mem)
+    finally:
+        mem.close()
 
 
 def _print_results(results: list[dict]) -> None:

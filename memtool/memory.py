@@ -53,6 +53,8 @@ class Memory:
         self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
+        self._said: set[str] = set()  # notices given once per process
+        self._feed = None  # a ChangeFeed while following file events (see `follow`)
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
     @classmethod
@@ -78,6 +80,10 @@ class Memory:
         return self._store
 
     def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self.ws.written = None
+            self._feed = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -118,17 +124,20 @@ class Memory:
                 self.store.vectors.gc(None if rebuild else self.store.take_dropped_hashes())
         return report
 
-    def _index_text(self, rebuild: bool, progress: indexer.Progress | None) -> indexer.IndexReport:
+    def _index_text(self, rebuild: bool, progress: indexer.Progress | None,
+                    paths: set[str] | None = None) -> indexer.IndexReport:
+        """Re-index what changed: among all files, or only among `paths` (from file events)."""
         with self.ws.lock("index"):
             notices = []
             if not rebuild and self.store.meta("analyzer_version") != TEXT_VERSION:
                 rebuild = True
                 notices.append("the parser or text analyzer changed since this index was built; rebuilt it")
             if rebuild:
+                paths = None
                 with self.store.transaction():
                     self.store.clear()
                     self.store.set_meta("analyzer_version", TEXT_VERSION)
-            p = indexer.plan(self.ws.scan(), self.store.file_states())
+            p = self._plan(paths, self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
             if rebuild or not p.empty:
                 self.store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
@@ -137,20 +146,32 @@ class Memory:
         report.notices = notices
         return report
 
+    def _plan(self, paths: set[str] | None, stored: dict) -> indexer.IndexPlan:
+        if paths is None:
+            return indexer.plan(self.ws.scan(), stored)
+        return indexer.plan(self.ws.stat_paths(paths), {p: stored[p] for p in paths if p in stored})
+
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
         """What every read does first: a stat check and re-indexing of changed files.
 
-        With `embed` (semantic reads), new records also get vectors, within the configured time budget.
+        The stat check covers every file, or, while following file events (`follow`), only the
+        files named by events since the last read. With `embed` (semantic reads), new records also
+        get vectors, within the configured time budget.
         """
-
-        if self.store.meta("analyzer_version") == TEXT_VERSION:
-            p = indexer.plan(self.ws.scan(), self._file_states())
-            if p.empty and self.store.meta("fts_pending") is None:
-                self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
-                return self.last_refresh
-        self._states = None
-        report = self._index_text(False, progress)
+        paths = self._changed_paths()
+        try:
+            if self.store.meta("analyzer_version") == TEXT_VERSION:
+                p = self._plan(paths, self._file_states())
+                if p.empty and self.store.meta("fts_pending") is None:
+                    self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
+                    return self.last_refresh
+            self._states = None
+            report = self._index_text(False, progress, paths)
+        except BaseException:
+            for rel in paths or ():
+                self._feed.note(rel)  # not done: check them again next time
+            raise
         self.last_refresh = report
         if embed and self._vectors_usable() is None:
             try:
@@ -160,20 +181,47 @@ class Memory:
                 pass  # recall reports it as degraded
         return report
 
-    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None) -> None:
-        """Keep the index current: a stat check every `interval` seconds, re-indexing and embedding what changed.
+    def follow(self) -> str | None:
+        """Follow file events from now on (long-running processes): reads then stat only the files
+        events name, plus every file once a minute. Returns None, or why events cannot be used (reads
+        then keep checking every file)."""
+        if self._feed is None:
+            from memtool.changes import ChangeFeed
 
-        `on_change(report)` is called after each round that changed something; `rounds` bounds the loop
-        (None: until interrupted).
+            self._feed = ChangeFeed(self.ws.root)
+            self.ws.written = self._feed.note
+        return self._feed.problem
+
+    def _changed_paths(self) -> set[str] | None:
+        """Files to stat-check on this read: those named by file events, or None for all of them."""
+        if self._feed is None:
+            return None
+        paths = self._feed.take()
+        if paths is None and self._feed.problem and self._feed.problem not in self._said:
+            self._said.add(self._feed.problem)
+            self.notices.append(f"{self._feed.problem}; every read checks every file again")
+        return paths
+
+    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None) -> None:
+        """Keep the index current, re-indexing and embedding what changed: as file events arrive
+        (after `follow`), else with a stat check every `interval` seconds.
+
+        `on_change(report)` is called after each round that changed something, `on_round()` after
+        every round; `rounds` bounds the loop (None: until interrupted).
         """
         done = 0
         while rounds is None or done < rounds:
             report = self.refresh(embed=True)
             if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
                 on_change(report)
+            if on_round:
+                on_round()
             done += 1
             if rounds is None or done < rounds:
-                time.sleep(interval)
+                if self._feed is not None and self._feed.active:
+                    self._feed.wait(interval)
+                else:
+                    time.sleep(interval)
 
     def _file_states(self) -> dict:
         """The index's file table, re-read only when some connection has written to it since."""

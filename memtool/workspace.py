@@ -30,6 +30,7 @@ class Workspace:
 
     def __init__(self, root: Path):
         self.root = root.resolve()
+        self.written = None  # called with each relative path this process writes (see ChangeFeed.note)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -77,6 +78,21 @@ class Workspace:
             pass
         for folder in ("memory", "bank"):
             self._scan_dir(self.root / folder, folder, out)
+        return out
+
+    def stat_paths(self, rels) -> dict[str, tuple[int, int]]:
+        """Like `scan`, for the given relative paths only (those that are indexable files now)."""
+        out: dict[str, tuple[int, int]] = {}
+        for rel in rels:
+            if not rel.endswith(".md") or not (rel == "memory.md" or rel.startswith(("memory/", "bank/"))):
+                continue
+            try:
+                path = self.resolve(rel)
+                st = os.stat(path)
+            except (OSError, UsageError):
+                continue
+            if S_ISREG(st.st_mode):
+                out[rel] = (st.st_size, st.st_mtime_ns)
         return out
 
     def _scan_dir(self, folder: Path, rel: str, out: dict) -> None:
@@ -131,6 +147,8 @@ class Workspace:
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         replace_atomically(path, text.encode("utf-8") if isinstance(text, str) else text)
+        if self.written:
+            self.written(rel)
         return path
 
     def create_new(self, files: dict[str, bytes]) -> list[str]:
@@ -157,6 +175,9 @@ class Workspace:
                     created.append(rel)
                 except FileExistsError:
                     pass
+            if self.written:
+                for rel in created:
+                    self.written(rel)
             return created
         finally:
             for _, _, tmp in staged:

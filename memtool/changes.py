@@ -1,0 +1,129 @@
+"""What changed on disk, from the operating system's file events (for long-running processes).
+
+A one-shot command stats every Markdown file on each read; a process that stays up (`mem watch`,
+`mem mcp`) can instead follow file events and stat only the files they name. A `ChangeFeed`
+collects those paths in a background thread (`watchfiles`: inotify, FSEvents, ReadDirectoryChangesW)
+and hands them out with `take()`. It answers None, meaning "check every file", when it has just
+started, when an event could hide several files (a directory created, renamed or removed), when
+`full_every` seconds have passed since the last full check (a safety net for events the operating
+system dropped), and for good once the watcher fails (`problem` then says why).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+STEP_MS = 30  # events are handed over once the file system was quiet this long
+FULL_EVERY = 60.0  # seconds between full stat checks even while events flow
+
+
+class ChangeFeed:
+    """Workspace-relative Markdown paths changed since the last `take()`."""
+
+    def __init__(self, root: Path, full_every: float = FULL_EVERY):
+        self.root = root
+        self.full_every = full_every
+        self.problem: str | None = None  # why events are not (or no longer) used
+        self._changed: set[str] = set()
+        self._full = True  # the first take() asks for a full check
+        self._last_full = 0.0
+        self._lock = threading.Condition()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memtool-changes", daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)  # the watcher is registered before the first full check is handed out
+
+    @property
+    def active(self) -> bool:
+        return self.problem is None and self._thread.is_alive()
+
+    def take(self) -> set[str] | None:
+        """Paths to re-check, or None when every file must be checked."""
+        with self._lock:
+            now = time.monotonic()
+            if self._full or not self.active or now - self._last_full >= self.full_every:
+                self._full, self._changed = False, set()
+                self._last_full = now
+                return None
+            changed, self._changed = self._changed, set()
+            return changed
+
+    def note(self, rel: str) -> None:
+        """A file this process wrote itself: re-check it on the next `take()`, without waiting for its event."""
+        with self._lock:
+            self._changed.add(rel)
+            self._lock.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Block until something changed (True) or `timeout` seconds passed (False)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not (self._changed or self._full) and self.active:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(min(left, 0.5))
+            return True
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+    # --- the watcher thread ------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            import watchfiles
+        except ImportError:
+            self.problem = "the watchfiles package is not installed"
+            self._ready.set()
+            return
+        try:
+            for batch in watchfiles.watch(self.root, watch_filter=None, step=STEP_MS, debounce=1000,
+                                          stop_event=self._stop, yield_on_timeout=True, raise_interrupt=False,
+                                          rust_timeout=500):
+                self._ready.set()
+                if batch:
+                    self._add(path for _, path in batch)
+        except Exception as exc:  # the watcher died: every later read checks every file again
+            self.problem = f"file events stopped ({type(exc).__name__}: {exc})"
+        finally:
+            self._ready.set()
+            with self._lock:
+                self._lock.notify_all()
+
+    def _add(self, paths) -> None:
+        changed, full = set(), False
+        for path in paths:
+            rel = _relative(self.root, path)
+            if rel is None:
+                continue
+            if rel.endswith(".md") and (rel == "memory.md" or rel.startswith(("memory/", "bank/"))):
+                changed.add(rel)
+            elif (rel in ("memory", "bank") or rel.startswith(("memory/", "bank/"))) and _maybe_folder(path):
+                full = True  # a folder created, moved or removed stands for the files inside it
+        if changed or full:
+            with self._lock:
+                self._changed |= changed
+                self._full = self._full or full
+                self._lock.notify_all()
+
+
+def _maybe_folder(path: str) -> bool:
+    """A folder now, or gone and named like one (editors' temp files have suffixes or vanish as files)."""
+    p = Path(path)
+    return p.is_dir() or (not p.exists() and "." not in p.name)
+
+
+def _relative(root: Path, path: str) -> str | None:
+    """The workspace-relative POSIX path, or None for paths memtool never indexes (dot folders, outside)."""
+    try:
+        rel = Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if any(part.startswith(".") for part in rel.split("/")):
+        return None
+    return rel
