@@ -1,3 +1,11 @@
 """memtool: local-first, Markdown-first long-term memory (the `mem` command)."""
 
+import os
+
 __version__ = "0.1.0"
+
+# numpy's OpenBLAS keeps its worker threads spinning after each call, and they then compete with the
+# embedding model's own threads for the cores: one BLAS thread made hybrid recall 25 % faster (p95
+# 138 → 76 ms at 10^5, docs/benchmarks.md), and vector search is memory-bound anyway. Only takes
+# effect when memtool is imported before numpy; an explicit setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -377,16 +377,22 @@ class Memory:
         return fuse(lexical, semantic if used != "lexical" else []), used, degraded
 
     def _ranked_rows(self, scores: dict[int, float], filters: Filters, query: str, n: int) -> list[dict]:
-        """The best `n` full rows after the dialogue priors, each with its final score."""
-        neighbours = self.store.neighbours(list(scores))
-        wanted = sorted(set(scores) | {x for xs in neighbours.values() for x in xs})
-        candidates = {r["id"]: r for r in self.store.facts_by_id(wanted)}
+        """The best `n` full rows after the dialogue priors, each with its final score.
+
+        Ranking reads only kind and text of the candidates; full rows are read for the best `n`."""
+        from memtool.document import speaker_of
+
+        heads = self.store.fact_heads(list(scores))
+        turns = [fid for fid, row in heads.items() if speaker_of(row["content"])]
+        neighbours = self.store.neighbours(turns)  # only dialogue turns pass score to neighbours
+        heads.update(self.store.fact_heads(sorted({x for xs in neighbours.values() for x in xs} - heads.keys())))
         if filters.active:  # neighbours pulled in by the dialogue prior must pass the filters too
-            allowed = self.store.filter_ids(wanted, filters)
-            candidates = {i: r for i, r in candidates.items() if i in allowed}
-        naming = self.store.facts_naming(query, list(candidates))
-        ranked = [(fid, s) for fid, s in rerank(scores, candidates, neighbours, query, naming) if fid in candidates]
-        return [dict(candidates[fid], score=score) for fid, score in ranked[:n]]
+            allowed = self.store.filter_ids(list(heads), filters)
+            heads = {i: r for i, r in heads.items() if i in allowed}
+        naming = self.store.facts_naming(query, list(heads))
+        ranked = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming) if fid in heads][:n]
+        rows = {row["id"]: row for row in self.store.facts_by_id([fid for fid, _ in ranked])}
+        return [dict(rows[fid], score=score) for fid, score in ranked if fid in rows]
 
     def _semantic_candidates(self, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
         """(fact id, cosine) of the facts nearest to the query, filters applied."""

@@ -249,6 +249,16 @@ class Store:
         by_id = {r["id"]: r for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def fact_heads(self, ids: list[int]) -> dict[int, dict]:
+        """id → {kind, content} for the given fact ids: what ranking needs, without the full rows."""
+        out: dict[int, dict] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            for fid, kind, content in self.conn.execute(
+                    f"SELECT id, kind, content FROM facts WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                out[fid] = {"kind": kind, "content": content}
+        return out
+
     def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
         """The subset of `ids` that passes `filters`."""
         where, params = filters.sql()

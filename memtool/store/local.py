@@ -26,6 +26,7 @@ CREATE TABLE IF NOT EXISTS usage (key TEXT PRIMARY KEY, stability REAL NOT NULL,
 CREATE TABLE IF NOT EXISTS folds (key TEXT PRIMARY KEY, kept TEXT NOT NULL, cos REAL, lex REAL, how TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS supersede (old TEXT PRIMARY KEY, new TEXT NOT NULL, until TEXT, how TEXT NOT NULL,
                                       why TEXT, old_source TEXT, old_content TEXT, new_source TEXT);
+CREATE INDEX IF NOT EXISTS supersede_new ON supersede(new);
 CREATE TABLE IF NOT EXISTS review (a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
                                    reason TEXT, detail TEXT, PRIMARY KEY (a, b, kind));
 CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, words TEXT);
