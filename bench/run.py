@@ -1,9 +1,8 @@
 """memtool benchmark suite: index and recall speed on generated workspaces, with grep/rg as reference.
 
-    python -m bench.run                       # 10^4 and 10^5 facts, 5 runs per figure
-    python -m bench.run --sizes 10000 --runs 3
-    python -m bench.run --large               # adds 10^6 facts (slow)
-    python -m bench.run --sizes 100000 --latency-sizes 100000   # + hybrid search latency (synthetic vectors)
+    python -m bench.run                       # the suite: 10^4 and 10^5 facts, 5 runs per figure (~30 min)
+    python -m bench.run --large               # adds 10^6 facts, lexical and hybrid (hours)
+    python -m bench.run --sizes 10000 --runs 3 --latency-sizes "" --watch-sizes ""   # a quick look
 
 Prints a table and writes bench/results/latest.json. Every figure is the median of the runs
 (p50/p95 for per-query latencies); reference commands run in the same invocation on the same files.
@@ -455,13 +454,15 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/memtool-bench")
     ap.add_argument("--hybrid-sizes", default="10000",
                     help="sizes for the embedding and hybrid figures (embedding 10^4 records takes minutes); '' for none")
-    ap.add_argument("--latency-sizes", default="",
-                    help="sizes for hybrid search latency with synthetic vectors (e.g. 100000); run after --sizes")
-    ap.add_argument("--watch-sizes", default="", help="sizes for the mem watch save-to-searchable lag (e.g. 100000)")
+    ap.add_argument("--latency-sizes", default="100000",
+                    help="sizes for hybrid search latency with synthetic vectors; run after --sizes; '' for none")
+    ap.add_argument("--watch-sizes", default="100000",
+                    help="sizes for the mem watch save-to-searchable lag; '' for none")
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.large:
         sizes.append(1_000_000)
+        args.latency_sizes = ",".join(filter(None, [args.latency_sizes, "1000000"]))
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
