@@ -51,6 +51,12 @@ class ChangeFeed:
             changed, self._changed = self._changed, set()
             return changed
 
+    def request_full(self) -> None:
+        """Make the next `take()` ask for a check of every file."""
+        with self._lock:
+            self._full = True
+            self._lock.notify_all()
+
     def note(self, rel: str) -> None:
         """A file this process wrote itself: re-check it on the next `take()`, without waiting for its event."""
         with self._lock:
@@ -88,6 +94,8 @@ class ChangeFeed:
                 self._ready.set()
                 if batch:
                     self._add(path for _, path in batch)
+            if not self._stop.is_set():
+                self.problem = "file events stopped (the watcher ended)"
         except Exception as exc:  # the watcher died: every later read checks every file again
             self.problem = f"file events stopped ({type(exc).__name__}: {exc})"
         finally:

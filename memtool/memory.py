@@ -11,7 +11,7 @@ from pathlib import Path
 from memtool import indexer
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.config import MODES, Config
-from memtool.errors import IndexUnavailable, ProviderUnavailable, UsageError
+from memtool.errors import IndexUnavailable, MemError, ProviderUnavailable, UsageError
 from memtool.recall import MAX_K, build_query, fold_duplicates, fuse, pack, rerank, to_result
 from memtool.records import PARSER_VERSION, Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
@@ -169,8 +169,11 @@ class Memory:
             self._states = None
             report = self._index_text(False, progress, paths)
         except BaseException:
-            for rel in paths or ():
-                self._feed.note(rel)  # not done: check them again next time
+            if self._feed is not None:  # not done: check them (or everything) again next time
+                for rel in paths or ():
+                    self._feed.note(rel)
+                if paths is None:
+                    self._feed.request_full()
             raise
         self.last_refresh = report
         if embed and self._vectors_usable() is None:
@@ -191,6 +194,15 @@ class Memory:
             self._feed = ChangeFeed(self.ws.root)
             self.ws.written = self._feed.note
         return self._feed.problem
+
+    def _notice(self, message: str) -> None:
+        if message not in self.notices:  # a long-running process says each thing once
+            self.notices.append(message)
+
+    def check_every_file(self) -> None:
+        """Make the next read stat every file, even while following file events (which can lag a save)."""
+        if self._feed is not None:
+            self._feed.request_full()
 
     def _changed_paths(self) -> set[str] | None:
         """Files to stat-check on this read: those named by file events, or None for all of them."""
@@ -215,8 +227,13 @@ class Memory:
 
         done = 0
         while rounds is None or done < rounds:
-            with lock or nullcontext():
-                report = self.refresh(embed=True)
+            try:
+                with lock or nullcontext():
+                    report = self.refresh(embed=True)
+            except (MemError, OSError) as exc:  # e.g. the index lock held elsewhere: say so, try again
+                message = exc.message if isinstance(exc, MemError) else str(exc)
+                self._notice(f"this round failed ({message}); trying again")
+                report = indexer.IndexReport()
             if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
                 on_change(report)
             if on_round:
@@ -319,8 +336,8 @@ class Memory:
         try:
             info = self.local.lookup(keys) if known and rows else {}
         except Exception as exc:  # derived hints only: a damaged file must not stop recall
-            self.notices.append(f".memory/local.sqlite cannot be read ({exc}); answering without folds,"
-                                " supersessions and stability; move the file aside to start it afresh")
+            self._notice(f".memory/local.sqlite cannot be read ({exc}); answering without folds,"
+                         " supersessions and stability; move the file aside to start it afresh")
             info = {}
         now = time.time()
         out = []
@@ -348,7 +365,7 @@ class Memory:
         try:
             self.local.record_access(keys)
         except Exception as exc:  # the access log is a ranking hint: never fail a recall over it
-            self.notices.append(f"could not record this recall for stability ({exc})")
+            self._notice(f"could not record this recall for stability ({exc})")
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""

@@ -1,17 +1,25 @@
 """A running `mem watch` answers other `mem recall` processes over a local socket.
 
 A `mem recall` process pays for its start-up on every call: the interpreter, numpy and the
-embedding model, the vectors, a stat of every file. `mem watch` has all of that loaded and its
-index current, so it listens on `.memory/read.sock` (a Unix socket only this user can open) and
-`mem recall` asks it first. The answer is the one the command would have computed itself: the
-request carries everything that shapes it (arguments, memtool version, the embedder and
-`MEM_*` settings, the config file's stat), and the server declines anything that differs
-from what it runs with. Anything else (no server, a stale socket, busy, declined, an error, a
-timeout) makes the client answer in-process, exactly as without a server: errors included.
+embedding model, the vectors. `mem watch` has all of that loaded, so it listens on
+`.memory/read.sock` (a Unix socket owned by this user, mode 0600) and `mem recall` asks it
+first. The answer is the one the command would have computed itself:
 
-Wire format: one JSON object per line each way. Request `{"v", "memtool", "env", "config",
-"embedder", "args"}`; reply `{"ok": true, "result": …, "terms": […]}` or
-`{"ok": false, "declined": reason}`.
+- the request carries everything besides the Markdown that shapes an answer (arguments, the
+  memtool code's identity, `MEM_*`, `OLLAMA_HOST` and `TZ`, the `--embedder` option, the config
+  file's stat, today's date), and the server declines anything that differs from its own;
+- before answering, the server checks every file, as the command would (file events can lag a
+  save by a few milliseconds), and it reports only warnings raised by this answer;
+- it declines a degraded answer (e.g. the embedding provider is down), which the command may
+  get right on its own.
+
+Anything else (no server, a stale socket, one not owned by this user, busy, declined, an error, a
+timeout, a suspended server that accepts but never acknowledges) makes the client answer
+in-process, exactly as without a server: errors included.
+
+Wire format: one JSON object per line each way. Request `{"v", "code", "env", "config", "embedder",
+"today", "args"}`; the server acknowledges with `{"ack": true}` at once, then replies
+`{"ok": true, "result": …, "terms": […]}` or `{"ok": false, "declined": reason}`.
 """
 
 from __future__ import annotations
@@ -19,28 +27,44 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
+import struct
 import threading
+from contextlib import ExitStack
 from pathlib import Path
 
-PROTOCOL = 1
+PROTOCOL = 2
 SOCKET_NAME = "read.sock"
 CONNECT_TIMEOUT = 0.5
+ACK_TIMEOUT = 2.0  # a server that does not take the request by then (suspended, busy) is skipped
 REPLY_TIMEOUT = 60.0  # a first search may load the vectors; after that answers take milliseconds
 BUSY_WAIT = 1.0  # a server that is re-indexing longer than this declines (the client answers itself)
-MAX_REQUEST = 1 << 20
+MAX_LINE = 64 << 20
+ENV_KEYS = ("OLLAMA_HOST", "TZ")  # besides MEM_*: where the model answers, what "today" is
+
+
+def _code_identity() -> list:
+    """The installed memtool: its version and the newest source file (an upgrade or an edit differs)."""
+    from memtool import __version__
+
+    package = Path(__file__).parent
+    newest = max((p.stat().st_mtime_ns for p in package.rglob("*.py")), default=0)
+    return [__version__, str(package), newest]
 
 
 def _fingerprint(root: Path, embedder: str | None) -> dict:
-    """What besides the arguments shapes an answer: version, settings from the environment, config file."""
-    from memtool import __version__
+    """What besides the arguments and the Markdown shapes an answer."""
+    from datetime import date
 
     try:
         st = os.stat(root / "memtool.toml")
         config = [st.st_size, st.st_mtime_ns]
     except OSError:
         config = None
-    env = {k: v for k, v in os.environ.items() if k.startswith("MEM_") and k != "MEM_WORKSPACE"}
-    return {"v": PROTOCOL, "memtool": __version__, "env": env, "config": config, "embedder": embedder}
+    env = {k: v for k, v in os.environ.items()
+           if (k.startswith("MEM_") and k != "MEM_WORKSPACE") or k in ENV_KEYS}
+    return {"v": PROTOCOL, "code": _code_identity(), "env": env, "config": config, "embedder": embedder,
+            "today": date.today().isoformat()}
 
 
 def socket_path(state_dir: Path) -> Path:
@@ -50,16 +74,28 @@ def socket_path(state_dir: Path) -> Path:
 def ask(root: Path, embedder: str | None, args: dict) -> dict | None:
     """The server's reply to a recall with `args`, or None when the caller should answer itself."""
     path = socket_path(root / ".memory")
-    if not hasattr(socket, "AF_UNIX") or not path.exists():
+    if not hasattr(socket, "AF_UNIX"):
         return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        return None  # not a socket this user created: never trust its answers
     request = dict(_fingerprint(root, embedder), args=args)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(str(path))
-            sock.settimeout(REPLY_TIMEOUT)
+            if not _same_user(sock):
+                return None
             sock.sendall(json.dumps(request).encode() + b"\n")
-            reply = json.loads(_read_line(sock))
+            reader = _Lines(sock)
+            sock.settimeout(ACK_TIMEOUT)
+            if json.loads(reader.line()) != {"ack": True}:
+                return None
+            sock.settimeout(REPLY_TIMEOUT)
+            reply = json.loads(reader.line())
     except (OSError, ValueError):
         return None  # no server, a stale socket, a timeout, a garbled reply: answer in-process
     if not isinstance(reply, dict) or not reply.get("ok") or not isinstance(reply.get("result"), dict):
@@ -67,16 +103,31 @@ def ask(root: Path, embedder: str | None, args: dict) -> dict | None:
     return reply
 
 
-def _read_line(sock) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > 64 * MAX_REQUEST:
-            raise ValueError("reply too large")
-    return data
+def _same_user(sock) -> bool:
+    """Whether the peer runs as this user (where the platform can tell; the socket's owner was checked)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+class _Lines:
+    """Newline-delimited messages from a socket."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def line(self) -> bytes:
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ValueError("connection closed")
+            self.buffer += chunk
+            if len(self.buffer) > MAX_LINE:
+                raise ValueError("message too large")
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
 
 
 class ReadServer:
@@ -89,61 +140,84 @@ class ReadServer:
         self.mem = mem
         self.lock = lock
         self.path = socket_path(mem.ws.state_dir)
+        self.embedder = embedder
+        # what this process answers with: its code, settings and config file, whatever changes later
         self.expected = _fingerprint(mem.ws.root, embedder)
         self._sock = None
+        self._inode = None
         self._thread = None
+        self._held = ExitStack()
 
     def start(self) -> str | None:
         """Listen; None on success, else why reads are not served (the watch goes on regardless)."""
+        from memtool.errors import Busy
+
         if not hasattr(socket, "AF_UNIX"):
             return "this platform has no Unix sockets"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            if _answers(self.path):
-                return "another process already serves reads for this memory"
-            self.path.unlink(missing_ok=True)  # left behind by a process that was killed
+        try:  # one server per workspace, for as long as it runs
+            self._held.enter_context(self.mem.ws.lock("read-server", busy="another process already serves reads"))
+        except Busy:
+            return "another process already serves reads for this memory"
+        self.path.unlink(missing_ok=True)  # left behind by a process that was killed
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is created private to this user
         try:
             sock.bind(str(self.path))
+            sock.listen(16)
         except OSError as exc:
             sock.close()
+            self._held.close()
             return f"cannot listen on {self.path} ({exc})"
         finally:
             os.umask(old)
-        sock.listen(16)
-        self._sock = sock
-        self._thread = threading.Thread(target=self._serve, name="memtool-read-server", daemon=True)
+        self._sock, self._inode = sock, os.stat(self.path).st_ino
+        self._thread = threading.Thread(target=self._serve, args=(sock,), name="memtool-read-server", daemon=True)
         self._thread.start()
         return None
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-            self.path.unlink(missing_ok=True)
-
-    def _serve(self) -> None:
-        while self._sock is not None:
+        """Stop listening, wait for an answer in progress, remove the socket (if it is still ours)."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
             try:
-                conn, _ = self._sock.accept()
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+            except OSError:
+                pass
+            sock.close()
+            if self._thread is not None:
+                self._thread.join(timeout=REPLY_TIMEOUT)
+            try:
+                if os.stat(self.path).st_ino == self._inode:
+                    self.path.unlink()
+            except OSError:
+                pass
+        self._held.close()
+
+    def _serve(self, sock) -> None:
+        while self._sock is sock:
+            try:
+                conn, _ = sock.accept()
             except OSError:
                 return  # closed
-            with conn:
-                try:
+            try:
+                with conn:
                     conn.settimeout(5.0)
-                    request = json.loads(_read_line(conn)[:MAX_REQUEST])
+                    request = json.loads(_Lines(conn).line())
+                    conn.sendall(b'{"ack": true}\n')
                     conn.settimeout(REPLY_TIMEOUT)
                     conn.sendall(json.dumps(self.answer(request)).encode() + b"\n")
-                except (OSError, ValueError):
-                    continue  # the client went away or sent garbage; it answers itself
+            except Exception:  # the client went away or sent garbage; it answers itself
+                continue
 
     def answer(self, request: dict) -> dict:
         from memtool.errors import MemError
 
         if not isinstance(request, dict) or not isinstance(request.get("args"), dict):
             return {"ok": False, "declined": "malformed request"}
-        mismatch = [k for k in self.expected if request.get(k) != self.expected[k]]
+        from datetime import date
+
+        expected = dict(self.expected, today=date.today().isoformat())
+        mismatch = [k for k in expected if request.get(k) != expected[k]]
         if mismatch:
             return {"ok": False, "declined": f"different {', '.join(mismatch)}"}
         args = request["args"]
@@ -152,6 +226,8 @@ class ReadServer:
         if not self.lock.acquire(timeout=BUSY_WAIT):
             return {"ok": False, "declined": "busy re-indexing"}
         try:
+            before = list(self.mem.notices)
+            self.mem.check_every_file()  # as the command would: events can lag a save
             result = self.mem.recall(**args)
         except MemError as exc:  # the client answers itself and reports it as the command always does
             return {"ok": False, "declined": exc.message}
@@ -159,17 +235,11 @@ class ReadServer:
             return {"ok": False, "declined": f"{type(exc).__name__}: {exc}"}
         finally:
             self.lock.release()
-        return {"ok": True, "result": result.to_dict(), "terms": result.terms}
+        if result.degraded:
+            return {"ok": False, "declined": f"degraded: {result.degraded}"}
+        data = result.to_dict()
+        data["warnings"] = [w for w in data["warnings"] if w not in before]  # only what this answer raised
+        return {"ok": True, "result": data, "terms": result.terms}
 
 
 RECALL_ARGS = {"query", "k", "since", "until", "as_of", "kinds", "entities", "budget", "mode"}
-
-
-def _answers(path: Path) -> bool:
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(str(path))
-        return True
-    except OSError:
-        return False

