@@ -203,3 +203,57 @@ def test_vectors_are_int8_and_a_float_index_migrates_in_place(tmp_path, stub):
     assert [r["source"] for r in mem.recall("red bicycle commute", k=5, mode="semantic").results] == before
     assert mem.index().embedded == 0  # nothing is embedded again
     assert mem.store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vec_embeddings'").fetchone()[0].count("int8[")
+
+
+def test_vectors_kept_in_memory_follow_every_change(tmp_path):
+    """A long-running process keeps vectors in memory and updates them incrementally (appends,
+    removals, row ids reused after the largest were removed, another model): its answers always
+    equal those of a process that loads everything afresh."""
+    import numpy as np
+
+    from memtool.store import Store
+
+    rng = np.random.default_rng(3)
+    path = tmp_path / "index.sqlite"
+    live = Store.open(path)
+    with live.transaction():
+        live.vectors.reset("model-a", 16)
+
+    def put(hashes):
+        with live.transaction():
+            live.vectors.put(hashes, rng.standard_normal((len(hashes), 16)).astype(np.float32))
+
+    def drop(hashes):
+        with live.transaction():
+            live.vectors.gc(set(hashes))  # no fact refers to them: removed
+
+    def same_as_fresh():
+        queries = rng.standard_normal((5, 16)).astype(np.float32)
+        fresh = Store.open(path)
+        try:
+            for q in queries:
+                fresh.vectors.nearest(q, 1)  # the second search of a process keeps vectors in memory
+                a, b = live.vectors.nearest(q, 7), fresh.vectors.nearest(q, 7)
+                assert [h for h, _ in a] == [h for h, _ in b]
+                assert all(abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b))
+        finally:
+            fresh.close()
+        assert live.vectors._resident is not None, "the live store answers from memory"
+
+    put([f"h{i}" for i in range(40)])
+    live.vectors.nearest(rng.standard_normal(16).astype(np.float32), 3)
+    same_as_fresh()
+    put([f"h{i}" for i in range(40, 50)])  # appended
+    same_as_fresh()
+    drop([f"h{i}" for i in range(3)])  # removed in the middle
+    same_as_fresh()
+    drop([f"h{i}" for i in range(45, 50)])  # the largest ids: the next rows reuse them
+    put([f"r{i}" for i in range(6)])
+    same_as_fresh()
+    drop([f"h{i}" for i in range(3, 30)])  # most rows gone: reloaded
+    same_as_fresh()
+    with live.transaction():
+        live.vectors.reset("model-b", 16)  # another model: everything replaced
+    put([f"m{i}" for i in range(20)])
+    same_as_fresh()
+    live.close()
