@@ -328,6 +328,30 @@ class Store:
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
         return self._rows(sql, [*params, k])
 
+    def opinion_rows(self, filters: Filters, k: int) -> list[dict]:
+        """Opinion facts passing `filters`, newest first (at most `k`), with their analysed `terms`."""
+        where, params = filters.sql()
+        cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        sql = (f"SELECT {cols}, f.terms FROM facts f WHERE f.kind = 'opinion' AND {where}"
+               " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
+        return self._rows(sql, [*params, k])
+
+    def evidence_rows(self, keys_by_name: dict[str, list[str]], k: int) -> list[dict]:
+        """For each name, the newest `k` facts mentioning it (by any of its keys) that are neither
+        opinions nor on bank pages, with `name` and analysed `terms`: one query for every entity."""
+        if not keys_by_name:
+            return []
+        pairs = [(name, key) for name, keys in keys_by_name.items() for key in keys]
+        values = ",".join("(?, ?)" for _ in pairs)
+        cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        sql = (f"WITH names(name, key) AS (VALUES {values}),"
+               " hits AS (SELECT DISTINCT n.name, e.fact_id FROM names n JOIN fact_entities e ON e.key = n.key),"
+               f" ranked AS (SELECT h.name, {cols}, f.terms, ROW_NUMBER() OVER (PARTITION BY h.name"
+               " ORDER BY f.date DESC NULLS LAST, f.path, f.ord) AS rn FROM hits h JOIN facts f ON f.id = h.fact_id)"
+               " SELECT * FROM ranked WHERE rn <= ? AND kind != 'opinion' AND path NOT LIKE 'bank/%'"
+               " ORDER BY name, rn")
+        return self._rows(sql, [x for pair in pairs for x in pair] + [k])
+
     def _rows(self, sql: str, params: list) -> list[dict]:
         cur = self.conn.execute(sql, params)
         names = [d[0] for d in cur.description]
