@@ -75,13 +75,14 @@ class Findings:
 
 
 class WordIndex:
-    """Document frequency and postings of every fact's words: built once per run."""
+    """Document frequency and postings of every fact's words (or only of `vocabulary`, the words of
+    the facts a run examines: all that `candidate_pairs` reads): built once per run."""
 
-    def __init__(self, facts: list[dict], words: dict[str, frozenset]):
+    def __init__(self, facts: list[dict], words: dict[str, frozenset], vocabulary: set[str] | None = None):
         self.df: Counter = Counter()
         self.postings: dict[str, list[str]] = defaultdict(list)
         for f in facts:
-            for w in words[f["key"]]:
+            for w in (words[f["key"]] if vocabulary is None else words[f["key"]] & vocabulary):
                 self.df[w] += 1
                 self.postings[w].append(f["key"])
 

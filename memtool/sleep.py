@@ -173,7 +173,10 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
         names[e.lower()].update(index_terms(e).split())
     names = {k: frozenset(v) for k, v in names.items()}
     space = VectorSpace.load(mem, facts) if unseen else None
-    index = consolidate.WordIndex(facts, words) if unseen else None
+    index = None
+    if unseen:  # a few new facts need the postings of their own words only
+        vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
+        index = consolidate.WordIndex(facts, words, vocabulary)
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
