@@ -12,8 +12,8 @@ import time
 def opinion_threads(mem, entity: str | None = None):
     """Every opinion thread (see `memtool.opinions`), optionally only those about one entity.
 
-    Reads light rows straight from the index, with the terms it analysed when indexing (recall
-    results and re-analysed text cost ~3 s at 10^5 facts)."""
+    Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
+    straight from the index, with the terms it analysed when indexing."""
     from memtool import opinions
     from memtool.analyzer import STOPWORDS
     from memtool.recall import MAX_K, source, timestamp
@@ -32,7 +32,7 @@ def opinion_threads(mem, entity: str | None = None):
 
     mem.refresh()
     store = mem.store
-    rows = store.opinion_rows(Filters(entity_keys=[store.entity_keys(entity)] if entity else []), MAX_K)
+    rows = store.opinion_rows(Filters(entity_keys=[store.entity_keys(entity)] if entity else []))
     ops = [light(r) for r in rows]
     canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]})
     for f in ops:

@@ -161,3 +161,15 @@ def test_journal_suggests_but_never_writes_memory_md(mem, example_ws):
     assert result["suggestions"] and all(s["source"] for s in result["suggestions"])
     assert "Suggested for memory.md" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
     assert (example_ws / "memory.md").read_bytes() == before
+
+
+def test_every_opinion_forms_a_thread_not_only_the_newest_thousand(tmp_path):
+    ws = tmp_path / "w"
+    lines = "\n".join(f"- O(c=0.6) @Owner{i}: Likes the colour number {i} best." for i in range(1100))
+    write(ws, "memory/2025-01-01.md", "# 2025-01-01\n\n## Retain\n" + lines + "\n")
+    write(ws, "memory/2025-02-01.md", "# 2025-02-01\n\n## Retain\n- O(c=0.7) @Late: Prefers tea.\n")
+    mem = Memory(Workspace(ws), embedder="none")
+    threads = mem.opinion_threads()
+    assert len(threads) == 1101
+    assert {o.entity for o in threads} >= {"Owner0", "Owner1099", "Late"}
+    mem.close()

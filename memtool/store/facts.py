@@ -328,13 +328,13 @@ class Store:
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
         return self._rows(sql, [*params, k])
 
-    def opinion_rows(self, filters: Filters, k: int) -> list[dict]:
-        """Opinion facts passing `filters`, newest first (at most `k`), with their analysed `terms`."""
+    def opinion_rows(self, filters: Filters) -> list[dict]:
+        """Every opinion fact passing `filters`, newest first, with its analysed `terms`."""
         where, params = filters.sql()
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
         sql = (f"SELECT {cols}, f.terms FROM facts f WHERE f.kind = 'opinion' AND {where}"
-               " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
-        return self._rows(sql, [*params, k])
+               " ORDER BY f.date DESC NULLS LAST, f.path, f.ord")
+        return self._rows(sql, params)
 
     def evidence_rows(self, keys_by_name: dict[str, list[str]], k: int) -> list[dict]:
         """For each name, the newest `k` facts mentioning it (by any of its keys) that are neither
