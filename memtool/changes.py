@@ -11,12 +11,14 @@ system dropped), and for good once the watcher fails (`problem` then says why).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 
 STEP_MS = 30  # events are handed over once the file system was quiet this long
 FULL_EVERY = 60.0  # seconds between full stat checks even while events flow
+BARRIERS = ".memory/barriers"  # `barrier()` writes a file here; its event follows every earlier one
 
 
 class ChangeFeed:
@@ -27,11 +29,18 @@ class ChangeFeed:
         self.full_every = full_every
         self.problem: str | None = None  # why events are not (or no longer) used
         self._changed: set[str] = set()
+        self._barrier = 0  # the last barrier number written, and the last one seen
+        self._barrier_seen = 0
         self._full = True  # the first take() asks for a full check
         self._last_full = 0.0
         self._lock = threading.Condition()
         self._stop = threading.Event()
         self._ready = threading.Event()
+        try:  # before watching: a file in a folder created later can beat the folder's watch
+            if root.is_dir():
+                (root / BARRIERS).mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # then barrier() fails and callers check every file
         self._thread = threading.Thread(target=self._run, name="memtool-changes", daemon=True)
         self._thread.start()
         self._ready.wait(5.0)  # the watcher is registered before the first full check is handed out
@@ -62,6 +71,35 @@ class ChangeFeed:
         with self._lock:
             self._changed.add(rel)
             self._lock.notify_all()
+
+    def barrier(self, timeout: float = 0.5) -> bool:
+        """Wait until every event that happened before this call has been collected.
+
+        Writes a file in `.memory/` and waits for its event: the operating system delivers a
+        watcher's events in order, so by then earlier saves are in `take()`'s answer. False (check
+        every file instead) when events are not flowing or the marker's event does not come in time.
+        """
+        if not self.active:
+            return False
+        with self._lock:
+            self._barrier += 1
+            number = self._barrier
+        path = self.root / BARRIERS / str(number)
+        try:
+            path.write_bytes(b"")
+        except OSError:
+            return False
+        deadline = time.monotonic() + timeout
+        try:
+            with self._lock:
+                while self._barrier_seen < number and self.active:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._lock.wait(left)
+                return self._barrier_seen >= number
+        finally:
+            path.unlink(missing_ok=True)
 
     def wait(self, timeout: float) -> bool:
         """Block until something changed (True) or `timeout` seconds passed (False)."""
@@ -104,8 +142,13 @@ class ChangeFeed:
                 self._lock.notify_all()
 
     def _add(self, paths) -> None:
-        changed, full = set(), False
+        changed, full, barrier = set(), False, 0
+        marks = str(self.root / BARRIERS) + os.sep
         for path in paths:
+            if path.startswith(marks):
+                name = path[len(marks):]
+                barrier = max(barrier, int(name) if name.isdigit() else 0)
+                continue
             rel = _relative(self.root, path)
             if rel is None:
                 continue
@@ -113,10 +156,12 @@ class ChangeFeed:
                 changed.add(rel)
             elif (rel in ("memory", "bank") or rel.startswith(("memory/", "bank/"))) and _maybe_folder(path):
                 full = True  # a folder created, moved or removed stands for the files inside it
-        if changed or full:
+        if changed or full or barrier:
             with self._lock:
                 self._changed |= changed
                 self._full = self._full or full
+                if barrier:
+                    self._barrier_seen = max(self._barrier_seen, barrier)
                 self._lock.notify_all()
 
 

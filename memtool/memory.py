@@ -19,6 +19,7 @@ from memtool.workspace import Workspace, discover
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
+SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -199,10 +200,15 @@ class Memory:
         if message not in self.notices:  # a long-running process says each thing once
             self.notices.append(message)
 
-    def check_every_file(self) -> None:
-        """Make the next read stat every file, even while following file events (which can lag a save)."""
-        if self._feed is not None:
-            self._feed.request_full()
+    def settle(self) -> None:
+        """Make the next read see every save made before this call, even while following file events
+        (which arrive a few milliseconds after a save): stat every file, or for a large workspace,
+        where that costs more, wait for the events to arrive (~50 ms)."""
+        if self._feed is None:
+            return
+        if len(self._file_states()) > SETTLE_BY_STAT_MAX and self._feed.barrier():
+            return
+        self._feed.request_full()
 
     def _changed_paths(self) -> set[str] | None:
         """Files to stat-check on this read: those named by file events, or None for all of them."""

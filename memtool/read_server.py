@@ -8,8 +8,9 @@ first. The answer is the one the command would have computed itself:
 - the request carries everything besides the Markdown that shapes an answer (arguments, the
   memtool code's identity, `MEM_*`, `OLLAMA_HOST` and `TZ`, the `--embedder` option, the config
   file's stat, today's date), and the server declines anything that differs from its own;
-- before answering, the server checks every file, as the command would (file events can lag a
-  save by a few milliseconds), and it reports only warnings raised by this answer;
+- before answering, the server makes sure every save made before the request is seen (file
+  events arrive a few milliseconds after a save: it waits for a marker event that follows them,
+  else checks every file), and it reports only warnings raised by this answer;
 - it declines a degraded answer (e.g. the embedding provider is down), which the command may
   get right on its own.
 
@@ -235,7 +236,7 @@ class ReadServer:
             return {"ok": False, "declined": "busy re-indexing"}
         try:
             before = list(self.mem.notices)
-            self.mem.check_every_file()  # as the command would: events can lag a save
+            self.mem.settle()  # every save before the request is seen, as by the command itself
             result = self.mem.recall(**args)
         except MemError as exc:  # the client answers itself and reports it as the command always does
             return {"ok": False, "declined": exc.message}

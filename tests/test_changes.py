@@ -59,6 +59,24 @@ def test_feed_names_markdown_changes_and_ignores_state(tmp_path):
         feed.close()
 
 
+def test_a_barrier_collects_every_earlier_save(tmp_path):
+    write(tmp_path, "memory/2025-01-01.md", "- one\n")
+    feed = ChangeFeed(tmp_path)
+    try:
+        assert feed.take() is None
+        for i in range(20):
+            save_like_an_editor(tmp_path / "memory" / f"2025-02-{i + 1:02d}.md", f"- note {i}\n")
+            assert feed.barrier(5.0), "the marker's event came"
+            assert feed.take() == {f"memory/2025-02-{i + 1:02d}.md"}, "the save before it is already collected"
+        assert not list((tmp_path / ".memory" / "barriers").iterdir()), "markers are removed"
+    finally:
+        feed.close()
+    dead = ChangeFeed(tmp_path / "missing")
+    until(lambda: dead.problem)
+    assert dead.barrier() is False  # no events: the caller checks every file instead
+    dead.close()
+
+
 def test_a_feed_that_cannot_watch_says_why_and_asks_for_full_checks(tmp_path):
     feed = ChangeFeed(tmp_path / "missing")
     try:
@@ -169,3 +187,25 @@ def test_mcp_server_sees_files_written_by_others(tmp_path):
     first, later = asyncio.run(main())
     assert first.structured_content["count"] == 1
     assert [r["source"] for r in later.structured_content["results"]] == ["memory/2025-01-02.md#L1"]
+
+
+@pytest.mark.parametrize("by_stat_max", [0, 10**9])
+def test_settle_makes_a_save_just_before_visible(tmp_path, monkeypatch, by_stat_max):
+    """What the read server does before answering: by waiting for the events (large workspaces)
+    or by a stat of every file (small ones)."""
+    import memtool.memory
+
+    monkeypatch.setattr(memtool.memory, "SETTLE_BY_STAT_MAX", by_stat_max)
+    ws = tmp_path / "w"
+    write(ws, "memory/2025-01-01.md", "- Fischotter\n")
+    mem = Memory(Workspace(ws), embedder="none")
+    mem.track_access = False
+    assert mem.follow() is None
+    try:
+        hits(mem, "Fischotter")
+        for i in range(10):
+            save_like_an_editor(ws / "memory" / f"2025-03-{i + 1:02d}.md", f"- Kormoran{i} am Deich\n")
+            mem.settle()
+            assert hits(mem, f"Kormoran{i}") == [f"memory/2025-03-{i + 1:02d}.md#L1"]
+    finally:
+        mem.close()
