@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+from memtool.workspace import indexable
+
 STEP_MS = 30  # events are handed over once the file system was quiet this long
 FULL_EVERY = 60.0  # seconds between full stat checks even while events flow
 BARRIERS = ".memory/barriers"  # `barrier()` writes a file here; its event follows every earlier one
@@ -152,7 +154,7 @@ class ChangeFeed:
             rel = _relative(self.root, path)
             if rel is None:
                 continue
-            if rel.endswith(".md") and (rel == "memory.md" or rel.startswith(("memory/", "bank/"))):
+            if indexable(rel):
                 changed.add(rel)
             elif (rel in ("memory", "bank") or rel.startswith(("memory/", "bank/"))) and _maybe_folder(path):
                 full = True  # a folder created, moved or removed stands for the files inside it

@@ -138,14 +138,14 @@ def watch(
     second, and still checks every file once a minute; falls back to polling (and says so) where
     events are unavailable. Stop with Ctrl-C. Example: mem watch
     """
+    import signal
+    import threading
+
     from memtool import output
+    from memtool.read_server import ReadServer
 
     if interval <= 0:
         raise typer.BadParameter("must be more than 0", param_hint="--interval")
-    import threading
-
-    from memtool.read_server import ReadServer
-
     mem = _memory(embedder)
     problem = "--poll was given" if poll else mem.follow()
     if problem:
@@ -168,8 +168,6 @@ def watch(
         for notice in mem.notices[said:]:
             output.err.print(f"{time.strftime('%H:%M:%S')} [yellow]warning:[/yellow] {_escape(notice)}")
         said = len(mem.notices)
-
-    import signal
 
     def stop(*_):
         raise KeyboardInterrupt

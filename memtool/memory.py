@@ -54,7 +54,6 @@ class Memory:
         self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
-        self._said: set[str] = set()  # notices given once per process
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
@@ -215,9 +214,8 @@ class Memory:
         if self._feed is None:
             return None
         paths = self._feed.take()
-        if paths is None and self._feed.problem and self._feed.problem not in self._said:
-            self._said.add(self._feed.problem)
-            self.notices.append(f"{self._feed.problem}; every read checks every file again")
+        if paths is None and self._feed.problem:
+            self._notice(f"{self._feed.problem}; every read checks every file again")
         return paths
 
     def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None,

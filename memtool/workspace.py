@@ -25,6 +25,12 @@ class FileStat(NamedTuple):
     mtime_ns: int
 
 
+def indexable(rel: str) -> bool:
+    """Whether a workspace-relative POSIX path names a file memtool indexes (what `scan` lists)."""
+    return rel.endswith(".md") and (rel == "memory.md" or rel.startswith(("memory/", "bank/"))) and \
+        not any(part.startswith(".") for part in rel.split("/"))
+
+
 class Workspace:
     """A folder of Markdown memory plus its machine-local `.memory/` state."""
 
@@ -84,7 +90,7 @@ class Workspace:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
         out: dict[str, tuple[int, int]] = {}
         for rel in rels:
-            if not rel.endswith(".md") or not (rel == "memory.md" or rel.startswith(("memory/", "bank/"))):
+            if not indexable(rel):
                 continue
             try:
                 path = self.resolve(rel)

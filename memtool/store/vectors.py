@@ -285,8 +285,8 @@ class Vectors:
         if self._resident is None:
             self._resident = Resident()
         if self._resident_version != version:
-            self._resident.sync(self.conn, self.fingerprint(), self.dim() or 0)
-            self._resident_version = self._version()
+            self._resident.sync(self.conn, self.fingerprint(), self.dim() or 0)  # reads only
+            self._resident_version = version
             if capped and len(self._resident) > MEMORY_SEARCH_MAX:
                 self._resident = None  # grew past what memory should hold: back to sqlite-vec
         return self._resident
