@@ -119,8 +119,8 @@ def index(
         return
     output.err.print(
         f"{report.files_seen} files: {report.parsed} indexed, {report.touched} unchanged content, "
-        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts in {report.seconds:.2f}s;"
-        f" {report.embedded} newly embedded"
+        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts read in {report.seconds:.2f}s;"
+        f" {report.embedded} newly embedded" + (f" in {report.embed_seconds:.1f}s" if report.embedded else "")
     )
     if report.unreadable:
         output.warn(f"{report.unreadable} file(s) could not be read; run 'mem check'")

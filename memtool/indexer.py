@@ -45,6 +45,7 @@ class IndexReport:
     seconds: float = 0.0
     rebuilt: bool = False
     embedded: int = 0
+    embed_seconds: float = 0.0  # time spent embedding, apart from `seconds` (reading and indexing text)
     notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:

@@ -115,7 +115,7 @@ class Memory:
             except ProviderUnavailable as exc:
                 report.notices.append(f"no vectors made: {exc.message} ({exc.hint})")
             else:
-                report.embedded = emb.embedded
+                report.embedded, report.embed_seconds = emb.embedded, emb.seconds
                 if not self.store.vectors.accelerated:
                     report.notices.append(f"vector search uses the {self.store.vectors.search_path()}")
                 if emb.dropped:
@@ -129,9 +129,11 @@ class Memory:
         """Re-index what changed: among all files, or only among `paths` (from file events)."""
         with self.ws.lock("index"):
             notices = []
-            if not rebuild and self.store.meta("analyzer_version") != TEXT_VERSION:
+            built_with = self.store.meta("analyzer_version")
+            if not rebuild and built_with != TEXT_VERSION:
                 rebuild = True
-                notices.append("the parser or text analyzer changed since this index was built; rebuilt it")
+                if built_with is not None or self.store.file_states():  # a new index is simply built
+                    notices.append("the parser or text analyzer changed since this index was built; rebuilt it")
             if rebuild:
                 paths = None
                 with self.store.transaction():
@@ -161,13 +163,14 @@ class Memory:
         """
         paths = self._changed_paths()
         try:
+            report = None
             if self.store.meta("analyzer_version") == TEXT_VERSION:
                 p = self._plan(paths, self._file_states())
                 if p.empty and self.store.meta("fts_pending") is None:
-                    self.last_refresh = indexer.IndexReport(files_seen=p.unchanged)
-                    return self.last_refresh
-            self._states = None
-            report = self._index_text(False, progress, paths)
+                    report = indexer.IndexReport(files_seen=p.unchanged)
+            if report is None:
+                self._states = None
+                report = self._index_text(False, progress, paths)
         except BaseException:
             if self._feed is not None:  # not done: check them (or everything) again next time
                 for rel in paths or ():
@@ -176,7 +179,7 @@ class Memory:
                     self._feed.request_full()
             raise
         self.last_refresh = report
-        if embed and self._vectors_usable() is None:
+        if embed and self._vectors_usable() is None and self.store.vectors.count_missing():
             try:
                 indexer.embed_pending(self.store, self.embedder, embed_progress,
                                       seconds=self.config.embed_on_read_seconds)

@@ -1,23 +1,23 @@
-"""Starter files written by `mem init` (only where no file exists yet)."""
+"""Starter files written by `mem init` (only where no file exists yet).
+
+Guidance for the reader lives in HTML comments, which are never indexed: starter text must never
+answer a question, and no empty bullet waits for `mem core append` to write below it.
+"""
 
 TEMPLATES: dict[str, str] = {
     "memory.md": """# Core memory
 
-Small, durable facts and preferences that belong in every conversation. Keep it short.
+<!-- Small, durable facts and preferences that belong in every conversation. Keep it short.
+     Add lines in any editor or with: mem core append "- Prefers tea." -->
 
-## About me
-- 
-
-## Preferences
-- 
 """,
     "SOUL.md": """# Soul
 
-How the assistant should think and speak (optional persona text).
+<!-- How the assistant should think and speak (optional persona text). -->
 """,
-    "bank/world.md": "# World\n\nCurated objective facts.\n",
-    "bank/experience.md": "# Experience\n\nWhat was done and learned, first person.\n",
-    "bank/opinions.md": "# Opinions\n\nPreferences and judgements with a confidence.\n",
+    "bank/world.md": "# World\n\n<!-- Curated objective facts. -->\n",
+    "bank/experience.md": "# Experience\n\n<!-- What was done and learned, first person. -->\n",
+    "bank/opinions.md": "# Opinions\n\n<!-- Preferences and judgements with a confidence. -->\n",
     "memtool.toml": """# memtool settings for this workspace (all optional)
 
 [index]
@@ -31,9 +31,6 @@ FOLDERS = ("memory", "bank/entities")
 
 DAILY_EXAMPLE = """# {day}
 
-## Notes
-- Started using memtool. Daily logs live in memory/YYYY-MM-DD.md; write freely.
-
-## Retain
-- S: Set up this memory workspace with `mem init`.
+<!-- Today's log. Write freely: every paragraph and list item is recallable.
+     `mem retain "W @Peter: Moved to Lisbon."` appends a typed fact at the end of the day's log. -->
 """

@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Iterable
 
-from memtool.analyzer import ANALYZER_VERSION, fold
+from memtool.analyzer import fold
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
 from memtool.store.driver import connect, sqlite
@@ -102,7 +102,6 @@ class Store:
                 step(self.conn)
             if version < SCHEMA_VERSION:
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                self.set_meta("analyzer_version", ANALYZER_VERSION)
 
     def close(self) -> None:
         self.conn.close()
