@@ -451,7 +451,7 @@ def reflect(
     """Consolidate (dedup, contradictions, stability, connections), update entity pages and opinions,
     and append to bank/journal.md; safe from cron.
 
-    Example (crontab): 30 3 * * *  mem -w ~/memory reflect
+    For cron, take the line `mem schedule` prints (absolute paths). Example: mem reflect --dry-run
     """
     from memtool import output
 
@@ -477,6 +477,26 @@ def reflect(
         sys.stdout.write(data["entry"])
     elif not data["changed"]:
         output.err.print("reflect: nothing changed")
+
+
+@app.command()
+def schedule(json_: bool = JsonOpt) -> None:
+    """Print crontab lines for nightly reflect (and sync, once bound to a remote) that work under
+    cron's bare environment: the program and the workspace by absolute path.
+
+    Install them with `crontab -e`. Example: mem schedule
+    """
+    from memtool import output
+    from memtool.schedule import cron_lines, mem_command
+
+    mem = _memory(None)
+    jobs = cron_lines(mem_command(sys.argv[0], sys.executable), mem.ws.root.resolve(), mem.sync_status()["remote"])
+    if json_:
+        output.emit_json({"workspace": str(mem.ws.root.resolve()), "jobs": jobs})
+        return
+    for job in jobs:
+        print(f"# {job['about']}")
+        print(job["line"])
 
 
 core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import mem_env, run_json, run_mem, write
@@ -58,3 +61,35 @@ def test_14_4_starter_text_never_answers_a_question(tmp_path):
     assert core.endswith("-->\n\n- Prefers tea.\n")
     hit = json.loads(run_mem("-w", ws, "recall", "tea", "--json").stdout)["results"]
     assert [r["source"] for r in hit] == ["memory.md#L6"]
+
+
+def _run_cron_line(line: str, home) -> subprocess.CompletedProcess:
+    """Run a crontab line's command as cron does: a bare environment, /bin/sh."""
+    command = line.split(None, 5)[5]
+    return subprocess.run(["env", "-i", f"HOME={home}", "PATH=/usr/bin:/bin", "sh", "-c", command],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_14_7_the_printed_cron_line_runs_under_a_bare_environment(tmp_path):
+    ws = tmp_path / "brain"
+    run_mem("init", ws, check=0)
+    write(ws, "memory/2026-11-02.md", "- W @Jonas: Lives in Leipzig.\n- W @Jonas: Works at Brandt.\n- O @Jonas: Likes tea.\n")
+    # As `python -m memtool` (how the tests run it) and as the installed `mem` script, where there is one.
+    commands = [[]]
+    script = Path(sys.executable).with_name("mem")  # the installed console script beside this interpreter
+    if script.is_file():
+        commands.append([str(script)])
+    for command in commands:
+        if command:
+            proc = subprocess.run([*command, "-w", str(ws), "schedule", "--json"], capture_output=True, text=True,
+                                  env=mem_env(), timeout=120)
+            data = json.loads(proc.stdout)
+        else:
+            _, data = run_json("-w", ws, "schedule")
+        line = next(j["line"] for j in data["jobs"] if j["job"] == "reflect")
+        assert line.startswith("30 3 * * *  /")
+        done = _run_cron_line(line.replace(" reflect", " reflect --force"), tmp_path)
+        assert done.returncode == 0, (line, done.stderr)
+        assert (ws / "bank" / "entities" / "Jonas.md").is_file()
+        (ws / "bank" / "entities" / "Jonas.md").unlink()
+    assert "mem: not found" in _run_cron_line("30 3 * * *  mem -w x reflect", tmp_path).stderr  # what it fixes
