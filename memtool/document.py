@@ -17,7 +17,9 @@ from memtool.records import Diagnostic, ParsedFile, Record
 from memtool.retain import BulletError, inline_fields, is_retain_heading, looks_like_bullet, mentions, parse_bullet
 
 MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
-_DAILY_NAME = re.compile(r"^memory/(\d{4})-(\d{2})-(\d{2})\.md$")
+# A daily log is named after its day, in memory/ or any folder below it (Periodic Notes and Obsidian
+# daily-note layouts such as memory/2025/10/2025-10-01.md).
+_DAILY_NAME = re.compile(r"^memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
 JOURNAL = "bank/journal.md"
 TRUST_TIERS = ("normal", "global", "work", "private", "legal")
 
@@ -87,7 +89,8 @@ def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
             except ValueError:
                 pass
         return "daily", None, [Diagnostic(path, 0, "error", "bad-daily-name",
-                                          "daily logs are named memory/YYYY-MM-DD.md with a real date; indexed without a date")]
+                                          "daily logs are named YYYY-MM-DD.md (in memory/ or a folder below it) with a real date;"
+                                          " indexed without a date")]
     if path.startswith("bank/"):
         return "bank", None, []
     return "other", None, []

@@ -54,7 +54,15 @@ class Workspace:
         return self.root / "memtool.toml"
 
     def daily_path(self, day) -> str:
-        return f"memory/{day.isoformat()}.md"
+        """The day's log: where it already is (memory/, memory/YYYY/ or memory/YYYY/MM/), else
+        memory/YYYY-MM-DD.md, or the nested layout when this month's or year's folder exists."""
+        name = f"{day.isoformat()}.md"
+        nested = (f"memory/{day.year:04d}/{day.month:02d}", f"memory/{day.year:04d}")
+        for rel in (f"memory/{name}", *(f"{folder}/{name}" for folder in nested)):
+            if (self.root / rel).is_file():
+                return rel
+        folder = next((f for f in nested if (self.root / f).is_dir()), "memory")
+        return f"{folder}/{name}"
 
     # --- paths -----------------------------------------------------------------------------
 

@@ -93,3 +93,18 @@ def test_14_7_the_printed_cron_line_runs_under_a_bare_environment(tmp_path):
         assert (ws / "bank" / "entities" / "Jonas.md").is_file()
         (ws / "bank" / "entities" / "Jonas.md").unlink()
     assert "mem: not found" in _run_cron_line("30 3 * * *  mem -w x reflect", tmp_path).stderr  # what it fixes
+
+
+def test_14_8_periodic_notes_layout_is_a_daily_log(tmp_path):
+    ws = tmp_path / "vault"
+    write(ws, "memory/2025/10/2025-10-01.md", "# 2025-10-01\n\n- Jonas moved to Leipzig.\n")
+    write(ws, "memory/daily/2025-10-02.md", "- Lena bought a red bicycle.\n")
+    proc, data = run_json("-w", ws, "check")
+    assert data["errors"] == 0, proc.stdout
+    proc, data = run_json("-w", ws, "recall", "Leipzig", "--since", "2025-10-01", "--until", "2025-10-01")
+    assert [(r["source"], r["timestamp"]) for r in data["results"]] == [("memory/2025/10/2025-10-01.md#L3", "2025-10-01")]
+    proc, data = run_json("-w", ws, "retain", "W @Jonas: Works at Brandt.", "--date", "2025-10-01")
+    assert data["path"] == "memory/2025/10/2025-10-01.md", data  # the day's existing file
+    proc, data = run_json("-w", ws, "retain", "W: Rain all day.", "--date", "2025-10-03")
+    assert data["path"] == "memory/2025/10/2025-10-03.md", data  # this month's folder exists
+    assert not (ws / "memory" / "2025-10-03.md").exists()
