@@ -349,6 +349,10 @@ def about(
     if json_:
         output.emit_json(data)
         return
+    if not data["page"] and not data["facts"]:  # "nothing found" is success, as for recall --entity
+        output.err.print(f"nothing is known about {data['entity']!r} (entities are @mentions, [[links]] or pages"
+                         " in bank/entities/; try mem recall)")
+        return
     o = output.out
     o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {', '.join(data['aliases'])}[/dim]" if data["aliases"] else ""))
     if data["page"]:

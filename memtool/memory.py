@@ -303,7 +303,7 @@ class Memory:
                         today=today or date.today())
         self.refresh(progress, embed=bool(q.terms) and mode != "lexical", embed_progress=embed_progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
-                          entity_keys=[self.store.entity_keys(e) for e in q.entities])
+                          entities=[self.store.entity_match(e) for e in q.entities])
         warnings = self.notices + list(q.notices) + self._health_warnings()
         degraded = None
         if not q.terms:
@@ -313,7 +313,8 @@ class Memory:
             rows = self._ranked_rows(scores, filters, query, q.k * 3)
         rows = self._consolidated(rows, as_of_day, reorder=bool(q.terms))
         canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
-        results = fold_duplicates([to_result(r, canonical) | {"_fold": r["_fold"]} for r in rows])[: q.k]
+        about = [m.name for m in filters.entities if m.plain]
+        results = fold_duplicates([to_result(r, canonical, about) | {"_fold": r["_fold"]} for r in rows])[: q.k]
         if q.budget:
             results = pack(results, q.budget)
         if self.track_access:
@@ -379,10 +380,10 @@ class Memory:
         from memtool.dates import parse_since
 
         filters = Filters(kinds=list(kinds), since=parse_since(since, date.today()) if since else None,
-                          entity_keys=[self.store.entity_keys(e) for e in entities])
+                          entities=[self.store.entity_match(e) for e in entities])
         rows = self.store.latest(filters, k)
         canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
-        return [to_result(r, canonical) for r in rows]
+        return [to_result(r, canonical, [m.name for m in filters.entities if m.plain]) for r in rows]
 
     def _candidates(self, query: str, terms: list[str], filters: Filters, mode: str, n: int,
                     warnings: list[str]) -> tuple[dict[int, float], str, str | None]:
@@ -497,9 +498,6 @@ class Memory:
             raise UsageError("the entity name is empty", "e.g. mem about Peter")
         result = self.recall("", entities=[name], k=k)
         page = self.store.entity_page(name)
-        if page is None and not result.results:
-            raise UsageError(f"nothing is known about {name!r}",
-                             "entities are @mentions, [[links]] or pages in bank/entities/; try mem recall instead")
         out = {"entity": page["entity"] if page else name, "aliases": [], "page": None, "facts": result.results,
                "warnings": result.warnings}
         if page:

@@ -74,10 +74,11 @@ def timestamp(row: dict) -> str | None:
     return a or row.get("date")
 
 
-def to_result(row: dict, canonical: dict[str, str]) -> dict:
-    """One recall result in the documented JSON shape."""
+def to_result(row: dict, canonical: dict[str, str], about: list[str] | tuple = ()) -> dict:
+    """One recall result in the documented JSON shape; `about` names entities the row is known to be
+    about (it passed an entity filter, perhaps by naming the entity in plain words)."""
     mentions = json.loads(row["entities"] or "[]")
-    entities = list(dict.fromkeys(canonical.get(m, m) for m in mentions))
+    entities = list(dict.fromkeys([*(canonical.get(m, m) for m in mentions), *about]))
     out = {
         "kind": row["kind"],
         "timestamp": timestamp(row),

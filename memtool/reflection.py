@@ -32,7 +32,7 @@ def opinion_threads(mem, entity: str | None = None):
 
     mem.refresh()
     store = mem.store
-    rows = store.opinion_rows(Filters(entity_keys=[store.entity_keys(entity)] if entity else []))
+    rows = store.opinion_rows(Filters(entities=[store.entity_match(entity)] if entity else []))
     ops = [light(r) for r in rows]
     canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]})
     for f in ops:

@@ -47,8 +47,8 @@ def test_about_resolves_aliases_and_opinions_filter(mem):
     assert data["entity"] == "Peter" and "Pete" in data["aliases"]
     assert data["page"]["path"] == "bank/entities/Peter.md"
     assert data["facts"] and all("Peter" in f["entities"] for f in data["facts"])
-    with pytest.raises(UsageError):
-        mem.about("Nobody-Known")
+    nobody = mem.about("Nobody-Known")  # "nothing found" is a result, as for recall --entity
+    assert nobody["page"] is None and nobody["facts"] == []
     ops = mem.opinions(entity="Peter")
     assert ops["count"] >= 3 and all(o["entity"] == "Peter" for o in ops["opinions"])
     assert all(0 <= o["confidence"] <= 1 and o["trend"] in "↑↓→" for o in mem.opinions()["opinions"])

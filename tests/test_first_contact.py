@@ -108,3 +108,34 @@ def test_14_8_periodic_notes_layout_is_a_daily_log(tmp_path):
     proc, data = run_json("-w", ws, "retain", "W: Rain all day.", "--date", "2025-10-03")
     assert data["path"] == "memory/2025/10/2025-10-03.md", data  # this month's folder exists
     assert not (ws / "memory" / "2025-10-03.md").exists()
+
+
+def test_14_9_plain_name_mentions_count_once_a_page_exists(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "- Jonas called about the flat.\n- Jonas ist jetzt nach Leipzig gezogen.\n"
+                                      "- Anna Müller sent the contract.\n- Jonasson is someone else.\n")
+    write(ws, "memory/2026-11-02.md", "## Retain\n- W @Jonas: Works at Brandt.\n")
+    by_mention = ["memory/2026-11-02.md#L2"]
+    _, data = run_json("-w", ws, "recall", "--entity", "Jonas")
+    assert [r["source"] for r in data["results"]] == by_mention  # no page yet: only @mentions count
+    write(ws, "bank/entities/Jonas.md", "---\naliases: [Jo]\n---\n# Jonas\n")
+    write(ws, "bank/entities/Anna-Mueller.md", "---\naliases: [Anna Müller]\n---\n# Anna Müller\n")
+    _, data = run_json("-w", ws, "recall", "--entity", "Jonas")
+    sources = {r["source"] for r in data["results"]}
+    assert {"memory/2026-11-01.md#L1", "memory/2026-11-01.md#L2", "memory/2026-11-02.md#L2"} <= sources
+    assert "memory/2026-11-01.md#L4" not in sources  # whole words only
+    proc, data = run_json("-w", ws, "about", "Jonas")
+    assert proc.returncode == 0 and "memory/2026-11-01.md#L2" in {r["source"] for r in data["facts"]}
+    _, data = run_json("-w", ws, "recall", "--entity", "Anna-Mueller")
+    assert "memory/2026-11-01.md#L3" in {r["source"] for r in data["results"]}
+
+
+def test_14_9_about_and_recall_agree_on_an_unknown_entity(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "- Jonas called.\n")
+    about = run_mem("-w", ws, "about", "Nobody")
+    recall = run_mem("-w", ws, "recall", "--entity", "Nobody")
+    assert about.returncode == recall.returncode == 0, (about.stderr, recall.stderr)
+    assert "nothing" in about.stderr and not about.stdout
+    proc, data = run_json("-w", ws, "about", "Nobody")
+    assert proc.returncode == 0 and data["facts"] == [] and data["page"] is None

@@ -64,7 +64,11 @@ def test_second_run_changes_nothing_and_dry_run_writes_nothing(mem, example_ws):
 def test_edits_inside_a_block_are_kept_until_force(mem, example_ws):
     mem.reflect(force=True)
     path = example_ws / "bank/entities/Tom.md"
-    edited = path.read_text(encoding="utf-8").replace("Tom Becker runs", "Tom Becker (my best client) runs")
+    text = path.read_text(encoding="utf-8")
+    block = text.index("<!-- memtool:begin entity")
+    first_fact = text.index("\n- ", block) + 1  # a line inside the generated block
+    edited = text[:first_fact] + "- (my best client) " + text[first_fact + 2:]
+    assert edited != text
     path.write_text(edited, encoding="utf-8")
     mem.retain("W @Tom: Tom switched to Zammad cloud.", None)
     result = mem.reflect(force=True)

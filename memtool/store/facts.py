@@ -22,6 +22,38 @@ def entity_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
 
 
+@dataclass(frozen=True)
+class EntityMatch:
+    """The facts about one entity: those mentioning it (`@slug`, `[[link]]`, its page) by any of
+    its `keys`, and, once it has a page, those naming it or an alias in plain words (`plain`, an
+    FTS5 expression over whole folded words)."""
+
+    keys: list[str]
+    plain: str | None = None
+    name: str | None = None  # the page's name, when it has one
+
+    def sql(self) -> tuple[str, list]:
+        marks = ",".join("?" * len(self.keys))
+        clause = f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({marks}))"
+        if not self.plain:
+            return clause, list(self.keys)
+        return (f"({clause} OR f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
+                [*self.keys, self.plain])
+
+
+def plain_name_match(keys: Iterable[str]) -> str | None:
+    """An FTS5 expression matching a name (any of `keys`) written as plain words: `Jonas`,
+    `Anna Müller`. Pure; names are folded keys, so no user syntax reaches FTS5."""
+    parts = []
+    for key in sorted(set(keys)):
+        words = [w for w in key.split("-") if w.isalnum()]
+        if not words or len(words) != len(key.split("-")):
+            continue
+        quoted = " ".join('"' + w + '"' for w in words)
+        parts.append(quoted if len(words) == 1 else f"NEAR({quoted}, 4)")
+    return f"terms : ({' OR '.join(parts)})" if parts else None
+
+
 @dataclass
 class Filters:
     """Restrictions on which facts recall may return (all optional)."""
@@ -29,7 +61,7 @@ class Filters:
     kinds: list[str] = field(default_factory=list)
     since: date | None = None
     until: date | None = None
-    entity_keys: list[list[str]] = field(default_factory=list)  # one key list per --entity (AND)
+    entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
 
     def sql(self) -> tuple[str, list]:
         clauses: list[str] = []
@@ -46,14 +78,15 @@ class Filters:
         elif self.until:
             clauses.append("(f.date <= ? OR f.valid_from <= ?)")
             params += [self.until.isoformat()] * 2
-        for keys in self.entity_keys:
-            clauses.append(f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))}))")
-            params += keys
+        for entity in self.entities:
+            clause, values = entity.sql()
+            clauses.append(clause)
+            params += values
         return (" AND ".join(clauses) or "1"), params
 
     @property
     def active(self) -> bool:
-        return bool(self.kinds or self.since or self.until or self.entity_keys)
+        return bool(self.kinds or self.since or self.until or self.entities)
 
 
 FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
@@ -366,6 +399,12 @@ class Store:
         for ent in entities:
             keys.update(r[0] for r in self.conn.execute("SELECT key FROM aliases WHERE entity = ?", (ent,)))
         return sorted(keys)
+
+    def entity_match(self, name: str) -> EntityMatch:
+        """Which facts are about the entity `name`: by mention, and by plain name once it has a page."""
+        keys = self.entity_keys(name)
+        page = self.entity_page(name)
+        return EntityMatch(keys, plain_name_match(keys), page["entity"]) if page else EntityMatch(keys)
 
     def canonical_names(self, names: Iterable[str]) -> dict[str, str]:
         """Mention → entity page slug, for mentions that resolve to a page."""
