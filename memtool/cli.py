@@ -191,6 +191,7 @@ def recall(
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect)."),
     kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page."),
     entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve)."),
+    field_: List[str] = typer.Option([], "--field", help="Only facts with this [key:: value] field: outcome=fixed, or just cost for any value (repeatable, all must match; values ignore case)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
     mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
     embedder: Optional[str] = EmbedderOpt,
@@ -204,6 +205,8 @@ def recall(
 
     args = dict(query=query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
                 budget=budget, mode=mode)
+    if field_:  # only when used, so a running `mem watch` from before this option can still answer
+        args["fields"] = field_
     result = _served_recall(embedder, args)  # a running `mem watch` answers in milliseconds
     if result is None:
         mem = _memory(embedder)

@@ -281,6 +281,7 @@ class Memory:
     def recall(self, query: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                as_of: str | None = None, kinds: list[str] | tuple = (), entities: list[str] | tuple = (),
                budget: int | None = None, mode: str | None = None, today: date | None = None,
+               fields: list[str] | tuple = (),
                progress: indexer.Progress | None = None,
                embed_progress: indexer.Progress | None = None) -> RecallResult:
         """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered.
@@ -300,10 +301,10 @@ class Memory:
             if until is None or parse_until(until, today or date.today()) > as_of_day:
                 until = as_of_day.isoformat()
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
-                        today=today or date.today())
+                        fields=fields, today=today or date.today())
         self.refresh(progress, embed=bool(q.terms) and mode != "lexical", embed_progress=embed_progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
-                          entities=[self.store.entity_match(e) for e in q.entities])
+                          entities=[self.store.entity_match(e) for e in q.entities], fields=q.fields)
         warnings = self.notices + list(q.notices) + self._health_warnings()
         degraded = None
         if not q.terms:

@@ -27,13 +27,26 @@ class Query:
     until: date | None = None
     kinds: list[str] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
+    fields: list[tuple[str, str | None]] = field(default_factory=list)
     budget: int | None = None
     notices: list[str] = field(default_factory=list)
 
 
+_FIELD_FILTER = re.compile(r"([A-Za-z][\w\-]*)(?:=(.*))?", re.S)
+
+
+def parse_field_filter(spec: str) -> tuple[str, str | None]:
+    """`outcome=fixed` → ("outcome", "fixed"); `outcome` → ("outcome", None): the field is present."""
+    m = _FIELD_FILTER.fullmatch(spec.strip())
+    if not m:
+        raise UsageError(f"--field {spec!r} is not KEY=VALUE or KEY", "e.g. --field outcome=fixed, or --field cost")
+    value = m.group(2).strip() if m.group(2) is not None else None
+    return m.group(1).lower(), value
+
+
 def build_query(text: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                 kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
-                today: date) -> Query:
+                fields: list[str] | tuple = (), today: date) -> Query:
     """Validate recall options; raise UsageError with a hint for anything malformed."""
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
@@ -42,8 +55,11 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     bad = [x for x in kinds if x not in KINDS]
     if bad:
         raise UsageError(f"unknown kind {bad[0]!r}", f"use one of: {', '.join(KINDS)}")
+    if any(not e.strip().lstrip("@").strip() for e in entities):
+        raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
     q = Query(text=text, terms=[], k=k, kinds=list(dict.fromkeys(kinds)), budget=budget,
-              entities=[e.lstrip("@").strip() for e in entities if e.strip().lstrip("@")])
+              entities=[e.lstrip("@").strip() for e in entities],
+              fields=[parse_field_filter(f) for f in fields])
     q.since = parse_since(since, today) if since else None
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
@@ -53,11 +69,11 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
         terms = terms[:MAX_QUERY_TERMS]
     q.terms = terms
-    filtered = bool(q.kinds or q.entities or q.since or q.until)
+    filtered = bool(q.kinds or q.entities or q.fields or q.since or q.until)
     if not terms and not filtered:
         what = "is empty" if not text.strip() else f"{text[:40]!r} has no searchable words"
         raise UsageError(f"the query {what}",
-                         "give words to search for, or a filter such as --entity, --kind or --since to list facts")
+                         "give words to search for, or a filter such as --entity, --kind, --field or --since to list facts")
     return q
 
 

@@ -139,3 +139,36 @@ def test_14_9_about_and_recall_agree_on_an_unknown_entity(tmp_path):
     assert "nothing" in about.stderr and not about.stdout
     proc, data = run_json("-w", ws, "about", "Nobody")
     assert proc.returncode == 0 and data["facts"] == [] and data["page"] is None
+
+
+def test_14_13_fields_are_filterable_from_the_cli_and_mcp(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "## Retain\n- B @warelay: Fixed the WS crash. [outcome:: fixed] [cost:: 2h]\n"
+                                      "- B @warelay: Tried a new parser. [outcome:: abandoned]\n- W: No fields here.\n")
+    _, data = run_json("-w", ws, "recall", "--field", "outcome=Fixed")
+    assert [r["source"] for r in data["results"]] == ["memory/2026-11-01.md#L2"]
+    _, data = run_json("-w", ws, "recall", "warelay", "--field", "outcome")
+    assert {r["source"] for r in data["results"]} == {"memory/2026-11-01.md#L2", "memory/2026-11-01.md#L3"}
+    _, data = run_json("-w", ws, "recall", "--field", "outcome=fixed", "--field", "cost=3h")
+    assert data["results"] == []
+    for bad in ("=fixed", "1x=2", ""):
+        proc = run_mem("-w", ws, "recall", "--field", bad)
+        assert proc.returncode == 2 and "--field" in proc.stderr, (bad, proc.stderr)
+    proc = run_mem("-w", ws, "recall", "x", "--entity", "")
+    assert proc.returncode == 2 and "--entity" in proc.stderr
+
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def ask():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memtool", "-w", str(ws), "mcp"],
+                                       env=mem_env())
+        async with stdio_client(params) as (read, write_):
+            async with ClientSession(read, write_) as session:
+                await session.initialize()
+                return await session.call_tool("recall", {"query": "", "field": "outcome=fixed"})
+
+    answer = asyncio.run(ask())
+    assert [r["source"] for r in answer.structured_content["results"]] == ["memory/2026-11-01.md#L2"]

@@ -62,6 +62,7 @@ class Filters:
     since: date | None = None
     until: date | None = None
     entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
+    fields: list[tuple[str, str | None]] = field(default_factory=list)  # [key:: value] (AND); None: present
 
     def sql(self) -> tuple[str, list]:
         clauses: list[str] = []
@@ -82,11 +83,18 @@ class Filters:
             clause, values = entity.sql()
             clauses.append(clause)
             params += values
+        for key, value in self.fields:  # keys are [A-Za-z][\w-]*, quoted into the JSON path
+            if value is None:
+                clauses.append("json_extract(f.fields, ?) IS NOT NULL")
+                params.append(f'$."{key}"')
+            else:
+                clauses.append("lower(json_extract(f.fields, ?)) = lower(?)")
+                params += [f'$."{key}"', value]
         return (" AND ".join(clauses) or "1"), params
 
     @property
     def active(self) -> bool:
-        return bool(self.kinds or self.since or self.until or self.entities)
+        return bool(self.kinds or self.since or self.until or self.entities or self.fields)
 
 
 FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
