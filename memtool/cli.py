@@ -334,6 +334,13 @@ def get(
         output.out.print(f"[dim]{line['n']:>5}[/dim]  {_escape(line['text'])}")
     if data["truncated"]:
         output.warn(f"showing lines {data['start']}-{data['end']} of {data['total_lines']}; raise --max-lines for more")
+    for link in data["because"]:
+        if "error" in link:
+            output.warn(f"because {link['ref']}: {link['error']}")
+            continue
+        output.out.print(f"[dim]because → {link['path']}#L{link['start']}[/dim]")
+        for n, text in enumerate(link["text"].split("\n"), link["start"]):
+            output.out.print(f"[dim]{n:>5}[/dim]  {_escape(text)}")
 
 
 @app.command()

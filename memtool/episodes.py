@@ -13,7 +13,7 @@ from collections import Counter
 from memtool.sections import headings, section_of
 
 MAX_SECTION_LINES = 40  # quoted lines per section; longer sections are cut around the hits
-_DAILY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+_DAILY = re.compile(r"^memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md$")  # as document.classify reads them
 
 
 def parse_source(source: str) -> tuple[str, int, int]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from memtool import indexer
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.config import MODES, Config
-from memtool.errors import IndexUnavailable, MemError, ProviderUnavailable, UsageError
+from memtool.errors import IndexUnavailable, MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.recall import MAX_K, build_query, fold_duplicates, fuse, pack, rerank, to_result
 from memtool.records import PARSER_VERSION, Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Filters, Store
@@ -20,6 +20,7 @@ from memtool.workspace import Workspace, discover
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
+BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines quoted per link
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -466,8 +467,10 @@ class Memory:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def get(self, ref: str, max_lines: int = 200) -> dict:
-        """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace)."""
+    def get(self, ref: str, max_lines: int = 200, follow: bool = True) -> dict:
+        """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace).
+
+        With `follow`, `because` holds what the lines' `[because:: path#L…]` fields point to."""
         import re
 
         from memtool.document import split_lines
@@ -488,9 +491,28 @@ class Memory:
             raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(lines)})")
         end = min(end, len(lines))
         shown = min(end, start + max_lines - 1)
-        return {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
-                "truncated": shown < end, "lines": [{"n": i, "text": lines[i - 1]} for i in range(start, shown + 1)],
-                "text": "\n".join(lines[start - 1:shown])}
+        out = {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
+               "truncated": shown < end, "lines": [{"n": i, "text": lines[i - 1]} for i in range(start, shown + 1)],
+               "text": "\n".join(lines[start - 1:shown])}
+        if follow:
+            out["because"] = self._because(out["text"])
+        return out
+
+    def _because(self, text: str) -> list[dict]:
+        """The sources that `[because:: path#L…]` fields in `text` point to, read (a few, briefly),
+        or why one cannot be read."""
+        from memtool.retain import inline_field_values
+
+        out = []
+        for ref in inline_field_values(text, "because")[:BECAUSE_MAX]:
+            try:
+                span = self.get(ref, max_lines=BECAUSE_LINES, follow=False)
+            except (UsageError, WorkspaceError) as exc:
+                out.append({"ref": ref, "error": exc.message})
+            else:
+                out.append({"ref": ref, "path": span["path"], "start": span["start"], "end": span["end"],
+                            "text": span["text"]})
+        return out
 
     def about(self, entity: str, k: int = 20) -> dict:
         """An entity's page (if any), aliases and the facts that mention it, newest first."""
@@ -542,6 +564,9 @@ class Memory:
             lines = split_lines(self.ws.read_text(g["path"]))
             g["sections"] = episodes.sections(lines, [h.pop("_lines") for h in g["hits"]])
             g["buckets"] = dict(g["buckets"])
+            for hit in g["hits"]:
+                if "because" in (hit.get("fields") or {}):
+                    hit["because"] = self._because(hit["content"])
         return {"query": query, "mode": result.mode, "timeline": episodes.timeline(groups), "days": groups,
                 "warnings": result.warnings, **({"degraded": result.degraded} if result.degraded else {})}
 

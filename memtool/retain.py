@@ -59,6 +59,11 @@ def inline_fields(text: str) -> dict[str, str]:
     return out
 
 
+def inline_field_values(text: str, key: str) -> list[str]:
+    """Every value of the `[key:: value]` fields in `text`, in order (a key may repeat)."""
+    return [m.group(2) for m in _FIELD_RE.finditer(text) if m.group(1).lower() == key and m.group(2)]
+
+
 def looks_like_bullet(text: str) -> bool:
     """Whether a Retain line tries to be a typed bullet (so a failure is worth reporting)."""
     return bool(_LOOKS_TYPED.match(text.strip()))

@@ -172,3 +172,21 @@ def test_14_13_fields_are_filterable_from_the_cli_and_mcp(tmp_path):
 
     answer = asyncio.run(ask())
     assert [r["source"] for r in answer.structured_content["results"]] == ["memory/2026-11-01.md#L2"]
+
+
+def test_14_13_because_links_are_followed_by_get_and_episodes(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-20.md", "# 2026-11-20\n\n- The Baileys socket dropped every hour.\n")
+    write(ws, "memory/2026-11-27.md", "## Retain\n- B @warelay: Wrapped the handlers in try/catch."
+                                      " [outcome:: fixed] [because:: memory/2026-11-20.md#L3]\n"
+                                      "- B: Bad link. [because:: ../../etc/passwd#L1]\n")
+    proc, data = run_json("-w", ws, "get", "memory/2026-11-27.md#L2")
+    assert data["because"] == [{"ref": "memory/2026-11-20.md#L3", "path": "memory/2026-11-20.md", "start": 3,
+                                "end": 3, "text": "- The Baileys socket dropped every hour."}]
+    human = run_mem("-w", ws, "get", "memory/2026-11-27.md#L2", check=0)
+    assert "because → memory/2026-11-20.md#L3" in human.stdout and "dropped every hour" in human.stdout
+    _, data = run_json("-w", ws, "get", "memory/2026-11-27.md#L3")
+    assert data["because"][0]["ref"] == "../../etc/passwd#L1" and "error" in data["because"][0]
+    _, data = run_json("-w", ws, "episodes", "try/catch handlers")
+    hit = next(h for d in data["days"] for h in d["hits"] if "try/catch" in h["content"])
+    assert hit["because"][0]["text"] == "- The Baileys socket dropped every hour."
