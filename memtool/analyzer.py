@@ -156,9 +156,19 @@ _ENGLISH_HINTS = frozenset("the and is not with a an of to we you it how what wh
                            "also already today tomorrow yesterday did does was were".split())
 
 
+# Spelling that tells the languages apart when a text has no function words ("Mietvertrag
+# Kastanienallee Kaution"): German's sch/ie/ei/eu/tz/k/z, ver-/ge- prefixes and -ung/-keit/-heit
+# endings against English's th/wh/ea/oo/ou, -ing/-ly and a c not in ch/ck.
+_GERMAN_SPELLING = re.compile(r"sch|ie|ei|eu|tz|pf|k|z|^ver|^ge|^be|ung$|keit$|heit$|lich$")
+_ENGLISH_SPELLING = re.compile(r"th|wh|ea|oo|ou|ay|ing$|ly$|c(?![hk])|w")
+
+
 def detect_language(text: str) -> str:
-    """`de` or `en`, by common function words (and umlauts); English when unsure."""
+    """`de` or `en`, by common function words (and umlauts), else by spelling; English when unsure."""
     folded = [w.casefold() for _, _, w in words(text)]
     de = sum(w in _GERMAN_HINTS for w in folded) + sum(ch in "äöüß" for ch in text.casefold()) * 0.5
     en = sum(w in _ENGLISH_HINTS for w in folded)
+    if de == en:  # no telling words: weigh the spelling of the words there are
+        de = sum(len(_GERMAN_SPELLING.findall(w)) for w in folded)
+        en = sum(len(_ENGLISH_SPELLING.findall(w)) for w in folded)
     return "de" if de > en else "en"

@@ -1,4 +1,6 @@
-from memtool.analyzer import fold, fts_match, highlight_spans, index_terms, query_terms
+import pytest
+
+from memtool.analyzer import detect_language, fold, fts_match, highlight_spans, index_terms, query_terms
 
 
 def terms(text):
@@ -41,3 +43,13 @@ def test_highlight_spans_point_at_matching_words():
     text = "Die Häuser in der Straße"
     spans = highlight_spans(text, query_terms("haus strasse"))
     assert [text[s:e] for s, e in spans] == ["Häuser", "Straße"]
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("Mietvertrag Kastanienallee Kaution", "de"), ("Steuerberater Termin", "de"), ("Zahnarzt Rechnung", "de"),
+    ("Heizung kaputt", "de"), ("Bewerbung Anschreiben", "de"), ("Wann läuft mein Reisepass ab?", "de"),
+    ("tax advisor appointment", "en"), ("heating broken", "en"), ("Lena birthday", "en"),
+    ("weekly sync meeting", "en"), ("where does Jonas live", "en"), ("Peter Lisbon", "en"),
+])
+def test_14_12_language_of_noun_only_queries(text, lang):
+    assert detect_language(text) == lang
