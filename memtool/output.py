@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import contextmanager
 from functools import lru_cache
@@ -12,7 +13,10 @@ from functools import lru_cache
 def _console(stderr: bool):
     from rich.console import Console  # ~35 ms: only when something is shown to a person
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)  # the terminal wraps; pipes get whole lines
+    # NO_COLOR (no-color.org) asks for no styling at all: rich's own no_color keeps bold, dim and reverse.
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, highlight=False, soft_wrap=True,  # the terminal wraps; pipes get whole lines
+                   **({"color_system": None} if plain else {}))
 
 
 def __getattr__(name: str):
@@ -73,6 +77,16 @@ def progress_bar(label: str, threshold: int = 50):
             progress.stop()
 
 
+def _indent_continuations(text, indent: str):
+    """A multi-line record's later lines start under its first, not at column 0."""
+    from rich.text import Text
+
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return Text("\n").join([lines[0], *(Text(indent) + part for part in lines[1:])])
+
+
 def recall_results(result, highlight_terms: list[str]) -> None:
     from rich.text import Text
 
@@ -83,7 +97,8 @@ def recall_results(result, highlight_terms: list[str]) -> None:
         _console(True).print("[dim]nothing found[/dim]")
         return
     for n, r in enumerate(result.results, 1):
-        line = Text(f"{n:>2}. ", style="dim")
+        line = Text()  # a base style would cover the content too: style each part alone
+        line.append(f"{n:>2}. ", style="dim")
         line.append(r["kind"], style=KIND_STYLE.get(r["kind"], "white"))
         if r.get("confidence") is not None:
             line.append(f" c={r['confidence']:.2f}", style="magenta")
@@ -92,6 +107,7 @@ def recall_results(result, highlight_terms: list[str]) -> None:
         for s, e in highlight_spans(r["content"], highlight_terms):
             body.stylize("bold reverse", s, e)
         line.append_text(body)
+        line = _indent_continuations(line, " " * 4)
         out.print(line)
         meta = Text("    ")
         meta.append(r["source"], style="underline")

@@ -190,3 +190,15 @@ def test_14_13_because_links_are_followed_by_get_and_episodes(tmp_path):
     _, data = run_json("-w", ws, "episodes", "try/catch handlers")
     hit = next(h for d in data["days"] for h in d["hits"] if "try/catch" in h["content"])
     assert hit["because"][0]["text"] == "- The Baileys socket dropped every hour."
+
+
+def test_14_12_result_lines_render_plainly(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-03.md", "- Line one of a poem\n  continues here\n")
+    colour = run_mem("-w", ws, "recall", "poem", env=mem_env(FORCE_COLOR="1", NO_COLOR="", TERM="xterm-256color"), check=0).stdout
+    first = colour.splitlines()[0]
+    assert "\x1b[2m" in first and first.index("Line one of a") > first.index("\x1b[0m")  # only the number is dim
+    assert "\x1b[2mLine" not in first and not first.startswith("\x1b[2m 1. log")
+    assert colour.splitlines()[1] == "    continues here"  # continuation lines are indented
+    plain = run_mem("-w", ws, "recall", "poem", env=mem_env(FORCE_COLOR="1", NO_COLOR="1", TERM="xterm-256color"), check=0)
+    assert "\x1b[" not in plain.stdout + plain.stderr and "poem" in plain.stdout
