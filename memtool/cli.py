@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from memtool.cli_common import EmbedderOpt, JsonOpt, state
+from memtool.cli_common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, state
 from memtool.cli_common import escape as _escape
 from memtool.cli_common import memory as _memory
 from memtool.cli_sync import sync_app
@@ -189,8 +189,8 @@ def recall(
     since: Optional[str] = typer.Option(None, "--since", help="Only facts from or about this time on: 30d, 2w, 6m, 1y, 2025-11-01, 2025-11."),
     until: Optional[str] = typer.Option(None, "--until", help="Only facts up to this day (same forms as --since)."),
     as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect)."),
-    kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page."),
-    entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve)."),
+    kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page.", autocompletion=complete_kinds),
+    entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve).", autocompletion=complete_entities),
     field_: List[str] = typer.Option([], "--field", help="Only facts with this [key:: value] field: outcome=fixed, or just cost for any value (repeatable, all must match; values ignore case)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
     mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
@@ -345,7 +345,7 @@ def get(
 
 @app.command()
 def about(
-    entity: str = typer.Argument(..., help="A name, @slug or alias."),
+    entity: str = typer.Argument(..., help="A name, @slug or alias.", autocompletion=complete_entities),
     k: int = typer.Option(20, "--k", "-k", help="How many facts."),
     json_: bool = JsonOpt,
 ) -> None:
@@ -374,7 +374,7 @@ def about(
 
 @app.command()
 def opinions(
-    entity: Optional[str] = typer.Option(None, "--entity", "-e", help="Only opinions about this entity."),
+    entity: Optional[str] = typer.Option(None, "--entity", "-e", help="Only opinions about this entity.", autocompletion=complete_entities),
     k: int = typer.Option(50, "--k", "-k", help="How many."),
     json_: bool = JsonOpt,
 ) -> None:

@@ -22,3 +22,29 @@ def escape(text: str) -> str:
     from rich.markup import escape as _escape
 
     return _escape(text)
+
+
+# --- shell completion (values for options; must never fail or print) ---------------------------
+
+KIND_HELP = {"world": "objective fact (W)", "experience": "what was done (B)", "opinion": "judgement (O)",
+             "observation": "summary (S)", "log": "daily log text", "page": "bank page or core memory text"}
+
+
+def complete_kinds(incomplete: str) -> list[tuple[str, str]]:
+    return [(k, h) for k, h in KIND_HELP.items() if k.startswith(incomplete)]
+
+
+def complete_entities(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Entity names from the index of the workspace the command line names (nothing on any problem)."""
+    try:
+        from memtool.memory import Memory
+
+        mem = Memory.open(ctx.find_root().params.get("workspace"), embedder="none")
+        try:
+            names = mem.entity_names()
+        finally:
+            mem.close()
+    except Exception:  # completion must not break the shell; no workspace or index means no values
+        return []
+    folded = incomplete.lstrip("@").casefold()
+    return [n for n in names if n.casefold().startswith(folded)]

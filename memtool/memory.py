@@ -534,6 +534,10 @@ class Memory:
             out["page"] = {"path": page["path"], "text": text}
         return out
 
+    def entity_names(self) -> list[str]:
+        """Every entity the index knows (page names, else their most common spelling), A to Z."""
+        return sorted((name for name, _ in self.store.entity_counts(1)), key=str.casefold)
+
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
         from memtool.opinions import trend

@@ -202,3 +202,21 @@ def test_14_12_result_lines_render_plainly(tmp_path):
     assert colour.splitlines()[1] == "    continues here"  # continuation lines are indented
     plain = run_mem("-w", ws, "recall", "poem", env=mem_env(FORCE_COLOR="1", NO_COLOR="1", TERM="xterm-256color"), check=0)
     assert "\x1b[" not in plain.stdout + plain.stderr and "poem" in plain.stdout
+
+
+def _complete(words: str, cwd=None) -> list[str]:
+    env = mem_env(_MEM_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(len(words.split(" ")) - 1))
+    proc = subprocess.run([sys.executable, "-m", "memtool"], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=60)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    return proc.stdout.split()
+
+
+def test_14_12_shell_completion_offers_kinds_and_entities(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "## Retain\n- W @Jonas: Lives in Leipzig.\n- W @Jana: Plays chess.\n")
+    run_mem("-w", ws, "index", check=0)
+    assert _complete("mem recall --kind o") == ["opinion", "observation"]
+    assert _complete(f"mem -w {ws} recall --entity Ja") == ["Jana"]
+    assert _complete("mem about J", cwd=ws) == ["Jana", "Jonas"]
+    assert _complete("mem about J", cwd=tmp_path) == []  # no workspace: no values, no error
