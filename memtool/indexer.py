@@ -46,6 +46,7 @@ class IndexReport:
     rebuilt: bool = False
     embedded: int = 0
     embed_seconds: float = 0.0  # time spent embedding, apart from `seconds` (reading and indexing text)
+    degraded: str | None = None  # why no vectors were made (the text index is complete; recall answers by words)
     notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:

@@ -114,7 +114,8 @@ class Memory:
             try:
                 emb = indexer.embed_pending(self.store, self.embedder, embed_progress)
             except ProviderUnavailable as exc:
-                report.notices.append(f"no vectors made: {exc.message} ({exc.hint})")
+                report.degraded = f"{exc.message} ({exc.hint})"
+                report.notices.append(f"no vectors made: {report.degraded}")
             else:
                 report.embedded, report.embed_seconds = emb.embedded, emb.seconds
                 if not self.store.vectors.accelerated:

@@ -220,3 +220,14 @@ def test_14_12_shell_completion_offers_kinds_and_entities(tmp_path):
     assert _complete(f"mem -w {ws} recall --entity Ja") == ["Jana"]
     assert _complete("mem about J", cwd=ws) == ["Jana", "Jonas"]
     assert _complete("mem about J", cwd=tmp_path) == []  # no workspace: no values, no error
+
+
+def test_14_12_index_with_the_embedder_down_is_a_documented_degraded_success(tmp_path):
+    ws = tmp_path / "ws"
+    _notes(ws)
+    down = mem_env(MEM_EMBEDDER="ollama", OLLAMA_HOST="http://127.0.0.1:9")  # nothing listens on port 9
+    proc, data = run_json("-w", ws, "index", env=down)
+    assert proc.returncode == 0 and data["degraded"] and data["facts"] == 2 and data["embedded"] == 0
+    assert "no vectors made" in proc.stderr
+    proc, data = run_json("-w", ws, "recall", "Leipzig", env=down)
+    assert data["results"] and data["degraded"]
