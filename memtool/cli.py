@@ -192,6 +192,7 @@ def recall(
     kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page.", autocompletion=complete_kinds),
     entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve).", autocompletion=complete_entities),
     field_: List[str] = typer.Option([], "--field", help="Only facts with this [key:: value] field: outcome=fixed, or just cost for any value (repeatable, all must match; values ignore case)."),
+    tag: List[str] = typer.Option([], "--tag", "-t", help="Only facts with this #tag or front-matter tag (repeatable, all must match; project also matches project/alpha)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
     mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
     embedder: Optional[str] = EmbedderOpt,
@@ -207,6 +208,8 @@ def recall(
                 budget=budget, mode=mode)
     if field_:  # only when used, so a running `mem watch` from before this option can still answer
         args["fields"] = field_
+    if tag:
+        args["tags"] = tag
     result = _served_recall(embedder, args)  # a running `mem watch` answers in milliseconds
     if result is None:
         mem = _memory(embedder)

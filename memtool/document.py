@@ -14,7 +14,8 @@ from functools import lru_cache
 from memtool import frontmatter
 from memtool.dates import extract_range
 from memtool.records import Diagnostic, ParsedFile, Record
-from memtool.retain import BulletError, inline_fields, is_retain_heading, looks_like_bullet, mentions, parse_bullet
+from memtool.retain import (BulletError, hashtags, inline_fields, is_retain_heading, looks_like_bullet, mentions,
+                            normalise_tag, parse_bullet)
 
 MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
 # A daily log is named after its day, in memory/ or any folder below it (Periodic Notes and Obsidian
@@ -127,6 +128,9 @@ def parse(path: str, text: str) -> ParsedFile:
         for r in out.records:
             if out.entity not in r.entities:
                 r.entities.insert(0, out.entity)
+    if out.tags:
+        for r in out.records:
+            r.tags = list(dict.fromkeys([*r.tags, *out.tags]))
     return out
 
 
@@ -154,6 +158,10 @@ def _apply_meta(out: ParsedFile, meta: dict) -> None:
     if isinstance(aliases, str):
         aliases = [aliases]
     out.aliases = [a for a in aliases if a]
+    tags = meta.get("tags", [])
+    if isinstance(tags, str):
+        tags = re.split(r"[,\s]+", tags)
+    out.tags = list(dict.fromkeys(t for t in (normalise_tag(str(x)) for x in tags if x) if t))
     trust = meta.get("trust", "normal")
     if isinstance(trust, str) and trust.lower() in TRUST_TIERS:
         out.trust = trust.lower()
@@ -243,7 +251,7 @@ def _record(kind: str, content: str, start: int, end: int, headings, confidence:
     span = extract_range(_NOT_DATES.sub(" ", content))  # a cited file name is no validity date
     return Record(
         kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
-        entities=mentions(content), fields=inline_fields(content), confidence=confidence,
+        entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,
         valid_from=span[0] if span else None, valid_to=span[1] if span else None,
     )
 

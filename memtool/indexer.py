@@ -95,6 +95,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             json.dumps(r.entities, ensure_ascii=False), json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), index_terms(r.context),
             hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
+            json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
         ))
     return rows
 

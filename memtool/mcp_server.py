@@ -50,14 +50,16 @@ def build_server(mem):
         " since: '30d', '2w', '6m', '2025-11-01' or '2025-11'. kind: world, experience, opinion, observation, "
         "log or page. entity: a name, @slug or alias (resolved). as_of: answer as of that day ('what was true "
         "then': facts superseded by then are left out). field: only facts with that [key:: value] field, "
-        "'outcome=fixed', or just 'cost' for any value. A result replaced by a newer fact says 'superseded_by'; "
+        "'outcome=fixed', or just 'cost' for any value. tag: only facts with that #tag ('project' also "
+        "matches 'project/alpha'). A result replaced by a newer fact says 'superseded_by'; "
         "the newer one lists 'previously'. "
         "If the embedding model is unavailable the answer is lexical and 'degraded' says why."))
     def recall(query: str, k: int = 10, since: str | None = None, kind: str | None = None,
-               entity: str | None = None, as_of: str | None = None, field: str | None = None) -> dict[str, Any]:
+               entity: str | None = None, as_of: str | None = None, field: str | None = None,
+               tag: str | None = None) -> dict[str, Any]:
         return call(lambda: mem.recall(query, k=k, since=since, as_of=as_of, kinds=[kind] if kind else [],
-                                       entities=[entity] if entity else [],
-                                       fields=[field] if field else []).to_dict())
+                                       entities=[entity] if entity else [], fields=[field] if field else [],
+                                       tags=[tag] if tag else []).to_dict())
 
     @server.tool(annotations=read_only, description=(
         "Recall grouped by day: for each day with hits, the hits bucketed by kind and the surrounding "

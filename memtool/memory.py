@@ -283,7 +283,7 @@ class Memory:
     def recall(self, query: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                as_of: str | None = None, kinds: list[str] | tuple = (), entities: list[str] | tuple = (),
                budget: int | None = None, mode: str | None = None, today: date | None = None,
-               fields: list[str] | tuple = (),
+               fields: list[str] | tuple = (), tags: list[str] | tuple = (),
                progress: indexer.Progress | None = None,
                embed_progress: indexer.Progress | None = None) -> RecallResult:
         """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered.
@@ -303,10 +303,11 @@ class Memory:
             if until is None or parse_until(until, today or date.today()) > as_of_day:
                 until = as_of_day.isoformat()
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
-                        fields=fields, today=today or date.today())
+                        fields=fields, tags=tags, today=today or date.today())
         self.refresh(progress, embed=bool(q.terms) and mode != "lexical", embed_progress=embed_progress)
         filters = Filters(kinds=q.kinds, since=q.since, until=q.until,
-                          entities=[self.store.entity_match(e) for e in q.entities], fields=q.fields)
+                          entities=[self.store.entity_match(e) for e in q.entities], fields=q.fields,
+                          tags=q.tags)
         warnings = self.notices + list(q.notices) + self._health_warnings()
         degraded = None
         if not q.terms:

@@ -251,4 +251,4 @@ class ReadServer:
         return {"ok": True, "result": data, "terms": result.terms}
 
 
-RECALL_ARGS = {"query", "k", "since", "until", "as_of", "kinds", "entities", "budget", "mode", "fields"}
+RECALL_ARGS = {"query", "k", "since", "until", "as_of", "kinds", "entities", "budget", "mode", "fields", "tags"}

@@ -11,6 +11,7 @@ from memtool.analyzer import query_terms
 from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
 from memtool.records import KINDS
+from memtool.retain import normalise_tag
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000
@@ -28,11 +29,19 @@ class Query:
     kinds: list[str] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     fields: list[tuple[str, str | None]] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
     budget: int | None = None
     notices: list[str] = field(default_factory=list)
 
 
 _FIELD_FILTER = re.compile(r"([A-Za-z][\w\-]*)(?:=(.*))?", re.S)
+
+
+def _tag_filter(spec: str) -> str:
+    tag = normalise_tag(spec)
+    if tag is None:
+        raise UsageError(f"--tag {spec!r} is not a tag", "e.g. --tag project or --tag project/alpha (letters, digits, _ - /)")
+    return tag
 
 
 def parse_field_filter(spec: str) -> tuple[str, str | None]:
@@ -46,7 +55,7 @@ def parse_field_filter(spec: str) -> tuple[str, str | None]:
 
 def build_query(text: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                 kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
-                fields: list[str] | tuple = (), today: date) -> Query:
+                fields: list[str] | tuple = (), tags: list[str] | tuple = (), today: date) -> Query:
     """Validate recall options; raise UsageError with a hint for anything malformed."""
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
@@ -59,7 +68,7 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
     q = Query(text=text, terms=[], k=k, kinds=list(dict.fromkeys(kinds)), budget=budget,
               entities=[e.lstrip("@").strip() for e in entities],
-              fields=[parse_field_filter(f) for f in fields])
+              fields=[parse_field_filter(f) for f in fields], tags=[_tag_filter(t) for t in tags])
     q.since = parse_since(since, today) if since else None
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
@@ -69,7 +78,7 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
         terms = terms[:MAX_QUERY_TERMS]
     q.terms = terms
-    filtered = bool(q.kinds or q.entities or q.fields or q.since or q.until)
+    filtered = bool(q.kinds or q.entities or q.fields or q.tags or q.since or q.until)
     if not terms and not filtered:
         what = "is empty" if not text.strip() else f"{text[:40]!r} has no searchable words"
         raise UsageError(f"the query {what}",
@@ -115,6 +124,8 @@ def to_result(row: dict, canonical: dict[str, str], about: list[str] | tuple = (
         out["_key"] = row["_key"]
     if row.get("fields"):
         out["fields"] = json.loads(row["fields"])
+    if row.get("tags"):
+        out["tags"] = json.loads(row["tags"])
     return out
 
 

@@ -7,7 +7,7 @@ from datetime import date
 
 # Bump when the records or diagnostics `document.parse` makes of the same text change: the index is
 # then rebuilt. 2: bank/journal.md is not indexed; sync conflict copies are recognised.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: #tags and front-matter tags
 
 # Kinds of record. Retain bullets carry a type letter; everything else is log text or page text.
 RETAIN_KINDS = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
@@ -46,6 +46,7 @@ class Record:
     context: str = ""  # heading path, e.g. "2026-11-27 > Call with Peter"
     entities: list[str] = field(default_factory=list)  # mentions as written, no "@" / "[[ ]]"
     fields: dict[str, str] = field(default_factory=dict)  # [key:: value] fields
+    tags: list[str] = field(default_factory=list)  # #tags in the text and the file's front-matter tags
     confidence: float | None = None
     valid_from: date | None = None
     valid_to: date | None = None
@@ -60,6 +61,7 @@ class ParsedFile:
     date: date | None = None
     title: str = ""
     aliases: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)  # front matter `tags:`, normalised
     trust: str = "normal"
     entity: str | None = None  # the entity slug a bank/entities page describes
     records: list[Record] = field(default_factory=list)

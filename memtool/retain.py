@@ -51,6 +51,25 @@ def mentions(text: str) -> list[str]:
     return [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]
 
 
+_TAG_RE = re.compile(r"(?<![\w#/&])#([\w][\w/\-]*)")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def normalise_tag(tag: str) -> str | None:
+    """`#Project/Alpha` → `project/alpha`; None unless it is a tag (Obsidian's rule: letters, digits,
+    `_`, `-` and `/` for nesting, with at least one character that is not a digit)."""
+    tag = tag.strip().lstrip("#").strip("/").casefold()
+    if not tag or not re.fullmatch(r"[\w][\w/\-]*", tag) or re.fullmatch(r"[\d/\-_]+", tag):
+        return None
+    return tag
+
+
+def hashtags(text: str) -> list[str]:
+    """`#tags` in order of appearance, normalised (not inside code spans, URLs or `&#…;`)."""
+    found = (normalise_tag(m.group(1)) for m in _TAG_RE.finditer(_CODE_SPAN.sub(" ", text)))
+    return list(dict.fromkeys(t for t in found if t))
+
+
 def inline_fields(text: str) -> dict[str, str]:
     """`[key:: value]` fields; a repeated key keeps its first value."""
     out: dict[str, str] = {}

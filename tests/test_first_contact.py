@@ -231,3 +231,20 @@ def test_14_12_index_with_the_embedder_down_is_a_documented_degraded_success(tmp
     assert "no vectors made" in proc.stderr
     proc, data = run_json("-w", ws, "recall", "Leipzig", env=down)
     assert data["results"] and data["degraded"]
+
+
+def test_14_8_tags_are_filterable(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "- Kickoff for the new shop #project/alpha\n- Tom paid invoice #2026-031.\n"
+                                      "- See http://x.org/page#frag and `#code` here.\n")
+    write(ws, "bank/health.md", "---\ntags: [Health, family]\n---\n# Health\n\nBlood pressure is fine. #doctor\n")
+    _, data = run_json("-w", ws, "recall", "--tag", "project")
+    assert [(r["source"], r["tags"]) for r in data["results"]] == [("memory/2026-11-01.md#L1", ["project/alpha"])]
+    _, data = run_json("-w", ws, "recall", "--tag", "#Project/Alpha")
+    assert [r["source"] for r in data["results"]] == ["memory/2026-11-01.md#L1"]
+    _, data = run_json("-w", ws, "recall", "--tag", "health", "--tag", "doctor")
+    assert [(r["source"], r["tags"]) for r in data["results"]] == [("bank/health.md#L6", ["doctor", "health", "family"])]
+    for not_a_tag in ("frag", "code"):  # a URL fragment, a code span
+        assert run_json("-w", ws, "recall", "--tag", not_a_tag)[1]["results"] == [], not_a_tag
+    proc = run_mem("-w", ws, "recall", "--tag", "2026-031")
+    assert proc.returncode == 2 and "--tag" in proc.stderr  # digits only: not a tag (Obsidian's rule)

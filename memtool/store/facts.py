@@ -63,6 +63,7 @@ class Filters:
     until: date | None = None
     entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
     fields: list[tuple[str, str | None]] = field(default_factory=list)  # [key:: value] (AND); None: present
+    tags: list[str] = field(default_factory=list)  # normalised tags (AND); `project` also matches `project/alpha`
 
     def sql(self) -> tuple[str, list]:
         clauses: list[str] = []
@@ -83,6 +84,9 @@ class Filters:
             clause, values = entity.sql()
             clauses.append(clause)
             params += values
+        for tag in self.tags:
+            clauses.append("f.id IN (SELECT fact_id FROM fact_tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\')")
+            params += [tag, tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
         for key, value in self.fields:  # keys are [A-Za-z][\w-]*, quoted into the JSON path
             if value is None:
                 clauses.append("json_extract(f.fields, ?) IS NOT NULL")
@@ -94,11 +98,11 @@ class Filters:
 
     @property
     def active(self) -> bool:
-        return bool(self.kinds or self.since or self.until or self.entities or self.fields)
+        return bool(self.kinds or self.since or self.until or self.entities or self.fields or self.tags)
 
 
 FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
-                "content", "context", "entities", "fields", "confidence", "ehash")
+                "content", "context", "entities", "fields", "confidence", "ehash", "tags")
 
 
 class Store:
@@ -202,18 +206,22 @@ class Store:
         if rows:
             cur = self.conn.executemany(
                 "INSERT INTO facts(path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
-                " context, entities, fields, confidence, terms, ctx_terms, ehash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " context, entities, fields, confidence, terms, ctx_terms, ehash, tags)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             del cur
             if fts:
                 self.conn.execute("INSERT INTO facts_fts(rowid, terms, ctx_terms)"
                                   " SELECT id, terms, ctx_terms FROM facts WHERE path = ?", (parsed.path,))
-            ids = self.conn.execute("SELECT id, entities FROM facts WHERE path = ? ORDER BY ord", (parsed.path,))
+            ids = self.conn.execute("SELECT id, entities, tags FROM facts WHERE path = ? ORDER BY ord",
+                                    (parsed.path,)).fetchall()
             self.conn.executemany(
                 "INSERT OR IGNORE INTO fact_entities(fact_id, key) VALUES (?, ?)",
-                [(fid, entity_key(e)) for fid, ents in ids for e in json.loads(ents)],
+                [(fid, entity_key(e)) for fid, ents, _ in ids for e in json.loads(ents)],
             )
+            self.conn.executemany("INSERT OR IGNORE INTO fact_tags(fact_id, tag) VALUES (?, ?)",
+                                  [(fid, t) for fid, _, tags in ids if tags for t in json.loads(tags)])
         if parsed.entity:
             names = {entity_key(parsed.entity)} | {entity_key(a) for a in parsed.aliases}
             if parsed.title:
@@ -240,7 +248,7 @@ class Store:
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
         self.conn.execute("DROP TRIGGER facts_ad")
-        for table in ("facts", "fact_entities", "files", "aliases", "diagnostics"):
+        for table in ("facts", "fact_entities", "fact_tags", "files", "aliases", "diagnostics"):
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('delete-all')")
         self.conn.execute(DELETE_TRIGGER)
@@ -498,6 +506,7 @@ class Store:
             "files": sorted(q("SELECT * FROM files").fetchall()),
             "facts": sorted(q(f"SELECT {cols}, terms, ctx_terms FROM facts").fetchall(), key=repr),
             "fact_entities": sorted(q("SELECT f.path, f.ord, e.key FROM fact_entities e JOIN facts f ON f.id = e.fact_id").fetchall()),
+            "fact_tags": sorted(q("SELECT f.path, f.ord, t.tag FROM fact_tags t JOIN facts f ON f.id = t.fact_id").fetchall()),
             "aliases": sorted(q("SELECT * FROM aliases").fetchall()),
             "diagnostics": sorted(q("SELECT * FROM diagnostics").fetchall(), key=repr),
             "fts": sorted(q("SELECT f.path, f.ord, t.terms FROM facts_fts t JOIN facts f ON f.id = t.rowid").fetchall()),

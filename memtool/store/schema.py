@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
-DELETE_TRIGGER = (
+_DELETE_TRIGGER_1 = (
     "CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
     " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
     " DELETE FROM fact_entities WHERE fact_id = old.id; END"
+)
+DELETE_TRIGGER = (  # since schema 5
+    "CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN"
+    " INSERT INTO facts_fts(facts_fts, rowid, terms, ctx_terms) VALUES ('delete', old.id, old.terms, old.ctx_terms);"
+    " DELETE FROM fact_entities WHERE fact_id = old.id; DELETE FROM fact_tags WHERE fact_id = old.id; END"
 )
 
 
@@ -32,7 +37,7 @@ def _migration_1(conn) -> None:
     db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
     db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
     db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize="unicode61 remove_diacritics 0")
-    conn.execute(DELETE_TRIGGER)
+    conn.execute(_DELETE_TRIGGER_1)
 
 
 def _migration_2(conn) -> None:
@@ -76,6 +81,18 @@ def _migration_4(conn) -> None:
     conn.execute("CREATE INDEX files_embedded ON files(embedded)")
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_5(conn) -> None:
+    """Tags: `facts.tags` (JSON, as written in results) and `fact_tags` for `--tag` filters. Rows read
+    before have none: the parser version changed with it, so the next run re-reads the Markdown."""
+    if "tags" not in {row[1] for row in conn.execute("PRAGMA table_info(facts)")}:
+        conn.execute("ALTER TABLE facts ADD COLUMN tags TEXT")
+    conn.execute("CREATE TABLE IF NOT EXISTS fact_tags (fact_id INTEGER NOT NULL, tag TEXT NOT NULL,"
+                 " PRIMARY KEY (fact_id, tag))")
+    conn.execute("CREATE INDEX IF NOT EXISTS fact_tags_tag ON fact_tags(tag)")
+    conn.execute("DROP TRIGGER IF EXISTS facts_ad")
+    conn.execute(DELETE_TRIGGER)
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 
