@@ -242,7 +242,7 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
 
     mem = _memory(embedder)
     data = mem.status()
-    for notice in mem.notices:
+    for notice in mem.notices + data["warnings"]:
         output.warn(notice)
     if json_:
         output.emit_json(data)

@@ -55,6 +55,7 @@ class Memory:
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
+        self.unlisted: dict[str, str] = {}  # folder or file → why the last scan could not look into it
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
     @classmethod
@@ -147,9 +148,14 @@ class Memory:
         return report
 
     def _plan(self, paths: set[str] | None, stored: dict) -> indexer.IndexPlan:
+        problems: list[tuple[str, str]] = []
         if paths is None:
-            return indexer.plan(self.ws.scan(), stored)
-        return indexer.plan(self.ws.stat_paths(paths), {p: stored[p] for p in paths if p in stored})
+            scanned = self.ws.scan(problems)
+            self.unlisted = dict(problems)
+        else:
+            scanned = self.ws.stat_paths(paths, problems)
+            stored = {p: stored[p] for p in paths if p in stored}
+        return indexer.plan(scanned, stored, [rel for rel, _ in problems])
 
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
@@ -315,8 +321,11 @@ class Memory:
             results = pack(results, q.budget)
         if self.track_access:
             self._record_access([r.pop("_key") for r in results])
+        stale = set(self.store.paths_with_status("stale"))
         for r in results:
             r.pop("_key", None)
+            if r["source"].split("#")[0] in stale:
+                r["stale"] = True
         warnings.extend(n for n in self.notices if n not in warnings)
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
@@ -427,10 +436,22 @@ class Memory:
         return self.store.ids_for_hashes(hits, filters)[:n]
 
     def _health_warnings(self) -> list[str]:
-        bad = self.store.conn.execute("SELECT COUNT(*) FROM files WHERE status = 'unreadable'").fetchone()[0]
+        out = []
+        bad = len(self.store.paths_with_status("unreadable"))
         if bad:
-            return [f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details"]
-        return []
+            out.append(f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details")
+        stale = len(self.store.paths_with_status("stale"))
+        if stale:
+            out.append(f"{stale} file(s) cannot be read now; their facts from the last read are kept and marked"
+                       " stale; run 'mem check' for details")
+        for rel, reason in sorted(self.unlisted.items()):
+            out.append(f"cannot look into {rel} ({reason}); nothing in it is taken for deleted; fix its permissions")
+        return out
+
+    def _unlisted_diagnostics(self) -> list[Diagnostic]:
+        return [Diagnostic(rel, 0, "error", "unreadable",
+                           f"cannot look into it ({reason}); files in it are not indexed, earlier facts from them are kept as stale")
+                for rel, reason in sorted(self.unlisted.items())]
 
     # --- retain ----------------------------------------------------------------------------
 
@@ -667,6 +688,10 @@ class Memory:
         """Counts, index health, and which providers are in effect and answer."""
         report = self.refresh()
         stats = self.store.stats()
+        stats["diagnostics"]["errors"] += len(self.unlisted)
+        stats["stale_files"] = self.store.paths_with_status("stale")
+        stats["unreadable"] = sorted(self.store.paths_with_status("unreadable") + list(self.unlisted))
+        stats["warnings"] = self._health_warnings()
         size = sum(p.stat().st_size for p in self.ws.state_dir.glob("index.sqlite*") if p.exists())
         vectors = self.store.vectors
         problem = self._vectors_usable()
@@ -717,7 +742,7 @@ class Memory:
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
-        return [Diagnostic(*row) for row in self.store.diagnostics()]
+        return [Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
 
 
 def _mentions(row: dict) -> list[str]:

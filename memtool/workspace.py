@@ -73,20 +73,26 @@ class Workspace:
 
     # --- listing ---------------------------------------------------------------------------
 
-    def scan(self) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads."""
+    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int]]:
+        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads.
+
+        Folders and files that cannot be listed or stat'ed are left out and, with `problems`, named
+        there as (relative path, reason): a caller must not take them for deleted."""
         out: dict[str, tuple[int, int]] = {}
+        problems = [] if problems is None else problems
         try:
             st = os.stat(self.root / "memory.md")
             if S_ISREG(st.st_mode):
                 out["memory.md"] = (st.st_size, st.st_mtime_ns)
-        except OSError:
+        except FileNotFoundError:
             pass
+        except OSError as exc:
+            problems.append(("memory.md", _reason(exc)))
         for folder in ("memory", "bank"):
-            self._scan_dir(self.root / folder, folder, out)
+            self._scan_dir(self.root / folder, folder, out, problems)
         return out
 
-    def stat_paths(self, rels) -> dict[str, tuple[int, int]]:
+    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int]]:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
         out: dict[str, tuple[int, int]] = {}
         for rel in rels:
@@ -95,17 +101,24 @@ class Workspace:
             try:
                 path = self.resolve(rel)
                 st = os.stat(path)
-            except (OSError, UsageError):
+            except (FileNotFoundError, NotADirectoryError, UsageError):
+                continue
+            except OSError as exc:
+                if problems is not None:
+                    problems.append((rel, _reason(exc)))
                 continue
             if S_ISREG(st.st_mode):
                 out[rel] = (st.st_size, st.st_mtime_ns)
         return out
 
-    def _scan_dir(self, folder: Path, rel: str, out: dict) -> None:
+    def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
         # The hot path of every read command: as little Python per file as possible.
         try:
             entries = os.scandir(folder)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            problems.append((rel, _reason(exc)))
             return
         with entries:
             for entry in entries:
@@ -122,9 +135,11 @@ class Workspace:
                         if S_ISREG(st.st_mode):
                             out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):
-                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
-                except OSError:
+                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out, problems)
+                except FileNotFoundError:
                     continue
+                except OSError as exc:
+                    problems.append((f"{rel}/{name}", _reason(exc)))
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()
@@ -257,6 +272,11 @@ class Workspace:
             yield
         finally:
             lock.release()
+
+
+def _reason(exc: OSError) -> str:
+    """An OS error's reason without the path (the caller names the path)."""
+    return exc.strerror or type(exc).__name__
 
 
 def replace_atomically(path: Path, data: bytes) -> None:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_json, run_mem, write
+from conftest import mem_env, run_json, run_mem, write
 from memtool.document import parse
 
 DEEP_LIST = "".join("  " * i + "- l%d\n" % i for i in range(10)) + "\nAfter: SENT here.\n"
@@ -65,3 +72,118 @@ def test_13_8_every_line_of_random_nested_input_is_indexed_or_reported(lines):
             continue
         held = any(r.line_start <= n <= r.line_end and word[0] in r.content for r in parsed.records)
         assert held or n in reported, (n, line, parsed.records, parsed.diagnostics)
+
+
+# --- 13.9 unreadable files and folders (as a non-root user) ------------------------------------
+
+def _nobody_ids() -> tuple[int, int]:
+    import pwd
+
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("SKIPPED LOUDLY: no 'nobody' user to drop privileges to")
+    return entry.pw_uid, entry.pw_gid
+
+
+@pytest.fixture
+def nobody_ws():
+    """A workspace owned by `nobody` in a folder that user can reach, and a runner that runs `mem`
+    as that user (permissions apply to it, unlike to root). The interpreter lives under /root
+    (mode 700), so the runner shows it through a private mount namespace."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("setpriv"):
+        pytest.skip("SKIPPED LOUDLY: needs root with unshare and setpriv to run mem as an unprivileged user")
+    uid, gid = _nobody_ids()
+    base = Path(tempfile.mkdtemp(prefix="mem-nobody-", dir="/tmp"))
+    base.chmod(0o755)
+    ws = base / "ws"
+    (base / "mnt").mkdir()
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "workspace", ws)
+    pyroot = Path(sys.prefix).resolve()
+    if not str(pyroot).startswith("/root/"):
+        pyroot = None
+
+    def run(*args, check=None):
+        cmd = [sys.executable, "-m", "memtool", *map(str, args)]
+        drop = ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *cmd]
+        if pyroot is not None:  # make /root traversable inside a private mount namespace only
+            top = "/root/" + pyroot.relative_to("/root").parts[0]
+            script = (f'mount --bind {top} "$0" && mount -t tmpfs -o mode=755 none /root && mkdir -p {top}'
+                      f' && mount --bind "$0" {top} && exec "$@"')
+            drop = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, str(base / "mnt"), *drop]
+        proc = subprocess.run(drop, cwd=ws, capture_output=True, text=True, env=mem_env(), timeout=120)
+        if check is not None:
+            assert proc.returncode == check, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    def chown():
+        for p in [base / "mnt", ws, *ws.rglob("*")]:
+            os.lchown(p, uid, gid)
+
+    chown()
+    probe = run("--version")
+    if probe.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(f"SKIPPED LOUDLY: cannot run mem as nobody here: {probe.stderr.strip()[-300:]}")
+    run.ws, run.chown = ws, chown
+    yield run
+    for p in [ws, *ws.rglob("*")]:
+        if p.is_dir() and not p.is_symlink():
+            p.chmod(0o755)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _json(proc):
+    import json
+
+    assert proc.stdout.strip(), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_13_9_an_unreadable_daily_log_is_reported_and_keeps_its_stale_facts(nobody_ws):
+    ws = nobody_ws.ws
+    write(ws, "memory/2026-11-05.md", "## Retain\n- W @Peter: Keeps bees NEWHIDDEN in the garden.\n")
+    nobody_ws("index", check=0)
+    old = ws / "memory" / "2026-10-27.md"
+    old.write_text(old.read_text(encoding="utf-8") + "\nA later line.\n", encoding="utf-8")
+    new = write(ws, "memory/2026-11-30.md", "Brand new and NEVERREAD.\n")
+    nobody_ws.chown()
+    old.chmod(0)
+    new.chmod(0)
+    data = _json(nobody_ws("recall", "Marrakech", "--json", check=0))
+    joined = " ".join(data["warnings"])
+    assert "could not be indexed" in joined and "marked stale" in joined, data["warnings"]
+    hits = [r for r in data["results"] if r["source"].startswith("memory/2026-10-27.md")]
+    assert hits and all(r.get("stale") for r in hits), data["results"]
+    check = _json(nobody_ws("check", "--json"))
+    located = {d["path"]: d for d in check["diagnostics"] if d["code"] == "unreadable"}
+    assert {"memory/2026-10-27.md", "memory/2026-11-30.md"} <= set(located), check
+    status = _json(nobody_ws("status", "--json", check=0))
+    assert status["stale_files"] == ["memory/2026-10-27.md"] and "memory/2026-11-30.md" in status["unreadable"]
+    old.chmod(0o644)
+    new.chmod(0o644)
+    data = _json(nobody_ws("recall", "NEVERREAD", "--json", check=0))
+    assert data["results"] and not data["warnings"], data
+    data = _json(nobody_ws("recall", "later line", "--json", check=0))
+    assert data["results"][0]["source"].startswith("memory/2026-10-27.md") and "stale" not in data["results"][0]
+
+
+def test_13_9_an_unreadable_bank_folder_is_not_taken_for_deleted(nobody_ws):
+    ws = nobody_ws.ws
+    nobody_ws("index", check=0)
+    before = _json(nobody_ws("recall", "Lisbon", "--json", "--kind", "page", check=0))["results"]
+    assert before
+    (ws / "bank").chmod(0)
+    proc = nobody_ws("index", "--json")
+    report = _json(proc)
+    assert report["removed"] == 0 and report["unreadable"] >= 1, report
+    data = _json(nobody_ws("recall", "Lisbon", "--json", "--kind", "page", check=0))
+    assert [r["source"] for r in data["results"]] == [r["source"] for r in before]
+    assert all(bool(r.get("stale")) == r["source"].startswith("bank/") for r in data["results"]), [(r["source"], r.get("stale")) for r in data["results"]]
+    assert any(r["source"].startswith("bank/") for r in data["results"])
+    assert any("cannot look into bank" in w for w in data["warnings"]), data["warnings"]
+    check = _json(nobody_ws("check", "--json"))
+    assert any(d["path"] == "bank" and d["code"] == "unreadable" for d in check["diagnostics"]), check
+    (ws / "bank").chmod(0o755)
+    data = _json(nobody_ws("recall", "Lisbon", "--json", "--kind", "page", check=0))
+    assert data["results"] and not any(r.get("stale") for r in data["results"]) and not data["warnings"]

@@ -197,6 +197,23 @@ class Store:
             [(d.path, d.line, d.severity, d.code, d.message) for d in diagnostics],
         )
 
+    def file_status(self, path: str) -> tuple[str, int] | None:
+        """(status, stored mtime_ns) of an indexed file, or None."""
+        row = self.conn.execute("SELECT status, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def mark_stale(self, path: str, mtime_ns: int, diagnostic) -> None:
+        """Keep a file's facts but flag them stale (the file cannot be read now); its diagnostics
+        become `diagnostic`, and an empty hash makes the next successful read parse it in full."""
+        self.conn.execute("UPDATE files SET status = 'stale', mtime_ns = ?, hash = '' WHERE path = ?", (mtime_ns, path))
+        self.conn.execute("DELETE FROM diagnostics WHERE path = ?", (path,))
+        d = diagnostic
+        self.conn.execute("INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
+                          (d.path, d.line, d.severity, d.code, d.message))
+
+    def paths_with_status(self, status: str) -> list[str]:
+        return [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = ? ORDER BY path", (status,))]
+
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
         self.conn.execute("DROP TRIGGER facts_ad")
