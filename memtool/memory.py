@@ -55,7 +55,7 @@ class Memory:
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
-        self.unlisted: dict[str, str] = {}  # folder or file → why the last scan could not look into it
+        self.unlisted: list = []  # ScanProblems of the last full scan: what it left out, and why
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
     @classmethod
@@ -148,14 +148,14 @@ class Memory:
         return report
 
     def _plan(self, paths: set[str] | None, stored: dict) -> indexer.IndexPlan:
-        problems: list[tuple[str, str]] = []
+        problems: list = []
         if paths is None:
             scanned = self.ws.scan(problems)
-            self.unlisted = dict(problems)
+            self.unlisted = problems
         else:
             scanned = self.ws.stat_paths(paths, problems)
             stored = {p: stored[p] for p in paths if p in stored}
-        return indexer.plan(scanned, stored, [rel for rel, _ in problems])
+        return indexer.plan(scanned, stored, [p.path for p in problems if p.code == "unreadable"])
 
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
@@ -444,14 +444,23 @@ class Memory:
         if stale:
             out.append(f"{stale} file(s) cannot be read now; their facts from the last read are kept and marked"
                        " stale; run 'mem check' for details")
-        for rel, reason in sorted(self.unlisted.items()):
-            out.append(f"cannot look into {rel} ({reason}); nothing in it is taken for deleted; fix its permissions")
+        for p in self._unreadable_paths():
+            out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
+                       " run 'mem check'")
         return out
 
+    def _unreadable_paths(self) -> list:
+        return sorted(p for p in self.unlisted if p.code == "unreadable")
+
     def _unlisted_diagnostics(self) -> list[Diagnostic]:
-        return [Diagnostic(rel, 0, "error", "unreadable",
-                           f"cannot look into it ({reason}); files in it are not indexed, earlier facts from them are kept as stale")
-                for rel, reason in sorted(self.unlisted.items())]
+        out = []
+        for p in sorted(self.unlisted):
+            if p.code == "unreadable":
+                out.append(Diagnostic(p.path, 0, "error", "unreadable", f"cannot read it ({p.reason}); not indexed,"
+                                      " facts from an earlier read are kept and marked stale"))
+            else:
+                out.append(Diagnostic(p.path, 0, "warning", p.code, p.reason))
+        return out
 
     # --- retain ----------------------------------------------------------------------------
 
@@ -688,9 +697,10 @@ class Memory:
         """Counts, index health, and which providers are in effect and answer."""
         report = self.refresh()
         stats = self.store.stats()
-        stats["diagnostics"]["errors"] += len(self.unlisted)
+        for p in self.unlisted:
+            stats["diagnostics"]["errors" if p.code == "unreadable" else "warnings"] += 1
         stats["stale_files"] = self.store.paths_with_status("stale")
-        stats["unreadable"] = sorted(self.store.paths_with_status("unreadable") + list(self.unlisted))
+        stats["unreadable"] = sorted(self.store.paths_with_status("unreadable") + [p.path for p in self._unreadable_paths()])
         stats["warnings"] = self._health_warnings()
         size = sum(p.stat().st_size for p in self.ws.state_dir.glob("index.sqlite*") if p.exists())
         vectors = self.store.vectors

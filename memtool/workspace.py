@@ -19,6 +19,16 @@ LOCK_TIMEOUT = 30.0
 BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
 
 
+class ScanProblem(NamedTuple):
+    """A path the scan left out: `unreadable` (could not look; not to be taken for deleted) or
+    `outside-workspace` (a symbolic link leading out of the workspace: never indexed, as `get`
+    refuses it too)."""
+
+    path: str
+    reason: str
+    code: str = "unreadable"
+
+
 class FileStat(NamedTuple):
     path: str  # workspace-relative, POSIX separators
     size: int
@@ -62,14 +72,18 @@ class Workspace:
         """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
         if not rel or "\x00" in rel:
             raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
-        candidate = (self.root / rel).resolve()
+        try:
+            candidate = _real(self.root / rel)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
+                                 "fix or remove the symbolic link (ls -l shows where it points)") from None
         if candidate != self.root and self.root not in candidate.parents:
             raise UsageError(f"{rel!r} is outside the workspace {self.root}",
                              "only files inside the workspace can be read or written")
         return candidate
 
     def relative(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root).as_posix()
+        return _real(path).relative_to(self.root).as_posix()
 
     # --- listing ---------------------------------------------------------------------------
 
@@ -87,7 +101,7 @@ class Workspace:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            problems.append(("memory.md", _reason(exc)))
+            problems.append(ScanProblem("memory.md", _reason(exc)))
         for folder in ("memory", "bank"):
             self._scan_dir(self.root / folder, folder, out, problems)
         return out
@@ -103,9 +117,9 @@ class Workspace:
                 st = os.stat(path)
             except (FileNotFoundError, NotADirectoryError, UsageError):
                 continue
-            except OSError as exc:
+            except (OSError, WorkspaceError) as exc:
                 if problems is not None:
-                    problems.append((rel, _reason(exc)))
+                    problems.append(ScanProblem(rel, exc.message if isinstance(exc, WorkspaceError) else _reason(exc)))
                 continue
             if S_ISREG(st.st_mode):
                 out[rel] = (st.st_size, st.st_mtime_ns)
@@ -118,7 +132,7 @@ class Workspace:
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
-            problems.append((rel, _reason(exc)))
+            problems.append(ScanProblem(rel, _reason(exc)))
             return
         with entries:
             for entry in entries:
@@ -130,6 +144,8 @@ class Workspace:
                         st = entry.stat(follow_symlinks=False)
                         if S_ISLNK(st.st_mode):
                             if not self._inside(Path(entry.path)):
+                                problems.append(ScanProblem(f"{rel}/{name}", "a symbolic link to outside the workspace;"
+                                                            " not indexed (mem get refuses it too)", "outside-workspace"))
                                 continue
                             st = entry.stat()
                         if S_ISREG(st.st_mode):
@@ -139,11 +155,10 @@ class Workspace:
                 except FileNotFoundError:
                     continue
                 except OSError as exc:
-                    problems.append((f"{rel}/{name}", _reason(exc)))
+                    problems.append(ScanProblem(f"{rel}/{name}", _reason(exc)))
 
     def _inside(self, path: Path) -> bool:
-        real = path.resolve()
-        return self.root in real.parents
+        return self.root in _real(path).parents
 
     def read_bytes(self, rel: str) -> bytes:
         return self.resolve(rel).read_bytes()
@@ -272,6 +287,16 @@ class Workspace:
             yield
         finally:
             lock.release()
+
+
+def _real(path: Path) -> Path:
+    """`path` with every symbolic link followed; a loop is an OSError (ELOOP), as from Python 3.13 on."""
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python 3.11 and 3.12 raise this for a loop
+        import errno
+
+        raise OSError(errno.ELOOP, "symbolic link loop", str(path)) from None
 
 
 def _reason(exc: OSError) -> str:

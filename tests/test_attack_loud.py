@@ -181,9 +181,85 @@ def test_13_9_an_unreadable_bank_folder_is_not_taken_for_deleted(nobody_ws):
     assert [r["source"] for r in data["results"]] == [r["source"] for r in before]
     assert all(bool(r.get("stale")) == r["source"].startswith("bank/") for r in data["results"]), [(r["source"], r.get("stale")) for r in data["results"]]
     assert any(r["source"].startswith("bank/") for r in data["results"])
-    assert any("cannot look into bank" in w for w in data["warnings"]), data["warnings"]
+    assert any("cannot read bank" in w for w in data["warnings"]), data["warnings"]
     check = _json(nobody_ws("check", "--json"))
     assert any(d["path"] == "bank" and d["code"] == "unreadable" for d in check["diagnostics"]), check
     (ws / "bank").chmod(0o755)
     data = _json(nobody_ws("recall", "Lisbon", "--json", "--kind", "page", check=0))
     assert data["results"] and not any(r.get("stale") for r in data["results"]) and not data["warnings"]
+
+
+# --- 13.10 symbolic links: loops, and links leading out of the workspace -----------------------
+
+def test_13_10_a_symlink_loop_is_reported_not_a_traceback(example_ws):
+    os.symlink("a.md", example_ws / "bank" / "b.md")
+    os.symlink("b.md", example_ws / "bank" / "a.md")
+    for args in (["recall", "Lisbon"], ["status"], ["index"], ["episodes", "Lisbon"], ["about", "Peter"]):
+        proc = run_mem(*args, cwd=example_ws)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr[-2000:])
+    proc, data = run_json("check", cwd=example_ws)
+    assert "Traceback" not in proc.stderr
+    loops = {d["path"] for d in data["diagnostics"] if "loop" in d["message"]}
+    assert loops == {"bank/a.md", "bank/b.md"}, data
+    proc = run_mem("get", "bank/a.md", cwd=example_ws)
+    assert proc.returncode == 4 and "error:" in proc.stderr and "loop" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_13_10_a_symlinked_file_outside_the_workspace_is_not_indexed_and_says_so(example_ws, tmp_path):
+    outside = write(tmp_path, "elsewhere/secret.md", "OUTSIDEWORD lives here.\n")
+    os.symlink(outside, example_ws / "bank" / "out.md")
+    write(example_ws, "bank/inner.md", "INSIDEWORD lives here.\n")
+    os.symlink("inner.md", example_ws / "bank" / "alias.md")
+    proc, data = run_json("recall", "OUTSIDEWORD", cwd=example_ws)
+    assert data["results"] == []
+    proc, data = run_json("recall", "INSIDEWORD", cwd=example_ws)
+    assert {r["source"].split("#")[0] for r in data["results"]} <= {"bank/inner.md", "bank/alias.md"} and data["results"]
+    proc, data = run_json("check", cwd=example_ws)
+    assert [d["code"] for d in data["diagnostics"] if d["path"] == "bank/out.md"] == ["outside-workspace"], data
+    assert run_mem("get", "bank/out.md", cwd=example_ws).returncode == 2
+
+
+def _inotify_watches(pid: int) -> int:
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as fh:
+                total += sum(1 for line in fh if line.startswith("inotify wd:"))
+        except OSError:
+            continue
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts inotify watches in /proc")
+def test_13_10_the_watcher_does_not_follow_folder_links_out_of_the_workspace(example_ws, tmp_path):
+    import time
+
+    big = tmp_path / "big"
+    for i in range(300):
+        (big / f"d{i}").mkdir(parents=True)
+    os.symlink(big, example_ws / "bank" / "u")
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(example_ws), "watch", "--interval", "30"],
+                            env=mem_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not any("answering" in line or "not answering" in line for line in lines):
+            line = proc.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        assert any("for changes" in line for line in lines), lines
+        time.sleep(1.0)
+        assert _inotify_watches(proc.pid) < 30
+        write(example_ws, "bank/people/new.md", "NEWFOLDERWORD here.\n")  # a folder made after the start
+        deadline = time.monotonic() + 10
+        while True:
+            r, data = run_json("recall", "NEWFOLDERWORD", cwd=example_ws)
+            if data["results"]:
+                break
+            assert time.monotonic() < deadline, "a file in a new folder was not seen within 10 s"
+            time.sleep(0.3)
+        assert _inotify_watches(proc.pid) < 30
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
