@@ -20,6 +20,7 @@ from memtool.workspace import Workspace, discover
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
+GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -513,9 +514,21 @@ class Memory:
             raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(lines)})")
         end = min(end, len(lines))
         shown = min(end, start + max_lines - 1)
-        return {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
-                "truncated": shown < end, "lines": [{"n": i, "text": lines[i - 1]} for i in range(start, shown + 1)],
-                "text": "\n".join(lines[start - 1:shown])}
+        out, cut, budget = [], None, GET_MAX_CHARS
+        for n in range(start, shown + 1):
+            text = lines[n - 1]
+            if len(text) > budget:  # bound the characters too: one huge line must not flood the reader
+                cut = {"line": n, "shown_chars": budget, "total_chars": len(text)}
+                out.append({"n": n, "text": text[:budget] + f" … [cut: {len(text) - budget:,} more characters]"})
+                shown = n
+                break
+            budget -= len(text)
+            out.append({"n": n, "text": text})
+        data = {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
+                "truncated": shown < end or cut is not None, "lines": out, "text": "\n".join(line["text"] for line in out)}
+        if cut:
+            data["cut"] = cut
+        return data
 
     def about(self, entity: str, k: int = 20) -> dict:
         """An entity's page (if any), aliases and the facts that mention it, newest first."""

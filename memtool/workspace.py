@@ -231,7 +231,13 @@ class Workspace:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 1_000_000_000:09d}"
         target = self.state_dir / "backups" / f"{rel}.{stamp}"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        partial = target.with_name(target.name + ".partial")  # not a backup name: never listed, even after a crash
+        try:
+            shutil.copy2(source, partial)
+            os.replace(partial, target)
+        except BaseException:
+            partial.unlink(missing_ok=True)  # a full disk must not leave an empty or cut backup behind
+            raise
         return target.relative_to(self.root).as_posix()
 
     def backups(self) -> list[dict]:

@@ -12,7 +12,7 @@ from typing import Iterable
 from memtool.analyzer import ANALYZER_VERSION, fold
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-from memtool.store.driver import connect, sqlite
+from memtool.store.driver import as_mem_error, connect, sqlite
 from memtool.store.vectors import Vectors
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 
@@ -80,6 +80,9 @@ class Store:
             store._migrate()
             store.vectors = Vectors(conn, vec_problem)
         except sqlite.DatabaseError as exc:
+            storage = as_mem_error(exc, str(path))
+            if storage is not None:
+                raise storage from None
             # Only damage means "set it aside and rebuild"; a busy or otherwise failing database is reported.
             damaged = any(m in str(exc).lower() for m in ("not a database", "malformed", "corrupt"))
             raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
