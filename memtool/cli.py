@@ -644,7 +644,10 @@ def _as_mem_error(exc: Exception) -> MemError | None:
     click_error = isinstance(exc, _click_exception_classes()) or any(
         c.__name__ == "ClickException" for c in type(exc).__mro__)  # a click bundled under another name
     if click_error:
+        import re
+
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = re.sub(r"( Did you mean [^?]*\?)\1+", r"\1", message)  # typer 0.24-0.25 and click both suggest
         ctx = getattr(exc, "ctx", None)
         command = ctx.command_path if ctx is not None else "mem"
         option = getattr(exc, "option_name", None) or ""

@@ -141,6 +141,35 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     return Loaded(f, h, parsed, fact_rows(parsed))
 
 
+def die_with_parent(parent: int) -> None:
+    """Make this worker process end when `parent` does, even by SIGKILL (else a killed `mem` would
+    leave workers blocked on their pipe forever): a parent-death signal on Linux, elsewhere a
+    thread that watches the parent."""
+    import signal
+    import sys
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            armed = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if not armed:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="memtool-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
 def _load_star(args):
     return load(*args)
 
@@ -154,7 +183,7 @@ def _loaded(ws: Workspace, todo: list[FileStat], known: dict, max_bytes: int) ->
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         yield from pool.map(_load_star, jobs, chunksize=8)
 
 

@@ -347,3 +347,60 @@ def test_13_11_get_bounds_the_characters_of_a_huge_line(example_ws):
     assert "more characters]" in proc.stdout and "cut after" in proc.stderr
     proc, data = run_json("get", "memory/2026-12-01.md", cwd=example_ws)
     assert data["truncated"] and data["cut"]["line"] == 1 and len(proc.stdout) < 300_000
+
+
+# --- 13.16 workers die with their parent ------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_13_16_index_workers_die_with_a_killed_parent(empty_ws):
+    import signal
+    import time
+
+    body = "".join(f"- @Person{i}: line {i} about project {i % 7} and more words to parse.\n" for i in range(60))
+    for d in range(1500):
+        write(empty_ws, f"memory/{2000 + d // 365:04d}-{1 + d % 12:02d}-{1 + d % 28:02d}-{d}.md", body)
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect", "--force"], cwd=empty_ws, env=mem_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.02)
+        assert workers, "the index run started no worker processes (too few files, or one core)"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], "workers outlived their killed parent"
+    finally:
+        for w in workers:
+            try:
+                os.kill(w, signal.SIGKILL)
+            except OSError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
