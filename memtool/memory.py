@@ -52,7 +52,7 @@ class Memory:
         self._embedder_problem: str | None = None
         self._store: Store | None = None
         self.last_refresh: indexer.IndexReport | None = None
-        self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
+        self.notices: list[str] = list(self.config.warnings)  # things to tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
@@ -73,7 +73,7 @@ class Memory:
                 if not exc.corrupt:
                     raise
                 # The index is derived: keep the broken file for inspection and start a new one.
-                aside = self.ws.index_path.with_name(f"index.sqlite.corrupt-{int(time.time())}")
+                aside = _aside_name(self.ws.index_path)
                 self.ws.index_path.rename(aside)
                 for suffix in ("-wal", "-shm"):
                     Path(str(self.ws.index_path) + suffix).unlink(missing_ok=True)
@@ -300,7 +300,7 @@ class Memory:
         if as_of:
             from memtool.dates import parse_until
 
-            as_of_day = parse_until(as_of, today or date.today())
+            as_of_day = parse_until(as_of, today or date.today(), option="--as-of")
             if until is None or parse_until(until, today or date.today()) > as_of_day:
                 until = as_of_day.isoformat()
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
@@ -766,6 +766,18 @@ class Memory:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
         return [Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
+
+
+def _aside_name(index: Path) -> Path:
+    """A new name beside the index for a corrupt copy: UTC time to the nanosecond, never one in use."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 0
+    while True:
+        aside = index.with_name(f"{index.name}.corrupt-{stamp}-{time.time_ns() % 1_000_000_000:09d}"
+                                + (f"-{n}" if n else ""))
+        if not aside.exists():
+            return aside
+        n += 1
 
 
 def _mentions(row: dict) -> list[str]:

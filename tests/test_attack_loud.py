@@ -404,3 +404,49 @@ def test_13_16_index_workers_die_with_a_killed_parent(empty_ws):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --- 13.E small but real ----------------------------------------------------------------------
+
+def test_13_E_misspelt_settings_are_named_with_a_close_match(example_ws):
+    write(example_ws, "memtool.toml", "[index]\nmax_file_bytes = 5_000_000\nmax_file_byte = 10\n\n"
+                                      "[reflct]\nmin_hours = 1\n\n[recall]\nmode = \"lexical\"\ntrack_acess = false\n")
+    proc, data = run_json("recall", "Lisbon", cwd=example_ws)
+    assert proc.returncode == 0
+    warned = " | ".join(data["warnings"])
+    assert "memtool.toml:3: unknown key index.max_file_byte (did you mean index.max_file_bytes?)" in warned, warned
+    assert "memtool.toml:5: unknown section [reflct] (did you mean [reflect]?)" in warned, warned
+    assert "memtool.toml:10: unknown key recall.track_acess (did you mean recall.track_access?)" in warned, warned
+    assert "memtool.toml" in run_mem("status", cwd=example_ws).stderr
+    assert "unknown key" in run_mem("check", cwd=example_ws).stderr
+    write(example_ws, "memtool.toml", "embedder = \"none\"\n")
+    proc = run_mem("status", cwd=example_ws)
+    assert proc.returncode == 4 and "[embedder]" in proc.stderr and "Traceback" not in proc.stderr
+    write(example_ws, "memtool.toml", (Path(__file__).resolve().parents[1] / "docs" / "configuration.md")
+          .read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0])
+    proc, data = run_json("recall", "Lisbon", cwd=example_ws)
+    assert not [w for w in data["warnings"] if "memtool.toml" in w], "the documented settings are all known"
+
+
+def test_13_E_two_corrupt_indexes_set_aside_in_one_second_are_both_kept(example_ws):
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    run_mem("index", cwd=example_ws, check=0)
+    index = example_ws / ".memory" / "index.sqlite"
+    for n in range(3):
+        mem = Memory(Workspace(example_ws), embedder="none")
+        mem.close()
+        for suffix in ("-wal", "-shm"):
+            Path(str(index) + suffix).unlink(missing_ok=True)
+        index.write_bytes(b"garbage %d " % n * 4096)
+        mem = Memory(Workspace(example_ws), embedder="none")
+        mem.store  # opening finds it corrupt and sets it aside
+        mem.close()
+    kept = sorted(p.read_bytes()[:9] for p in (example_ws / ".memory").glob("index.sqlite.corrupt-*"))
+    assert kept == [b"garbage 0", b"garbage 1", b"garbage 2"], kept
+
+
+def test_13_E_an_as_of_that_is_not_a_date_names_as_of(example_ws):
+    proc = run_mem("recall", "Lisbon", "--as-of", "last spring", cwd=example_ws)
+    assert proc.returncode == 2 and "--as-of 'last spring'" in proc.stderr and "--until" not in proc.stderr, proc.stderr
