@@ -765,7 +765,17 @@ class Memory:
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
-        return [Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
+        return ([Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
+                + self._access_diagnostics())
+
+    def _access_diagnostics(self) -> list[Diagnostic]:
+        """Indexed files this user cannot read now, though unchanged since (chmod keeps the mtime)."""
+        out = []
+        for path in self.store.paths_with_status("ok"):
+            if not os.access(self.ws.root / path, os.R_OK):
+                out.append(Diagnostic(path, 0, "error", "unreadable", "cannot read it now (permissions); its facts"
+                                      " are from the last read, and changes will not be seen until it can be read"))
+        return out
 
 
 def _aside_name(index: Path) -> Path:

@@ -160,6 +160,11 @@ def test_13_9_an_unreadable_daily_log_is_reported_and_keeps_its_stale_facts(nobo
     assert {"memory/2026-10-27.md", "memory/2026-11-30.md"} <= set(located), check
     status = _json(nobody_ws("status", "--json", check=0))
     assert status["stale_files"] == ["memory/2026-10-27.md"] and "memory/2026-11-30.md" in status["unreadable"]
+    quiet = ws / "memory" / "2026-10-26.md"  # unchanged since indexed: chmod keeps the mtime
+    quiet.chmod(0)
+    check = _json(nobody_ws("check", "--json"))
+    assert any(d["path"] == "memory/2026-10-26.md" and d["code"] == "unreadable" for d in check["diagnostics"]), check
+    quiet.chmod(0o644)
     old.chmod(0o644)
     new.chmod(0o644)
     data = _json(nobody_ws("recall", "NEVERREAD", "--json", check=0))
