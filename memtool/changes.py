@@ -7,6 +7,10 @@ and hands them out with `take()`. It answers None, meaning "check every file", w
 started, when an event could hide several files (a directory created, renamed or removed), when
 `full_every` seconds have passed since the last full check (a safety net for events the operating
 system dropped), and for good once the watcher fails (`problem` then says why).
+
+Only real folders inside the workspace are watched, each on its own (never recursively), so a
+symbolic link to a folder elsewhere (`bank/u -> /usr`) costs no watch: the scan does not follow
+linked folders either. When folders appear or vanish, the watcher restarts with the new list.
 """
 
 from __future__ import annotations
@@ -128,12 +132,12 @@ class ChangeFeed:
             self._ready.set()
             return
         try:
-            for batch in watchfiles.watch(self.root, watch_filter=None, step=STEP_MS, debounce=1000,
-                                          stop_event=self._stop, yield_on_timeout=True, raise_interrupt=False,
-                                          rust_timeout=500):
-                self._ready.set()
-                if batch:
-                    self._add(path for _, path in batch)
+            while not self._stop.is_set():
+                try:
+                    self._watch(watchfiles)
+                except FileNotFoundError:  # a folder vanished between listing and watching it
+                    if not self.root.is_dir():
+                        raise
             if not self._stop.is_set():
                 self.problem = "file events stopped (the watcher ended)"
         except Exception as exc:  # the watcher died: every later read checks every file again
@@ -143,7 +147,22 @@ class ChangeFeed:
             with self._lock:
                 self._lock.notify_all()
 
-    def _add(self, paths) -> None:
+    def _watch(self, watchfiles) -> None:
+        """Watch the current folders until one is created or removed (then the caller starts again)."""
+        folders = watched_folders(self.root)
+        restarted = self._ready.is_set()
+        for batch in watchfiles.watch(*folders, watch_filter=None, step=STEP_MS, debounce=1000,
+                                      stop_event=self._stop, yield_on_timeout=True, raise_interrupt=False,
+                                      rust_timeout=500, recursive=False):
+            if restarted:  # files may have been written in a new folder before its watch began
+                restarted = False
+                self.request_full()
+            self._ready.set()
+            if batch and self._add(path for _, path in batch):
+                return
+
+    def _add(self, paths) -> bool:
+        """Collect the paths of one batch of events; True when a folder was created or removed."""
         changed, full, barrier = set(), False, 0
         marks = str(self.root / BARRIERS) + os.sep
         for path in paths:
@@ -165,6 +184,22 @@ class ChangeFeed:
                 if barrier:
                     self._barrier_seen = max(self._barrier_seen, barrier)
                 self._lock.notify_all()
+        return full
+
+
+def watched_folders(root: Path) -> list[str]:
+    """The workspace folder, `.memory/barriers`, and every real folder under memory/ and bank/
+    (no dot folders, no symbolic links): what `scan` looks into."""
+    folders = [str(root)]
+    if (root / BARRIERS).is_dir():
+        folders.append(str(root / BARRIERS))
+    for top in ("memory", "bank"):
+        if not (root / top).is_dir() or (root / top).is_symlink():
+            continue
+        for here, dirs, _ in os.walk(root / top):  # os.walk does not follow linked folders
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            folders.append(here)
+    return folders
 
 
 def _maybe_folder(path: str) -> bool:

@@ -248,7 +248,7 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
 
     mem = _memory(embedder)
     data = mem.status()
-    for notice in mem.notices:
+    for notice in mem.notices + data["warnings"]:
         output.warn(notice)
     if json_:
         output.emit_json(data)
@@ -335,7 +335,11 @@ def get(
         return
     for line in data["lines"]:
         output.out.print(f"[dim]{line['n']:>5}[/dim]  {_escape(line['text'])}")
-    if data["truncated"]:
+    if data.get("cut"):
+        c = data["cut"]
+        output.warn(f"line {c['line']} is cut after {c['shown_chars']:,} of its {c['total_chars']:,} characters"
+                     " (get shows at most that much text); open the file in an editor for the rest")
+    elif data["truncated"]:
         output.warn(f"showing lines {data['start']}-{data['end']} of {data['total_lines']}; raise --max-lines for more")
     for link in data["because"]:
         if "error" in link:
@@ -611,15 +615,11 @@ def _print_results(results: list[dict]) -> None:
 def main() -> None:
     """Entry point: run the app, turning library errors into one-line messages and exit codes."""
     try:
+        _check_argv(sys.argv[1:])
         code = app(prog_name="mem", standalone_mode=False)
         sys.exit(code if isinstance(code, int) else 0)
     except MemError as exc:
-        from memtool import output
-
-        if "--json" in sys.argv[1:]:
-            output.emit_json(exc.to_dict())
-        output.error(exc.message, exc.hint)
-        sys.exit(exc.exit_code)
+        _fail(exc)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
@@ -628,10 +628,80 @@ def main() -> None:
     except typer.Abort:
         sys.stderr.write("aborted\n")
         sys.exit(1)
-    except Exception as exc:  # click usage errors come here in non-standalone mode
-        import click
+    except Exception as exc:  # usage errors from click, and the file system's refusals
+        mapped = _as_mem_error(exc)
+        if mapped is None:
+            raise
+        _fail(mapped)
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+
+def _fail(exc: MemError) -> None:
+    from memtool import output
+
+    if "--json" in sys.argv[1:]:
+        output.emit_json(exc.to_dict())
+    output.error(exc.message, exc.hint)
+    sys.exit(exc.exit_code)
+
+
+def _check_argv(args: list[str]) -> None:
+    """Refuse arguments that are not valid text (bytes that are not UTF-8 arrive as surrogates)."""
+    import os
+
+    from memtool.errors import UsageError
+
+    for n, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            raise UsageError(f"argument {n} ({shown}) is not valid UTF-8",
+                             "pass text as UTF-8 (check the terminal's or script's locale, e.g. LANG=C.UTF-8)") from None
+
+
+def _click_exception_classes() -> tuple[type, ...]:
+    """ClickException of every click this typer may use: its bundled copy (typer 0.28) or click."""
+    import importlib
+
+    found = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        if name.split(".")[0] == "click" and "click" not in sys.modules:
+            continue  # not imported, so not what raised
+        try:
+            found.append(importlib.import_module(name).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def _as_mem_error(exc: Exception) -> MemError | None:
+    """A typed error for a usage error from click, an OSError or a storage failure; None otherwise."""
+    from memtool.errors import StorageError, UsageError
+
+    click_error = isinstance(exc, _click_exception_classes()) or any(
+        c.__name__ == "ClickException" for c in type(exc).__mro__)  # a click bundled under another name
+    if click_error:
+        import re
+
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = re.sub(r"( Did you mean [^?]*\?)\1+", r"\1", message)  # typer 0.24-0.25 and click both suggest
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.command_path if ctx is not None else "mem"
+        option = getattr(exc, "option_name", None) or ""
+        if option.startswith("-") and not option.startswith("--"):
+            given = next((a for a in sys.argv[1:] if a.startswith(option)), option)
+            hint = f"text that starts with '-' goes after --, e.g. {command} -- {given}; options: {command} --help"
+        else:
+            hint = f"see {command} --help"
+        if getattr(exc, "exit_code", 2) != 2:
+            error = MemError(message, hint)
+            error.exit_code = exc.exit_code
+            return error
+        return UsageError(message, hint)
+    if isinstance(exc, OSError):
+        return StorageError.from_os(exc)
+    if "memtool.store.driver" in sys.modules:
+        from memtool.store.driver import as_mem_error
+
+        return as_mem_error(exc)
+    return None

@@ -12,6 +12,63 @@ DEFAULT_MAX_FILE_BYTES = 5_000_000
 
 
 MODES = ("hybrid", "lexical", "semantic")
+# Every section and key memtool.toml may hold ([trust] keys are tiers, checked where they are read).
+# Anything else is a typo until proven otherwise: it is named in a warning, never silently ignored.
+KNOWN_SETTINGS: dict[str, set[str] | None] = {
+    "index": {"max_file_bytes", "embed_on_read_seconds"},
+    "embedder": {"provider", "model"},
+    "recall": {"mode", "track_access"},
+    "reflect": {"min_hours", "min_new_facts", "time_limit", "llm_review", "fold_cosine", "fold_lexical",
+                "review_cosine"},
+    "trust": None,
+    "core": {"max_chars"},
+    "llm": {"model", "timeout"},
+    "sync": {"remote", "endpoint_url", "region"},
+}
+
+
+def unknown_settings(data: dict, text: str, name: str = "memtool.toml") -> list[str]:
+    """A warning for each section or key of a parsed memtool.toml that memtool does not know,
+    with its line and the closest known name. Pure."""
+    from difflib import get_close_matches
+
+    lines = text.splitlines()
+    out = []
+    for section, value in data.items():
+        known = KNOWN_SETTINGS.get(section, set())
+        if section not in KNOWN_SETTINGS:
+            where = _line_of(lines, section, None)
+            out.append(_unknown(name, where, f"section [{section}]" if isinstance(value, dict) else f"key {section!r}",
+                                get_close_matches(section, KNOWN_SETTINGS, n=1), "[{}]"))
+        elif known is not None and isinstance(value, dict):
+            for key in value:
+                if key not in known:
+                    where = _line_of(lines, key, section)
+                    out.append(_unknown(name, where, f"key {section}.{key}", get_close_matches(key, known, n=1),
+                                        section + ".{}"))
+    return out
+
+
+def _unknown(name: str, line: int, what: str, close: list[str], shape: str) -> str:
+    guess = f" (did you mean {shape.format(close[0])}?)" if close else ""
+    return f"{name}:{line}: unknown {what}{guess}; it is ignored" if line else f"{name}: unknown {what}{guess}; it is ignored"
+
+
+def _line_of(lines: list[str], key: str, section: str | None) -> int:
+    """1-based line of `key = …` (in `[section]`), or of the header `[key]`; 0 if not found."""
+    import re
+
+    current = None
+    for n, line in enumerate(lines, start=1):
+        head = re.match(r"\s*\[\s*([^\]]+?)\s*\]", line)
+        if head:
+            current = head.group(1)
+            if section is None and current.split(".")[0].strip('"') == key:
+                return n
+            continue
+        if current == section and re.match(rf"\s*\"?{re.escape(key)}\"?\s*=", line):
+            return n
+    return 0
 
 
 @dataclass(frozen=True)
@@ -36,6 +93,7 @@ class Config:
     sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
     sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
     sync_region: str | None = None
+    warnings: tuple = ()  # unknown sections and keys in memtool.toml, one line each
 
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
@@ -58,6 +116,11 @@ class Config:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise WorkspaceError(f"{path.name} is not valid TOML: {exc}",
                                  f"fix or remove {path}; every setting is optional") from None
+        for section in KNOWN_SETTINGS:
+            if section in data and not isinstance(data[section], dict):
+                raise WorkspaceError(f"{path.name}: {section} must be a section ([{section}]), not {data[section]!r}",
+                                     f"write it as [{section}] with its keys below; see docs/configuration.md")
+        warnings = tuple(unknown_settings(data, raw.decode("utf-8"), path.name))
         index = data.get("index", {})
         max_bytes = index.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
         if not isinstance(max_bytes, int) or max_bytes <= 0:
@@ -111,4 +174,5 @@ class Config:
                    fold_cosine=float(numbers["fold_cosine"]), fold_lexical=float(numbers["fold_lexical"]),
                    review_cosine=float(numbers["review_cosine"]), trust_globs=trust, track_access=track, sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
                    sync_region=sync.get("region"), max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
-                   core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout))
+                   core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout),
+                   warnings=warnings)

@@ -148,9 +148,10 @@ def parse_since(spec: str, today: date) -> date:
     return _parse_bound(spec, today, end=False, option="--since")
 
 
-def parse_until(spec: str, today: date) -> date:
-    """Last day included by `--until` (a month or year means its last day)."""
-    return _parse_bound(spec, today, end=True, option="--until")
+def parse_until(spec: str, today: date, option: str = "--until") -> date:
+    """Last day included by `--until` (a month or year means its last day); `option` names the
+    option in an error (`--as-of` takes the same forms)."""
+    return _parse_bound(spec, today, end=True, option=option)
 
 
 def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:

@@ -18,6 +18,10 @@ from memtool.retain import (BulletError, hashtags, inline_fields, is_retain_head
                             normalise_tag, parse_bullet)
 
 MAX_UNIT_CHARS = 1200  # longer paragraphs are cut into pieces of about this size
+# markdown-it stops parsing a container nested deeper than this (each list level counts twice) and
+# drops the rest of it; `_rescue` indexes such lines as plain text. 60 is 30 list levels, far past
+# real outlines, and keeps markdown-it's recursion well inside Python's limit.
+MAX_NESTING = 60
 # A daily log is named after its day, in memory/ or any folder below it (Periodic Notes and Obsidian
 # daily-note layouts such as memory/2025/10/2025-10-01.md).
 _DAILY_NAME = re.compile(r"^memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
@@ -29,7 +33,7 @@ TRUST_TIERS = ("normal", "global", "work", "private", "legal")
 def _markdown():
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING}).enable("table")
     md.core.ruler.disable(["inline", "text_join"])  # block structure is all we use; inline parsing costs ~30 %
     return md
 
@@ -123,7 +127,8 @@ def parse(path: str, text: str) -> ParsedFile:
         return out
     body = "\n".join(kept)
     base_kind = "log" if file_kind == "daily" else "page"
-    _walk(out, body, lines, base_kind)
+    covered = _walk(out, body, lines, base_kind)
+    _rescue(out, kept, covered, base_kind)
     if out.entity:
         for r in out.records:
             if out.entity not in r.entities:
@@ -170,14 +175,21 @@ def _apply_meta(out: ParsedFile, meta: dict) -> None:
                                           f"trust {trust!r} is not one of {', '.join(TRUST_TIERS)}; using normal"))
 
 
-def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
+_LEAVES = ("paragraph_open", "heading_open", "fence", "code_block", "hr", "html_block", "table_open")
+
+
+def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> set[int]:
+    """Add the records of `body`; return the 0-based lines that markdown-it placed in a leaf block."""
     tokens = _markdown().parse(body)
+    covered: set[int] = set()
     headings: list[tuple[int, str]] = []
     list_depth = 0
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         t = tok.type
+        if t in _LEAVES and tok.map:
+            covered.update(range(tok.map[0], tok.map[1]))
         if t == "heading_open":
             level = int(tok.tag[1])
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
@@ -205,6 +217,38 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> None:
         elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
             _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
         i += 1
+    return covered
+
+
+# What a line holds besides text: blockquote and list markers, or a link reference definition.
+_MARKERS = re.compile(r"^(?:\s*(?:>|[-+*](?=\s|$)|\d{1,9}[.)](?=\s|$)))*\s*")
+_REFERENCE = re.compile(r"^\[[^\]]+\]:\s*\S")
+
+
+def _text_of(line: str) -> str:
+    """A line's text without the container markers in front of it ('' for structure only)."""
+    text = line[_MARKERS.match(line).end():].strip()
+    return "" if _REFERENCE.match(text) else text
+
+
+def _rescue(out: ParsedFile, kept: list[str], covered: set[int], base_kind: str) -> None:
+    """Index lines of text that markdown-it dropped (nesting past MAX_NESTING) as plain text, and say so."""
+    run: list[tuple[int, str]] = []
+    for n, line in enumerate(kept + [""]):
+        text = "" if n in covered or n == len(kept) else _text_of(line)
+        if text:
+            run.append((n + 1, text))
+            continue
+        if run:
+            first, last = run[0][0], run[-1][0]
+            for a, b, piece in _cut("\n".join(t for _, t in run), first):
+                out.records.append(_record(base_kind, piece, a, b, []))
+            where = f"lines {first}-{last}" if last > first else f"line {first}"
+            out.diagnostics.append(Diagnostic(out.path, first, "warning", "too-deep",
+                                              f"{where} not read as Markdown: a list or quote nested over "
+                                              f"{MAX_NESTING // 2} levels stops the parser; indexed as plain text"))
+            run = []
+    out.records.sort(key=lambda r: r.line_start)
 
 
 def _first_line(content: str, lines: list[str], span: list[int]) -> int:

@@ -53,3 +53,27 @@ class Busy(MemError):
     """Another process holds a lock this command does not wait for (e.g. a second `mem reflect`)."""
 
     exit_code = 7
+
+
+class StorageError(WorkspaceError):
+    """The operating system refused a read or write: permissions, a read-only or full disk, I/O."""
+
+    @classmethod
+    def from_os(cls, exc: OSError) -> "StorageError":
+        """The one-line reason and hint for an OSError that reached the surface."""
+        import errno
+
+        where = f" ({exc.filename})" if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return cls(f"the disk is full{where}",
+                       "free some space, then run the command again; files are replaced whole, so none was left half-written")
+        if exc.errno == errno.EROFS:
+            return cls(f"the file system is read-only{where}",
+                       "memtool writes its index and locks under .memory/; use a writable copy of the workspace")
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return cls(f"permission denied{where}",
+                       "memtool reads the workspace and writes under .memory/ (and to files it changes): "
+                       "fix the permissions (ls -l, chmod) or run as the workspace's owner")
+        if exc.errno == errno.ELOOP:
+            return cls(f"a symbolic link loop{where}", "fix or remove the link (ls -l shows where it points)")
+        return cls(f"{exc.strerror or type(exc).__name__}{where}", "check the disk and the path, then try again")

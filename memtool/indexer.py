@@ -18,6 +18,7 @@ Progress = Callable[[int, int], None]
 COMMIT_EVERY = 500  # files per transaction during a long run, so an interrupted run keeps its work
 PARALLEL_MIN_FILES = 64  # below this, worker processes cost more than they save
 PARALLEL_WORKERS = 4
+STALE_MTIME = -1  # stored for a file that could not be read: every refresh tries it again
 
 
 @dataclass
@@ -28,10 +29,11 @@ class IndexPlan:
     modified: list[FileStat] = field(default_factory=list)  # size or mtime differ: hash decides
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    stale: list[str] = field(default_factory=list)  # indexed, now in a folder the scan could not look into
 
     @property
     def empty(self) -> bool:
-        return not (self.new or self.modified or self.removed)
+        return not (self.new or self.modified or self.removed or self.stale)
 
 
 @dataclass
@@ -53,8 +55,12 @@ class IndexReport:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]]) -> IndexPlan:
-    """Compare a directory scan with the index's file table (both path → (size, mtime_ns)). Pure."""
+def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]],
+         unlisted: tuple[str, ...] | list[str] = ()) -> IndexPlan:
+    """Compare a directory scan with the index's file table (both path → (size, mtime_ns)). Pure.
+
+    `unlisted` names files and folders the scan could not look into: indexed files there are kept
+    (their last facts stay, reported as stale), never taken for deleted."""
     p = IndexPlan()
     if scanned == stored:  # the common case, decided in C
         p.unchanged = len(scanned)
@@ -68,7 +74,12 @@ def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]]
             p.modified.append(FileStat(path, *stat))
         else:
             p.unchanged += 1
-    p.removed = sorted(set(stored) - set(scanned))
+    gone = sorted(set(stored) - set(scanned))
+    under = tuple(u + "/" for u in unlisted)
+    hidden = [path for path in gone if path in unlisted or path.startswith(under)]
+    p.removed = [path for path in gone if not (path in unlisted or path.startswith(under))]
+    p.stale = [path for path in hidden if stored[path][1] != STALE_MTIME]
+    p.unchanged += len(hidden) - len(p.stale)
     return p
 
 
@@ -109,6 +120,7 @@ class Loaded:
     parsed: ParsedFile | None = None
     rows: list[tuple] = field(default_factory=list)
     diagnostics: list = field(default_factory=list)  # when unreadable
+    error: str | None = None  # why the file could not be read at all (permissions, I/O)
 
 
 def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None) -> Loaded | None:
@@ -118,8 +130,10 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     ws = Workspace(Path(root))
     try:
         raw = ws.read_bytes(f.path)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return None  # vanished between scan and read: the next refresh drops it
+    except OSError as exc:
+        return Loaded(f, "", error=exc.strerror or type(exc).__name__)
     h = digest(raw)
     if h == known_digest:
         return Loaded(f, h)
@@ -128,6 +142,35 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
         return Loaded(f, h, diagnostics=diags)
     parsed = parse(f.path, text)
     return Loaded(f, h, parsed, fact_rows(parsed))
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this worker process end when `parent` does, even by SIGKILL (else a killed `mem` would
+    leave workers blocked on their pipe forever): a parent-death signal on Linux, elsewhere a
+    thread that watches the parent."""
+    import signal
+    import sys
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            PR_SET_PDEATHSIG = 1
+            armed = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if not armed:
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="memtool-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
 
 
 def _load_star(args):
@@ -143,7 +186,7 @@ def _loaded(ws: Workspace, todo: list[FileStat], known: dict, max_bytes: int) ->
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         yield from pool.map(_load_star, jobs, chunksize=8)
 
 
@@ -166,12 +209,16 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
             store.remove_file(path)
             report.removed += 1
             done += 1
+        for path in p.stale:
+            report.unreadable += _unreadable(store, path, 0, "its folder cannot be read")
         for item in _loaded(ws, todo, known, max_bytes):
             done += 1
             if item is None:
                 continue
             f = item.stat
-            if item.parsed is None and not item.diagnostics:
+            if item.error is not None:
+                report.unreadable += _unreadable(store, f.path, f.size, item.error)
+            elif item.parsed is None and not item.diagnostics:
                 store.touch_file(f.path, f.size, f.mtime_ns)
                 report.touched += 1
             elif item.parsed is None:
@@ -194,6 +241,23 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
     tx.__exit__(None, None, None)
     report.seconds = round(time.perf_counter() - started, 4)
     return report
+
+
+def _unreadable(store: Store, path: str, size: int, reason: str) -> bool:
+    """Record that a file cannot be read now: facts from its last read stay, marked stale, and
+    `mem check` names it. False if that was already recorded (nothing new to report)."""
+    from memtool.records import Diagnostic
+
+    state = store.file_status(path)
+    if state and state[1] == STALE_MTIME:
+        return False
+    if state and state[0] == "ok":
+        message = f"cannot read it ({reason}); the facts from its last read are kept and marked stale"
+        store.mark_stale(path, STALE_MTIME, Diagnostic(path, 0, "error", "unreadable", message))
+    else:
+        message = f"cannot read it ({reason}); not indexed until it can be read"
+        store.put_unreadable(path, size, STALE_MTIME, "", [Diagnostic(path, 0, "error", "unreadable", message)])
+    return True
 
 
 @dataclass

@@ -21,6 +21,7 @@ CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines quoted per link
+GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -52,10 +53,11 @@ class Memory:
         self._embedder_problem: str | None = None
         self._store: Store | None = None
         self.last_refresh: indexer.IndexReport | None = None
-        self.notices: list[str] = []  # things the caller should tell the user (e.g. a recovered index)
+        self.notices: list[str] = list(self.config.warnings)  # things to tell the user (e.g. a recovered index)
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
+        self.unlisted: list = []  # ScanProblems of the last full scan: what it left out, and why
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
     @classmethod
@@ -72,7 +74,7 @@ class Memory:
                 if not exc.corrupt:
                     raise
                 # The index is derived: keep the broken file for inspection and start a new one.
-                aside = self.ws.index_path.with_name(f"index.sqlite.corrupt-{int(time.time())}")
+                aside = _aside_name(self.ws.index_path)
                 self.ws.index_path.rename(aside)
                 for suffix in ("-wal", "-shm"):
                     Path(str(self.ws.index_path) + suffix).unlink(missing_ok=True)
@@ -151,9 +153,14 @@ class Memory:
         return report
 
     def _plan(self, paths: set[str] | None, stored: dict) -> indexer.IndexPlan:
+        problems: list = []
         if paths is None:
-            return indexer.plan(self.ws.scan(), stored)
-        return indexer.plan(self.ws.stat_paths(paths), {p: stored[p] for p in paths if p in stored})
+            scanned = self.ws.scan(problems)
+            self.unlisted = problems
+        else:
+            scanned = self.ws.stat_paths(paths, problems)
+            stored = {p: stored[p] for p in paths if p in stored}
+        return indexer.plan(scanned, stored, [p.path for p in problems if p.code == "unreadable"])
 
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
@@ -299,7 +306,7 @@ class Memory:
         if as_of:
             from memtool.dates import parse_until
 
-            as_of_day = parse_until(as_of, today or date.today())
+            as_of_day = parse_until(as_of, today or date.today(), option="--as-of")
             if until is None or parse_until(until, today or date.today()) > as_of_day:
                 until = as_of_day.isoformat()
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
@@ -323,8 +330,11 @@ class Memory:
             results = pack(results, q.budget)
         if self.track_access:
             self._record_access([r.pop("_key") for r in results])
+        stale = set(self.store.paths_with_status("stale"))
         for r in results:
             r.pop("_key", None)
+            if r["source"].split("#")[0] in stale:
+                r["stale"] = True
         warnings.extend(n for n in self.notices if n not in warnings)
         return RecallResult(query=query, mode=used, results=results, terms=q.terms, warnings=warnings,
                             degraded=degraded)
@@ -435,10 +445,31 @@ class Memory:
         return self.store.ids_for_hashes(hits, filters)[:n]
 
     def _health_warnings(self) -> list[str]:
-        bad = self.store.conn.execute("SELECT COUNT(*) FROM files WHERE status = 'unreadable'").fetchone()[0]
+        out = []
+        bad = len(self.store.paths_with_status("unreadable"))
         if bad:
-            return [f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details"]
-        return []
+            out.append(f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details")
+        stale = len(self.store.paths_with_status("stale"))
+        if stale:
+            out.append(f"{stale} file(s) cannot be read now; their facts from the last read are kept and marked"
+                       " stale; run 'mem check' for details")
+        for p in self._unreadable_paths():
+            out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
+                       " run 'mem check'")
+        return out
+
+    def _unreadable_paths(self) -> list:
+        return sorted(p for p in self.unlisted if p.code == "unreadable")
+
+    def _unlisted_diagnostics(self) -> list[Diagnostic]:
+        out = []
+        for p in sorted(self.unlisted):
+            if p.code == "unreadable":
+                out.append(Diagnostic(p.path, 0, "error", "unreadable", f"cannot read it ({p.reason}); not indexed,"
+                                      " facts from an earlier read are kept and marked stale"))
+            else:
+                out.append(Diagnostic(p.path, 0, "warning", p.code, p.reason))
+        return out
 
     # --- retain ----------------------------------------------------------------------------
 
@@ -493,12 +524,23 @@ class Memory:
             raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(lines)})")
         end = min(end, len(lines))
         shown = min(end, start + max_lines - 1)
-        out = {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
-               "truncated": shown < end, "lines": [{"n": i, "text": lines[i - 1]} for i in range(start, shown + 1)],
-               "text": "\n".join(lines[start - 1:shown])}
+        out, cut, budget = [], None, GET_MAX_CHARS
+        for n in range(start, shown + 1):
+            text = lines[n - 1]
+            if len(text) > budget:  # bound the characters too: one huge line must not flood the reader
+                cut = {"line": n, "shown_chars": budget, "total_chars": len(text)}
+                out.append({"n": n, "text": text[:budget] + f" … [cut: {len(text) - budget:,} more characters]"})
+                shown = n
+                break
+            budget -= len(text)
+            out.append({"n": n, "text": text})
+        data = {"path": self.ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
+                "truncated": shown < end or cut is not None, "lines": out, "text": "\n".join(line["text"] for line in out)}
+        if cut:
+            data["cut"] = cut
         if follow:
-            out["because"] = self._because(out["text"])
-        return out
+            data["because"] = self._because(data["text"])
+        return data
 
     def _because(self, text: str) -> list[dict]:
         """The sources that `[because:: path#L…]` fields in `text` point to, read (a few, briefly),
@@ -700,6 +742,11 @@ class Memory:
         """Counts, index health, and which providers are in effect and answer."""
         report = self.refresh()
         stats = self.store.stats()
+        for p in self.unlisted:
+            stats["diagnostics"]["errors" if p.code == "unreadable" else "warnings"] += 1
+        stats["stale_files"] = self.store.paths_with_status("stale")
+        stats["unreadable"] = sorted(self.store.paths_with_status("unreadable") + [p.path for p in self._unreadable_paths()])
+        stats["warnings"] = self._health_warnings()
         size = sum(p.stat().st_size for p in self.ws.state_dir.glob("index.sqlite*") if p.exists())
         vectors = self.store.vectors
         problem = self._vectors_usable()
@@ -750,7 +797,29 @@ class Memory:
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
-        return [Diagnostic(*row) for row in self.store.diagnostics()]
+        return ([Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
+                + self._access_diagnostics())
+
+    def _access_diagnostics(self) -> list[Diagnostic]:
+        """Indexed files this user cannot read now, though unchanged since (chmod keeps the mtime)."""
+        out = []
+        for path in self.store.paths_with_status("ok"):
+            if not os.access(self.ws.root / path, os.R_OK):
+                out.append(Diagnostic(path, 0, "error", "unreadable", "cannot read it now (permissions); its facts"
+                                      " are from the last read, and changes will not be seen until it can be read"))
+        return out
+
+
+def _aside_name(index: Path) -> Path:
+    """A new name beside the index for a corrupt copy: UTC time to the nanosecond, never one in use."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 0
+    while True:
+        aside = index.with_name(f"{index.name}.corrupt-{stamp}-{time.time_ns() % 1_000_000_000:09d}"
+                                + (f"-{n}" if n else ""))
+        if not aside.exists():
+            return aside
+        n += 1
 
 
 def _mentions(row: dict) -> list[str]:

@@ -19,6 +19,16 @@ LOCK_TIMEOUT = 30.0
 BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
 
 
+class ScanProblem(NamedTuple):
+    """A path the scan left out: `unreadable` (could not look; not to be taken for deleted) or
+    `outside-workspace` (a symbolic link leading out of the workspace: never indexed, as `get`
+    refuses it too)."""
+
+    path: str
+    reason: str
+    code: str = "unreadable"
+
+
 class FileStat(NamedTuple):
     path: str  # workspace-relative, POSIX separators
     size: int
@@ -70,31 +80,41 @@ class Workspace:
         """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
         if not rel or "\x00" in rel:
             raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
-        candidate = (self.root / rel).resolve()
+        try:
+            candidate = _real(self.root / rel)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
+                                 "fix or remove the symbolic link (ls -l shows where it points)") from None
         if candidate != self.root and self.root not in candidate.parents:
             raise UsageError(f"{rel!r} is outside the workspace {self.root}",
                              "only files inside the workspace can be read or written")
         return candidate
 
     def relative(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root).as_posix()
+        return _real(path).relative_to(self.root).as_posix()
 
     # --- listing ---------------------------------------------------------------------------
 
-    def scan(self) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads."""
+    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int]]:
+        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads.
+
+        Folders and files that cannot be listed or stat'ed are left out and, with `problems`, named
+        there as (relative path, reason): a caller must not take them for deleted."""
         out: dict[str, tuple[int, int]] = {}
+        problems = [] if problems is None else problems
         try:
             st = os.stat(self.root / "memory.md")
             if S_ISREG(st.st_mode):
                 out["memory.md"] = (st.st_size, st.st_mtime_ns)
-        except OSError:
+        except FileNotFoundError:
             pass
+        except OSError as exc:
+            problems.append(ScanProblem("memory.md", _reason(exc)))
         for folder in ("memory", "bank"):
-            self._scan_dir(self.root / folder, folder, out)
+            self._scan_dir(self.root / folder, folder, out, problems)
         return out
 
-    def stat_paths(self, rels) -> dict[str, tuple[int, int]]:
+    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int]]:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
         out: dict[str, tuple[int, int]] = {}
         for rel in rels:
@@ -103,17 +123,24 @@ class Workspace:
             try:
                 path = self.resolve(rel)
                 st = os.stat(path)
-            except (OSError, UsageError):
+            except (FileNotFoundError, NotADirectoryError, UsageError):
+                continue
+            except (OSError, WorkspaceError) as exc:
+                if problems is not None:
+                    problems.append(ScanProblem(rel, exc.message if isinstance(exc, WorkspaceError) else _reason(exc)))
                 continue
             if S_ISREG(st.st_mode):
                 out[rel] = (st.st_size, st.st_mtime_ns)
         return out
 
-    def _scan_dir(self, folder: Path, rel: str, out: dict) -> None:
+    def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
         # The hot path of every read command: as little Python per file as possible.
         try:
             entries = os.scandir(folder)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            problems.append(ScanProblem(rel, _reason(exc)))
             return
         with entries:
             for entry in entries:
@@ -125,18 +152,21 @@ class Workspace:
                         st = entry.stat(follow_symlinks=False)
                         if S_ISLNK(st.st_mode):
                             if not self._inside(Path(entry.path)):
+                                problems.append(ScanProblem(f"{rel}/{name}", "a symbolic link to outside the workspace;"
+                                                            " not indexed (mem get refuses it too)", "outside-workspace"))
                                 continue
                             st = entry.stat()
                         if S_ISREG(st.st_mode):
                             out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):
-                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out)
-                except OSError:
+                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out, problems)
+                except FileNotFoundError:
                     continue
+                except OSError as exc:
+                    problems.append(ScanProblem(f"{rel}/{name}", _reason(exc)))
 
     def _inside(self, path: Path) -> bool:
-        real = path.resolve()
-        return self.root in real.parents
+        return self.root in _real(path).parents
 
     def read_bytes(self, rel: str) -> bytes:
         return self.resolve(rel).read_bytes()
@@ -209,7 +239,13 @@ class Workspace:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{time.time_ns() % 1_000_000_000:09d}"
         target = self.state_dir / "backups" / f"{rel}.{stamp}"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        partial = target.with_name(target.name + ".partial")  # not a backup name: never listed, even after a crash
+        try:
+            shutil.copy2(source, partial)
+            os.replace(partial, target)
+        except BaseException:
+            partial.unlink(missing_ok=True)  # a full disk must not leave an empty or cut backup behind
+            raise
         return target.relative_to(self.root).as_posix()
 
     def backups(self) -> list[dict]:
@@ -265,6 +301,21 @@ class Workspace:
             yield
         finally:
             lock.release()
+
+
+def _real(path: Path) -> Path:
+    """`path` with every symbolic link followed; a loop is an OSError (ELOOP), as from Python 3.13 on."""
+    try:
+        return path.resolve()
+    except RuntimeError:  # Python 3.11 and 3.12 raise this for a loop
+        import errno
+
+        raise OSError(errno.ELOOP, "symbolic link loop", str(path)) from None
+
+
+def _reason(exc: OSError) -> str:
+    """An OS error's reason without the path (the caller names the path)."""
+    return exc.strerror or type(exc).__name__
 
 
 def replace_atomically(path: Path, data: bytes) -> None:

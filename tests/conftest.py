@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # semantic recall choose their embedder explicitly (the real embedded model, or a local stand-in).
 os.environ["MEM_EMBEDDER"] = "none"
 EXAMPLE = ROOT / "examples" / "workspace"
+# Every process this test run starts carries this mark (children inherit the environment), so
+# `no_process_left_behind` can find any that outlive their test, and only ours.
+RUN_MARK = "MEMTOOL_TEST_RUN"
+os.environ[RUN_MARK] = f"{os.getpid()}-{os.urandom(4).hex()}"
 
 
 def mem_env(**extra) -> dict:
@@ -65,3 +69,44 @@ def write(ws: Path, rel: str, text: str | bytes) -> Path:
     else:
         p.write_text(text, encoding="utf-8")
     return p
+
+
+def our_processes() -> list[int]:
+    """Live processes (not zombies) carrying this test run's mark, other than pytest itself."""
+    mark = f"{RUN_MARK}={os.environ[RUN_MARK]}".encode()
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if mark in fh.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """Fail a test that leaves a process of ours running (a worker, a server, a `mem watch`)."""
+    yield
+    import signal
+    import time
+
+    deadline = time.monotonic() + 5.0
+    left = our_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = our_processes()
+    if left:
+        described = []
+        for pid in left:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+                described.append(f"{pid}: {cmdline}")
+                os.kill(pid, signal.SIGKILL)  # leave nothing for the next test, then fail this one
+            except OSError:
+                continue
+        pytest.fail("processes left behind by this test:\n" + "\n".join(described), pytrace=False)

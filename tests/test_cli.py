@@ -1,6 +1,7 @@
 """The `mem` command as a user runs it: real processes, real files."""
 
 
+import pytest
 from conftest import run_json, run_mem
 
 
@@ -111,3 +112,35 @@ def test_help_and_version():
         sub = run_mem(cmd, "--help", check=0)
         assert "Example:" in sub.stdout, cmd
     assert run_mem("--version", check=0).stdout.startswith("mem ")
+
+
+TYPOS = [["recal", "x"], ["recall", "x", "--bogus"], ["recall", "-Peter"], ["retain"], ["recall", "x", "--k", "many"],
+         ["--bogus"], ["core", "nope"], ["sync", "restore", "a", "b"]]
+
+
+def test_14_1_typos_and_missing_arguments_are_one_line_and_a_hint_exit_2(example_ws):
+    for args in TYPOS:
+        proc = run_mem(*args, cwd=example_ws)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr[-2000:])
+        assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint: "), (args, lines)
+    proc = run_mem("recall", "-Peter", cwd=example_ws)
+    assert "mem recall -- -Peter" in proc.stderr
+    assert "Did you mean 'recall'" in run_mem("recal", "x", cwd=example_ws).stderr
+    proc, data = run_json("recall", "x", "--bogus", cwd=example_ws)
+    assert proc.returncode == 2 and data["error"] == "UsageError" and "--bogus" in data["message"]
+
+
+def test_14_1_usage_errors_in_process_with_the_installed_typer(example_ws, monkeypatch, capsys):
+    import typer
+
+    from memtool.cli import main
+
+    monkeypatch.chdir(example_ws)
+    for args in TYPOS:
+        monkeypatch.setattr("sys.argv", ["mem", *args])
+        with pytest.raises(SystemExit) as exit_:
+            main()
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2, (typer.__version__, args, err)
+        assert err.startswith("error: ") and "\nhint: " in err, (typer.__version__, args, err)

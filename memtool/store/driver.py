@@ -57,3 +57,30 @@ def load_vec(conn) -> str | None:
     except Exception as exc:  # the extension failed to load: say why, fall back
         return f"sqlite-vec did not load ({exc})"
     return None
+
+
+def as_mem_error(exc: BaseException, path: str | None = None):
+    """A typed error for a driver exception caused by the file system (read-only, full disk), else None."""
+    if not isinstance(exc, sqlite.DatabaseError):
+        return None
+    from memtool.errors import StorageError
+
+    text = str(exc).lower()
+    where = f" ({path})" if path else ""
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return StorageError(f"cannot write the index{where}: {exc}",
+                            "memtool keeps its index and locks under .memory/: make that folder and its files writable "
+                            "for this user (chmod -R u+w .memory), or run as the workspace's owner")
+    if "disk is full" in text or ("disk i/o error" in text and path and _disk_full(path)):
+        return StorageError(f"the disk holding the index is full{where}",
+                            "free some space, then run the command again; the Markdown was not changed")
+    return None
+
+
+def _disk_full(path: str) -> bool:
+    """Whether the file system holding `path` has (almost) no space left for this user."""
+    try:
+        st = os.statvfs(os.path.dirname(path) or ".")
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 256 * 1024

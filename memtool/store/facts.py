@@ -12,7 +12,7 @@ from typing import Iterable
 from memtool.analyzer import fold
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-from memtool.store.driver import connect, sqlite
+from memtool.store.driver import as_mem_error, connect, sqlite
 from memtool.store.vectors import Vectors
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 
@@ -125,6 +125,9 @@ class Store:
             store._migrate()
             store.vectors = Vectors(conn, vec_problem)
         except sqlite.DatabaseError as exc:
+            storage = as_mem_error(exc, str(path))
+            if storage is not None:
+                raise storage from None
             # Only damage means "set it aside and rebuild"; a busy or otherwise failing database is reported.
             damaged = any(m in str(exc).lower() for m in ("not a database", "malformed", "corrupt"))
             raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
@@ -244,6 +247,23 @@ class Store:
             "INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
             [(d.path, d.line, d.severity, d.code, d.message) for d in diagnostics],
         )
+
+    def file_status(self, path: str) -> tuple[str, int] | None:
+        """(status, stored mtime_ns) of an indexed file, or None."""
+        row = self.conn.execute("SELECT status, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def mark_stale(self, path: str, mtime_ns: int, diagnostic) -> None:
+        """Keep a file's facts but flag them stale (the file cannot be read now); its diagnostics
+        become `diagnostic`, and an empty hash makes the next successful read parse it in full."""
+        self.conn.execute("UPDATE files SET status = 'stale', mtime_ns = ?, hash = '' WHERE path = ?", (mtime_ns, path))
+        self.conn.execute("DELETE FROM diagnostics WHERE path = ?", (path,))
+        d = diagnostic
+        self.conn.execute("INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
+                          (d.path, d.line, d.severity, d.code, d.message))
+
+    def paths_with_status(self, status: str) -> list[str]:
+        return [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = ? ORDER BY path", (status,))]
 
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
