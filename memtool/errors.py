@@ -53,3 +53,7 @@ class Busy(MemError):
     """Another process holds a lock this command does not wait for (e.g. a second `mem reflect`)."""
 
     exit_code = 7
+
+
+class EgressRefused(ProviderUnavailable):
+    """The trust gate refused: text of a tier that may not go to this provider was about to be sent."""
