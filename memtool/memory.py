@@ -122,8 +122,8 @@ class Memory:
                 if emb.dropped:
                     report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
                 if emb.withheld:
-                    report.notices.append(f"{emb.withheld} record(s) not sent to the embedder at "
-                                          f"{self.embedder.destination.url} (trust tier); recall finds them by words")
+                    report.notices.append(f"{emb.withheld} record(s) withheld from the embedder at "
+                                          f"{self.embedder.destination.url} by their trust tier; recall finds them by words")
             with self.store.transaction():
                 self.store.vectors.gc(None if rebuild else self.store.take_dropped_hashes())
         return report
