@@ -103,8 +103,9 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
                                                 reflect.page_body(entity, facts, confidences), overwrite_edits))
         moves = reflect.opinion_moves(threads, state.get("opinions", {}))
         current = mem.ws.read_text("bank/opinions.md") if (mem.ws.root / "bank/opinions.md").exists() else None
-        plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads, fits("bank/opinions.md")),
-                                            overwrite_edits, block=reflect.OPINIONS_BLOCK))
+        body = reflect.opinions_body(threads, fits("bank/opinions.md"))
+        plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, body, overwrite_edits,
+                                            block=reflect.OPINIONS_BLOCK))
         plan.moves = moves
         world = mem.list_facts(kinds=["world"])
         plan.suggestions = reflect.core_suggestions(threads, world, mem.ws.read_text("memory.md"))
