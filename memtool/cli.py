@@ -265,7 +265,8 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
             f" up to date (last change indexed {ix['indexed_at'] or 'never'})")
     e = data["embedder"]
     state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {e['problem']}"
-    o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting,"
+    withheld = f", {e['withheld']} withheld by trust tier (found by words only)" if e["withheld"] else ""
+    o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting{withheld},"
             f" search via {e['vector_search']}")
     s = data["search"]
     o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")

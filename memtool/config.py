@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtool.errors import WorkspaceError
+from memtool.trust import TIERS
 
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
@@ -90,6 +91,7 @@ class Config:
     fold_lexical: float = 0.85
     review_cosine: float = 0.95
     trust_globs: dict = field(default_factory=dict)  # tier → path globs, e.g. {"legal": ["bank/legal/**"]}
+    work_providers: tuple = ()  # provider URLs trusted with `work` text (see memtool.trust)
     sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
     sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
     sync_region: str | None = None
@@ -160,19 +162,22 @@ class Config:
         review = reflect.get("llm_review", False)
         if not isinstance(review, bool):
             raise WorkspaceError(f"{path.name}: reflect.llm_review must be true or false, not {review!r}")
-        trust = data.get("trust", {})
+        trust = dict(data.get("trust", {}))
+        work_providers = trust.pop("work_providers", [])
+        if not isinstance(work_providers, list) or not all(isinstance(u, str) and u.strip() for u in work_providers):
+            raise WorkspaceError(f"{path.name}: trust.work_providers must be a list of provider URLs, "
+                                 f"not {work_providers!r}", 'e.g. work_providers = ["http://gpu-box:11434"]')
         for tier, globs in trust.items():
-            if tier not in ("legal", "private", "work", "global") or not isinstance(globs, list) \
-                    or not all(isinstance(g, str) for g in globs):
-                raise WorkspaceError(f"{path.name}: [trust] takes legal, private, work or global = [\"glob\", …], "
-                                     f"not {tier} = {globs!r}")
+            if tier not in TIERS or not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
+                raise WorkspaceError(f"{path.name}: [trust] takes {', '.join(TIERS)} = [\"glob\", …] or "
+                                     f"work_providers = [\"url\", …], not {tier} = {globs!r}")
         track = recall.get("track_access", True)
         if not isinstance(track, bool):
             raise WorkspaceError(f"{path.name}: recall.track_access must be true or false, not {track!r}")
         return cls(reflect_min_hours=float(numbers["min_hours"]), reflect_min_new=int(numbers["min_new_facts"]),
                    reflect_time_limit=float(numbers["time_limit"]), reflect_review=review,
                    fold_cosine=float(numbers["fold_cosine"]), fold_lexical=float(numbers["fold_lexical"]),
-                   review_cosine=float(numbers["review_cosine"]), trust_globs=trust, track_access=track, sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
+                   review_cosine=float(numbers["review_cosine"]), trust_globs=trust, work_providers=tuple(work_providers), track_access=track, sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
                    sync_region=sync.get("region"), max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
                    core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout),
                    warnings=warnings)

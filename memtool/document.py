@@ -11,7 +11,7 @@ import re
 from datetime import date
 from functools import lru_cache
 
-from memtool import frontmatter
+from memtool import frontmatter, trust
 from memtool.dates import extract_range
 from memtool.records import Diagnostic, ParsedFile, Record
 from memtool.retain import (BulletError, hashtags, inline_fields, is_retain_heading, looks_like_bullet, mentions,
@@ -26,7 +26,6 @@ MAX_NESTING = 60
 # daily-note layouts such as memory/2025/10/2025-10-01.md).
 _DAILY_NAME = re.compile(r"^memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
 JOURNAL = "bank/journal.md"
-TRUST_TIERS = ("normal", "global", "work", "private", "legal")
 
 
 @lru_cache(maxsize=1)
@@ -116,6 +115,9 @@ def parse(path: str, text: str) -> ParsedFile:
     if fm_end:
         body_start = fm_end
     _apply_meta(out, meta)
+    out.trust, problem = trust.declared(lines, fm_end)
+    if problem:
+        out.diagnostics.append(Diagnostic(path, 1, "warning", "bad-trust", problem))
     if path.startswith("bank/entities/") and path.endswith(".md") and path.count("/") == 2:
         out.entity = path[len("bank/entities/"):-3]
     # Blank out the front matter and generated blocks (derived text, already indexed from its
@@ -167,12 +169,6 @@ def _apply_meta(out: ParsedFile, meta: dict) -> None:
     if isinstance(tags, str):
         tags = re.split(r"[,\s]+", tags)
     out.tags = list(dict.fromkeys(t for t in (normalise_tag(str(x)) for x in tags if x) if t))
-    trust = meta.get("trust", "normal")
-    if isinstance(trust, str) and trust.lower() in TRUST_TIERS:
-        out.trust = trust.lower()
-    else:
-        out.diagnostics.append(Diagnostic(out.path, 1, "warning", "bad-trust",
-                                          f"trust {trust!r} is not one of {', '.join(TRUST_TIERS)}; using normal"))
 
 
 _LEAVES = ("paragraph_open", "heading_open", "fence", "code_block", "hr", "html_block", "table_open")

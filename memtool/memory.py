@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from memtool import indexer
+from memtool import indexer, trust
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.config import MODES, Config
 from memtool.errors import IndexUnavailable, MemError, ProviderUnavailable, UsageError, WorkspaceError
@@ -100,7 +100,8 @@ class Memory:
         if self._embedder is None and self.embedder_name != "none":
             from memtool import embedders
 
-            self._embedder = embedders.get(self.embedder_name, self.config.embed_model)
+            self._embedder = embedders.get(self.embedder_name, self.config.embed_model,
+                                           work_providers=self.config.work_providers)
         return self._embedder
 
     # --- index -----------------------------------------------------------------------------
@@ -114,7 +115,7 @@ class Memory:
         report = self._index_text(rebuild, progress)
         if self.embedder is not None:
             try:
-                emb = indexer.embed_pending(self.store, self.embedder, embed_progress)
+                emb = indexer.embed_pending(self.store, self.embedder, embed_progress, globs=self.config.trust_globs)
             except ProviderUnavailable as exc:
                 report.degraded = f"{exc.message} ({exc.hint})"
                 report.notices.append(f"no vectors made: {report.degraded}")
@@ -124,6 +125,9 @@ class Memory:
                     report.notices.append(f"vector search uses the {self.store.vectors.search_path()}")
                 if emb.dropped:
                     report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
+                if emb.withheld:
+                    report.notices.append(f"{emb.withheld} record(s) withheld from the embedder at "
+                                          f"{self.embedder.destination.url} by their trust tier; recall finds them by words")
             with self.store.transaction():
                 self.store.vectors.gc(None if rebuild else self.store.take_dropped_hashes())
         return report
@@ -190,7 +194,7 @@ class Memory:
         self.last_refresh = report
         if embed and self._vectors_usable() is None and self.store.vectors.count_missing():
             try:
-                indexer.embed_pending(self.store, self.embedder, embed_progress,
+                indexer.embed_pending(self.store, self.embedder, embed_progress, globs=self.config.trust_globs,
                                       seconds=self.config.embed_on_read_seconds)
             except ProviderUnavailable:
                 pass  # recall reports it as degraded
@@ -407,7 +411,7 @@ class Memory:
             degraded = self._vectors_usable()
             if degraded is None:
                 semantic = self._semantic_candidates(query, filters, n)
-                missing = self.store.vectors.count_missing()
+                missing, _withheld = self._vector_gaps()  # withheld: by trust tier, found by words (see status)
                 if missing:
                     warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
             else:
@@ -440,9 +444,19 @@ class Memory:
 
     def _semantic_candidates(self, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
         """(fact id, cosine) of the facts nearest to the query, filters applied."""
-        qvec = self.embedder.embed([query], query=True)[0]
+        qvec = self.embedder.embed([query], tiers=["normal"], query=True)[0]  # the caller's own words
         hits = self.store.vectors.nearest(qvec, n * 4 if filters.active else n)
         return self.store.ids_for_hashes(hits, filters)[:n]
+
+    def _vector_gaps(self) -> tuple[int, int]:
+        """(records waiting for a vector, records withheld from the embedder by their trust tier)."""
+        vectors = self.store.vectors
+        missing = vectors.count_missing()
+        if not missing or self.embedder is None:
+            return missing, 0
+        tiers = indexer.hash_tiers(vectors.missing_sources(), self.config.trust_globs)
+        withheld = sum(1 for tier in tiers.values() if not self.embedder.destination.allows(tier))
+        return missing - withheld, withheld
 
     def _health_warnings(self) -> list[str]:
         out = []
@@ -627,8 +641,8 @@ class Memory:
 
         if lang not in ("auto", "de", "en"):
             raise UsageError(f"unknown language {lang!r}", "use de, en or auto")
-        llm = OllamaChat(model or self.config.llm_model, timeout=self.config.llm_timeout)
-        allowed = {"normal", "private"} if llm.local else {"normal"}
+        llm = OllamaChat(model or self.config.llm_model, timeout=self.config.llm_timeout,
+                         work_providers=self.config.work_providers)
         try:
             day = parse_day(target, date.today())
         except UsageError:
@@ -643,17 +657,46 @@ class Memory:
             sources = [(g["path"], g["date"] or g["path"], "\n".join(l["text"] for s in g["sections"] for l in s["lines"]))
                        for g in found["days"]]
             subject = f"what the notes say about: {target}"
-        trust = self.store.trust_levels([path for path, _, _ in sources])
-        withheld = [label for path, label, _ in sources if trust.get(path, "normal") not in allowed]
-        blocks = [(label, text) for path, label, text in sources if trust.get(path, "normal") in allowed]
-        if not blocks:
+        tier_of = self.tier_lookup()
+        tiers = [trust.text_tier(tier_of(path), text, tier_of) for path, _, text in sources]
+        withheld = [label for (_, label, _), tier in zip(sources, tiers) if not llm.destination.allows(tier)]
+        kept = [(label, text, tier) for (_, label, text), tier in zip(sources, tiers) if llm.destination.allows(tier)]
+        if not kept:
             raise UsageError(f"nothing to summarize for {target!r}" + (" that may be sent to the model" if withheld else ""),
-                             "try another day or query")
-        text, used = summary.material(blocks)
+                             "try another day or query" + ("; legal text never goes to a model, private and work "
+                                                          "text only to one on this machine" if withheld else ""))
+        text, used = summary.material([(label, text) for label, text, _ in kept])
         language = detect_language(target if day is None else text) if lang == "auto" else lang
-        recap = llm.chat(summary.system_prompt(language), summary.user_prompt(subject, text))
+        tier = trust.strictest(t for _, _, t in kept)
+        recap = llm.chat(summary.system_prompt(language), summary.user_prompt(subject, text), tier=tier)
         return {"target": target, "summary": recap, "lang": language, "model": llm.model, "sources": used,
                 "withheld": withheld}
+
+    # --- trust tiers ---------------------------------------------------------------------------
+
+    def tier_lookup(self):
+        """A function path → that file's trust tier as it stands now (remembered per call site).
+
+        The strictest of the front matter in the file today, the index's record of it, and the
+        `[trust]` globs; a file that cannot be read counts as legal (see memtool.trust)."""
+        from memtool import frontmatter
+        from memtool.document import split_lines
+
+        known: dict[str, str] = {}
+
+        def tier_of(path: str) -> str:
+            if path not in known:
+                try:
+                    lines = split_lines(self.ws.read_text(path))
+                except (MemError, OSError):
+                    known[path] = trust.STRICTEST
+                    return known[path]
+                declared, _ = trust.declared(lines, frontmatter.split(lines, path)[1])
+                indexed = self.store.trust_levels([path]).get(path, "normal")
+                known[path] = trust.file_tier(path, trust.strictest((declared, indexed)), self.config.trust_globs)
+            return known[path]
+
+        return tier_of
 
     # --- reflect ------------------------------------------------------------------------------
 
@@ -760,7 +803,8 @@ class Memory:
         from memtool.analyzer import ANALYZER_VERSION
         from memtool.llm import OllamaChat
 
-        llm = OllamaChat(self.config.llm_model)
+        llm = OllamaChat(self.config.llm_model, work_providers=self.config.work_providers)
+        missing, withheld = self._vector_gaps()
         llm_version = llm.probe() if probe else None
         stats.update({
             "workspace": str(self.ws.root),
@@ -768,10 +812,11 @@ class Memory:
                       "fresh": True, "indexed_at": self.store.meta("indexed_at"),
                       "refreshed_files": report.parsed + report.removed + report.unreadable},
             "embedder": {"name": self.embedder_name, "fingerprint": vectors.fingerprint(), "answers": problem is None,
-                         "problem": problem, "vectors": embedded, "missing": vectors.count_missing(),
+                         "problem": problem, "vectors": embedded, "missing": missing,
+                         "withheld": withheld,
                          "vector_search": vectors.search_path()},
             "search": {"lexical": True, "semantic": problem is None, "default_mode": self.config.recall_mode},
-            "llm": {"provider": "ollama", "host": llm.host, "model": llm.model, "answers": llm_version is not None,
+            "llm": {"provider": "ollama", "host": llm.host, "local": llm.local, "model": llm.model, "answers": llm_version is not None,
                     "version": llm_version, "used_by": "mem summarize, mem reflect --review"},
             "memory": self._local_summary(),
             "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,

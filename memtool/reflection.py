@@ -51,10 +51,17 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
     Gates: unless `force`, a run does work only if `[reflect] min_hours` passed since the last one and
     at least `min_new_facts` new facts arrived. `since` limits pages to entities with facts from then on.
     """
-    from memtool import reflect, sleep
+    from memtool import reflect, sleep, trust
 
     started = time.perf_counter()
     cfg = mem.config
+    tier_of = mem.tier_lookup()
+
+    def fits(page: str):
+        """Whether a source may be shown on `page`: derived text never holds a stricter tier than its page."""
+        limit = trust.rank(tier_of(page))
+        return lambda source: trust.rank(tier_of(source.split("#")[0])) <= limit
+
     deadline = sleep.Deadline(cfg.reflect_time_limit if time_limit is None else time_limit)
     with mem.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
         mem.refresh()
@@ -79,11 +86,15 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
             page = mem.store.entity_page(name)
             path = page["path"] if page else f"bank/entities/{reflect.slug_for(name)}.md"
             entity = page["entity"] if page else name
-            if sleep.trust_of(path, mem.store.trust_levels([path]).get(path, "normal"), cfg.trust_globs) == "legal":
+            if tier_of(path) == "legal":
                 plan.pages.append(reflect.PagePlan(entity, path, "skipped", reason="trust: legal (never modified)"))
                 continue
             facts = [f for f in mem.list_facts(entities=[name], k=500)
                      if f["source"].split("#")[0] not in (path, "bank/journal.md")]
+            visible = fits(path)
+            shown = [f for f in facts if visible(f["source"])]
+            plan.held_back += len(facts) - len(shown)
+            facts = shown
             if len(facts) < reflect.MIN_FACTS:
                 continue
             plan.facts += len(facts)
@@ -92,14 +103,15 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
                                                 reflect.page_body(entity, facts, confidences), overwrite_edits))
         moves = reflect.opinion_moves(threads, state.get("opinions", {}))
         current = mem.ws.read_text("bank/opinions.md") if (mem.ws.root / "bank/opinions.md").exists() else None
-        plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, reflect.opinions_body(threads),
-                                            overwrite_edits, block=reflect.OPINIONS_BLOCK))
+        body = reflect.opinions_body(threads, fits("bank/opinions.md"))
+        plan.pages.append(reflect.plan_page("Opinions", "bank/opinions.md", current, body, overwrite_edits,
+                                            block=reflect.OPINIONS_BLOCK))
         plan.moves = moves
         world = mem.list_facts(kinds=["world"])
         plan.suggestions = reflect.core_suggestions(threads, world, mem.ws.read_text("memory.md"))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        entry = reflect.journal_entry(plan, stamp, seconds, dry_run)
+        entry = reflect.journal_entry(plan, stamp, seconds, dry_run, fits("bank/journal.md"))
         changed = [p for p in plan.pages if p.action in ("create", "update")]
         found = any(consolidation[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                                 "strengthened")) or consolidation["faded"]

@@ -14,9 +14,8 @@ import json
 import re
 import time
 from collections import Counter, defaultdict
-from fnmatch import fnmatch
 
-from memtool import consolidate
+from memtool import consolidate, trust
 from memtool.analyzer import index_terms
 from memtool.store.local import fact_key
 
@@ -37,16 +36,6 @@ class Deadline:
         return self.hit_at is not None
 
 
-def trust_of(path: str, front_matter: str, globs: dict[str, list[str]]) -> str:
-    """A file's trust tier: its front matter, else the first `[trust]` glob that matches, else normal."""
-    if front_matter and front_matter != "normal":
-        return front_matter
-    for tier in ("legal", "private", "work", "global"):
-        if any(fnmatch(path, g) for g in globs.get(tier, ())):
-            return tier
-    return "normal"
-
-
 def load_facts(mem) -> list[dict]:
     """Every fact consolidation considers: key, source, kind, day, entities, content, trust.
     Term and word sets are made on demand (see `_Sets`), since a run needs them for what is new."""
@@ -54,13 +43,13 @@ def load_facts(mem) -> list[dict]:
     tiers: dict[tuple[str, str], str] = {}
     parsed: dict[str | None, list[str]] = {}
     facts = []
-    for path, line, end, kind, day, entities, content, terms, ehash, trust in mem.store.consolidation_rows():
+    for path, line, end, kind, day, entities, content, terms, ehash, declared in mem.store.consolidation_rows():
         names = parsed.get(entities)
         if names is None:
             names = parsed[entities] = json.loads(entities or "[]")
-        tier = tiers.get((path, trust))
+        tier = tiers.get((path, declared))
         if tier is None:
-            tier = tiers[(path, trust)] = trust_of(path, trust, globs)
+            tier = tiers[(path, declared)] = trust.file_tier(path, declared, globs)
         facts.append({"key": fact_key(path, content), "path": path,
                       "source": f"{path}#L{line}" + (f"-L{end}" if end and end != line else ""), "kind": kind,
                       "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
@@ -329,7 +318,8 @@ def _review(mem, report, by_key, near, unclear, deadline) -> tuple[dict, list]:
     from memtool.errors import ProviderUnavailable
     from memtool.llm import OllamaChat
 
-    llm = OllamaChat(mem.config.llm_model, timeout=mem.config.llm_timeout)
+    llm = OllamaChat(mem.config.llm_model, timeout=mem.config.llm_timeout, work_providers=mem.config.work_providers)
+    tier_of = mem.tier_lookup()
     out = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
            "withheld": 0, "warning": None}
     decisions = []
@@ -339,19 +329,19 @@ def _review(mem, report, by_key, near, unclear, deadline) -> tuple[dict, list]:
             items.append((kind, a, b))
     for kind, a, b in items[:LLM_ITEMS]:
         fa, fb = by_key[a], by_key[b]
-        tiers = {fa["trust"], fb["trust"]}
-        if "legal" in tiers or ("private" in tiers and not llm.local):
-            out["withheld"] += 1
-            continue
-        if deadline.passed("review"):
-            break
         older, newer = sorted((fa, fb), key=lambda f: (f["day"] or "", f["source"]))
         prompt = (f"Older note ({older['day'] or 'undated'}, {older['source']}): {older['content']}\n"
                   f"Newer note ({newer['day'] or 'undated'}, {newer['source']}): {newer['content']}\n"
                   f"Rules flagged them as a possible {kind}.")
+        tier = trust.text_tier(trust.strictest((fa["trust"], fb["trust"])), prompt, tier_of)
+        if not llm.destination.allows(tier):
+            out["withheld"] += 1
+            continue
+        if deadline.passed("review"):
+            break
         out["asked"] += 1
         try:
-            answer = llm.chat(SYSTEM, prompt)
+            answer = llm.chat(SYSTEM, prompt, tier=tier)
         except ProviderUnavailable as exc:
             out["warning"] = f"{exc.message}; the rule-based results stand"
             break

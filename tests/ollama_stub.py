@@ -1,8 +1,11 @@
-"""A local stand-in for an Ollama server (only what memtool calls): POST /api/embed and /api/chat.
+"""A local stand-in for an Ollama server (only what memtool calls): POST /api/embed, /api/chat and
+/api/generate.
 
 Embeddings are deterministic hashed bags of words, so similar wording gives similar vectors.
-It counts the texts it embedded, can pretend a model is missing, and can be stopped to simulate
-an outage. Lives in tests/, never in the package.
+It records every request body it received (`requests`: (path, body) pairs, whatever the path), counts
+the texts it embedded, can pretend a model is missing, and can be stopped to simulate an outage.
+It listens on 127.0.0.1 unless told otherwise (a test's own network namespace may give it another
+address; see tests/netns.py). Lives in tests/, never in the package.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ def toy_vector(text: str, dim: int) -> list[float]:
 
 
 class OllamaStub:
-    def __init__(self, bind: str = "0.0.0.0"):
+    def __init__(self, bind: str = "127.0.0.1"):
+        self.requests: list[tuple[str, object]] = []  # every (path, body) received, in order
         self.embedded: list[str] = []
         self.chats: list[dict] = []  # the requests /api/chat received
         self.chat_mode = "ok"  # ok | slow | malformed | empty
@@ -44,9 +48,18 @@ class OllamaStub:
                 self._send(404, {"error": "not found"})
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                stub.requests.append((self.path, body))
+                if not isinstance(body, dict):
+                    return self._send(400, {"error": "not JSON"})
                 if self.path == "/api/chat":
                     return self._chat(body)
+                if self.path == "/api/generate":
+                    return self._send(200, {"model": body.get("model"), "response": "A recap.", "done": True})
                 if self.path != "/api/embed":
                     return self._send(404, {"error": "not found"})
                 model = body.get("model", "").split(":")[0]
@@ -84,11 +97,16 @@ class OllamaStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer((bind, 0), Handler)  # all interfaces: tests can reach it "remotely"
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server = ThreadingHTTPServer((bind, 0), Handler)
+        self.url = f"http://{bind}:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
+
+    def sent_text(self) -> str:
+        """Everything any request carried, as one string (to search for markers)."""
+        return "\n".join(json.dumps(body, ensure_ascii=False) if not isinstance(body, str) else body
+                         for _, body in self.requests)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import netns
 from conftest import ROOT, mem_env, run_json, run_mem, write
 from memtool.memory import Memory
 from memtool.workspace import Workspace
@@ -167,16 +168,6 @@ def _trust_ws(tmp_path):
     return ws
 
 
-def _non_loopback_ip() -> str | None:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))  # no packet is sent; this only picks the outgoing interface
-            ip = s.getsockname()[0]
-        except OSError:
-            return None
-    return None if ip.startswith("127.") else ip
-
-
 @pytest.fixture
 def stub():
     server = OllamaStub()
@@ -208,17 +199,18 @@ def test_model_review_with_a_local_server_never_sees_legal_text(stub, tmp_path):
     assert len(kenji) == 1 and len(kenji[0]["sources"]) == 2
 
 
-def test_private_text_never_goes_to_a_remote_server(stub, tmp_path):
-    ip = _non_loopback_ip()
-    if ip is None:
-        pytest.skip("this machine has no non-loopback address to stand in for a remote server")
+def test_private_text_never_goes_to_a_remote_server(tmp_path):
+    """The 'remote' server is a stand-in on 10.200.0.1 inside the test's own network namespace."""
     ws = _trust_ws(tmp_path)
-    proc, data = run_json("-w", ws, "reflect", "--force", "--review",
-                          env=mem_env(OLLAMA_HOST=stub.url.replace("127.0.0.1", ip)))
-    assert proc.returncode == 0, proc.stderr
+    reply = json.dumps({"decision": "merge", "reason": "same fact, reworded", "narrative": "Two notes said the same thing."})
+    result = netns.run(tmp_path, [{"args": ["-w", str(ws), "reflect", "--force", "--review", "--json"],
+                                   "env": {"OLLAMA_HOST": "{remote}"}}], chat_reply=reply)
+    run = result["runs"][0]
+    assert run["returncode"] == 0, run["stderr"]
+    data = json.loads(run["stdout"])
     assert data["consolidation"]["llm"]["local"] is False and data["consolidation"]["llm"]["withheld"] >= 1
-    sent = _sent(stub)
-    assert stub.chats and "Kenji" in sent  # normal text is reviewed
+    sent = netns.sent(result, "remote")
+    assert result["requests"]["remote"] and "Kenji" in sent  # normal text is reviewed
     assert "ferritin" not in sent and "knee" not in sent and "3 O 418/26" not in sent
 
 

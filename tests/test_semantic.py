@@ -122,7 +122,7 @@ def test_numpy_fallback_matches_sqlite_vec(tmp_path, stub):
     mem.index()
     vectors = mem.store.vectors
     assert vectors.accelerated, "sqlean + sqlite-vec are installed here"
-    query = mem.embedder.embed(["night train to Vienna"], query=True)[0]
+    query = mem.embedder.embed(["night train to Vienna"], tiers=["normal"], query=True)[0]
     fast = vectors.nearest(query, 5)
     vectors.vec_problem = "simulated: extensions cannot load"
     slow = vectors.nearest(query, 5)

@@ -204,6 +204,14 @@ class Vectors:
             sql += f" LIMIT {int(limit)}"
         return self.conn.execute(sql).fetchall()
 
+    def missing_sources(self) -> list[tuple[str, str, str]]:
+        """(hash, path, declared trust) of embeddable text without a vector, for every file that
+        holds it, in files not known to be fully embedded: what the trust gate decides on."""
+        return self.conn.execute(
+            "SELECT DISTINCT f.ehash, fi.path, COALESCE(fi.trust, 'normal') FROM files fi JOIN facts f ON f.path = fi.path"
+            " WHERE fi.embedded = 0 AND f.ehash IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = f.ehash)").fetchall()
+
     def _version(self) -> tuple[int, int]:
         """Changes when this connection or any other writes the index."""
         return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes

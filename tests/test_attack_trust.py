@@ -1,0 +1,277 @@
+"""Issue 13, part A: trust tiers under attack. Every path that can reach a model (summarize,
+reflect --review, index/recall with the Ollama embedder, the MCP tools) runs against a recording
+Ollama stand-in; no legal marker may ever arrive, and no private marker off loopback.
+
+The loopback stand-in runs in this process on 127.0.0.1; the non-loopback one (10.200.0.1) only in
+a network namespace of the test's own (tests/netns.py), together with the `mem` processes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import netns
+import pytest
+from conftest import mem_env, run_json, run_mem, write
+from ollama_stub import OllamaStub
+
+LEGAL, PRIVATE = "LEGALDAY3", "PRIVDAY4"
+
+PETER = {
+    "memory/2026-11-10.md": "## Retain\n- W @Peter: Lives in Porto.\n",
+    "memory/2026-11-11.md": "## Retain\n- W @Peter: Lives in Porto.\n",
+    "memory/2026-11-12.md": "## Retain\n- W @Peter: Lives in Porto.\n",
+    "memory/2026-11-20.md": f"---\ntrust: legal\n---\n## Retain\n- W @Peter: Lives in Lisbon {LEGAL}.\n",
+    "memory/2026-11-21.md": f"---\ntrust: private\n---\n## Retain\n- W @Peter: Sees a cardiologist {PRIVATE}.\n",
+}
+
+
+@pytest.fixture
+def stub():
+    server = OllamaStub()
+    yield server
+    server.stop()
+
+
+def _ws(tmp_path, files: dict) -> str:
+    ws = tmp_path / "ws"
+    (ws / ".memory").mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        write(ws, rel, text)
+    return str(ws)
+
+
+def _reflected_peter(tmp_path) -> str:
+    """The repro of item 1: reflect writes Peter's page, then a person adds a line to it."""
+    ws = _ws(tmp_path, PETER)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    page = tmp_path / "ws" / "bank" / "entities" / "Peter.md"
+    lines = page.read_text(encoding="utf-8").split("\n")
+    page.write_text("\n".join(lines[:1] + ["", "- Handwritten ZEBRAWORD."] + lines[1:]), encoding="utf-8")
+    return ws
+
+
+def _summarize(ws, target, stub, **env):
+    return run_json("-w", ws, "summarize", target, env=mem_env(OLLAMA_HOST=stub.url, **env))
+
+
+# --- item 1: derived pages ----------------------------------------------------------------------
+
+def test_a1_legal_text_never_reaches_a_model_via_an_entity_page(tmp_path, stub):
+    ws = _reflected_peter(tmp_path)
+    page = (tmp_path / "ws" / "bank" / "entities" / "Peter.md").read_text(encoding="utf-8")
+    assert "Porto" in page and LEGAL not in page  # legal facts are kept off a normal page
+    proc, data = _summarize(ws, "ZEBRAWORD", stub)
+    assert proc.returncode == 0, proc.stderr
+    sent = stub.sent_text()
+    assert "ZEBRAWORD" in sent  # the page did go to the model…
+    assert LEGAL not in sent  # …without the legal fact
+
+
+def test_a1_private_text_never_reaches_a_remote_model_via_an_entity_page(tmp_path):
+    ws = _reflected_peter(tmp_path)
+    result = netns.run(tmp_path, [{"args": ["-w", ws, "summarize", "ZEBRAWORD", "--json"],
+                                   "env": {"OLLAMA_HOST": "{remote}"}}])
+    run = result["runs"][0]
+    assert run["returncode"] == 0, run["stderr"]
+    sent = netns.sent(result, "remote")
+    assert "ZEBRAWORD" in sent and PRIVATE not in sent and LEGAL not in sent
+
+
+def test_a1_a_page_citing_a_legal_source_is_withheld_from_a_model(tmp_path, stub):
+    """A page written before the fix (or a generated block edited by hand) still quotes a legal fact:
+    text carries the tier of every source it cites."""
+    files = dict(PETER)
+    files["bank/entities/Peter.md"] = (
+        "# Peter\n\n- Handwritten ZEBRAWORD.\n\n<!-- memtool:begin entity -->\n**Facts** (newest first)\n"
+        f"- 2026-11-20: Lives in Lisbon {LEGAL}. — `memory/2026-11-20.md#L5`\n<!-- memtool:end entity -->\n")
+    ws = _ws(tmp_path, files)
+    proc, data = _summarize(ws, "ZEBRAWORD", stub)
+    assert LEGAL not in stub.sent_text()
+    assert proc.returncode == 2 and "may be sent" in proc.stderr  # said, not silent
+
+
+def test_a1_journal_and_opinions_carry_no_stricter_facts(tmp_path, stub):
+    files = dict(PETER)
+    files["memory/2026-11-22.md"] = f"---\ntrust: legal\n---\n## Retain\n- O(c=0.9) @Peter: Is unreliable {LEGAL}.\n"
+    files["memory/2026-11-23.md"] = "## Retain\n- O(c=0.8) @Peter: Is punctual.\n"
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    bank = tmp_path / "ws" / "bank"
+    for rel in ("opinions.md", "journal.md", "entities/Peter.md"):
+        text = (bank / rel).read_text(encoding="utf-8")
+        assert LEGAL not in text and PRIVATE not in text and "2026-11-20.md" not in text, rel
+    assert "punctual" in (bank / "opinions.md").read_text(encoding="utf-8")
+
+
+# --- item 2: [trust] globs --------------------------------------------------------------------
+
+GLOBS = {
+    "memtool.toml": '[trust]\nlegal = ["bank/legal/*"]\nprivate = ["memory/health/*"]\n',
+    "bank/legal/settlement.md": "# Settlement\n\nThe settlement figure is LEGALGLOB forty thousand.\n",
+    "memory/health/insurer.md": "# Insurer\n\nThe settlement with the insurer covers PRIVGLOB therapy.\n",
+    "memory/2026-11-05.md": "# 2026-11-05\n\nTalked about the settlement with Anna over NORMALGLOB coffee.\n",
+}
+
+
+def test_a2_summarize_honours_trust_globs(tmp_path, stub):
+    ws = _ws(tmp_path, GLOBS)
+    proc, data = _summarize(ws, "settlement", stub)
+    assert proc.returncode == 0, proc.stderr
+    sent = stub.sent_text()
+    assert "NORMALGLOB" in sent and "PRIVGLOB" in sent  # a loopback model may see private text
+    assert "LEGALGLOB" not in sent
+    assert "bank/legal/settlement.md" in data["withheld"]
+
+
+def test_a2_a_private_glob_never_goes_to_a_remote_model(tmp_path):
+    ws = _ws(tmp_path, GLOBS)
+    result = netns.run(tmp_path, [{"args": ["-w", ws, "summarize", "settlement", "--json"],
+                                   "env": {"OLLAMA_HOST": "{remote}"}}])
+    assert result["runs"][0]["returncode"] == 0, result["runs"][0]["stderr"]
+    sent = netns.sent(result, "remote")
+    assert "NORMALGLOB" in sent and "PRIVGLOB" not in sent and "LEGALGLOB" not in sent
+
+
+# --- item 3: the embedder ---------------------------------------------------------------------
+
+EMBED = {
+    "memtool.toml": '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n\n[trust]\nlegal = ["bank/legal/*"]\n',
+    "memory/2026-11-01.md": "## Retain\n- W @Peter: Peter plays chess on NORMEMB Sundays.\n",
+    "memory/2026-11-02.md": "---\ntrust: legal\n---\n## Retain\n- W @Peter: Peter signed the LEGALEMB settlement.\n",
+    "memory/2026-11-03.md": "---\ntrust: private\n---\n## Retain\n- W @Peter: Peter takes PRIVEMB tablets.\n",
+    "bank/legal/peter.md": "# Peter case\n\nPeter's GLOBEMB court date is in March.\n",
+}
+
+
+def _embed_runs(ws: str, host: str) -> list[dict]:
+    env = {"MEM_EMBEDDER": "ollama", "OLLAMA_HOST": host}
+    return [{"args": ["-w", ws, "index"], "env": env},
+            {"args": ["-w", ws, "recall", "Peter", "--k", "10", "--json"], "env": env},
+            {"args": ["-w", ws, "status", "--json"], "env": env},
+            {"args": ["-w", ws], "env": env, "mcp": [{"tool": "recall", "args": {"query": "Peter tablets"}},
+                                                     {"tool": "summarize", "args": {"target": "Peter"}}]}]
+
+
+def test_a3_the_ollama_embedder_never_sends_legal_or_private_text_off_loopback(tmp_path):
+    ws = _ws(tmp_path, EMBED)
+    result = netns.run(tmp_path, _embed_runs(ws, "{remote}"))
+    index, recall, status, mcp = result["runs"]
+    assert index["returncode"] == 0 and recall["returncode"] == 0 and status["returncode"] == 0, index["stderr"]
+    sent = netns.sent(result, "remote")
+    assert "NORMEMB" in sent  # normal text is embedded (and summarized) remotely
+    for marker in ("LEGALEMB", "PRIVEMB", "GLOBEMB"):
+        assert marker not in sent, marker
+    assert "withheld" in index["stderr"] and "trust tier" in index["stderr"]  # said, not silent
+    found = " ".join(r["content"] for r in json.loads(recall["stdout"])["results"])
+    assert "LEGALEMB" in found and "PRIVEMB" in found  # still found, by words
+    assert json.loads(status["stdout"])["embedder"]["withheld"] >= 3
+    assert any(path == "/api/embed" for path, _ in result["requests"]["remote"])
+    assert any(path == "/api/chat" for path, _ in result["requests"]["remote"])  # the MCP summarize went out
+    assert not any(call["error"] for call in mcp["tools"]), mcp
+
+
+def test_a3_a_loopback_embedder_gets_private_text_but_never_legal(tmp_path):
+    ws = _ws(tmp_path, EMBED)
+    result = netns.run(tmp_path, _embed_runs(ws, "{local}"))
+    sent = netns.sent(result, "local")
+    assert "NORMEMB" in sent and "PRIVEMB" in sent
+    assert "LEGALEMB" not in sent and "GLOBEMB" not in sent
+    assert json.loads(result["runs"][2]["stdout"])["embedder"]["withheld"] >= 2
+
+
+# --- item 4: unreadable trust fails closed ----------------------------------------------------
+
+MALFORMED = {
+    "memory/2026-12-01.md": "---\ntrust: legal  # lawyer only\n---\n## Retain\n- W @Peter: Peter lives near the river COMMENTLEGAL.\n",
+    "memory/2026-12-02.md": "---\ntrust: [legal]\n---\n## Retain\n- W @Peter: Peter lives near the river FLOWLEGAL.\n",
+    "memory/2026-12-03.md": "\n---\ntrust: legal\n---\n## Retain\n- W @Peter: Peter lives near the river BLANKLEGAL.\n",
+    "memory/2026-12-04.md": "## Retain\n- W @Peter: Peter lives near the river.\n",
+}
+MARKERS = ("COMMENTLEGAL", "FLOWLEGAL", "BLANKLEGAL")
+
+
+@pytest.mark.parametrize("day", ["2026-12-01", "2026-12-02", "2026-12-03"])
+def test_a4_an_unreadable_trust_value_is_treated_as_legal(tmp_path, stub, day):
+    ws = _ws(tmp_path, MALFORMED)
+    proc, _ = _summarize(ws, day, stub)
+    assert proc.returncode == 2 and "may be sent" in proc.stderr
+    assert not any(m in stub.sent_text() for m in MARKERS)
+    _, diags = run_json("-w", ws, "check")
+    warned = {d["path"] for d in (diags["diagnostics"] if isinstance(diags, dict) else diags)
+              if d["code"] == "bad-trust"}
+    assert f"memory/{day}.md" in warned
+
+
+def test_a4_malformed_front_matter_never_reaches_a_model_through_any_path(tmp_path, stub):
+    ws = _ws(tmp_path, MALFORMED)
+    stub.chat_reply = lambda body: json.dumps({"decision": "keep_both", "reason": "r", "narrative": "n"})
+    env = mem_env(OLLAMA_HOST=stub.url)
+    run_mem("-w", ws, "reflect", "--force", "--review", env=env, check=0)
+    run_mem("-w", ws, "summarize", "river", env=env)
+    run_mem("-w", ws, "summarize", "Peter", env=env)
+    assert not any(m in stub.sent_text() for m in MARKERS)
+
+
+def test_a4_trust_declarations_are_read_strictly():
+    def tier(text: str) -> str:
+        from memtool.document import parse
+        return parse("memory/2026-01-01.md", text).trust
+
+    assert tier("---\ntrust: private\n---\nx\n") == "private"
+    assert tier("---\ntrust: 'work'\n---\nx\n") == "work"
+    assert tier("---\ntrust: private # doctor\n---\nx\n") == "legal"
+    assert tier("---\ntrust:\n  - private\n---\nx\n") == "legal"
+    assert tier("---\ntrust: normal\ntrust: legal\n---\nx\n") == "legal"
+    assert tier("---\ntrust: private\nnever closed\n") == "private"
+    assert tier("\ufeff---\ntrust: private\n---\nx\n") == "private"
+    assert tier("---\n  trust: legal\n---\nx\n") == "legal"  # indented: not read as a key, still counted
+    assert tier("---\naliases: [P]\n---\nx\n") == "normal"
+    assert tier("# Title\n\n---\ntrust: legal\n---\n") == "normal"  # a later block is text, not front matter
+
+
+# --- item 5: what counts as local -------------------------------------------------------------
+
+def test_a5_user_info_does_not_make_a_remote_host_local(tmp_path):
+    ws = _ws(tmp_path, {"memory/2026-11-25.md": "---\ntrust: private\n---\n## Retain\n- W @Peter: PRIVFIVE note.\n",
+                        "memory/2026-11-26.md": "## Retain\n- W @Peter: NORMALFIVE note.\n"})
+    host = "http://127.0.0.1@{remote_hostport}"
+    result = netns.run(tmp_path, [{"args": ["-w", ws, "summarize", "2026-11-25"], "env": {"OLLAMA_HOST": host}},
+                                  {"args": ["-w", ws, "summarize", "2026-11-26"], "env": {"OLLAMA_HOST": host}}])
+    private, normal = result["runs"]
+    assert private["returncode"] == 2 and "may be sent" in private["stderr"]
+    assert normal["returncode"] == 0, normal["stderr"]
+    sent = netns.sent(result, "remote")
+    assert "NORMALFIVE" in sent and "PRIVFIVE" not in sent
+
+
+def test_a5_destinations_are_parsed_not_prefix_matched():
+    from memtool import trust
+
+    assert not trust.destination("http://127.0.0.1@10.200.0.1:9").loopback
+    assert trust.destination("http://127.0.0.1@10.200.0.1:9").url == "http://10.200.0.1:9"
+    assert not trust.destination("http://127.0.0.1.example.invalid:9").loopback
+    assert not trust.destination("http://0.0.0.0:9").loopback
+    assert trust.destination("http://127.0.0.2:9").loopback
+    assert trust.destination("http://[::1]:9").loopback
+    assert trust.destination("localhost:9").url == "http://127.0.0.1:9"  # resolved once, connected as checked
+    dest = trust.destination("http://127.0.0.1@10.200.0.1:9")
+    assert not dest.allows("private") and not dest.allows("work") and dest.allows("normal")
+    assert not trust.destination("http://127.0.0.1:9").allows("legal")
+    with pytest.raises(trust.EgressRefused):
+        trust.check_egress([("x", "normal"), ("y", "private")], dest)
+
+
+# --- the work tier ------------------------------------------------------------------------------
+
+def test_work_text_goes_off_loopback_only_to_a_provider_trusted_for_work(tmp_path):
+    ws = _ws(tmp_path, {"memory/2026-11-27.md": "---\ntrust: work\n---\n## Retain\n- W @Acme: WORKMARK roadmap.\n"})
+    toml = str(tmp_path / "ws" / "memtool.toml")
+    runs = [{"args": ["-w", ws, "summarize", "2026-11-27"], "env": {"OLLAMA_HOST": "{remote}"}},
+            {"write": toml, "text": '[trust]\nwork_providers = ["{remote}"]\n'},
+            {"args": ["-w", ws, "summarize", "2026-11-27"], "env": {"OLLAMA_HOST": "{remote}"}}]
+    result = netns.run(tmp_path, runs)
+    assert result["runs"][0]["returncode"] == 2  # not trusted for work: withheld
+    assert result["runs"][2]["returncode"] == 0, result["runs"][2]["stderr"]
+    assert len([r for r in result["requests"]["remote"] if r[0] == "/api/chat"]) == 1
+    assert "WORKMARK" in netns.sent(result, "remote")
