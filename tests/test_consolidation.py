@@ -282,3 +282,18 @@ def test_a_damaged_local_state_never_stops_recall(tmp_path):
     assert any("local.sqlite" in w for w in data["warnings"])
     proc = run_mem("-w", ws, "reflect", "--force")
     assert proc.returncode == 4 and "local.sqlite is damaged" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_14_11_items_flagged_without_review_are_sent_by_a_later_review(tmp_path):
+    ws = _trust_ws(tmp_path)
+    proc, first = run_json("-w", ws, "reflect", "--force")  # no model: the items stay open
+    flagged = len(first["consolidation"]["review"]) + len(first["consolidation"]["unclear"])
+    assert proc.returncode == 0 and flagged >= 2
+    server = OllamaStub(bind="127.0.0.1")
+    server.chat_reply = lambda body: json.dumps({"decision": "keep", "reason": "different facts", "narrative": "-"})
+    try:
+        proc, second = run_json("-w", ws, "reflect", "--force", "--review", env=mem_env(OLLAMA_HOST=server.url))
+    finally:
+        server.stop()
+    llm = second["consolidation"]["llm"]
+    assert proc.returncode == 0 and llm["asked"] + llm["withheld"] == flagged, llm

@@ -134,7 +134,8 @@ class LocalState:
                           (status, reason, a, b, kind))
 
     def open_reviews(self) -> list[tuple[str, str, str]]:
-        return self.conn.execute("SELECT a, b, kind FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()
+        """(kind, a, b) of every review item still open, as `put_review` stored them."""
+        return self.conn.execute("SELECT kind, a, b FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()
 
     def counts(self) -> dict[str, int]:
         return {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
