@@ -399,9 +399,10 @@ class Memory:
 
         filters = Filters(kinds=list(kinds), since=parse_since(since, date.today()) if since else None,
                           entities=[self.store.entity_match(e) for e in entities])
-        rows = self.store.latest(filters, k)
+        rows = self._consolidated(self.store.latest(filters, k), None, reorder=False)
         canonical = self.store.canonical_names({m for r in rows for m in _mentions(r)})
-        return [to_result(r, canonical, [m.name for m in filters.entities if m.plain]) for r in rows]
+        about = [m.name for m in filters.entities if m.plain]
+        return [to_result({**r, "_key": None}, canonical, about) for r in rows]
 
     def _candidates(self, query: str, terms: list[str], filters: Filters, mode: str, n: int,
                     warnings: list[str]) -> tuple[dict[int, float], str, str | None]:

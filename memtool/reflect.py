@@ -19,7 +19,7 @@ STRONG = 0.85  # opinions at least this sure are suggested for memory.md
 MIN_FACTS = 2  # an entity needs this many facts before it gets a page
 MAX_FACTS = 15  # facts listed on a page (newest first); the timeline counts all
 _UNSAFE = re.compile(r"[^\w.\-]+")
-_DAILY = re.compile(r"memory/(\d{4}-\d{2}-\d{2})\.md#")
+_DAILY = re.compile(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md#")
 
 
 @dataclass
@@ -64,16 +64,15 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
              "Edit outside this block; edits inside are noticed and kept until `mem reflect --force`.*", ""]
     current = [f for f in facts if f["kind"] != "opinion"][:MAX_FACTS]
     if current:
-        later = superseded(current)
         lines.append("**Facts** (newest first)")
         for f in current:
-            mark = f" *(superseded by `{later[f['source']]}`)*" if f["source"] in later else ""
-            lines.append(f"- {_when(f)}{_one_line(f['content'])} — `{f['source']}`{mark}")
+            lines.append(f"- {_when(f)}{_one_line(f['content'])} — `{f['source']}`{_superseded(f)}")
         lines.append("")
     opinions = [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
     if opinions:
         lines.append("**Opinions**")
-        lines += [f"- {_conf(f, confidences)}{_one_line(f['content'])} — `{f['source']}`" for f in opinions]
+        lines += [f"- {_conf(f, confidences)}{_one_line(f['content'])} — `{f['source']}`{_superseded(f)}"
+                  for f in opinions]
         lines.append("")
     related = Counter(e for f in facts for e in f.get("entities", []) if e != entity)
     if related:
@@ -85,32 +84,10 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     return "\n".join(lines).rstrip() + "\n"
 
 
-_CHANGE = re.compile(r"\b(moved to|moves to|no longer|not anymore|switched to|nicht mehr|umgezogen|zieht nach|"
-                     r"gewechselt)\b", re.I)
-
-
-def superseded(facts: list[dict]) -> dict[str, str]:
-    """Older facts replaced by a newer one that announces a change and shares a content word with them.
-
-    `facts` are newest first; returns older source → newer source. A simple, explicit rule (the
-    full contradiction detection belongs to the consolidation phase): "Peter moved to Lisbon; his
-    Hamburg flat is given up" supersedes "Peter lives in Hamburg".
-    """
-    from memtool.analyzer import STOPWORDS, index_terms
-
-    def terms(f: dict) -> set[str]:
-        names = {t for e in f.get("entities", []) for t in index_terms(e).split()}
-        return {t for t in index_terms(f["content"]).split() if t not in STOPWORDS and t not in names and not t.isdigit()}
-
-    out: dict[str, str] = {}
-    for i, newer in enumerate(facts):
-        if not _CHANGE.search(newer["content"]):
-            continue
-        new_terms = terms(newer)
-        for older in facts[i + 1:]:
-            if older["source"] not in out and older["kind"] in ("world", "log", "page") and new_terms & terms(older):
-                out[older["source"]] = newer["source"]
-    return out
+def _superseded(f: dict) -> str:
+    """The mark of a fact that consolidation found replaced (the one rule, shared with recall)."""
+    later = (f.get("superseded_by") or {}).get("source")
+    return f" *(superseded by `{later}`)*" if later else ""
 
 
 def _when(f: dict) -> str:

@@ -297,3 +297,15 @@ def test_14_11_items_flagged_without_review_are_sent_by_a_later_review(tmp_path)
         server.stop()
     llm = second["consolidation"]["llm"]
     assert proc.returncode == 0 and llm["asked"] + llm["withheld"] == flagged, llm
+
+
+def test_14_11_entity_pages_mark_what_consolidation_superseded(history):
+    ws, truth, data = history
+    marked = 0
+    for c in truth["contradictions"]:
+        pages = [p for p in (ws / "bank" / "entities").glob("*.md") if c["old"]["source"] in p.read_text(encoding="utf-8")]
+        for page in pages:
+            line = next(l for l in page.read_text(encoding="utf-8").splitlines() if f"`{c['old']['source']}`" in l)
+            assert f"*(superseded by `{c['new']['source']}`)*" in line, (page.name, line)
+            marked += 1
+    assert marked, "no contradiction reached an entity page: the test would prove nothing"
