@@ -94,13 +94,14 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
         match = next((o for o in reversed(same) if overlap(o.terms, t) >= SAME_THREAD), None)
         explicit = f.get("confidence")
         if match is None:
-            thread = Opinion(f["entity"], f["content"], f["source"], f.get("timestamp"),
+            thread = Opinion(f["entity"], f["content"], f["source"], _day(f["source"]) or f.get("timestamp"),
                              explicit if explicit is not None else DEFAULT_ANCHOR, f["source"], t)
             threads.append(thread)
             same.append(thread)
             continue
         match.history.append(match.source)
-        match.statement, match.source, match.date, match.terms = f["content"], f["source"], f.get("timestamp"), match.terms | t
+        match.statement, match.source, match.terms = f["content"], f["source"], match.terms | t
+        match.date = _day(f["source"]) or f.get("timestamp")  # the day written, not a validity date
         if explicit is not None:  # a person's number resets the evidence
             match.anchor, match.anchor_source = explicit, f["source"]
             match.supporting, match.contradicting = [], []
@@ -123,7 +124,7 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
 
 
 def _day(source: str) -> str | None:
-    m = re.match(r"memory/(\d{4}-\d{2}-\d{2})\.md", source)
+    m = re.match(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md", source)
     return m.group(1) if m else None
 
 

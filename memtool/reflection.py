@@ -74,7 +74,7 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
                                   review=cfg.reflect_review if review is None else review)
         plan = reflect.Plan(sleep=consolidation)
         threads = opinion_threads(mem)
-        confidences = {src: o.confidence for o in threads for src in [o.source, *o.history]}
+        confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
         recent = None
         if since:
             recent = {e for f in mem.list_facts(since=since) for e in f["entities"]}
@@ -109,14 +109,16 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
         plan.moves = moves
         world = mem.list_facts(kinds=["world"])
         plan.suggestions = reflect.core_suggestions(threads, world, mem.ws.read_text("memory.md"))
+        plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
-        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
         entry = reflect.journal_entry(plan, stamp, seconds, dry_run, fits("bank/journal.md"))
         changed = [p for p in plan.pages if p.action in ("create", "update")]
         found = any(consolidation[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                                 "strengthened")) or consolidation["faded"]
         if not dry_run:
-            _save_state(mem, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time()})
+            _save_state(mem, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time(),
+                              "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
         if not dry_run and (changed or found):
             for p in changed:
                 if p.action == "update":

@@ -78,7 +78,7 @@ def test_contradictions_are_resolved_with_correct_as_of_answers(history):
 def test_the_journal_reports_each_phase(history):
     ws, truth, data = history
     entry = data["entry"]
-    for phrase in ("Scanned", "folded", "Contradictions resolved", "For review", "Skipped (legal"):
+    for phrase in ("The memory holds", "folded", "Contradictions resolved", "For review", "Skipped (legal"):
         assert phrase in entry, phrase
     assert entry in (ws / "bank/journal.md").read_text()
     assert "3 O 418/26" not in entry  # the legal page is counted, never quoted

@@ -177,3 +177,53 @@ def test_every_opinion_forms_a_thread_not_only_the_newest_thousand(tmp_path):
     assert len(threads) == 1101
     assert {o.entity for o in threads} >= {"Owner0", "Owner1099", "Late"}
     mem.close()
+
+
+def test_14_10_reflect_output_reads_right(tmp_path):
+    from conftest import mem_env, run_json, write
+
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "## Retain\n- O(c=0.9) @Peter: Peter likes green tea a lot.\n"
+                                      "- W @Peter: Peter lives in Lisbon.\n- W [[Brandt Logistik]]: Ships from Leipzig.\n")
+    write(ws, "memory/2026-11-05.md", "## Retain\n- O(c=0.3) @Peter: Peter likes green tea a lot less now.\n"
+                                      "- W @Peter: Peter flies to Porto on Dec 18, 2026.\n"
+                                      "- O(c=0.95) @Peter: Peter prefers short WhatsApp messages.\n"
+                                      "- W @Brandt-Logistik: Brandt Logistik has a new depot.\n"
+                                      "- W @Brandt-Logistik: Brandt Logistik works with Peter.\n")
+    write(ws, "memory/2026-11-06.md", "## Retain\n- W @Peter: Peter bought a bike.\n")
+    write(ws, "bank/entities/Deal.md", "---\ntrust: legal\n---\n# Deal\n")
+    write(ws, "memory/2026-11-07.md", "---\ntrust: legal\n---\n## Retain\n- W @Deal: Clause 4 signed.\n"
+                                      "- W @Deal: Clause 5 open.\n- W @Deal: Clause 6 struck.\n")
+    env = mem_env(TZ="Europe/Berlin")
+    proc, first = run_json("-w", ws, "reflect", "--force", env=env)
+    assert proc.returncode == 0, proc.stderr
+    peter = (ws / "bank/entities/Peter.md").read_text(encoding="utf-8")
+    assert "`mem reflect --overwrite-edits`" in peter and "until `mem reflect --force`" not in peter
+    facts = [l for l in peter.splitlines() if l.startswith("- 2026-")]
+    assert [l[2:12] for l in facts] == sorted((l[2:12] for l in facts), reverse=True)  # by the day written
+    assert any(l.startswith("- 2026-11-05 (about 2026-12-18): ") for l in facts), facts
+    older = next(l for l in peter.splitlines() if "likes green tea a lot." in l and "less" not in l)
+    assert "c=0.90" in older  # a replaced opinion keeps its own c, not the newer bullet's
+    opinions = (ws / "bank/opinions.md").read_text(encoding="utf-8")
+    assert "2026-12-18" not in opinions and "last updated 2026-11-05" in opinions
+    brandt = next((ws / "bank/entities").glob("Brandt*.md")).read_text(encoding="utf-8")
+    assert "Brandt-Logistik (" not in brandt and "Brandt Logistik (" not in brandt  # not its own relative
+    entry = first["entry"]
+    assert entry.startswith("## 2026-") and ("CET" in entry.splitlines()[0] or "+0100" in entry.splitlines()[0])
+    assert "edited by hand" not in entry and "legal page(s) alone" in entry
+    assert "Peter prefers short WhatsApp messages." in entry
+    write(ws, "memory/2026-11-08.md", "## Retain\n- W @Peter: Peter sold the bike.\n")
+    _, second = run_json("-w", ws, "reflect", "--force", env=env)
+    assert "Peter prefers short WhatsApp messages." not in second["entry"]  # suggested once, then counted
+    assert "earlier suggestion(s) for memory.md still apply" in second["entry"]
+    _, third = run_json("-w", ws, "reflect", "--force", env=env)
+    assert not third["changed"] and all(p["action"] in ("unchanged", "skipped") for p in third["pages"])
+
+
+def test_14_10_quotes_end_at_a_whole_word():
+    from memtool.reflect import _quote
+
+    text = "Tom called about the January workshop and asked for a retainer for the whole of 2027"
+    quoted = _quote(text, 40)
+    assert quoted.endswith("…") and len(quoted) <= 41 and text.startswith(quoted[:-1]) and text[len(quoted) - 1] == " "
+    assert _quote("short", 40) == "short"
