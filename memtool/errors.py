@@ -38,9 +38,10 @@ class IndexUnavailable(MemError):
 
     exit_code = 5
 
-    def __init__(self, message: str, hint: str | None = None, corrupt: bool = False):
+    def __init__(self, message: str, hint: str | None = None, corrupt: bool = False, newer: bool = False):
         super().__init__(message, hint)
         self.corrupt = corrupt
+        self.newer = newer  # written by a newer memtool: `mem index --rebuild` sets it aside
 
 
 class ProviderUnavailable(MemError):

@@ -57,6 +57,7 @@ class Memory:
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._local = None
         self._feed = None  # a ChangeFeed while following file events (see `follow`)
+        self._rebuilding = False  # `index(rebuild=True)` may set aside an index of a newer memtool
         self.unlisted: list = []  # ScanProblems of the last full scan: what it left out, and why
         self.track_access = self.config.track_access  # recalls feed stability (off for benchmarks)
 
@@ -71,10 +72,10 @@ class Memory:
             try:
                 self._store = Store.open(self.ws.index_path)
             except IndexUnavailable as exc:
-                if not exc.corrupt:
+                if not (exc.corrupt or (exc.newer and self._rebuilding)):
                     raise
-                # The index is derived: keep the broken file for inspection and start a new one.
-                aside = _aside_name(self.ws.index_path)
+                # The index is derived: keep the old file (for inspection, or the newer memtool) and start anew.
+                aside = _aside_name(self.ws.index_path, "corrupt" if exc.corrupt else "newer")
                 self.ws.index_path.rename(aside)
                 for suffix in ("-wal", "-shm"):
                     Path(str(self.ws.index_path) + suffix).unlink(missing_ok=True)
@@ -111,7 +112,9 @@ class Memory:
         """Bring the index up to date (only changed files are read, only new text is embedded).
 
         `rebuild` re-reads every file; vectors are kept, since they are keyed by the text they embed.
+        An index written by a newer memtool is set aside then (kept beside it) instead of refused.
         """
+        self._rebuilding = rebuild
         report = self._index_text(rebuild, progress)
         if self.embedder is not None:
             try:
@@ -856,12 +859,13 @@ class Memory:
         return out
 
 
-def _aside_name(index: Path) -> Path:
-    """A new name beside the index for a corrupt copy: UTC time to the nanosecond, never one in use."""
+def _aside_name(index: Path, why: str) -> Path:
+    """A new name beside the index for a copy set aside (`corrupt`, `newer`): UTC time to the
+    nanosecond, never one in use."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     n = 0
     while True:
-        aside = index.with_name(f"{index.name}.corrupt-{stamp}-{time.time_ns() % 1_000_000_000:09d}"
+        aside = index.with_name(f"{index.name}.{why}-{stamp}-{time.time_ns() % 1_000_000_000:09d}"
                                 + (f"-{n}" if n else ""))
         if not aside.exists():
             return aside

@@ -248,3 +248,21 @@ def test_14_8_tags_are_filterable(tmp_path):
         assert run_json("-w", ws, "recall", "--tag", not_a_tag)[1]["results"] == [], not_a_tag
     proc = run_mem("-w", ws, "recall", "--tag", "2026-031")
     assert proc.returncode == 2 and "--tag" in proc.stderr  # digits only: not a tag (Obsidian's rule)
+
+
+def test_14_12_an_index_from_a_newer_memtool_is_set_aside_by_the_rebuild_its_hint_names(tmp_path):
+    import sqlite3
+
+    ws = tmp_path / "ws"
+    _notes(ws)
+    run_mem("-w", ws, "index", check=0)
+    with sqlite3.connect(ws / ".memory" / "index.sqlite") as conn:
+        conn.execute("PRAGMA user_version = 999")
+    proc = run_mem("-w", ws, "recall", "Leipzig")
+    assert proc.returncode == 5 and "mem index --rebuild" in proc.stderr
+    proc = run_mem("-w", ws, "index", "--rebuild")
+    assert proc.returncode == 0, proc.stderr
+    assert "moved it to index.sqlite.newer-" in proc.stderr
+    assert list((ws / ".memory").glob("index.sqlite.newer-*"))  # the newer memtool's index is kept
+    _, data = run_json("-w", ws, "recall", "Leipzig")
+    assert data["results"]

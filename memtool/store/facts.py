@@ -140,7 +140,8 @@ class Store:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise IndexUnavailable(f"the index was written by a newer memtool (schema {version} > {SCHEMA_VERSION})",
-                                   "upgrade memtool, or run 'mem index --rebuild' to recreate it")
+                                   "upgrade memtool, or run 'mem index --rebuild' to set it aside and recreate it",
+                                   newer=True)
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
