@@ -847,7 +847,26 @@ class Memory:
         """Every diagnostic of every indexed file (refreshing first)."""
         self.refresh()
         return ([Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
-                + self._access_diagnostics())
+                + self._access_diagnostics() + self._link_diagnostics())
+
+    def _link_diagnostics(self) -> list[Diagnostic]:
+        """`[[links]]` that reach an entity page only through its aliases: memtool follows them, but
+        editors that resolve links by file name (Obsidian) do not."""
+        from memtool.retain import wiki_links
+
+        names = {p.stem.casefold() for p in self.ws.root.rglob("*.md")}
+        out, said = [], set()
+        for path, line, content in self.store.facts_with_links():
+            for target in wiki_links(content):
+                page = self.store.entity_page(target)
+                if page is None or target.casefold() in names or (path, target) in said:
+                    continue
+                said.add((path, target))
+                out.append(Diagnostic(path, line, "warning", "link-by-alias",
+                                      f"[[{target}]] reaches {page['path']} only through its aliases; editors that"
+                                      f" resolve links by file name (Obsidian) will not find it: rename the page to"
+                                      f" '{target}.md' or write [[{Path(page['path']).stem}|{target}]]"))
+        return out
 
     def _access_diagnostics(self) -> list[Diagnostic]:
         """Indexed files this user cannot read now, though unchanged since (chmod keeps the mtime)."""

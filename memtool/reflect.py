@@ -15,10 +15,12 @@ from memtool import blocks
 
 BLOCK = "entity"
 OPINIONS_BLOCK = "opinions"
+OPINIONS_PAGE = "bank/opinions.md"
 STRONG = 0.85  # opinions at least this sure are suggested for memory.md
 MIN_FACTS = 2  # an entity needs this many facts before it gets a page
 MAX_FACTS = 15  # facts listed on a page (newest first); the timeline counts all
-_UNSAFE = re.compile(r"[^\w.\-]+")
+# Characters a page's file name cannot hold: unsafe on some file system, or breaking Obsidian's [[links]].
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|#^\[\]]+')
 _DAILY = re.compile(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md#")
 
 
@@ -46,11 +48,23 @@ class Plan:
 
 
 def slug_for(name: str) -> str:
-    """A file name for an entity page (letters, digits, `.`, `-`, `_`; spaces become `-`)."""
-    return _UNSAFE.sub("-", name.strip()).strip("-.") or "entity"
+    """A file name for a new entity page: the name as people write it (`[[Anna Müller]]` → `Anna
+    Müller`), so that editors resolving links by file name (Obsidian) find the page; only characters
+    a file name or a link cannot hold become `-`."""
+    return " ".join(_UNSAFE.sub("-", name).split()).strip("-. ") or "entity"
 
 
-def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None) -> str:
+def cite(source: str, page: str) -> str:
+    """A citation an editor can follow: `[memory/2026-11-24.md#L4](../../memory/2026-11-24.md)` from
+    `page` (the link opens the file; the text keeps the exact lines)."""
+    import posixpath
+
+    target = posixpath.relpath(source.split("#")[0], posixpath.dirname(page) or ".")
+    return f"[{source}]({'<' + target + '>' if ' ' in target else target})"
+
+
+def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None,
+              page: str = "bank/entities/x.md") -> str:
     """The generated part of an entity page: summary, facts (newest first), opinions, related, timeline.
 
     `facts` are recall results (kind, timestamp, content, source, entities, confidence), newest first;
@@ -68,12 +82,12 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     if current:
         lines.append("**Facts** (newest first)")
         for f in current:
-            lines.append(f"- {_when(f)}{_one_line(f['content'])} — `{f['source']}`{_superseded(f)}")
+            lines.append(f"- {_when(f)}{_one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}")
         lines.append("")
     opinions = [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
     if opinions:
         lines.append("**Opinions**")
-        lines += [f"- {_conf(f, confidences)}{_one_line(f['content'])} — `{f['source']}`{_superseded(f)}"
+        lines += [f"- {_conf(f, confidences)}{_one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}"
                   for f in opinions]
         lines.append("")
     from memtool.store import entity_key
@@ -89,10 +103,10 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _superseded(f: dict) -> str:
+def _superseded(f: dict, page: str) -> str:
     """The mark of a fact that consolidation found replaced (the one rule, shared with recall)."""
     later = (f.get("superseded_by") or {}).get("source")
-    return f" *(superseded by `{later}`)*" if later else ""
+    return f" *(superseded by {cite(later, page)})*" if later else ""
 
 
 def _written(f: dict) -> str | None:
@@ -158,13 +172,14 @@ def opinions_body(threads, visible=_everything) -> str:
         for o in sorted((o for o in threads if o.entity == entity), key=lambda o: (o.date or "", o.source), reverse=True):
             c = o.confidence
             moved = f"{o.anchor:.2f} → {c:.2f} {trend(o.anchor, c)}" if abs(c - o.anchor) >= 0.005 else f"{c:.2f}"
-            lines.append(f"- {_one_line(o.statement)} — c={moved}, last updated {o.date or '–'} — `{o.source}`")
+            lines.append(f"- {_one_line(o.statement)} — c={moved}, last updated {o.date or '–'} — "
+                         f"{cite(o.source, OPINIONS_PAGE)}")
             supporting = [x for x in o.supporting if visible(x)]
             contradicting = [x for x in o.contradicting if visible(x)]
             if supporting:
-                lines.append("  - supported by " + ", ".join(f"`{x}`" for x in supporting))
+                lines.append("  - supported by " + ", ".join(cite(x, OPINIONS_PAGE) for x in supporting))
             if contradicting:
-                lines.append("  - contradicted by " + ", ".join(f"`{x}`" for x in contradicting))
+                lines.append("  - contradicted by " + ", ".join(cite(x, OPINIONS_PAGE) for x in contradicting))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

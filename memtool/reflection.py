@@ -100,7 +100,7 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
             plan.facts += len(facts)
             current = mem.ws.read_text(path) if (mem.ws.root / path).exists() else None
             plan.pages.append(reflect.plan_page(entity, path, current,
-                                                reflect.page_body(entity, facts, confidences), overwrite_edits))
+                                                reflect.page_body(entity, facts, confidences, path), overwrite_edits))
         moves = reflect.opinion_moves(threads, state.get("opinions", {}))
         current = mem.ws.read_text("bank/opinions.md") if (mem.ws.root / "bank/opinions.md").exists() else None
         body = reflect.opinions_body(threads, fits("bank/opinions.md"))

@@ -70,6 +70,11 @@ def hashtags(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in found if t))
 
 
+def wiki_links(text: str) -> list[str]:
+    """`[[Target]]` targets in order (`[[Target|label]]` and `[[Target#heading]]` give `Target`)."""
+    return list(dict.fromkeys(m.group(1).strip() for m in _WIKI_RE.finditer(text) if m.group(1).strip()))
+
+
 def inline_fields(text: str) -> dict[str, str]:
     """`[key:: value]` fields; a repeated key keeps its first value."""
     out: dict[str, str] = {}

@@ -305,7 +305,7 @@ def test_14_11_entity_pages_mark_what_consolidation_superseded(history):
     for c in truth["contradictions"]:
         pages = [p for p in (ws / "bank" / "entities").glob("*.md") if c["old"]["source"] in p.read_text(encoding="utf-8")]
         for page in pages:
-            line = next(l for l in page.read_text(encoding="utf-8").splitlines() if f"`{c['old']['source']}`" in l)
-            assert f"*(superseded by `{c['new']['source']}`)*" in line, (page.name, line)
+            line = next(l for l in page.read_text(encoding="utf-8").splitlines() if f"[{c['old']['source']}]" in l)
+            assert f"*(superseded by [{c['new']['source']}](" in line, (page.name, line)
             marked += 1
     assert marked, "no contradiction reached an entity page: the test would prove nothing"

@@ -26,11 +26,12 @@ def test_pages_get_blocks_that_cite_real_lines(mem, example_ws):
     page = (example_ws / "bank/entities/Peter.md").read_text(encoding="utf-8")
     block = blocks.find(page, "entity")
     assert block and not block.edited
-    cites = re.findall(r"— `([^`]+)#L(\d+)(?:-L(\d+))?`", block.body)
+    cites = re.findall(r"— \[([^\]]+)#L(\d+)(?:-L(\d+))?\]\(<?([^)>]+)>?\)", block.body)
     assert len(cites) >= 8
-    for path, a, _ in cites:
+    for path, a, _, link in cites:
         lines = split_lines((example_ws / path).read_text(encoding="utf-8"))
         assert lines[int(a) - 1].strip(), (path, a)
+        assert (example_ws / "bank/entities" / link).resolve() == (example_ws / path).resolve()  # an editor can follow it
     assert "bank/journal.md" not in block.body
     journal = (example_ws / "bank/journal.md").read_text(encoding="utf-8")
     assert "— reflect" in journal and "Peter" in journal
@@ -227,3 +228,40 @@ def test_14_10_quotes_end_at_a_whole_word():
     quoted = _quote(text, 40)
     assert quoted.endswith("…") and len(quoted) <= 41 and text.startswith(quoted[:-1]) and text[len(quoted) - 1] == " "
     assert _quote("short", 40) == "short"
+
+
+def _obsidian_unresolved(ws) -> list[str]:
+    """Obsidian's rule: [[Target]] resolves to a file named Target.md anywhere in the vault (any case)."""
+    from memtool.retain import wiki_links
+
+    names = {p.stem.casefold() for p in ws.rglob("*.md") if ".memory" not in p.parts}
+    return [t for p in ws.rglob("*.md") if ".memory" not in p.parts
+            for t in wiki_links(p.read_text(encoding="utf-8")) if t.split("/")[-1].casefold() not in names]
+
+
+def test_14_8_new_pages_are_named_as_links_are_written(tmp_path):
+    from conftest import run_json, write
+
+    ws = tmp_path / "vault"
+    write(ws, "memory/2026-11-01.md", "- Call with [[Anna Müller]] about the lease.\n- [[Anna Müller]] sent the contract.\n"
+                                      "- [[Brandt Logistik]] ships Tuesday.\n- Invoice for [[Brandt Logistik]].\n")
+    assert sorted(_obsidian_unresolved(ws)) == ["Anna Müller", "Brandt Logistik"]
+    proc, data = run_json("-w", ws, "reflect", "--force")
+    assert proc.returncode == 0, proc.stderr
+    created = sorted(p["path"] for p in data["pages"] if p["action"] == "create" and "entities" in p["path"])
+    assert created == ["bank/entities/Anna Müller.md", "bank/entities/Brandt Logistik.md"]
+    assert (ws / "bank/entities/Anna Müller.md").read_text(encoding="utf-8").startswith("# Anna Müller\n")
+    assert _obsidian_unresolved(ws) == []  # every link people wrote now opens its page
+    _, again = run_json("-w", ws, "reflect", "--force")
+    assert all(p["action"] == "unchanged" for p in again["pages"]), again["pages"]  # settled after one run
+    _, check = run_json("-w", ws, "check")
+    assert not [d for d in check["diagnostics"] if d["code"] == "link-by-alias"]
+
+
+def test_14_8_a_link_that_only_an_alias_resolves_is_reported(example_ws):
+    from conftest import run_json
+
+    _, check = run_json("-w", example_ws, "check")
+    found = [d for d in check["diagnostics"] if d["code"] == "link-by-alias"]
+    assert [(d["path"], d["line"]) for d in found] == [("memory/2026-10-12.md", 14)]
+    assert "Anna-Mueller.md" in found[0]["message"] and "'Anna Müller.md'" in found[0]["message"]

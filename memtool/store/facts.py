@@ -475,6 +475,11 @@ class Store:
                     spellings[name] = spellings.get(name, 0) + 1
         return max(sorted(spellings), key=lambda s: spellings[s]) if spellings else key
 
+    def facts_with_links(self) -> list[tuple[str, int, str]]:
+        """(path, first line, content) of every fact that holds a `[[link]]`."""
+        return self.conn.execute("SELECT path, line_start, content FROM facts WHERE instr(content, '[[') > 0"
+                                 " ORDER BY path, line_start").fetchall()
+
     def entity_page(self, name: str) -> dict | None:
         """The entity page `name` resolves to (by slug, title or alias): its slug and path."""
         row = self.conn.execute("SELECT entity, path FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
