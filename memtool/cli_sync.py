@@ -49,6 +49,9 @@ def sync_run(
                          f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
         for note in report["kept"]:
             output.warn(note)
+        for note in report["refused"]:
+            output.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
+                        "the rest of the round went ahead)")
         for path in report["deferred"]:
             output.warn(f"{path} changed during the sync; the next sync merges it")
     if report["conflicts"]:

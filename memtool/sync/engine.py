@@ -18,13 +18,12 @@ from collections import Counter
 
 from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.merge import merge3
-from memtool.sync.plan import Decision, Remote as RemoteEntry, Step, decide
+from memtool.sync.plan import CONFLICT_MARK, Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, Remote, StaleManifest, open_remote
 from memtool.sync.state import BaseEntry, SyncState, now_iso
 from memtool.workspace import Workspace
 
 FORMAT = "memtool-sync/1"
-CONFLICT_MARK = ".conflict-"
 ATTEMPTS = 6
 PARALLEL = 8  # requests in flight for uploads and downloads
 
@@ -41,13 +40,24 @@ def rev_of(data: bytes) -> str:
 
 def sync_files(ws: Workspace) -> dict[str, tuple[int, int]]:
     """path → (size, mtime_ns) of what syncs: the Markdown files memtool reads plus top-level `*.md`
-    (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies."""
+    (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides)."""
     files = ws.scan()
     for path in ws.root.glob("*.md"):
         if path.name not in files and not path.name.startswith(".") and path.is_file():
             st = path.stat()
             files[path.name] = (st.st_size, st.st_mtime_ns)
-    return {p: s for p, s in files.items() if CONFLICT_MARK not in p.rsplit("/", 1)[-1]}
+    return {p: s for p, s in files.items() if path_problem(p) is None}
+
+
+def shown(path: str) -> str:
+    """A path from a manifest, safe to print (control characters escaped)."""
+    return "".join(ch if ch >= " " and ch != "\x7f" else f"\\x{ord(ch):02x}" for ch in path)
+
+
+def safe_device(device) -> str:
+    """A device name from a manifest (untrusted) as it may appear in a file name or on a terminal."""
+    text = device if isinstance(device, str) else ""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "-" for ch in text)[:40] or "remote"
 
 
 def _parallel(fn, items: list, progress=None) -> list:
@@ -86,6 +96,11 @@ def parse_manifest(data: bytes, url: str) -> dict:
         manifest = json.loads(data)
         if manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
             raise ValueError(manifest.get("format"))
+        if not isinstance(manifest.get("memory_id", ""), str):
+            raise ValueError("memory_id is not a string")
+        generation = manifest.get("generation", 0)
+        if not isinstance(generation, int) or isinstance(generation, bool) or generation < 0:
+            raise ValueError("generation is not a count")
     except (ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"the manifest on {url} is not a memtool sync manifest ({exc})",
                              "point sync at a folder or prefix used only by memtool") from None
@@ -102,7 +117,7 @@ class Round:
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
-                                       "conflicts", "deferred", "kept", "backups")}
+                                       "conflicts", "deferred", "kept", "backups", "refused")}
 
     # --- remote calls, counted ----------------------------------------------------------------
 
@@ -147,11 +162,19 @@ class Round:
         writes: list[tuple[str, str | None, bytes | str | None]] = []  # path, expected local rev, bytes or rev
         copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
         for path in sorted(set(local) | set(base) | set(entries)):
+            problem = path_problem(path)
+            if problem:  # never written here, whatever the manifest says; its entry is left as it is
+                if path in entries:
+                    self.done["refused"].append(f"{shown(path)}: {problem}")
+                continue
             if path in conflicts:
                 self.done["kept"].append(path)
                 continue
             entry = entries.get(path)
-            remote = RemoteEntry(entry.get("rev"), bool(entry.get("deleted"))) if entry else None
+            remote = remote_entry(entry) if entry is not None else None
+            if entry is not None and remote is None:
+                self.done["refused"].append(f"{path}: malformed manifest entry")
+                continue
             base_entry = base.get(path)
             decision = decide(local.get(path), base_entry.rev if base_entry else None, remote)
             self._plan(path, decision, local, cache, stats, base_entry, entry, new_entries, new_base,
@@ -219,6 +242,11 @@ class Round:
               uploads, writes, copies) -> None:
         step = decision.step
         mine = local.get(path)
+        if step in (Step.PULL, Step.DELETE, Step.MERGE):
+            problem = self._link_problem(path)
+            if problem:
+                self.done["refused"].append(f"{path}: {problem}")
+                return
         if step is Step.SKIP:
             if path in cache and base_entry:  # touched but identical: remember the new stat
                 new_base[path] = BaseEntry(mine, *stats[path])
@@ -250,6 +278,22 @@ class Round:
         elif step is Step.MERGE:
             self._merge(path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies)
 
+    def _link_problem(self, path: str) -> str | None:
+        """Why a path that passes `path_problem` must still not be written: it leads (through a
+        symbolic link) outside the workspace or to a file sync never writes."""
+        try:
+            target = self.ws.resolve(path)
+            real = self.ws.relative(target)
+        except (UsageError, OSError, RuntimeError):
+            return "leads outside the workspace"
+        if real != path and path_problem(real) is not None:
+            return f"a link to {real}"
+        if target.exists() and not target.is_file():
+            return "not a regular file here"
+        if any(parent.exists() and not parent.is_dir() for parent in target.parents):
+            return "a folder on its path is a file here"
+        return None
+
     def _merge(self, path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies) -> None:
         theirs = self._get(entry["rev"])
         ours = cache.get(path)
@@ -263,7 +307,7 @@ class Round:
             merged = None
         if merged is None or not merged.clean:
             record = {"remote_rev": entry["rev"], "base_rev": base_rev, "local_rev": mine,
-                      "device": entry.get("device", "remote"), "time": now_iso(),
+                      "device": safe_device(entry.get("device")), "time": now_iso(),
                       "lines": [c.line for c in merged.conflicts] if merged else []}
             copies.append((path, record, theirs, base_bytes))
             return
@@ -324,7 +368,7 @@ class Round:
         stem, dot, ext = path.rpartition(".")
         if not dot or "/" in ext:
             stem, ext = path, ""
-        safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in device)[:40] or "remote"
+        safe = safe_device(device)
         for n in range(1, 1000):
             name = f"{stem}{CONFLICT_MARK}{safe}{'' if n == 1 else f'-{n}'}{'.' + ext if ext else ''}"
             target = self.ws.resolve(name)

@@ -1,0 +1,223 @@
+"""The remote is untrusted input (issue 13, part D): a tampered, rolled-back or damaged remote.
+
+Every test plays someone with write access to the remote (a folder, or a real S3-speaking server)
+and checks what one `mem sync` (a real process) then does to a workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import mem_env, run_json, run_mem, write
+from s3_server import S3_ENV, start_s3
+
+DAY = "memory/2026-11-30.md"
+LOG = "# 2026-11-30\n\n## Retain\n- W @Peter: Peter likes tea.\n"
+
+
+def rev(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class FolderStore:
+    """Direct access to a folder remote, as an attacker (or a careless restore) would have it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.url = str(root)
+        self.env = None
+
+    def manifest_bytes(self) -> bytes:
+        return (self.root / "manifest.json").read_bytes()
+
+    def set_manifest_bytes(self, data: bytes) -> None:
+        (self.root / "manifest.json").write_bytes(data)
+
+    def object_path(self, r: str) -> Path:
+        return self.root / "objects" / r[:2] / r
+
+    def put(self, data: bytes) -> str:
+        r = rev(data)
+        self.object_path(r).parent.mkdir(parents=True, exist_ok=True)
+        self.object_path(r).write_bytes(data)
+        return r
+
+    def damage(self, r: str, data: bytes) -> None:
+        self.object_path(r).write_bytes(data)
+
+
+class S3Store:
+    def __init__(self, client, url: str, env: dict):
+        self.client, self.url, self.env = client, url, env
+        self.bucket, self.prefix = url[5:].split("/", 1)
+
+    def manifest_bytes(self) -> bytes:
+        return self.client.get_object(Bucket=self.bucket, Key=f"{self.prefix}/manifest.json")["Body"].read()
+
+    def set_manifest_bytes(self, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/manifest.json", Body=data)
+
+    def put(self, data: bytes) -> str:
+        r = rev(data)
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}", Body=data)
+        return r
+
+    def damage(self, r: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}", Body=data)
+
+
+def manifest(store) -> dict:
+    return json.loads(store.manifest_bytes())
+
+
+def tamper(store, files: dict[str, bytes]) -> None:
+    """Add (valid, uploaded) entries for `files` to the remote's manifest, as a newer generation."""
+    m = manifest(store)
+    for path, data in files.items():
+        m["files"][path] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    m["generation"] = m.get("generation", 0) + 1
+    store.set_manifest_bytes(json.dumps(m).encode())
+
+
+def sync(ws: Path, store, *args, check=None):
+    return run_mem("-w", ws, "sync", *args, env=store.env, check=check)
+
+
+def sync_json(ws: Path, store):
+    return run_json("-w", ws, "sync", env=store.env)
+
+
+def pair_on(store, tmp_path: Path) -> tuple[Path, Path]:
+    """Two workspaces (laptop, desktop) that agreed on one daily log through `store`."""
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    write(a, DAY, LOG)
+    write(a, "bank/world.md", "# World\n\n- The Elbe flows through Hamburg.\n")
+    (b / "memory").mkdir(parents=True)
+    sync(a, store, store.url, check=0)
+    sync(b, store, store.url, check=0)
+    assert (b / DAY).read_text() == LOG
+    return a, b
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return FolderStore(tmp_path / "remote")
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    server, endpoint = start_s3()
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server):
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server, **{k.lower(): v for k, v in S3_ENV.items()
+                                                            if k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")},
+                          region_name=S3_ENV["AWS_REGION"])
+    name = f"mem-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=name)
+    return S3Store(client, f"s3://{name}/memory", mem_env(**S3_ENV, AWS_ENDPOINT_URL=s3_server))
+
+
+# --- item 12: a tampered manifest may only ever write what sync itself would publish ---------------
+
+PLANTED = {
+    ".memory/index.sqlite": b"not a database",
+    ".memory/sync/off.json": b'{"since": "forever"}',
+    ".memory/backups/memory.md.20991231T235959Z-000000000": b"# Core memory\n- planted backup\n",
+    ".memory/sync/base.json": b'{"files": {}}',
+    ".hidden.md": b"hidden\n",
+    "memory/.hidden.md": b"hidden\n",
+    "memory/2026-11-30.conflict-mallory.md": b"fake conflict copy\n",
+    "memtool.toml": b"[sync]\nremote = '/tmp/elsewhere'\n",
+    "other/notes.md": b"outside the synced folders\n",
+    "../escaped.md": b"outside the workspace\n",
+    "/tmp/absolute-mem-attack.md": b"absolute\n",
+    "memory\\..\\..\\win.md": b"backslashes\n",
+    "memory/nul\x00.md": b"nul\n",
+    "memory/./dot.md": b"dot\n",
+    "memory//double.md": b"double slash\n",
+}
+LEGIT = {"memory/2026-12-01.md": b"# 2026-12-01\n\n- A line from the other machine.\n"}
+
+
+def _assert_nothing_planted(ws: Path) -> None:
+    for path in PLANTED:
+        if path.startswith("/") or "\x00" in path:
+            continue
+        target = ws / path
+        if path == ".memory/index.sqlite" and target.exists():
+            assert target.read_bytes() != PLANTED[path]
+            continue
+        if path == ".memory/sync/base.json":
+            assert json.loads(target.read_text())["files"], "the base was overwritten from the remote"
+            continue
+        assert not target.exists(), f"{path} was written from the remote"
+    assert not (ws.parent / "escaped.md").exists()
+    assert not Path("/tmp/absolute-mem-attack.md").exists()
+
+
+def _tampered_manifest_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    tamper(store, {**PLANTED, **LEGIT})
+    proc = sync(b, store)
+    assert proc.returncode == 0, proc.stderr
+    _assert_nothing_planted(b)
+    assert (b / "memory/2026-12-01.md").read_bytes() == LEGIT["memory/2026-12-01.md"]  # the rest proceeds
+    assert "refused" in proc.stderr and ".memory/sync/off.json" in proc.stderr and "\x00" not in proc.stderr
+    _, listing = run_json("-w", b, "sync", "restore")
+    assert listing["backups"] == []  # no planted backup to "restore"
+    # The other replica is not harmed either: it names every refused path and keeps syncing.
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"]
+    _assert_nothing_planted(a)
+    refused = "\n".join(report["refused"])
+    for path in (".memory/index.sqlite", ".memory/sync/off.json", "memtool.toml", "../escaped.md", "/tmp/absolute"):
+        assert path in refused
+    assert "\\x00" in refused and "\x00" not in refused  # named, and printable
+
+
+def test_d12_tampered_manifest_writes_only_synced_paths(folder, tmp_path):
+    _tampered_manifest_round(folder, tmp_path)
+
+
+def test_d12_tampered_manifest_writes_only_synced_paths_s3(s3, tmp_path):
+    _tampered_manifest_round(s3, tmp_path)
+
+
+def test_d12_a_synced_path_through_a_symlink_is_not_written(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    os.symlink("../.memory/sync", b / "bank" / "state")  # a link someone made on this machine
+    tamper(folder, {"bank/state/conflicts.md": b"through the link\n", **LEGIT})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert not (b / ".memory/sync/conflicts.md").exists()
+    assert any("bank/state/conflicts.md" in note for note in report["refused"])
+    assert (b / "memory/2026-12-01.md").exists()
+
+
+def test_d12_malformed_entries_are_refused_not_fatal(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"]["memory/bad-rev.md"] = {"rev": "../../../../etc/passwd", "size": 1}
+    m["files"]["memory/not-an-object.md"] = ["x"]
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / "memory/2026-12-01.md").exists()
+    assert {n.split(":")[0] for n in report["refused"]} == {"memory/bad-rev.md", "memory/not-an-object.md"}
