@@ -91,8 +91,8 @@ def sync(ws: Path, store, *args, check=None):
     return run_mem("-w", ws, "sync", *args, env=store.env, check=check)
 
 
-def sync_json(ws: Path, store):
-    return run_json("-w", ws, "sync", env=store.env)
+def sync_json(ws: Path, store, *args):
+    return run_json("-w", ws, "sync", *args, env=store.env)
 
 
 def pair_on(store, tmp_path: Path) -> tuple[Path, Path]:
@@ -221,3 +221,78 @@ def test_d12_malformed_entries_are_refused_not_fatal(folder, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (b / "memory/2026-12-01.md").exists()
     assert {n.split(":")[0] for n in report["refused"]} == {"memory/bad-rev.md", "memory/not-an-object.md"}
+
+
+# --- item 13: without a common base only extensions merge ----------------------------------------
+
+LONG = "# 2026-11-30\n\n## Retain\n" + "".join(f"- B: line {i}.\n" for i in range(3, 11))
+
+
+def test_d13_a_lost_base_never_mangles_a_file(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LONG)
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    edited = LONG.replace("- B: line 5.", "- B: line five, corrected.") + "- B: line 11.\n"
+    write(a, DAY, edited)
+    sync(a, folder, check=0)
+    (b / ".memory/sync/base.json").rename(b / "base.json.away")  # as the "damaged" hint suggests
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 9, proc.stderr
+    assert report["merged"] == [] and report["conflicts"] == [DAY]
+    assert (b / DAY).read_text() == LONG  # untouched: both versions kept, nothing duplicated
+    copy = next((b / "memory").glob("2026-11-30.conflict-*.md"))
+    assert copy.read_text() == edited
+    assert manifest(folder)["files"][DAY]["rev"] == rev(edited.encode())  # nothing garbled published
+
+
+def test_d13_without_a_base_an_extension_merges_and_identical_files_agree(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LOG + "- B: appended on the laptop.\n")
+    sync(a, folder, check=0)
+    (b / ".memory/sync/base.json").unlink()
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / DAY).read_text() == LOG + "- B: appended on the laptop.\n"
+    assert report["conflicts"] == [] and "bank/world.md" in report["adopted"]
+
+
+def test_d13_a_second_machine_after_mem_init_takes_the_remote_memory(folder, tmp_path):
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    run_mem("init", a, check=0)
+    core = "# Core memory\n\n- Prefers tea.\n- Works at Brandt Logistik.\n"
+    write(a, "memory.md", core)  # the starter comment replaced: not an extension of the starter
+    sync(a, folder, folder.url, check=0)
+    run_mem("init", b, check=0)
+    proc, report = sync_json(b, folder, folder.url)
+    assert proc.returncode == 0, proc.stderr
+    assert report["conflicts"] == []
+    assert (b / "memory.md").read_text() == core
+    sync(a, folder, check=0)
+    assert (a / "memory.md").read_text() == core
+
+
+def test_d13_a_second_machine_with_its_own_core_memory_gets_a_conflict(folder, tmp_path):
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    write(a, "memory.md", "# Core memory\n\n- Prefers tea.\n- Lives in Hamburg.\n")
+    sync(a, folder, folder.url, check=0)
+    mine = "# Core memory\n\n- Prefers coffee.\n- Lives in Hamburg.\n"  # one line differs: not appends
+    write(b, "memory.md", mine)
+    proc, report = sync_json(b, folder, folder.url)
+    assert proc.returncode == 9 and report["conflicts"] == ["memory.md"]
+    assert (b / "memory.md").read_text() == mine
+    copy = next(b.glob("memory.conflict-*.md"))
+    assert copy.read_text() == "# Core memory\n\n- Prefers tea.\n- Lives in Hamburg.\n"
+
+
+def test_d13_merge_unrelated_rules():
+    from memtool.sync.merge import merge_unrelated
+
+    assert merge_unrelated("a\nb\n", "a\nb\nc\n").text == "a\nb\nc\n"
+    assert merge_unrelated("a\nb\nc\n", "a\nb\n").text == "a\nb\nc\n"
+    assert merge_unrelated("a\nb", "a\nb\nc\n").text == "a\nb\nc\n"
+    two = merge_unrelated("# d\n- laptop\n", "# d\n- desktop\n")
+    assert two.clean and two.text == "# d\n- laptop\n- desktop\n"
+    assert merge_unrelated("# d\n- laptop", "# d\n- desktop").text == "# d\n- laptop\n- desktop"
+    replaced = merge_unrelated("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n")  # shares c, d after the change
+    assert not replaced.clean and replaced.text == "a\nb\nc\nd\n"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections import Counter
 
 from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
-from memtool.sync.merge import merge3
+from memtool.sync.merge import Merge, merge3, merge_unrelated
 from memtool.sync.plan import CONFLICT_MARK, Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, Remote, StaleManifest, open_remote
 from memtool.sync.state import BaseEntry, SyncState, now_iso
@@ -89,6 +90,27 @@ def _unchanged(stats: dict[str, tuple[int, int]], base: dict[str, BaseEntry]) ->
         if entry is None or entry.size != size or entry.mtime_ns != mtime:
             return False
     return True
+
+
+def starter_text(path: str) -> str | None:
+    """The text `mem init` writes at `path` (identical on every machine, so a true common base)."""
+    from memtool.templates import DAILY_EXAMPLE, TEMPLATES
+
+    if path in TEMPLATES:
+        return TEMPLATES[path]
+    match = re.fullmatch(r"memory/(?:\d{4}/(?:\d{2}/)?)?(\d{4}-\d{2}-\d{2})\.md", path)
+    return DAILY_EXAMPLE.format(day=match.group(1)) if match else None
+
+
+def _merge_texts(path: str, base: str | None, ours: str, theirs: str) -> Merge:
+    """Three-way with the base; without one, an untouched starter file counts as the base (the other
+    side's text wins), else only extensions merge (`merge_unrelated`)."""
+    if base is not None:
+        return merge3(base, ours, theirs)
+    starter = starter_text(path)
+    if starter is not None and starter in (ours, theirs):
+        return merge3(starter, ours, theirs)
+    return merge_unrelated(ours, theirs)
 
 
 def parse_manifest(data: bytes, url: str) -> dict:
@@ -302,7 +324,8 @@ class Round:
         base_rev = base_entry.rev if base_entry else None
         base_bytes = self._get(base_rev) if base_rev else b""
         try:
-            merged = merge3(base_bytes.decode("utf-8"), ours.decode("utf-8"), theirs.decode("utf-8"))
+            merged = _merge_texts(path, base_bytes.decode("utf-8") if base_rev else None,
+                                  ours.decode("utf-8"), theirs.decode("utf-8"))
         except UnicodeDecodeError:
             merged = None
         if merged is None or not merged.clean:
