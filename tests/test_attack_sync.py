@@ -296,3 +296,58 @@ def test_d13_merge_unrelated_rules():
     assert merge_unrelated("# d\n- laptop", "# d\n- desktop").text == "# d\n- laptop\n- desktop"
     replaced = merge_unrelated("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n")  # shares c, d after the change
     assert not replaced.clean and replaced.text == "a\nb\nc\nd\n"
+
+
+# --- item 14: a remote that went backwards stops sync instead of rolling replicas back -------------
+
+NEWER = LOG + "- W @Anna: Anna moved to Leipzig.\n"
+
+
+def _rollback_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    old = store.manifest_bytes()
+    write(a, DAY, NEWER)
+    sync(a, store, check=0)
+    sync(b, store, check=0)
+    assert (b / DAY).read_text() == NEWER
+    store.set_manifest_bytes(old)  # a restore from last week's backup, or an attacker's replay
+    for ws in (a, b):
+        proc = sync(ws, store)
+        assert proc.returncode == 8, proc.stderr
+        assert "went backwards" in proc.stderr and "hint:" in proc.stderr
+        assert (ws / DAY).read_text() == NEWER  # nothing dropped
+    assert store.manifest_bytes() == old  # and nothing published
+    # Deliberate recovery, as the hint says: without a base the newer text is an extension: published.
+    (b / ".memory/sync/base.json").rename(b / "base.json.aside")
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0, proc.stderr
+    assert manifest(store)["generation"] > json.loads(old)["generation"] + 1
+    proc, report = sync_json(a, store)  # the other replica sees the remote moving forward again
+    assert proc.returncode == 0, proc.stderr
+    assert (a / DAY).read_text() == (b / DAY).read_text() == NEWER
+
+
+def test_d14_a_rolled_back_manifest_stops_sync(folder, tmp_path):
+    _rollback_round(folder, tmp_path)
+
+
+def test_d14_a_rolled_back_manifest_stops_sync_s3(s3, tmp_path):
+    _rollback_round(s3, tmp_path)
+
+
+def test_d14_a_manifest_replaced_under_the_same_generation_stops_sync(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"][DAY] = {"rev": folder.put(b"# 2026-11-30\n"), "size": 13, "device": "mallory", "time": "x"}
+    folder.set_manifest_bytes(json.dumps(m).encode())  # generation unchanged
+    proc = sync(b, folder)
+    assert proc.returncode == 8 and "replaced" in proc.stderr
+    assert (b / DAY).read_text() == LOG
+
+
+def test_d14_an_emptied_remote_is_not_silently_reseeded(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    shutil.rmtree(folder.root)
+    proc = sync(b, folder)
+    assert proc.returncode == 8 and "no manifest any more" in proc.stderr and "mounted" in proc.stderr
+    assert not (folder.root / "manifest.json").exists()

@@ -113,6 +113,31 @@ def _merge_texts(path: str, base: str | None, ours: str, theirs: str) -> Merge:
     return merge_unrelated(ours, theirs)
 
 
+def digest(manifest: bytes) -> str:
+    return hashlib.sha256(manifest).hexdigest()[:32]
+
+
+def check_generation(manifest: dict | None, data: bytes | None, seen: dict | None, url: str) -> None:
+    """Refuse a remote that went backwards: an older generation than this workspace already synced
+    with, another manifest under the same generation, or no manifest at all after one was seen."""
+    if seen is None:
+        return
+    had, now = seen["generation"], (manifest or {}).get("generation", 0) if data is not None else None
+    if now is None:
+        what = f"{url} has no manifest any more, but this workspace synced generation {had} there"
+    elif now < had:
+        what = f"the manifest on {url} went backwards: generation {now}, but this workspace already synced {had}"
+    elif now == had and seen.get("manifest") not in (None, digest(data)):
+        what = f"the manifest on {url} was replaced: another version under generation {now}"
+    else:
+        return
+    mount = "if the remote is a disk, check that it is mounted; " if now is None else ""
+    raise SyncBlocked(what + " (restored from an old copy, or changed by hand); nothing was changed here",
+                      f"{mount}if the remote was restored or emptied on purpose, move .memory/sync/base.json aside "
+                      "and run mem sync again: files then merge without a base (extensions merge, anything else "
+                      "becomes a conflict; nothing is dropped)")
+
+
 def parse_manifest(data: bytes, url: str) -> dict:
     try:
         manifest = json.loads(data)
@@ -175,6 +200,9 @@ class Round:
             raise SyncBlocked(f"{self.remote.url} holds a different memory ({manifest.get('memory_id', '?')[:8]}) "
                               f"than the one this workspace syncs ({binding['memory_id'][:8]})",
                               "sync paused; use a separate folder or prefix for each memory")
+        seen = self.state.seen()
+        if got is not NOT_MODIFIED and base:
+            check_generation(manifest, data, seen, self.remote.url)
         entries: dict[str, dict] = dict((manifest or {}).get("files", {}))
         local, cache = self._local_revs(stats, base)
 
@@ -202,7 +230,9 @@ class Round:
             self._plan(path, decision, local, cache, stats, base_entry, entry, new_entries, new_base,
                        uploads, writes, copies)
 
-        manifest_changed = new_entries != entries or manifest is None
+        generation = int((manifest or {}).get("generation", 0))
+        behind = seen is not None and generation < seen["generation"]  # accepted only without a base
+        manifest_changed = new_entries != entries or manifest is None or behind
         if uploads:
             self.requests["object_write"] += len(uploads)
         _parallel(lambda item: self.remote.put_object(*item), list(uploads.items()), self.progress.get("upload"))
@@ -210,8 +240,9 @@ class Round:
                             self.progress.get("download"))
         writes = [(path, mine, fetched.pop(0) if isinstance(blob, str) else blob) for path, mine, blob in writes]
         if manifest_changed:
+            generation = max(generation, seen["generation"] if seen else 0) + 1
             new_manifest = {"format": FORMAT, "memory_id": memory_id,
-                            "generation": int((manifest or {}).get("generation", 0)) + 1,
+                            "generation": generation,
                             "updated": now_iso(), "device": self.identity["device"], "files": new_entries}
             data = json.dumps(new_manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
             self.requests["manifest_write"] += 1
@@ -224,6 +255,9 @@ class Round:
             self.state.cache_manifest(data, etag)
         if not self.state.binding():
             self.state.bind(self.remote.url, memory_id)
+        if data is not None and (got is not NOT_MODIFIED or manifest_changed):
+            if seen is None or (generation, digest(data)) != (seen["generation"], seen.get("manifest")):
+                self.state.save_seen(generation, digest(data))
         report = self._report(stats, started)
         last = {"time": now_iso(), "remote": self.remote.url,
                 "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}

@@ -4,6 +4,8 @@
     binding.json     the remote this workspace is bound to, and the memory id found there
     base.json        per path, the revision both sides last agreed on (+ the local stat then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
+    seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
+                     goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
     off.json         present while sync is switched off
 """
@@ -102,6 +104,14 @@ class SyncState:
     def cache_manifest(self, data: bytes, etag: str) -> None:
         self.ws.write_atomic(f"{DIR}/manifest.json", data)
         self._write("manifest.etag.json", {"etag": etag})
+
+    def seen(self) -> dict | None:
+        """{"generation": N, "manifest": digest} of the newest remote manifest this workspace synced with."""
+        data = self._read("seen.json")
+        return data if isinstance(data, dict) and isinstance(data.get("generation"), int) else None
+
+    def save_seen(self, generation: int, digest: str) -> None:
+        self._write("seen.json", {"generation": generation, "manifest": digest})
 
     # --- conflicts ---------------------------------------------------------------------------
 
