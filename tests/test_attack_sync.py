@@ -351,3 +351,25 @@ def test_d14_an_emptied_remote_is_not_silently_reseeded(folder, tmp_path):
     proc = sync(b, folder)
     assert proc.returncode == 8 and "no manifest any more" in proc.stderr and "mounted" in proc.stderr
     assert not (folder.root / "manifest.json").exists()
+
+
+# --- item 15: same-size-and-mtime edits, damaged objects, stale temp files --------------------------
+
+def test_d15a_an_edit_that_keeps_size_and_mtime_is_published(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    target = b / DAY
+    before = target.stat()
+    target.write_text(LOG.replace("likes tea", "hates tea"))  # same length
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # touch -r
+    assert (target.stat().st_size, target.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pushed"] == [DAY]
+    sync(a, folder, check=0)
+    assert (a / DAY).read_text() == LOG.replace("likes tea", "hates tea")
+    # And the file is not stuck: a later change on the other side is pulled.
+    write(a, DAY, (a / DAY).read_text() + "- B: later.\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert report["pulled"] == [DAY] and report["deferred"] == []
+    assert "later" in target.read_text()

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 import time
 from collections import Counter
+from stat import S_ISREG
 
 from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.merge import Merge, merge3, merge_unrelated
@@ -39,15 +41,26 @@ def rev_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sync_files(ws: Workspace) -> dict[str, tuple[int, int]]:
-    """path → (size, mtime_ns) of what syncs: the Markdown files memtool reads plus top-level `*.md`
-    (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides)."""
-    files = ws.scan()
-    for path in ws.root.glob("*.md"):
-        if path.name not in files and not path.name.startswith(".") and path.is_file():
-            st = path.stat()
-            files[path.name] = (st.st_size, st.st_mtime_ns)
-    return {p: s for p, s in files.items() if path_problem(p) is None}
+def sync_files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
+    """path → (size, mtime_ns, ctime_ns) of what syncs: the Markdown files memtool reads plus top-level
+    `*.md` (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides).
+
+    The change time is in the key because an edit can keep size and mtime (`touch -r`, some editors
+    and copy tools) but never the ctime, which no program can set."""
+    paths = list(ws.scan())
+    paths += [p.name for p in ws.root.glob("*.md") if p.name != "memory.md"]
+    out: dict[str, tuple[int, int, int]] = {}
+    root = str(ws.root) + os.sep
+    for path in paths:
+        if path_problem(path) is not None:
+            continue
+        try:
+            st = os.stat(root + path)
+        except OSError:
+            continue
+        if S_ISREG(st.st_mode):
+            out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return out
 
 
 def shown(path: str) -> str:
@@ -81,13 +94,13 @@ def _parallel(fn, items: list, progress=None) -> list:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _unchanged(stats: dict[str, tuple[int, int]], base: dict[str, BaseEntry]) -> bool:
-    """Every local file has the size and mtime recorded when both sides last agreed, and none is gone."""
+def _unchanged(stats: dict[str, tuple[int, int, int]], base: dict[str, BaseEntry]) -> bool:
+    """Every local file has the stat recorded when both sides last agreed, and none is gone."""
     if len(stats) != len(base):
         return False
-    for path, (size, mtime) in stats.items():
+    for path, stat in stats.items():
         entry = base.get(path)
-        if entry is None or entry.size != size or entry.mtime_ns != mtime:
+        if entry is None or entry.stat != stat:
             return False
     return True
 
@@ -276,9 +289,9 @@ class Round:
         """Local revisions: the base's for files whose stat is unchanged, else hashed (bytes cached)."""
         local: dict[str, str] = {}
         cache: dict[str, bytes] = {}
-        for path, (size, mtime) in stats.items():
+        for path, stat in stats.items():
             entry = base.get(path)
-            if entry and entry.size == size and entry.mtime_ns == mtime:
+            if entry and entry.stat == stat:
                 local[path] = entry.rev
                 continue
             try:
@@ -385,7 +398,7 @@ class Round:
                     self.done["deferred"].append(path)
                     continue
                 st = self.ws.resolve(path).stat()
-                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns)
+                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 self.done["pulled"].append(path)
         for path, expected, blob in writes:
             if path in fresh:
@@ -408,7 +421,7 @@ class Round:
                     continue
                 self.ws.write_atomic(path, blob)
                 st = target.stat()
-                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns)
+                new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 if path not in self.done["merged"]:
                     self.done["pulled"].append(path)
 
@@ -472,9 +485,9 @@ def status(ws: Workspace) -> dict:
     base = state.base()
     stats = sync_files(ws)
     changed = []
-    for path, (size, mtime) in sorted(stats.items()):
+    for path, stat in sorted(stats.items()):
         entry = base.get(path)
-        if entry and (entry.size, entry.mtime_ns) == (size, mtime):
+        if entry and entry.stat == stat:
             continue
         if entry is None or rev_of(ws.resolve(path).read_bytes()) != entry.rev:
             changed.append(path)
@@ -529,7 +542,7 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         # The base moves to the remote revision: the next sync sees only this side's change.
         st = target.stat()
         base[rel] = BaseEntry(record["remote_rev"], -1, -1) if rev_of(result) != record["remote_rev"] \
-            else BaseEntry(record["remote_rev"], st.st_size, st.st_mtime_ns)
+            else BaseEntry(record["remote_rev"], st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         state.save_base(base, state.last_sync() or {})
         del conflicts[rel]
         state.save_conflicts(conflicts)

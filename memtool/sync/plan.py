@@ -18,6 +18,8 @@ from typing import NamedTuple
 CONFLICT_MARK = ".conflict-"
 SYNCED_FOLDERS = ("memory", "bank")
 REV = re.compile(r"[0-9a-f]{64}")
+_PART = r"[^./\x00-\x1f\x7f\\][^/\x00-\x1f\x7f\\]*"
+_PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the common case, checked fast
 
 
 class Step(str, Enum):
@@ -75,6 +77,9 @@ def path_problem(path) -> str | None:
     plain relative path (absolute, `..`, backslashes, control characters)."""
     if not isinstance(path, str) or not path:
         return "not a path"
+    short = len(path) <= 63 or (len(path) <= 255 and path.isascii())  # no part can exceed 255 bytes
+    if short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]:
+        return None
     if len(path) > 1024:
         return "path too long"
     if any(ch < " " or ch == "\x7f" for ch in path):

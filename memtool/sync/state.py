@@ -2,7 +2,7 @@
 
     identity.json    this workspace's id (created once) and device name
     binding.json     the remote this workspace is bound to, and the memory id found there
-    base.json        per path, the revision both sides last agreed on (+ the local stat then)
+    base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
     seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
                      goes backwards is detected
@@ -29,6 +29,11 @@ class BaseEntry(NamedTuple):
     rev: str
     size: int
     mtime_ns: int
+    ctime_ns: int = -1  # -1: unknown (a base written before it was recorded): the file is hashed once
+
+    @property
+    def stat(self) -> tuple[int, int, int]:
+        return self.size, self.mtime_ns, self.ctime_ns
 
 
 def now_iso() -> str:
