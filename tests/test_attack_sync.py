@@ -373,3 +373,58 @@ def test_d15a_an_edit_that_keeps_size_and_mtime_is_published(folder, tmp_path):
     proc, report = sync_json(b, folder)
     assert report["pulled"] == [DAY] and report["deferred"] == []
     assert "later" in target.read_text()
+
+
+def _damaged_object_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    write(a, DAY, NEWER)
+    write(a, "bank/world.md", "# World\n\n- The Elbe flows through Hamburg.\n- And through Dresden.\n")
+    write(a, "memory/2026-12-01.md", "# 2026-12-01\n\n- New day.\n")
+    sync(a, store, check=0)
+    store.damage(rev(NEWER.encode()), b"# 2026-11-30\n\nbit rot\n")
+    # The blocked replica syncs every other file and names the one bad path.
+    proc = sync(b, store)
+    assert proc.returncode == 6, proc.stderr
+    assert DAY in proc.stderr and "damaged" in proc.stderr
+    assert (b / "bank/world.md").read_text().endswith("Dresden.\n")
+    assert (b / "memory/2026-12-01.md").exists()
+    assert (b / DAY).read_text() == LOG  # its own version untouched
+    # The replica holding the right bytes repairs the remote instead of saying "nothing to do".
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["repaired"] == [DAY]
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == [DAY] and report["damaged"] == []
+    assert (b / DAY).read_text() == NEWER
+
+
+def test_d15b_one_damaged_object_blocks_only_its_file_and_is_repaired(folder, tmp_path):
+    _damaged_object_round(folder, tmp_path)
+
+
+def test_d15b_one_damaged_object_blocks_only_its_file_and_is_repaired_s3(s3, tmp_path):
+    _damaged_object_round(s3, tmp_path)
+
+
+def test_d15b_a_missing_object_during_a_merge_is_named_not_fatal(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, NEWER)
+    sync(a, folder, check=0)
+    folder.object_path(rev(NEWER.encode())).unlink()
+    write(b, DAY, LOG + "- B: desktop line.\n")
+    write(b, "bank/world.md", "# World\n\n- Changed on the desktop.\n")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 6
+    assert report["damaged"] == [DAY] and report["pushed"] == ["bank/world.md"]
+    assert (b / DAY).read_text() == LOG + "- B: desktop line.\n"
+
+
+def test_issue14_a_round_that_creates_a_conflict_says_so(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LOG.replace("likes tea", "loves tea"))
+    write(b, DAY, LOG.replace("likes tea", "hates tea"))
+    sync(a, folder, check=0)
+    proc = sync(b, folder)
+    assert proc.returncode == 9
+    assert "nothing to do" not in proc.stderr and "1 new conflict" in proc.stderr

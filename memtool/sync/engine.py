@@ -22,7 +22,7 @@ from stat import S_ISREG
 from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.merge import Merge, merge3, merge_unrelated
 from memtool.sync.plan import CONFLICT_MARK, Decision, Step, decide, path_problem, remote_entry
-from memtool.sync.remotes import NOT_MODIFIED, Remote, StaleManifest, open_remote
+from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote, StaleManifest, open_remote
 from memtool.sync.state import BaseEntry, SyncState, now_iso
 from memtool.workspace import Workspace
 
@@ -177,7 +177,9 @@ class Round:
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
-                                       "conflicts", "deferred", "kept", "backups", "refused")}
+                                       "conflicts", "deferred", "kept", "backups", "refused", "damaged",
+                                       "repaired")}
+        self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
 
@@ -186,9 +188,21 @@ class Round:
             self.requests["object_read"] += 1
         data = self.remote.get_object(rev)
         if rev_of(data) != rev:
-            raise ProviderUnavailable(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
-                                      "the remote copy is damaged; nothing was changed here")
+            raise DamagedObject(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
+                                "the remote copy is damaged; a machine holding the right version repairs it")
         return data
+
+    def _fetch(self, rev: str) -> bytes | None:
+        """A revision's bytes; None when the remote's copy is missing or damaged (other files go on)."""
+        try:
+            return self._get(rev)
+        except DamagedObject:
+            return None
+
+    def _mark_damaged(self, path: str, entry: dict, new_entries: dict) -> None:
+        """Name the path, and say so in the manifest: the replica holding the right bytes repairs it."""
+        self.done["damaged"].append(path)
+        new_entries[path] = {**entry, "damaged": True}
 
     def run(self) -> dict:
         started = time.monotonic()
@@ -200,7 +214,7 @@ class Round:
         stats = sync_files(self.ws)
         if got is NOT_MODIFIED:
             data, etag = cached
-            if not conflicts and _unchanged(stats, base):  # the common case: nothing big is parsed
+            if not conflicts and not self.state.damaged() and _unchanged(stats, base):  # the common case
                 return self._report(stats, started)
         elif got is None:
             data, etag = None, None
@@ -245,13 +259,12 @@ class Round:
 
         generation = int((manifest or {}).get("generation", 0))
         behind = seen is not None and generation < seen["generation"]  # accepted only without a base
-        manifest_changed = new_entries != entries or manifest is None or behind
-        if uploads:
-            self.requests["object_write"] += len(uploads)
+        if uploads or self.repairs:
+            self.requests["object_write"] += len(uploads) + len(self.repairs)
         _parallel(lambda item: self.remote.put_object(*item), list(uploads.items()), self.progress.get("upload"))
-        fetched = _parallel(self._get, [blob for _, _, blob in writes if isinstance(blob, str)],
-                            self.progress.get("download"))
-        writes = [(path, mine, fetched.pop(0) if isinstance(blob, str) else blob) for path, mine, blob in writes]
+        _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
+        writes = self._fetch_writes(writes, entries, new_entries)
+        manifest_changed = new_entries != entries or manifest is None or behind
         if manifest_changed:
             generation = max(generation, seen["generation"] if seen else 0) + 1
             new_manifest = {"format": FORMAT, "memory_id": memory_id,
@@ -271,6 +284,8 @@ class Round:
         if data is not None and (got is not NOT_MODIFIED or manifest_changed):
             if seen is None or (generation, digest(data)) != (seen["generation"], seen.get("manifest")):
                 self.state.save_seen(generation, digest(data))
+        if self.done["damaged"] or self.state.damaged():
+            self.state.save_damaged(self.done["damaged"])
         report = self._report(stats, started)
         last = {"time": now_iso(), "remote": self.remote.url,
                 "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}
@@ -278,9 +293,25 @@ class Round:
             self.state.save_base(new_base, last)
         return report
 
+    def _fetch_writes(self, writes, entries, new_entries) -> list:
+        """The writes with the revisions they name downloaded (in parallel); a path whose remote copy is
+        damaged is dropped from them and marked in the manifest."""
+        fetched = _parallel(self._fetch, [blob for _, _, blob in writes if isinstance(blob, str)],
+                            self.progress.get("download"))
+        out = []
+        for path, mine, blob in writes:
+            if isinstance(blob, str):
+                blob = fetched.pop(0)
+                if blob is None:
+                    self._mark_damaged(path, entries[path], new_entries)
+                    continue
+            out.append((path, mine, blob))
+        return out
+
     def _report(self, stats, started: float) -> dict:
         report = {k: sorted(v) for k, v in self.done.items()}
-        report["conflicts"] = sorted(self.state.conflicts())
+        report["new_conflicts"] = report["conflicts"]  # made by this round
+        report["conflicts"] = sorted(self.state.conflicts())  # all waiting
         report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
                       requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
         return report
@@ -316,6 +347,9 @@ class Round:
             if problem:
                 self.done["refused"].append(f"{path}: {problem}")
                 return
+        if step is Step.REPAIR:
+            self._repair(path, mine, stats, entry, new_entries, new_base)
+            return
         if step is Step.SKIP:
             if path in cache and base_entry:  # touched but identical: remember the new stat
                 new_base[path] = BaseEntry(mine, *stats[path])
@@ -363,13 +397,28 @@ class Round:
             return "a folder on its path is a file here"
         return None
 
+    def _repair(self, path, mine, stats, entry, new_entries, new_base) -> None:
+        """Upload the local bytes again over the remote's damaged copy, and clear the mark."""
+        data = self.ws.resolve(path).read_bytes()
+        if rev_of(data) != mine:
+            return  # changed meanwhile: the next round decides again
+        self.repairs[mine] = data
+        new_entries[path] = {k: v for k, v in entry.items() if k != "damaged"}
+        new_base[path] = BaseEntry(mine, *stats[path])
+        self.done["repaired"].append(path)
+
     def _merge(self, path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies) -> None:
-        theirs = self._get(entry["rev"])
+        theirs = self._fetch(entry["rev"])
+        if theirs is None:
+            self._mark_damaged(path, entry, new_entries)
+            return
         ours = cache.get(path)
         if ours is None:
             ours = self.ws.resolve(path).read_bytes()
         base_rev = base_entry.rev if base_entry else None
-        base_bytes = self._get(base_rev) if base_rev else b""
+        base_bytes = self._fetch(base_rev) if base_rev else b""
+        if base_bytes is None:  # the base's copy is damaged: merged as if there were no base
+            base_rev, base_bytes = None, b""
         try:
             merged = _merge_texts(path, base_bytes.decode("utf-8") if base_rev else None,
                                   ours.decode("utf-8"), theirs.decode("utf-8"))

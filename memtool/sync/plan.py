@@ -30,6 +30,7 @@ class Step(str, Enum):
     PUSH = "push"            # local changed (or the remote lost it): upload it
     TOMBSTONE = "tombstone"  # local deleted and the remote was unchanged: record the deletion
     MERGE = "merge"          # both changed: three-way merge
+    REPAIR = "repair"        # the remote's copy is damaged and the bytes here are the right ones: upload again
 
 
 class Remote(NamedTuple):
@@ -46,6 +47,8 @@ class Decision(NamedTuple):
 def decide(local: str | None, base: str | None, remote: Remote | None) -> Decision:
     """The step for one path. `remote` None: the manifest has no entry for it."""
     remote_rev = remote.rev if remote and not remote.deleted else None
+    if remote is not None and remote.damaged and local is not None and local == remote_rev:
+        return Decision(Step.REPAIR, "damaged on the remote; the bytes here are right")
     if local == remote_rev:
         if local == base:
             return Decision(Step.SKIP, "unchanged")

@@ -4,6 +4,7 @@
     binding.json     the remote this workspace is bound to, and the memory id found there
     base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
+    damaged.json     paths whose remote copy was found damaged (present only while there are any)
     seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
                      goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
@@ -117,6 +118,16 @@ class SyncState:
 
     def save_seen(self, generation: int, digest: str) -> None:
         self._write("seen.json", {"generation": generation, "manifest": digest})
+
+    def damaged(self) -> list[str]:
+        """Paths whose remote copy was found damaged and not yet pulled (the next round tries again)."""
+        return self._read("damaged.json", [])
+
+    def save_damaged(self, paths: list[str]) -> None:
+        if paths:
+            self._write("damaged.json", sorted(paths))
+        else:
+            (self.dir / "damaged.json").unlink(missing_ok=True)
 
     # --- conflicts ---------------------------------------------------------------------------
 
