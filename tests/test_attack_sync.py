@@ -428,3 +428,43 @@ def test_issue14_a_round_that_creates_a_conflict_says_so(folder, tmp_path):
     proc = sync(b, folder)
     assert proc.returncode == 9
     assert "nothing to do" not in proc.stderr and "1 new conflict" in proc.stderr
+
+
+def _age(path: Path, seconds: float = 3600) -> Path:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def test_d15c_stale_temp_files_of_killed_runs_are_removed(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    ours = [write(b, "memory/.2026-11-30.md.k2j3h4g5.tmp", "half a log"),
+            write(b, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"),  # a killed reflect
+            write(b, ".memory/sync/.base.json.qwertyui.tmp", "{"),
+            write(folder.root, f"objects/ab/.{'ab' * 32}.zz_9yy8x.tmp", "half an object"),
+            write(folder.root, ".manifest.json.m4n5b6v7.tmp", "{")]
+    kept = [write(b, "memory/.draft.tmp", "someone else's"),  # not our naming
+            write(b, "memory/notes.k2j3h4g5.tmp", "not hidden"),
+            write(folder.root, "objects/ab/.other.tmp", "someone else's")]
+    fresh = write(b, "memory/.2026-11-30.md.abcdefgh.tmp", "a write in progress")
+    for path in ours + kept:
+        _age(path)
+    _age(b / ".memory/swept")  # the last sweep an hour ago
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert [p for p in ours if p.exists()] == []
+    assert all(p.exists() for p in kept) and fresh.exists()
+    assert report["temp_files_removed"] == len(ours)
+    # At most every few minutes: the next run only looks at one marker file.
+    _age(write(b, "memory/.2026-12-02.md.k2j3h4g5.tmp", "x"))
+    proc, report = sync_json(b, folder)
+    assert report["temp_files_removed"] == 0 and (b / "memory/.2026-12-02.md.k2j3h4g5.tmp").exists()
+
+
+def test_d15c_a_killed_reflect_leaves_nothing_after_the_next_reflect(tmp_path):
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    write(ws, DAY, LOG)
+    left = _age(write(ws, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"))
+    run_mem("-w", ws, "reflect", "--force", env=mem_env(MEM_EMBEDDER="none"), check=0)
+    assert not left.exists()

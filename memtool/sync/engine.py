@@ -516,11 +516,15 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
                           "sync paused to keep two memories apart; to use another remote, start a new workspace "
                           "(mem init PATH) and sync that one")
     with ws.lock("sync", busy="another mem sync is running in this workspace"):
+        swept = ws.sweep_temp()
+        if swept is not None:  # then the remote's leftovers are looked for too (a walk over a network folder)
+            swept = len(swept) + remote.sweep_temp()
         identity = state.identity()
         for attempt in range(ATTEMPTS):
             try:
                 report = Round(ws, remote, state, identity, progress).run()
                 report["attempts"] = attempt + 1
+                report["temp_files_removed"] = swept or 0
                 return report
             except StaleManifest:
                 time.sleep(0.05 * (attempt + 1))

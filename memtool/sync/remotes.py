@@ -17,7 +17,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
-from memtool.workspace import replace_atomically
+from memtool.workspace import remove_stale_temp, replace_atomically
 
 NOT_MODIFIED = object()
 
@@ -46,6 +46,9 @@ class Remote(Protocol):
 
     def get_object(self, rev: str) -> bytes:
         """The bytes of a revision."""
+
+    def sweep_temp(self) -> int:
+        """Remove temp files that killed uploads left on the remote; how many."""
 
 
 def object_key(rev: str) -> str:
@@ -107,6 +110,11 @@ class FolderRemote:
         if replace or not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             replace_atomically(target, data)
+
+    def sweep_temp(self) -> int:
+        if not self.root.is_dir():
+            return 0
+        return len(remove_stale_temp(self.root, recursive=False)) + len(remove_stale_temp(self.root / "objects"))
 
     def get_object(self, rev: str) -> bytes:
         try:
@@ -201,6 +209,9 @@ class S3Remote:
         except ClientError as exc:
             if self._status(exc) not in (412, 409):  # 412: already there, and revisions never change
                 raise
+
+    def sweep_temp(self) -> int:
+        return 0  # an S3 PUT is atomic: nothing is staged
 
     def get_object(self, rev: str) -> bytes:
         from botocore.exceptions import ClientError
