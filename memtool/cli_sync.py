@@ -32,7 +32,8 @@ def sync_run(
 ) -> None:
     """Sync with a remote: pull, push, merge; overlapping edits become conflicts that wait for you.
 
-    Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere.
+    Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere, or the remote went
+    backwards; 6 when the remote cannot be reached or a file's copy there is damaged.
 
     Example: mem sync /mnt/nas/memory   (later just: mem sync)
     """
@@ -43,19 +44,30 @@ def sync_run(
     if json_:
         output.emit_json(report)
     else:
-        counts = ", ".join(f"{len(report[k])} {k}" for k in ("pulled", "pushed", "merged", "deleted", "tombstoned")
-                           if report[k]) or "nothing to do"
+        counts = ", ".join(f"{len(report[k])} {k}" for k in ("pulled", "pushed", "merged", "deleted", "tombstoned",
+                                                            "repaired") if report[k])
+        if report["new_conflicts"]:
+            counts += (", " if counts else "") + f"{len(report['new_conflicts'])} new conflict(s)"
+        counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] else "nothing to do")
         output.err.print(f"synced with {_escape(report['remote'])}: {counts} ({report['files']} files, "
                          f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
         for note in report["kept"]:
             output.warn(note)
+        for note in report["refused"]:
+            output.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
+                        "the rest of the round went ahead)")
         for path in report["deferred"]:
             output.warn(f"{path} changed during the sync; the next sync merges it")
+        for path in report["damaged"]:
+            output.warn(f"the remote's copy of {path} is missing or damaged (its bytes do not match their hash); "
+                        "every other file synced; a machine holding the right version repairs it on its next sync")
     if report["conflicts"]:
         if not json_:
             output.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
                         + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
         raise typer.Exit(9)
+    if report["damaged"]:
+        raise typer.Exit(6)
 
 
 @sync_app.command("status")

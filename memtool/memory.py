@@ -713,6 +713,8 @@ class Memory:
         """
         from memtool import reflection
 
+        if not dry_run:
+            self.ws.sweep_temp()  # what a killed run left behind
         return reflection.run(self, dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
                               review=review, time_limit=time_limit)
 

@@ -17,6 +17,9 @@ MARKERS = ("memory.md", "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
 LOCK_TIMEOUT = 30.0
 BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
+TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")  # what replace_atomically and create_new stage (mkstemp)
+STALE_TEMP_SECONDS = 15 * 60  # no write of ours takes this long; a younger temp file may be in use
+SWEEP_EVERY_SECONDS = 10 * 60
 
 
 class ScanProblem(NamedTuple):
@@ -278,6 +281,24 @@ class Workspace:
             self.write_atomic(rel, source.read_bytes())
         return {"restored": rel, "from": backup_id, "backup": saved}
 
+    def sweep_temp(self) -> list[str] | None:
+        """Remove temp files that killed writes left behind (our naming only, older than 15 minutes) at
+        the top level, in memory/, bank/ and .memory/; at most every 10 minutes (None: not due yet)."""
+        import time
+
+        marker = self.state_dir / "swept"
+        try:
+            if time.time() - marker.stat().st_mtime < SWEEP_EVERY_SECONDS:
+                return None
+        except FileNotFoundError:
+            pass
+        removed = remove_stale_temp(self.root, recursive=False)
+        for folder in ("memory", "bank", STATE_DIR):
+            removed += remove_stale_temp(self.root / folder)
+        if self.state_dir.is_dir():
+            marker.touch()
+        return [self.relative(path) for path in removed]
+
     @contextmanager
     def lock(self, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None = None) -> Iterator[None]:
         """A cross-process lock (flock-style) named `name`, kept under `.memory/locks/`.
@@ -338,6 +359,30 @@ def replace_atomically(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def remove_stale_temp(folder: Path, recursive: bool = True, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Delete our own temp files (`TEMP_NAME`, regular files, older than `older_than` seconds) in `folder`
+    (and below it, without following links); returns what was removed."""
+    import time
+
+    cutoff = time.time() - older_than
+    removed = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in filenames:
+            if name[0] != "." or not name.endswith(".tmp") or not TEMP_NAME.fullmatch(name):
+                continue
+            path = Path(dirpath) / name
+            try:
+                st = path.lstat()
+                if S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue
+        if not recursive:
+            break
+    return removed
 
 
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:

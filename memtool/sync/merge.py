@@ -5,6 +5,10 @@ are both applied. Two insertions at the same point (two machines appending to on
 both kept: their common lines once, then the local lines, then the remote ones. Anything else
 where both sides changed the same base lines differently is a conflict; the caller keeps both
 versions. With `union=True` (the user's "keep both") a conflict keeps local then remote lines.
+
+Without a common base (`merge_unrelated`: a lost `.memory/sync/base.json`, a second machine's first
+sync) there is nothing to diff against, so only extensions merge: one side continuing the other,
+or both appending entirely different lines to the beginning they share. Anything else is a conflict.
 """
 
 from __future__ import annotations
@@ -64,6 +68,26 @@ def merge3(base: str, local: str, remote: str, union: bool = False) -> Merge:
             out.extend(mine)
     out.extend(b[cursor:])
     return Merge("\n".join(out), tuple(conflicts))
+
+
+def merge_unrelated(local: str, remote: str) -> Merge:
+    """Merge two versions that have no known common base; a conflict unless one merely extends the other."""
+    if remote.startswith(local):
+        return Merge(remote, ())
+    if local.startswith(remote):
+        return Merge(local, ())
+    mine, theirs = local.splitlines(keepends=True), remote.splitlines(keepends=True)
+    pre = 0
+    while pre < len(mine) and pre < len(theirs) and mine[pre] == theirs[pre]:
+        pre += 1
+    tail_mine, tail_theirs = mine[pre:], theirs[pre:]
+    if {line.strip() for line in tail_mine} & {line.strip() for line in tail_theirs} - {""}:
+        return Merge(local, (Conflict(pre + 1, tuple(tail_mine), tuple(tail_theirs)),))
+    # Two appends to one beginning (two machines starting the same day's log): local lines, then remote.
+    added = "".join(tail_mine)
+    if not added.endswith(("\n", "\r")):
+        added += "\n"
+    return Merge("".join(mine[:pre]) + added + "".join(tail_theirs), ())
 
 
 def hunks_of(base: list[str], other: list[str]) -> list[Hunk]:

@@ -4,12 +4,22 @@ A revision is the SHA-256 of a file's bytes; None means "no file". The remote si
 whether a missing file is a tombstone (deleted on purpose) or simply unknown there: only a
 tombstone deletes. There is no last-write-wins case: when both sides changed, the result is
 an adoption (same bytes), a resurrection (a change beats a deletion) or a merge.
+
+`path_problem` is the one rule for which paths sync touches at all, used both for what a replica
+publishes and for what it accepts from a remote's manifest (which is untrusted input).
 """
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import NamedTuple
+
+CONFLICT_MARK = ".conflict-"
+SYNCED_FOLDERS = ("memory", "bank")
+REV = re.compile(r"[0-9a-f]{64}")
+_PART = r"[^./\x00-\x1f\x7f\\][^/\x00-\x1f\x7f\\]*"
+_PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the common case, checked fast
 
 
 class Step(str, Enum):
@@ -20,11 +30,13 @@ class Step(str, Enum):
     PUSH = "push"            # local changed (or the remote lost it): upload it
     TOMBSTONE = "tombstone"  # local deleted and the remote was unchanged: record the deletion
     MERGE = "merge"          # both changed: three-way merge
+    REPAIR = "repair"        # the remote's copy is damaged and the bytes here are the right ones: upload again
 
 
 class Remote(NamedTuple):
     rev: str | None
     deleted: bool = False
+    damaged: bool = False  # a replica found the remote's bytes for `rev` missing or not matching it
 
 
 class Decision(NamedTuple):
@@ -35,6 +47,8 @@ class Decision(NamedTuple):
 def decide(local: str | None, base: str | None, remote: Remote | None) -> Decision:
     """The step for one path. `remote` None: the manifest has no entry for it."""
     remote_rev = remote.rev if remote and not remote.deleted else None
+    if remote is not None and remote.damaged and local is not None and local == remote_rev:
+        return Decision(Step.REPAIR, "damaged on the remote; the bytes here are right")
     if local == remote_rev:
         if local == base:
             return Decision(Step.SKIP, "unchanged")
@@ -56,3 +70,50 @@ def decide(local: str | None, base: str | None, remote: Remote | None) -> Decisi
             return Decision(Step.PUSH, "changed here but deleted on the remote: the change is kept")
         return Decision(Step.PUSH, "changed here and missing on the remote")
     return Decision(Step.MERGE, "changed on both sides")
+
+
+def path_problem(path) -> str | None:
+    """Why sync never reads or writes `path` (a workspace-relative POSIX path), or None if it syncs.
+
+    Syncs: `memory.md` and other top-level `*.md`, `memory/**.md`, `bank/**.md`. Never: anything
+    hidden (so never `.memory/`), conflict copies, other file types, and anything that is not a
+    plain relative path (absolute, `..`, backslashes, control characters)."""
+    if not isinstance(path, str) or not path:
+        return "not a path"
+    short = len(path) <= 63 or (len(path) <= 255 and path.isascii())  # no part can exceed 255 bytes
+    if short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]:
+        return None
+    if len(path) > 1024:
+        return "path too long"
+    if any(ch < " " or ch == "\x7f" for ch in path):
+        return "control character in the path"
+    if "\\" in path:
+        return "backslash in the path"
+    if path.startswith("/"):
+        return "absolute path"
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "not a plain relative path"
+    if any(part.startswith(".") for part in parts):
+        return "hidden file or folder"
+    if any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
+        return "path too long"
+    if not path.endswith(".md"):
+        return "not a Markdown file"
+    if CONFLICT_MARK in parts[-1]:
+        return "a conflict copy"
+    if len(parts) > 1 and parts[0] not in SYNCED_FOLDERS:
+        return "outside memory/ and bank/"
+    return None
+
+
+def remote_entry(entry) -> Remote | None:
+    """A manifest entry read as a Remote; None when it is malformed (not an object, no valid revision)."""
+    if not isinstance(entry, dict):
+        return None
+    if entry.get("deleted") is True:
+        return Remote(None, deleted=True, damaged=False)
+    rev = entry.get("rev")
+    if not isinstance(rev, str) or not REV.fullmatch(rev):
+        return None
+    return Remote(rev, damaged=entry.get("damaged") is True)

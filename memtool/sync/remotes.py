@@ -17,9 +17,13 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
-from memtool.workspace import replace_atomically
+from memtool.workspace import remove_stale_temp, replace_atomically
 
 NOT_MODIFIED = object()
+
+
+class DamagedObject(ProviderUnavailable):
+    """A revision the manifest names is missing on the remote, or its bytes do not match its hash."""
 
 
 class StaleManifest(Exception):
@@ -37,11 +41,14 @@ class Remote(Protocol):
 
         Raises StaleManifest otherwise."""
 
-    def put_object(self, rev: str, data: bytes) -> None:
-        """Store an immutable revision (a no-op when it is already there)."""
+    def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
+        """Store an immutable revision (a no-op when it is already there, unless `replace`: a repair)."""
 
     def get_object(self, rev: str) -> bytes:
         """The bytes of a revision."""
+
+    def sweep_temp(self) -> int:
+        """Remove temp files that killed uploads left on the remote; how many."""
 
 
 def object_key(rev: str) -> str:
@@ -97,19 +104,24 @@ class FolderRemote:
             replace_atomically(self.root / "manifest.json", data)
         return hashlib.sha256(data).hexdigest()[:32]
 
-    def put_object(self, rev: str, data: bytes) -> None:
+    def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         self._check()
         target = self.root / object_key(rev)
-        if not target.exists():
+        if replace or not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             replace_atomically(target, data)
+
+    def sweep_temp(self) -> int:
+        if not self.root.is_dir():
+            return 0
+        return len(remove_stale_temp(self.root, recursive=False)) + len(remove_stale_temp(self.root / "objects"))
 
     def get_object(self, rev: str) -> bytes:
         try:
             return (self.root / object_key(rev)).read_bytes()
         except FileNotFoundError:
-            raise ProviderUnavailable(f"revision {rev[:12]} is missing from {self.url}",
-                                      "the remote folder was changed by hand; sync cannot read it") from None
+            raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
+                                "the remote folder was changed by hand; sync cannot read it") from None
 
 
 class S3Remote:
@@ -188,15 +200,18 @@ class S3Remote:
             raise
         return response["ETag"]
 
-    def put_object(self, rev: str, data: bytes) -> None:
+    def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         from botocore.exceptions import ClientError
 
+        condition = {} if replace else {"IfNoneMatch": "*"}
         try:
-            self._call("upload", self._client.put_object, Key=self._key(object_key(rev)), Body=data,
-                       IfNoneMatch="*")
+            self._call("upload", self._client.put_object, Key=self._key(object_key(rev)), Body=data, **condition)
         except ClientError as exc:
             if self._status(exc) not in (412, 409):  # 412: already there, and revisions never change
                 raise
+
+    def sweep_temp(self) -> int:
+        return 0  # an S3 PUT is atomic: nothing is staged
 
     def get_object(self, rev: str) -> bytes:
         from botocore.exceptions import ClientError
@@ -204,5 +219,5 @@ class S3Remote:
         try:
             return self._call("download", self._client.get_object, Key=self._key(object_key(rev)))["Body"].read()
         except ClientError:
-            raise ProviderUnavailable(f"revision {rev[:12]} is missing from {self.url}",
-                                      "the bucket was changed by hand; sync cannot read it") from None
+            raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
+                                "the bucket was changed by hand; sync cannot read it") from None

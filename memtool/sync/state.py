@@ -2,8 +2,11 @@
 
     identity.json    this workspace's id (created once) and device name
     binding.json     the remote this workspace is bound to, and the memory id found there
-    base.json        per path, the revision both sides last agreed on (+ the local stat then)
+    base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
+    damaged.json     paths whose remote copy was found damaged (present only while there are any)
+    seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
+                     goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
     off.json         present while sync is switched off
 """
@@ -27,6 +30,11 @@ class BaseEntry(NamedTuple):
     rev: str
     size: int
     mtime_ns: int
+    ctime_ns: int = -1  # -1: unknown (a base written before it was recorded): the file is hashed once
+
+    @property
+    def stat(self) -> tuple[int, int, int]:
+        return self.size, self.mtime_ns, self.ctime_ns
 
 
 def now_iso() -> str:
@@ -102,6 +110,24 @@ class SyncState:
     def cache_manifest(self, data: bytes, etag: str) -> None:
         self.ws.write_atomic(f"{DIR}/manifest.json", data)
         self._write("manifest.etag.json", {"etag": etag})
+
+    def seen(self) -> dict | None:
+        """{"generation": N, "manifest": digest} of the newest remote manifest this workspace synced with."""
+        data = self._read("seen.json")
+        return data if isinstance(data, dict) and isinstance(data.get("generation"), int) else None
+
+    def save_seen(self, generation: int, digest: str) -> None:
+        self._write("seen.json", {"generation": generation, "manifest": digest})
+
+    def damaged(self) -> list[str]:
+        """Paths whose remote copy was found damaged and not yet pulled (the next round tries again)."""
+        return self._read("damaged.json", [])
+
+    def save_damaged(self, paths: list[str]) -> None:
+        if paths:
+            self._write("damaged.json", sorted(paths))
+        else:
+            (self.dir / "damaged.json").unlink(missing_ok=True)
 
     # --- conflicts ---------------------------------------------------------------------------
 

@@ -1,0 +1,470 @@
+"""The remote is untrusted input (issue 13, part D): a tampered, rolled-back or damaged remote.
+
+Every test plays someone with write access to the remote (a folder, or a real S3-speaking server)
+and checks what one `mem sync` (a real process) then does to a workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import mem_env, run_json, run_mem, write
+from s3_server import S3_ENV, start_s3
+
+DAY = "memory/2026-11-30.md"
+LOG = "# 2026-11-30\n\n## Retain\n- W @Peter: Peter likes tea.\n"
+
+
+def rev(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class FolderStore:
+    """Direct access to a folder remote, as an attacker (or a careless restore) would have it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.url = str(root)
+        self.env = None
+
+    def manifest_bytes(self) -> bytes:
+        return (self.root / "manifest.json").read_bytes()
+
+    def set_manifest_bytes(self, data: bytes) -> None:
+        (self.root / "manifest.json").write_bytes(data)
+
+    def object_path(self, r: str) -> Path:
+        return self.root / "objects" / r[:2] / r
+
+    def put(self, data: bytes) -> str:
+        r = rev(data)
+        self.object_path(r).parent.mkdir(parents=True, exist_ok=True)
+        self.object_path(r).write_bytes(data)
+        return r
+
+    def damage(self, r: str, data: bytes) -> None:
+        self.object_path(r).write_bytes(data)
+
+
+class S3Store:
+    def __init__(self, client, url: str, env: dict):
+        self.client, self.url, self.env = client, url, env
+        self.bucket, self.prefix = url[5:].split("/", 1)
+
+    def manifest_bytes(self) -> bytes:
+        return self.client.get_object(Bucket=self.bucket, Key=f"{self.prefix}/manifest.json")["Body"].read()
+
+    def set_manifest_bytes(self, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/manifest.json", Body=data)
+
+    def put(self, data: bytes) -> str:
+        r = rev(data)
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}", Body=data)
+        return r
+
+    def damage(self, r: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}", Body=data)
+
+
+def manifest(store) -> dict:
+    return json.loads(store.manifest_bytes())
+
+
+def tamper(store, files: dict[str, bytes]) -> None:
+    """Add (valid, uploaded) entries for `files` to the remote's manifest, as a newer generation."""
+    m = manifest(store)
+    for path, data in files.items():
+        m["files"][path] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    m["generation"] = m.get("generation", 0) + 1
+    store.set_manifest_bytes(json.dumps(m).encode())
+
+
+def sync(ws: Path, store, *args, check=None):
+    return run_mem("-w", ws, "sync", *args, env=store.env, check=check)
+
+
+def sync_json(ws: Path, store, *args):
+    return run_json("-w", ws, "sync", *args, env=store.env)
+
+
+def pair_on(store, tmp_path: Path) -> tuple[Path, Path]:
+    """Two workspaces (laptop, desktop) that agreed on one daily log through `store`."""
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    write(a, DAY, LOG)
+    write(a, "bank/world.md", "# World\n\n- The Elbe flows through Hamburg.\n")
+    (b / "memory").mkdir(parents=True)
+    sync(a, store, store.url, check=0)
+    sync(b, store, store.url, check=0)
+    assert (b / DAY).read_text() == LOG
+    return a, b
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return FolderStore(tmp_path / "remote")
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    server, endpoint = start_s3()
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server):
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3_server, **{k.lower(): v for k, v in S3_ENV.items()
+                                                            if k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")},
+                          region_name=S3_ENV["AWS_REGION"])
+    name = f"mem-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=name)
+    return S3Store(client, f"s3://{name}/memory", mem_env(**S3_ENV, AWS_ENDPOINT_URL=s3_server))
+
+
+# --- item 12: a tampered manifest may only ever write what sync itself would publish ---------------
+
+PLANTED = {
+    ".memory/index.sqlite": b"not a database",
+    ".memory/sync/off.json": b'{"since": "forever"}',
+    ".memory/backups/memory.md.20991231T235959Z-000000000": b"# Core memory\n- planted backup\n",
+    ".memory/sync/base.json": b'{"files": {}}',
+    ".hidden.md": b"hidden\n",
+    "memory/.hidden.md": b"hidden\n",
+    "memory/2026-11-30.conflict-mallory.md": b"fake conflict copy\n",
+    "memtool.toml": b"[sync]\nremote = '/tmp/elsewhere'\n",
+    "other/notes.md": b"outside the synced folders\n",
+    "../escaped.md": b"outside the workspace\n",
+    "/tmp/absolute-mem-attack.md": b"absolute\n",
+    "memory\\..\\..\\win.md": b"backslashes\n",
+    "memory/nul\x00.md": b"nul\n",
+    "memory/./dot.md": b"dot\n",
+    "memory//double.md": b"double slash\n",
+}
+LEGIT = {"memory/2026-12-01.md": b"# 2026-12-01\n\n- A line from the other machine.\n"}
+
+
+def _assert_nothing_planted(ws: Path) -> None:
+    for path in PLANTED:
+        if path.startswith("/") or "\x00" in path:
+            continue
+        target = ws / path
+        if path == ".memory/index.sqlite" and target.exists():
+            assert target.read_bytes() != PLANTED[path]
+            continue
+        if path == ".memory/sync/base.json":
+            assert json.loads(target.read_text())["files"], "the base was overwritten from the remote"
+            continue
+        assert not target.exists(), f"{path} was written from the remote"
+    assert not (ws.parent / "escaped.md").exists()
+    assert not Path("/tmp/absolute-mem-attack.md").exists()
+
+
+def _tampered_manifest_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    tamper(store, {**PLANTED, **LEGIT})
+    proc = sync(b, store)
+    assert proc.returncode == 0, proc.stderr
+    _assert_nothing_planted(b)
+    assert (b / "memory/2026-12-01.md").read_bytes() == LEGIT["memory/2026-12-01.md"]  # the rest proceeds
+    assert "refused" in proc.stderr and ".memory/sync/off.json" in proc.stderr and "\x00" not in proc.stderr
+    _, listing = run_json("-w", b, "sync", "restore")
+    assert listing["backups"] == []  # no planted backup to "restore"
+    # The other replica is not harmed either: it names every refused path and keeps syncing.
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"]
+    _assert_nothing_planted(a)
+    refused = "\n".join(report["refused"])
+    for path in (".memory/index.sqlite", ".memory/sync/off.json", "memtool.toml", "../escaped.md", "/tmp/absolute"):
+        assert path in refused
+    assert "\\x00" in refused and "\x00" not in refused  # named, and printable
+
+
+def test_d12_tampered_manifest_writes_only_synced_paths(folder, tmp_path):
+    _tampered_manifest_round(folder, tmp_path)
+
+
+def test_d12_tampered_manifest_writes_only_synced_paths_s3(s3, tmp_path):
+    _tampered_manifest_round(s3, tmp_path)
+
+
+def test_d12_a_synced_path_through_a_symlink_is_not_written(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    os.symlink("../.memory/sync", b / "bank" / "state")  # a link someone made on this machine
+    tamper(folder, {"bank/state/conflicts.md": b"through the link\n", **LEGIT})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert not (b / ".memory/sync/conflicts.md").exists()
+    assert any("bank/state/conflicts.md" in note for note in report["refused"])
+    assert (b / "memory/2026-12-01.md").exists()
+
+
+def test_d12_malformed_entries_are_refused_not_fatal(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"]["memory/bad-rev.md"] = {"rev": "../../../../etc/passwd", "size": 1}
+    m["files"]["memory/not-an-object.md"] = ["x"]
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / "memory/2026-12-01.md").exists()
+    assert {n.split(":")[0] for n in report["refused"]} == {"memory/bad-rev.md", "memory/not-an-object.md"}
+
+
+# --- item 13: without a common base only extensions merge ----------------------------------------
+
+LONG = "# 2026-11-30\n\n## Retain\n" + "".join(f"- B: line {i}.\n" for i in range(3, 11))
+
+
+def test_d13_a_lost_base_never_mangles_a_file(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LONG)
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    edited = LONG.replace("- B: line 5.", "- B: line five, corrected.") + "- B: line 11.\n"
+    write(a, DAY, edited)
+    sync(a, folder, check=0)
+    (b / ".memory/sync/base.json").rename(b / "base.json.away")  # as the "damaged" hint suggests
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 9, proc.stderr
+    assert report["merged"] == [] and report["conflicts"] == [DAY]
+    assert (b / DAY).read_text() == LONG  # untouched: both versions kept, nothing duplicated
+    copy = next((b / "memory").glob("2026-11-30.conflict-*.md"))
+    assert copy.read_text() == edited
+    assert manifest(folder)["files"][DAY]["rev"] == rev(edited.encode())  # nothing garbled published
+
+
+def test_d13_without_a_base_an_extension_merges_and_identical_files_agree(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LOG + "- B: appended on the laptop.\n")
+    sync(a, folder, check=0)
+    (b / ".memory/sync/base.json").unlink()
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / DAY).read_text() == LOG + "- B: appended on the laptop.\n"
+    assert report["conflicts"] == [] and "bank/world.md" in report["adopted"]
+
+
+def test_d13_a_second_machine_after_mem_init_takes_the_remote_memory(folder, tmp_path):
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    run_mem("init", a, check=0)
+    core = "# Core memory\n\n- Prefers tea.\n- Works at Brandt Logistik.\n"
+    write(a, "memory.md", core)  # the starter comment replaced: not an extension of the starter
+    sync(a, folder, folder.url, check=0)
+    run_mem("init", b, check=0)
+    proc, report = sync_json(b, folder, folder.url)
+    assert proc.returncode == 0, proc.stderr
+    assert report["conflicts"] == []
+    assert (b / "memory.md").read_text() == core
+    sync(a, folder, check=0)
+    assert (a / "memory.md").read_text() == core
+
+
+def test_d13_a_second_machine_with_its_own_core_memory_gets_a_conflict(folder, tmp_path):
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    write(a, "memory.md", "# Core memory\n\n- Prefers tea.\n- Lives in Hamburg.\n")
+    sync(a, folder, folder.url, check=0)
+    mine = "# Core memory\n\n- Prefers coffee.\n- Lives in Hamburg.\n"  # one line differs: not appends
+    write(b, "memory.md", mine)
+    proc, report = sync_json(b, folder, folder.url)
+    assert proc.returncode == 9 and report["conflicts"] == ["memory.md"]
+    assert (b / "memory.md").read_text() == mine
+    copy = next(b.glob("memory.conflict-*.md"))
+    assert copy.read_text() == "# Core memory\n\n- Prefers tea.\n- Lives in Hamburg.\n"
+
+
+def test_d13_merge_unrelated_rules():
+    from memtool.sync.merge import merge_unrelated
+
+    assert merge_unrelated("a\nb\n", "a\nb\nc\n").text == "a\nb\nc\n"
+    assert merge_unrelated("a\nb\nc\n", "a\nb\n").text == "a\nb\nc\n"
+    assert merge_unrelated("a\nb", "a\nb\nc\n").text == "a\nb\nc\n"
+    two = merge_unrelated("# d\n- laptop\n", "# d\n- desktop\n")
+    assert two.clean and two.text == "# d\n- laptop\n- desktop\n"
+    assert merge_unrelated("# d\n- laptop", "# d\n- desktop").text == "# d\n- laptop\n- desktop"
+    replaced = merge_unrelated("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n")  # shares c, d after the change
+    assert not replaced.clean and replaced.text == "a\nb\nc\nd\n"
+
+
+# --- item 14: a remote that went backwards stops sync instead of rolling replicas back -------------
+
+NEWER = LOG + "- W @Anna: Anna moved to Leipzig.\n"
+
+
+def _rollback_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    old = store.manifest_bytes()
+    write(a, DAY, NEWER)
+    sync(a, store, check=0)
+    sync(b, store, check=0)
+    assert (b / DAY).read_text() == NEWER
+    store.set_manifest_bytes(old)  # a restore from last week's backup, or an attacker's replay
+    for ws in (a, b):
+        proc = sync(ws, store)
+        assert proc.returncode == 8, proc.stderr
+        assert "went backwards" in proc.stderr and "hint:" in proc.stderr
+        assert (ws / DAY).read_text() == NEWER  # nothing dropped
+    assert store.manifest_bytes() == old  # and nothing published
+    # Deliberate recovery, as the hint says: without a base the newer text is an extension: published.
+    (b / ".memory/sync/base.json").rename(b / "base.json.aside")
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0, proc.stderr
+    assert manifest(store)["generation"] > json.loads(old)["generation"] + 1
+    proc, report = sync_json(a, store)  # the other replica sees the remote moving forward again
+    assert proc.returncode == 0, proc.stderr
+    assert (a / DAY).read_text() == (b / DAY).read_text() == NEWER
+
+
+def test_d14_a_rolled_back_manifest_stops_sync(folder, tmp_path):
+    _rollback_round(folder, tmp_path)
+
+
+def test_d14_a_rolled_back_manifest_stops_sync_s3(s3, tmp_path):
+    _rollback_round(s3, tmp_path)
+
+
+def test_d14_a_manifest_replaced_under_the_same_generation_stops_sync(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"][DAY] = {"rev": folder.put(b"# 2026-11-30\n"), "size": 13, "device": "mallory", "time": "x"}
+    folder.set_manifest_bytes(json.dumps(m).encode())  # generation unchanged
+    proc = sync(b, folder)
+    assert proc.returncode == 8 and "replaced" in proc.stderr
+    assert (b / DAY).read_text() == LOG
+
+
+def test_d14_an_emptied_remote_is_not_silently_reseeded(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    shutil.rmtree(folder.root)
+    proc = sync(b, folder)
+    assert proc.returncode == 8 and "no manifest any more" in proc.stderr and "mounted" in proc.stderr
+    assert not (folder.root / "manifest.json").exists()
+
+
+# --- item 15: same-size-and-mtime edits, damaged objects, stale temp files --------------------------
+
+def test_d15a_an_edit_that_keeps_size_and_mtime_is_published(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    target = b / DAY
+    before = target.stat()
+    target.write_text(LOG.replace("likes tea", "hates tea"))  # same length
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # touch -r
+    assert (target.stat().st_size, target.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pushed"] == [DAY]
+    sync(a, folder, check=0)
+    assert (a / DAY).read_text() == LOG.replace("likes tea", "hates tea")
+    # And the file is not stuck: a later change on the other side is pulled.
+    write(a, DAY, (a / DAY).read_text() + "- B: later.\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert report["pulled"] == [DAY] and report["deferred"] == []
+    assert "later" in target.read_text()
+
+
+def _damaged_object_round(store, tmp_path):
+    a, b = pair_on(store, tmp_path)
+    write(a, DAY, NEWER)
+    write(a, "bank/world.md", "# World\n\n- The Elbe flows through Hamburg.\n- And through Dresden.\n")
+    write(a, "memory/2026-12-01.md", "# 2026-12-01\n\n- New day.\n")
+    sync(a, store, check=0)
+    store.damage(rev(NEWER.encode()), b"# 2026-11-30\n\nbit rot\n")
+    # The blocked replica syncs every other file and names the one bad path.
+    proc = sync(b, store)
+    assert proc.returncode == 6, proc.stderr
+    assert DAY in proc.stderr and "damaged" in proc.stderr
+    assert (b / "bank/world.md").read_text().endswith("Dresden.\n")
+    assert (b / "memory/2026-12-01.md").exists()
+    assert (b / DAY).read_text() == LOG  # its own version untouched
+    # The replica holding the right bytes repairs the remote instead of saying "nothing to do".
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["repaired"] == [DAY]
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == [DAY] and report["damaged"] == []
+    assert (b / DAY).read_text() == NEWER
+
+
+def test_d15b_one_damaged_object_blocks_only_its_file_and_is_repaired(folder, tmp_path):
+    _damaged_object_round(folder, tmp_path)
+
+
+def test_d15b_one_damaged_object_blocks_only_its_file_and_is_repaired_s3(s3, tmp_path):
+    _damaged_object_round(s3, tmp_path)
+
+
+def test_d15b_a_missing_object_during_a_merge_is_named_not_fatal(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, NEWER)
+    sync(a, folder, check=0)
+    folder.object_path(rev(NEWER.encode())).unlink()
+    write(b, DAY, LOG + "- B: desktop line.\n")
+    write(b, "bank/world.md", "# World\n\n- Changed on the desktop.\n")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 6
+    assert report["damaged"] == [DAY] and report["pushed"] == ["bank/world.md"]
+    assert (b / DAY).read_text() == LOG + "- B: desktop line.\n"
+
+
+def test_issue14_a_round_that_creates_a_conflict_says_so(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, DAY, LOG.replace("likes tea", "loves tea"))
+    write(b, DAY, LOG.replace("likes tea", "hates tea"))
+    sync(a, folder, check=0)
+    proc = sync(b, folder)
+    assert proc.returncode == 9
+    assert "nothing to do" not in proc.stderr and "1 new conflict" in proc.stderr
+
+
+def _age(path: Path, seconds: float = 3600) -> Path:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def test_d15c_stale_temp_files_of_killed_runs_are_removed(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    ours = [write(b, "memory/.2026-11-30.md.k2j3h4g5.tmp", "half a log"),
+            write(b, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"),  # a killed reflect
+            write(b, ".memory/sync/.base.json.qwertyui.tmp", "{"),
+            write(folder.root, f"objects/ab/.{'ab' * 32}.zz_9yy8x.tmp", "half an object"),
+            write(folder.root, ".manifest.json.m4n5b6v7.tmp", "{")]
+    kept = [write(b, "memory/.draft.tmp", "someone else's"),  # not our naming
+            write(b, "memory/notes.k2j3h4g5.tmp", "not hidden"),
+            write(folder.root, "objects/ab/.other.tmp", "someone else's")]
+    fresh = write(b, "memory/.2026-11-30.md.abcdefgh.tmp", "a write in progress")
+    for path in ours + kept:
+        _age(path)
+    _age(b / ".memory/swept")  # the last sweep an hour ago
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert [p for p in ours if p.exists()] == []
+    assert all(p.exists() for p in kept) and fresh.exists()
+    assert report["temp_files_removed"] == len(ours)
+    # At most every few minutes: the next run only looks at one marker file.
+    _age(write(b, "memory/.2026-12-02.md.k2j3h4g5.tmp", "x"))
+    proc, report = sync_json(b, folder)
+    assert report["temp_files_removed"] == 0 and (b / "memory/.2026-12-02.md.k2j3h4g5.tmp").exists()
+
+
+def test_d15c_a_killed_reflect_leaves_nothing_after_the_next_reflect(tmp_path):
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    write(ws, DAY, LOG)
+    left = _age(write(ws, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"))
+    run_mem("-w", ws, "reflect", "--force", env=mem_env(MEM_EMBEDDER="none"), check=0)
+    assert not left.exists()
