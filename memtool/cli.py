@@ -275,6 +275,9 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
     if c:
         o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"
                 f" {c['used_facts']} facts with a use history")
+    if data["retained_gone"]:
+        o.print(f"[bold]retained[/bold]  [yellow]{len(data['retained_gone'])} line(s) mem retain wrote are gone[/yellow]"
+                " (mem check; mem check --restore puts them back)")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")
@@ -285,14 +288,28 @@ def _counts(d: dict) -> str:
 
 
 @app.command()
-def check(json_: bool = JsonOpt) -> None:
-    """Report problems in the Markdown with file:line; exits 1 when there are errors.
+def check(
+    refs: List[str] = typer.Argument(None, help="With --restore or --ack: only these vanished lines (path#Lline or path:line as listed, or a path).", show_default=False),
+    restore: bool = typer.Option(False, "--restore", help="Put lines mem retain wrote that have vanished back at the end of their files."),
+    ack: bool = typer.Option(False, "--ack", help="Accept lines mem retain wrote that have vanished as deleted on purpose; never report them again."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Report problems in the Markdown with file:line, and lines mem retain wrote that have vanished
+    since (an editor saving an older copy over them); exits 1 when there are errors.
 
-    Example: mem check
+    Example: mem check --restore
     """
     from memtool import output
 
+    if restore and ack:
+        raise typer.BadParameter("choose one of --restore and --ack", param_hint="--restore/--ack")
+    if refs and not (restore or ack):
+        raise typer.BadParameter("naming lines needs --restore or --ack", param_hint="REFS")
     mem = _memory("none")
+    if restore or ack:
+        _retained_done(mem.restore_retained(refs or []) if restore else mem.acknowledge_retained(refs or []),
+                       "restored" if restore else "acknowledged", json_)
+        return
     diags = mem.check()
     for notice in mem.notices:
         output.warn(notice)
@@ -305,10 +322,22 @@ def check(json_: bool = JsonOpt) -> None:
     else:
         for d in diags:
             style = "red" if d.severity == "error" else "yellow"
-            output.out.print(f"{d.location()}: [{style}]{d.severity}[/{style}] {d.message} [dim]({d.code})[/dim]")
+            output.out.print(f"{_escape(d.location())}: [{style}]{d.severity}[/{style}] {_escape(d.message)} [dim]({d.code})[/dim]")
         output.err.print(f"{errors} errors, {len(diags) - errors} warnings")
     if errors:
         raise typer.Exit(1)
+
+
+def _retained_done(done: list[dict], verb: str, json_: bool) -> None:
+    from memtool import output
+
+    if json_:
+        output.emit_json({verb: done})
+        return
+    for e in done:
+        where = f"{e['source']} → {e['restored']}" if "restored" in e else e["source"]
+        output.out.print(f"{_escape(where)}  - {_escape(e['text'])}")
+    output.err.print(f"{len(done)} line(s) {verb}" if done else "no retained line has vanished")
 
 
 @app.command()

@@ -427,16 +427,25 @@ class Memory:
         return self.store.ids_for_hashes(hits, filters)[:n]
 
     def _health_warnings(self) -> list[str]:
+        from memtool import retain_log
+
+        out = []
         bad = self.store.conn.execute("SELECT COUNT(*) FROM files WHERE status = 'unreadable'").fetchone()[0]
         if bad:
-            return [f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details"]
-        return []
+            out.append(f"{bad} file(s) could not be indexed and are not searched; run 'mem check' for details")
+        gone = retain_log.vanished(self.ws)
+        if gone:
+            out.append(f"{len(gone)} line(s) written by mem retain are gone from {', '.join(sorted({e.path for e in gone}))}"
+                       " (saved over by an editor?); 'mem check --restore' puts them back, 'mem check --ack' accepts the deletion")
+        return out
 
     # --- retain ----------------------------------------------------------------------------
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
-        """Append a Retain bullet to a day's log (today by default); returns where it landed."""
-        from memtool.retain import BulletError, insert_bullet, parse_bullet
+        """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
+        line when it has no type letter. Only appends, so no line moves; returns where it landed."""
+        from memtool import control_chars, retain_log
+        from memtool.retain import BulletError, parse_line
 
         text = bullet.strip()
         if text.startswith(("- ", "* ")):
@@ -445,19 +454,37 @@ class Memory:
             raise UsageError("the bullet is empty", 'e.g. mem retain "W @Peter: Moved to Lisbon in May."')
         if "\n" in text or "\r" in text:
             raise UsageError("a Retain bullet is one line", "join the lines, or write longer notes into the daily log")
+        control_chars.refuse(text, "the bullet")
         try:
-            parsed = parse_bullet(text)
+            parsed = parse_line(text)
         except BulletError as exc:
             raise UsageError(f"not a valid Retain bullet: {exc}",
-                             'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."') from None
+                             'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."'
+                             ' (a line without a type letter is kept as a plain log line)') from None
+        retain_log.check_item(text, parsed.kind)
         day = day or date.today()
         rel = self.ws.daily_path(day)
-        with self.ws.lock(rel):
-            current = self.ws.read_text(rel)
-            new_text, line = insert_bullet(current, text, day.isoformat())
-            self.ws.write_atomic(rel, new_text)
+        line = retain_log.write(self.ws, rel, text, parsed.kind, day.isoformat())
         return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
                 "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
+
+    def retained_gone(self, fresh: bool = False) -> list[dict]:
+        """Lines `mem retain` wrote that are no longer in their files (see `memtool.retain_log`)."""
+        from memtool import retain_log
+
+        return [e.to_dict() for e in retain_log.vanished(self.ws, fresh=fresh)]
+
+    def restore_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
+        """Put vanished retained lines back at the end of their files (all, or those `refs` name)."""
+        from memtool import retain_log
+
+        return retain_log.restore(self.ws, list(refs))
+
+    def acknowledge_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
+        """Accept vanished retained lines as deleted on purpose; they are not reported again."""
+        from memtool import retain_log
+
+        return retain_log.acknowledge(self.ws, list(refs))
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -694,6 +721,7 @@ class Memory:
             "llm": {"provider": "ollama", "host": llm.host, "model": llm.model, "answers": llm_version is not None,
                     "version": llm_version, "used_by": "mem summarize, mem reflect --review"},
             "memory": self._local_summary(),
+            "retained_gone": self.retained_gone(),
             "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
                          "sqlite": self.store.conn.execute("SELECT sqlite_version()").fetchone()[0],
                          "sqlite_vec": vectors.version()},
@@ -715,9 +743,12 @@ class Memory:
         return out
 
     def check(self) -> list[Diagnostic]:
-        """Every diagnostic of every indexed file (refreshing first)."""
+        """Every diagnostic of every indexed file (refreshing first), and every retained line that is gone."""
+        from memtool import retain_log
+
         self.refresh()
-        return [Diagnostic(*row) for row in self.store.diagnostics()]
+        gone = [e.diagnostic() for e in retain_log.vanished(self.ws, fresh=True)]
+        return sorted([Diagnostic(*row) for row in self.store.diagnostics()] + gone, key=lambda d: (d.path, d.line))
 
 
 def _mentions(row: dict) -> list[str]:
