@@ -20,6 +20,7 @@ from memtool.workspace import Workspace, discover
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
+CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -646,14 +647,22 @@ class Memory:
         return self._core_edit(lambda current: core_memory.insert(current, line, text))
 
     def _core_edit(self, change) -> dict:
+        """Apply `change` to memory.md; an editor's save in between makes it start again on that save."""
         from memtool import core_memory
+        from memtool.workspace import FileChanged
 
         with self.ws.lock("memory.md"):
-            current = self.ws.read_text("memory.md")
-            new = change(current)
-            core_memory.check_size(new, self.config.core_max_chars)
-            backup = self.ws.backup("memory.md") if current else None
-            self.ws.write_atomic("memory.md", new)
+            for attempt in range(CORE_EDIT_ATTEMPTS):
+                current = self.ws.read_text("memory.md")  # valid UTF-8: encoding it gives back the bytes read
+                new = change(current)
+                core_memory.check_size(new, self.config.core_max_chars)
+                backup = self.ws.backup("memory.md") if current else None
+                try:
+                    self.ws.write_atomic("memory.md", new, expect=current.encode("utf-8"))
+                    break
+                except FileChanged:
+                    if attempt == CORE_EDIT_ATTEMPTS - 1:
+                        raise
         return {"path": "memory.md", "chars": len(new), "limit": self.config.core_max_chars,
                 "backup": backup, "text": new}
 
