@@ -379,9 +379,9 @@ def about(
         output.emit_json(data)
         return
     o = output.out
-    o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {', '.join(data['aliases'])}[/dim]" if data["aliases"] else ""))
+    o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {_escape(', '.join(data['aliases']))}[/dim]" if data["aliases"] else ""))
     if data["page"]:
-        o.print(f"[dim]{data['page']['path']}[/dim]")
+        o.print(f"[dim]{_escape(data['page']['path'])}[/dim]")
         o.print(_escape(data["page"]["text"].strip()))
         o.print()
     _print_results(data["facts"])
@@ -535,7 +535,9 @@ def core_show(json_: bool = JsonOpt) -> None:
     if json_:
         output.emit_json(data)
     else:
-        sys.stdout.write(data["text"])
+        from memtool.control_chars import visible
+
+        sys.stdout.write(visible(data["text"]))
 
 
 @core_app.command("append", context_settings=_TEXT_ARGS)

@@ -14,6 +14,7 @@ from memtool.errors import UsageError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # C0 but tab, DEL, C1
 _CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SHOWN = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # a CRLF line end is fine
 
 
 def refuse(text: str, what: str = "the text", lines: bool = False) -> None:
@@ -28,8 +29,8 @@ def refuse(text: str, what: str = "the text", lines: bool = False) -> None:
 
 
 def visible(text: str) -> str:
-    """`text` with every control character but tab and newline shown as an escape (`\\x1b`)."""
-    return _CONTROL_BUT_NEWLINE.sub(lambda m: _escape(m.group()), text)
+    """`text` with every control character but tab and line ends shown as an escape (`\\x1b`)."""
+    return _SHOWN.sub(lambda m: _escape(m.group()), text)
 
 
 def _escape(ch: str) -> str:
