@@ -78,11 +78,14 @@ _TEXT_ARGS = {"ignore_unknown_options": True}  # text such as "- Prefers tea." i
 
 @app.command(context_settings=_TEXT_ARGS)
 def retain(
-    bullet: str = typer.Argument(..., help='The bullet: "W|B|O|S[(c=0..1)] [@Entity…]: text".'),
+    bullet: str = typer.Argument(..., help='A typed bullet "W|B|O|S[(c=0..1)] [@Entity…]: text", or any one line of plain text.'),
     day: Optional[str] = typer.Option(None, "--date", help="Day to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
     json_: bool = JsonOpt,
 ) -> None:
-    """Append a fact to the day's `## Retain` section (created if missing); safe with concurrent writers.
+    """Append a fact to the end of the day's log: a typed bullet under `## Retain`, plain text as a log line.
+
+    Only ever appends, so no line moves and no editor's save is overwritten; every retained line is
+    remembered, and mem check reports (and --restore puts back) one that vanishes later.
 
     Example: mem retain "O(c=0.8) @Peter: Prefers short replies on WhatsApp."
     """
