@@ -213,10 +213,14 @@ def _read(ws: Workspace, rel: str) -> str:
 
 
 def _load_cache(ws: Workspace) -> dict:
+    """The last check's results, or {} when missing or not in the shape written (never trusted blindly)."""
     try:
         data = json.loads(ws.resolve(CHECKED).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else {}
-    except (OSError, ValueError):
+        for f in data["files"].values():
+            f["stat"], f["ids"] = f["stat"], str(f["ids"])
+            f["missing"] = [vars(Retained(**e)) for e in f["missing"]]
+        return data
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
 
