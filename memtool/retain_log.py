@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from memtool.errors import UsageError, WorkspaceError
+from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.records import Diagnostic
 from memtool.retain import append_item
 from memtool.workspace import Workspace
@@ -200,7 +200,7 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
 def _stat(ws: Workspace, rel: str) -> list[int] | None:
     try:
         st = os.stat(ws.resolve(rel))
-    except (OSError, UsageError):
+    except (OSError, MemError):  # gone, unreadable, or a path the workspace refuses
         return None
     return [st.st_size, st.st_mtime_ns]
 
@@ -208,7 +208,7 @@ def _stat(ws: Workspace, rel: str) -> list[int] | None:
 def _read(ws: Workspace, rel: str) -> str:
     try:
         return ws.resolve(rel).read_text(encoding="utf-8", errors="replace")
-    except (OSError, UsageError):
+    except (OSError, MemError):
         return ""  # gone or unreadable: every line retained there is reported
 
 
