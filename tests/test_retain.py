@@ -131,3 +131,19 @@ def test_14_5_mcp_retain_takes_an_untyped_line(example_ws):
     assert result.structured_content["kind"] == "log"
     lines = (example_ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8").splitlines()
     assert lines[result.structured_content["line"] - 1] == "- Peter likes tea"
+
+
+def test_retain_log_counts_copies_and_survives_a_torn_line():
+    from memtool.retain_log import fold, missing
+
+    log = ['{"op": "retain", "id": "a", "at": "2026-11-30T10:00:00Z", "path": "p.md", "line": 3, "text": "W: tea"}',
+           '{"op": "retain", "id": "b", "at": "2026-11-30T11:00:00Z", "path": "p.md", "line": 4, "text": "W: tea"}',
+           '{"op": "retain", "id": "c", "at": "2026-11-30T12:00:00Z", "path": "p.md", "line": 5, "text": "W: gone"}',
+           '{"op": "restore", "id": "c", "at": "2026-11-30T13:00:00Z", "line": 9}',
+           '{"op": "ack", "id": "zz", "at": "2026-11-30T13:00:00Z"}',
+           '{"op": "retain", "id": "d", "at": "2026-11-3']  # torn by a crash
+    entries = fold(log)
+    assert sorted(entries) == ["a", "b", "c"] and entries["c"].line == 9
+    text = "# d\n\n*   W: tea\nnot a list item: W: gone\n"
+    assert [e.id for e in missing(list(entries.values()), text)] == ["b", "c"]  # one copy of two, newest reported
+    assert missing(list(entries.values()), text + "- W: tea\n  - W: gone\n") == []
