@@ -78,11 +78,14 @@ _TEXT_ARGS = {"ignore_unknown_options": True}  # text such as "- Prefers tea." i
 
 @app.command(context_settings=_TEXT_ARGS)
 def retain(
-    bullet: str = typer.Argument(..., help='The bullet: "W|B|O|S[(c=0..1)] [@Entity…]: text".'),
+    bullet: str = typer.Argument(..., help='A typed bullet "W|B|O|S[(c=0..1)] [@Entity…]: text", or any one line of plain text.'),
     day: Optional[str] = typer.Option(None, "--date", help="Day to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
     json_: bool = JsonOpt,
 ) -> None:
-    """Append a fact to the day's `## Retain` section (created if missing); safe with concurrent writers.
+    """Append a fact to the end of the day's log: a typed bullet under `## Retain`, plain text as a log line.
+
+    Only ever appends, so no line moves and no editor's save is overwritten; every retained line is
+    remembered, and mem check reports (and --restore puts back) one that vanishes later.
 
     Example: mem retain "O(c=0.8) @Peter: Prefers short replies on WhatsApp."
     """
@@ -282,6 +285,9 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
     if c:
         o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"
                 f" {c['used_facts']} facts with a use history")
+    if data["retained_gone"]:
+        o.print(f"[bold]retained[/bold]  [yellow]{len(data['retained_gone'])} line(s) mem retain wrote are gone[/yellow]"
+                " (mem check; mem check --restore puts them back)")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")
@@ -292,14 +298,28 @@ def _counts(d: dict) -> str:
 
 
 @app.command()
-def check(json_: bool = JsonOpt) -> None:
-    """Report problems in the Markdown with file:line; exits 1 when there are errors.
+def check(
+    refs: List[str] = typer.Argument(None, help="With --restore or --ack: only these vanished lines (path#Lline or path:line as listed, or a path).", show_default=False),
+    restore: bool = typer.Option(False, "--restore", help="Put lines mem retain wrote that have vanished back at the end of their files."),
+    ack: bool = typer.Option(False, "--ack", help="Accept lines mem retain wrote that have vanished as deleted on purpose; never report them again."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Report problems in the Markdown with file:line, and lines mem retain wrote that have vanished
+    since (an editor saving an older copy over them); exits 1 when there are errors.
 
-    Example: mem check
+    Example: mem check --restore
     """
     from memtool import output
 
+    if restore and ack:
+        raise typer.BadParameter("choose one of --restore and --ack", param_hint="--restore/--ack")
+    if refs and not (restore or ack):
+        raise typer.BadParameter("naming lines needs --restore or --ack", param_hint="REFS")
     mem = _memory("none")
+    if restore or ack:
+        _retained_done(mem.restore_retained(refs or []) if restore else mem.acknowledge_retained(refs or []),
+                       "restored" if restore else "acknowledged", json_)
+        return
     diags = mem.check()
     for notice in mem.notices:
         output.warn(notice)
@@ -312,10 +332,22 @@ def check(json_: bool = JsonOpt) -> None:
     else:
         for d in diags:
             style = "red" if d.severity == "error" else "yellow"
-            output.out.print(f"{d.location()}: [{style}]{d.severity}[/{style}] {d.message} [dim]({d.code})[/dim]")
+            output.out.print(f"{_escape(d.location())}: [{style}]{d.severity}[/{style}] {_escape(d.message)} [dim]({d.code})[/dim]")
         output.err.print(f"{errors} errors, {len(diags) - errors} warnings")
     if errors:
         raise typer.Exit(1)
+
+
+def _retained_done(done: list[dict], verb: str, json_: bool) -> None:
+    from memtool import output
+
+    if json_:
+        output.emit_json({verb: done})
+        return
+    for e in done:
+        where = f"{e['source']} → {e['restored']}" if "restored" in e else e["source"]
+        output.out.print(f"{_escape(where)}  - {_escape(e['text'])}")
+    output.err.print(f"{len(done)} line(s) {verb}" if done else "no retained line has vanished")
 
 
 @app.command()
@@ -372,9 +404,9 @@ def about(
                          " in bank/entities/; try mem recall)")
         return
     o = output.out
-    o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {', '.join(data['aliases'])}[/dim]" if data["aliases"] else ""))
+    o.print(f"[bold]{_escape(data['entity'])}[/bold]" + (f"  [dim]aka {_escape(', '.join(data['aliases']))}[/dim]" if data["aliases"] else ""))
     if data["page"]:
-        o.print(f"[dim]{data['page']['path']}[/dim]")
+        o.print(f"[dim]{_escape(data['page']['path'])}[/dim]")
         o.print(_escape(data["page"]["text"].strip()))
         o.print()
     _print_results(data["facts"])
@@ -548,7 +580,9 @@ def core_show(json_: bool = JsonOpt) -> None:
     if json_:
         output.emit_json(data)
     else:
-        sys.stdout.write(data["text"])
+        from memtool.control_chars import visible
+
+        sys.stdout.write(visible(data["text"]))
 
 
 @core_app.command("append", context_settings=_TEXT_ARGS)

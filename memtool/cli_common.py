@@ -18,10 +18,12 @@ def memory(embedder: str | None = None):
 
 
 def escape(text: str) -> str:
-    """Text shown through rich, with its markup characters escaped."""
+    """Text shown through rich: markup characters escaped, control characters made visible (`\\x1b`)."""
     from rich.markup import escape as _escape
 
-    return _escape(text)
+    from memtool.control_chars import visible
+
+    return _escape(visible(text))
 
 
 # --- shell completion (values for options; must never fail or print) ---------------------------

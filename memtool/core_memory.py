@@ -6,6 +6,7 @@ the result atomically, after backing up the old file, and only when it fits the 
 
 from __future__ import annotations
 
+from memtool.control_chars import refuse
 from memtool.errors import UsageError
 
 DEFAULT_LIMIT = 5000  # characters; `[core] max_chars` in memtool.toml
@@ -19,6 +20,7 @@ def _line(text: str) -> str:
     text = text.strip("\n")
     if not text.strip():
         raise CoreMemoryError("the text to add is empty")
+    refuse(text, "the text to add", lines=True)
     return text
 
 
@@ -33,6 +35,7 @@ def replace(current: str, old: str, new: str) -> str:
     """Replace the one occurrence of `old` by `new` (`new` may be empty to delete it)."""
     if not old:
         raise CoreMemoryError("the text to replace is empty")
+    refuse(new, "the new text", lines=True)
     count = current.count(old)
     if count == 0:
         raise CoreMemoryError("the text to replace does not occur in memory.md",

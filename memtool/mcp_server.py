@@ -69,9 +69,10 @@ def build_server(mem):
         return call(mem.episodes, query, k=k, since=since, until=until)
 
     @server.tool(annotations=appends, description=(
-        "Store one fact in today's daily log under '## Retain' (or on 'date', YYYY-MM-DD). Format: "
+        "Store one fact at the end of today's daily log under '## Retain' (or on 'date', YYYY-MM-DD). Format: "
         "'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world fact, B experience (first person), O opinion with "
         "optional confidence, S observation. Example: 'O(c=0.8) @Peter: Prefers short WhatsApp messages.' "
+        "One line without a type letter is kept as a plain log line. Control characters are refused. "
         "Returns where it was written."))
     def retain(bullet: str, date: str | None = None) -> dict[str, Any]:
         from datetime import date as _date

@@ -22,6 +22,7 @@ TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebu
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines quoted per link
 GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
+CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 SUPERSEDED_WEIGHT = 0.5  # a fact a newer one replaced still answers, below its successor
 
 
@@ -463,6 +464,8 @@ class Memory:
         return missing - withheld, withheld
 
     def _health_warnings(self) -> list[str]:
+        from memtool import retain_log
+
         out = []
         bad = len(self.store.paths_with_status("unreadable"))
         if bad:
@@ -471,6 +474,10 @@ class Memory:
         if stale:
             out.append(f"{stale} file(s) cannot be read now; their facts from the last read are kept and marked"
                        " stale; run 'mem check' for details")
+        gone = retain_log.vanished(self.ws)
+        if gone:
+            out.append(f"{len(gone)} line(s) written by mem retain are gone from {', '.join(sorted({e.path for e in gone}))}"
+                       " (saved over by an editor?); 'mem check --restore' puts them back, 'mem check --ack' accepts the deletion")
         for p in self._unreadable_paths():
             out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
                        " run 'mem check'")
@@ -492,8 +499,10 @@ class Memory:
     # --- retain ----------------------------------------------------------------------------
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
-        """Append a Retain bullet to a day's log (today by default); returns where it landed."""
-        from memtool.retain import BulletError, insert_bullet, parse_bullet
+        """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
+        line when it has no type letter. Only appends, so no line moves; returns where it landed."""
+        from memtool import control_chars, retain_log
+        from memtool.retain import BulletError, parse_line
 
         text = bullet.strip()
         if text.startswith(("- ", "* ")):
@@ -502,19 +511,37 @@ class Memory:
             raise UsageError("the bullet is empty", 'e.g. mem retain "W @Peter: Moved to Lisbon in May."')
         if "\n" in text or "\r" in text:
             raise UsageError("a Retain bullet is one line", "join the lines, or write longer notes into the daily log")
+        control_chars.refuse(text, "the bullet")
         try:
-            parsed = parse_bullet(text)
+            parsed = parse_line(text)
         except BulletError as exc:
             raise UsageError(f"not a valid Retain bullet: {exc}",
-                             'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."') from None
+                             'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."'
+                             ' (a line without a type letter is kept as a plain log line)') from None
+        retain_log.check_item(text, parsed.kind)
         day = day or date.today()
         rel = self.ws.daily_path(day)
-        with self.ws.lock(rel):
-            current = self.ws.read_text(rel)
-            new_text, line = insert_bullet(current, text, day.isoformat())
-            self.ws.write_atomic(rel, new_text)
+        line = retain_log.write(self.ws, rel, text, parsed.kind, day.isoformat())
         return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
                 "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
+
+    def retained_gone(self, fresh: bool = False) -> list[dict]:
+        """Lines `mem retain` wrote that are no longer in their files (see `memtool.retain_log`)."""
+        from memtool import retain_log
+
+        return [e.to_dict() for e in retain_log.vanished(self.ws, fresh=fresh)]
+
+    def restore_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
+        """Put vanished retained lines back at the end of their files (all, or those `refs` name)."""
+        from memtool import retain_log
+
+        return retain_log.restore(self.ws, list(refs))
+
+    def acknowledge_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
+        """Accept vanished retained lines as deleted on purpose; they are not reported again."""
+        from memtool import retain_log
+
+        return retain_log.acknowledge(self.ws, list(refs))
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -743,14 +770,22 @@ class Memory:
         return self._core_edit(lambda current: core_memory.insert(current, line, text))
 
     def _core_edit(self, change) -> dict:
+        """Apply `change` to memory.md; an editor's save in between makes it start again on that save."""
         from memtool import core_memory
+        from memtool.workspace import FileChanged
 
         with self.ws.lock("memory.md"):
-            current = self.ws.read_text("memory.md")
-            new = change(current)
-            core_memory.check_size(new, self.config.core_max_chars)
-            backup = self.ws.backup("memory.md") if current else None
-            self.ws.write_atomic("memory.md", new)
+            for attempt in range(CORE_EDIT_ATTEMPTS):
+                current = self.ws.read_text("memory.md")  # valid UTF-8: encoding it gives back the bytes read
+                new = change(current)
+                core_memory.check_size(new, self.config.core_max_chars)
+                backup = self.ws.backup("memory.md") if current else None
+                try:
+                    self.ws.write_atomic("memory.md", new, expect=current.encode("utf-8"))
+                    break
+                except FileChanged:
+                    if attempt == CORE_EDIT_ATTEMPTS - 1:
+                        raise
         return {"path": "memory.md", "chars": len(new), "limit": self.config.core_max_chars,
                 "backup": backup, "text": new}
 
@@ -825,6 +860,7 @@ class Memory:
             "llm": {"provider": "ollama", "host": llm.host, "local": llm.local, "model": llm.model, "answers": llm_version is not None,
                     "version": llm_version, "used_by": "mem summarize, mem reflect --review"},
             "memory": self._local_summary(),
+            "retained_gone": self.retained_gone(),
             "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
                          "sqlite": self.store.conn.execute("SELECT sqlite_version()").fetchone()[0],
                          "sqlite_vec": vectors.version()},
@@ -846,10 +882,14 @@ class Memory:
         return out
 
     def check(self) -> list[Diagnostic]:
-        """Every diagnostic of every indexed file (refreshing first)."""
+        """Every diagnostic of every indexed file (refreshing first), and every retained line that is gone."""
+        from memtool import retain_log
+
         self.refresh()
-        return ([Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
-                + self._access_diagnostics() + self._link_diagnostics())
+        gone = [e.diagnostic() for e in retain_log.vanished(self.ws, fresh=True)]
+        found = ([Diagnostic(*row) for row in self.store.diagnostics()] + self._unlisted_diagnostics()
+                 + self._access_diagnostics() + self._link_diagnostics() + gone)
+        return sorted(found, key=lambda d: (d.severity != "error", d.path, d.line))  # errors first
 
     def _link_diagnostics(self) -> list[Diagnostic]:
         """`[[links]]` that reach an entity page only through its aliases: memtool follows them, but

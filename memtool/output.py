@@ -8,6 +8,8 @@ import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
+from memtool.control_chars import visible
+
 
 @lru_cache(maxsize=None)
 def _console(stderr: bool):
@@ -31,25 +33,29 @@ KIND_STYLE = {"world": "cyan", "experience": "green", "opinion": "magenta", "obs
               "log": "white", "page": "blue"}
 
 
+_C1_AND_DEL = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}  # json escapes C0 itself; these reach terminals raw
+
+
 def emit_json(data) -> None:
-    """One JSON document on stdout, never through rich (which would wrap lines)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    """One JSON document on stdout, never through rich (which would wrap lines); every control
+    character in it is escaped, so no note can drive the terminal."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str).translate(_C1_AND_DEL) + "\n")
     sys.stdout.flush()
 
 
 def warn(message: str) -> None:
     from rich.text import Text
 
-    _console(True).print(Text("warning: ", style="yellow bold") + Text(message))
+    _console(True).print(Text("warning: ", style="yellow bold") + Text(visible(message)))
 
 
 def error(message: str, hint: str | None = None) -> None:
     from rich.text import Text
 
     err = _console(True)
-    err.print(Text("error: ", style="red bold") + Text(message))
+    err.print(Text("error: ", style="red bold") + Text(visible(message)))
     if hint:
-        err.print(Text("hint: ", style="dim bold") + Text(hint, style="dim"))
+        err.print(Text("hint: ", style="dim bold") + Text(visible(hint), style="dim"))
 
 
 @contextmanager
@@ -103,25 +109,26 @@ def recall_results(result, highlight_terms: list[str]) -> None:
         if r.get("confidence") is not None:
             line.append(f" c={r['confidence']:.2f}", style="magenta")
         line.append("  ")
-        body = Text(r["content"])
-        for s, e in highlight_spans(r["content"], highlight_terms):
+        content = visible(r["content"])
+        body = Text(content)
+        for s, e in highlight_spans(content, highlight_terms):
             body.stylize("bold reverse", s, e)
         line.append_text(body)
         line = _indent_continuations(line, " " * 4)
         out.print(line)
         meta = Text("    ")
-        meta.append(r["source"], style="underline")
+        meta.append(visible(r["source"]), style="underline")
         if r.get("timestamp"):
             meta.append(f"  {r['timestamp']}", style="dim")
         if r.get("entities"):
-            meta.append("  " + " ".join("@" + e for e in r["entities"]), style="dim cyan")
+            meta.append(visible("  " + " ".join("@" + e for e in r["entities"])), style="dim cyan")
         if r.get("score") is not None:
             meta.append(f"  score {r['score']:.2f}", style="dim")
         out.print(meta)
         if r.get("sources"):
-            out.print(Text("    also: " + ", ".join(r["sources"][1:]), style="dim"))
+            out.print(Text(visible("    also: " + ", ".join(r["sources"][1:])), style="dim"))
         if r.get("superseded_by"):
             sup = r["superseded_by"]
-            out.print(Text(f"    superseded since {sup['since']} by {sup['source']}", style="yellow"))
+            out.print(Text(visible(f"    superseded since {sup['since']} by {sup['source']}"), style="yellow"))
         for prev in r.get("previously", []):
-            out.print(Text(f"    previously (until {prev['until']}): {prev['content']} — {prev['source']}", style="dim"))
+            out.print(Text(visible(f"    previously (until {prev['until']}): {prev['content']} — {prev['source']}"), style="dim"))

@@ -306,8 +306,8 @@ def _sleep_lines(s: dict, shown=lambda items, *keys: items) -> list[str]:
     lines = [f"- The memory holds {o['facts']} facts ({kinds}); {o['new']} are new since the last run. "
              f"{s['examined']} were compared for duplicates and contradictions. {o['embedded']} have a vector"
              + (f", {o['not_embedded']} wait for one" if o["not_embedded"] else "")
-             + f". A fact is kept for about {o['average_stability_days']:.0f} days on average before it fades"
-             " from ranking (recalling it extends that)."]
+             + (f". A fact is kept for about {o['average_stability_days']:.0f} days on average before it fades"
+                " from ranking (recalling it extends that)." if o["average_stability_days"] is not None else ".")]
     if s["connections"]:
         lines.append("- Connections discovered (suggested, not linked): " + "; ".join(
             f"{c['a']} ↔ {c['b']} ({c['facts']} facts together)" for c in s["connections"][:5]))

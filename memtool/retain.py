@@ -1,4 +1,4 @@
-"""The `## Retain` bullet grammar (DESIGN §1.1) and inserting a bullet into a daily log. Pure.
+"""The `## Retain` bullet grammar (DESIGN §1.1) and appending a line to a daily log. Pure.
 
     - W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) for Andy's birthday.
     - O(c=0.95) @Peter: Prefers concise replies; long content goes into files. [because:: memory/2025-11-20.md#L4]
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from memtool.records import RETAIN_KINDS
-from memtool.sections import headings, lines_keepends, section_end
+from memtool.sections import Heading, headings, lines_keepends
 
 ENTITY = r"@([^\W_][\w.\-]*[\w]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
@@ -129,31 +129,50 @@ def is_retain_heading(title: str) -> bool:
     return title.strip().strip("#").strip().lower() == RETAIN_HEADING
 
 
-def insert_bullet(text: str, bullet: str, day_title: str) -> tuple[str, int]:
-    """Insert `- bullet` at the end of the first `## Retain` section of a daily log.
+def parse_line(text: str) -> Bullet:
+    """A line for `mem retain`: a typed bullet, or (when it does not try to be one) a plain `log` line.
 
-    Returns the new text and the 1-based line of the new bullet. Every existing line is kept
-    byte for byte; the section (and the file, with `# day_title`) is created when missing.
+    Raises BulletError for a line that looks typed but breaks the grammar (`X: …`, `O(c=7): …`)."""
+    if looks_like_bullet(text):
+        return parse_bullet(text)
+    s = text.strip()
+    return Bullet(kind="log", text=s, entities=mentions(s), fields=inline_fields(s))
+
+
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def append_item(text: str, item: str, typed: bool, day_title: str) -> tuple[str, int]:
+    """What to append to a daily log so that `- item` becomes its last line: (text to append, its line).
+
+    Nothing is inserted above the end, so every existing line keeps its number and every citation
+    stays valid. A typed bullet goes at the end of a trailing `## Retain` section, else under a new
+    `## Retain` heading at the end; an untyped line goes at the end, under a new `## Notes` heading
+    only when the file ends inside a Retain section. A new file starts with `# day_title`.
     """
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = lines_keepends(text)
-    new_line = f"- {bullet}{newline}"
-    if lines and not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += newline
-    heads = headings(lines)
-    retain = next((h for h in heads if is_retain_heading(h.title)), None)
-    if retain is None:
-        prefix: list[str] = []
-        if not lines:
-            prefix = [f"# {day_title}{newline}", newline]
-        elif lines[-1].strip():
-            prefix = [newline]
-        out = lines + prefix + [f"## Retain{newline}", new_line]
-        return "".join(out), len(out)
-    start, end = retain.index, section_end(heads, retain, len(lines))
-    # insert after the last non-blank line of the section
-    at = end
-    while at > start + 1 and not lines[at - 1].strip():
-        at -= 1
-    out = lines[:at] + [new_line] + lines[at:]
-    return "".join(out), at + 1
+    out: list[str] = []
+    if not lines:
+        out += [f"# {day_title}{newline}", newline] + ([f"## Retain{newline}"] if typed else [])
+    else:
+        if not lines[-1].endswith(("\n", "\r")):
+            out.append(newline)  # ends the last line; its number stays
+        levels = [h.level for h in _open_headings(lines) if is_retain_heading(h.title)]
+        heading = "## Retain" if typed and not levels else \
+            "#" * min(levels) + " Notes" if levels and not typed else None
+        blank_first = lines[-1].strip() and (heading or not _LIST_ITEM.match(lines[-1]))
+        out += ([newline] if blank_first else []) + ([heading + newline] if heading else [])
+    out.append(f"- {item}{newline}")
+    suffix = "".join(out)
+    return suffix, len(lines_keepends(text + suffix))
+
+
+def _open_headings(lines: list[str]) -> list[Heading]:
+    """The headings whose sections the end of the file is in, outermost first."""
+    stack: list[Heading] = []
+    for h in headings(lines):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+    return stack

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from stat import S_ISLNK, S_ISREG
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from memtool.errors import Busy, UsageError, WorkspaceError, WorkspaceNotFound
 
@@ -16,6 +17,7 @@ STATE_DIR = ".memory"
 MARKERS = ("memory.md", "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
 LOCK_TIMEOUT = 30.0
+APPEND_PATIENCE = 10.0  # seconds an append keeps retrying while other programs keep replacing the file
 BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
 TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")  # what replace_atomically and create_new stage (mkstemp)
 STALE_TEMP_SECONDS = 15 * 60  # no write of ours takes this long; a younger temp file may be in use
@@ -189,14 +191,53 @@ class Workspace:
 
     # --- writing ---------------------------------------------------------------------------
 
-    def write_atomic(self, rel: str, text: str | bytes) -> Path:
-        """Replace a file's content atomically (temp file in the same folder, fsync, rename)."""
+    def write_atomic(self, rel: str, text: str | bytes, expect: bytes | None = None) -> Path:
+        """Replace a file's content atomically (temp file in the same folder, fsync, rename).
+
+        With `expect`, raises `FileChanged` (writing nothing) unless the file still holds exactly
+        those bytes just before the rename (see `replace_atomically`)."""
         path = self.resolve(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_atomically(path, text.encode("utf-8") if isinstance(text, str) else text)
+        replace_atomically(path, text.encode("utf-8") if isinstance(text, str) else text, expect)
         if self.written:
             self.written(rel)
         return path
+
+    def append(self, rel: str, plan: Callable[[bytes], bytes]) -> tuple[bytes, bytes]:
+        """Append `plan(current bytes)` to a file without ever replacing it; returns (before, appended).
+
+        The file is opened for appending and read through that same open file, so the bytes written
+        follow exactly the bytes `plan` saw; if another program renamed a new version over the file
+        or wrote to it meanwhile, the round starts again on the new content. An append cannot
+        overwrite anyone's save. Callers hold `lock(rel)` against other `mem` writers."""
+        path = self.resolve(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + APPEND_PATIENCE
+        while time.monotonic() < deadline:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:
+                data = plan(b"")
+                if _create_whole(path, data):
+                    if self.written:
+                        self.written(rel)
+                    return b"", data
+                continue  # someone created it meanwhile: append to theirs
+            try:
+                before = _read_all(fd)
+                data = plan(before)
+                if not _still_the_file(path, fd, len(before)):
+                    continue  # changed between our read and our write: plan again on what is there now
+                _write_all(fd, data)
+                os.fsync(fd)
+                if _still_the_file(path, fd, len(before) + len(data)) or _landed(path, before + data):
+                    if self.written:
+                        self.written(rel)
+                    return before, data
+            finally:
+                os.close(fd)
+        raise WorkspaceError(f"{rel} kept changing while mem tried to append to it",
+                             "another program is rewriting it continuously; try again when it is done")
 
     def create_new(self, files: dict[str, bytes]) -> list[str]:
         """Create files that do not exist yet, never replacing one (an atomic link, no lock needed).
@@ -339,9 +380,12 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def replace_atomically(path: Path, data: bytes) -> None:
+def replace_atomically(path: Path, data: bytes, expect: bytes | None = None) -> None:
     """Write `data` to `path` so that a reader or a crash sees the old file or the new one, never a
-    mix: a temp file in the same folder, fsync, rename (the file's permissions are kept)."""
+    mix: a temp file in the same folder, fsync, rename (the file's permissions are kept).
+
+    With `expect` (the bytes the new content was made from), the file is compared again just before
+    the rename and `FileChanged` is raised, writing nothing, if someone saved it meanwhile."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -352,6 +396,8 @@ def replace_atomically(path: Path, data: bytes) -> None:
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         except FileNotFoundError:
             os.chmod(tmp, 0o644)
+        if expect is not None and (_current_bytes(path) or b"") != expect:
+            raise FileChanged(path.name)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -383,6 +429,68 @@ def remove_stale_temp(folder: Path, recursive: bool = True, older_than: float = 
         if not recursive:
             break
     return removed
+
+
+class FileChanged(WorkspaceError):
+    """A file changed between the read an edit was made from and the moment it was to be replaced."""
+
+    def __init__(self, name: str):
+        super().__init__(f"{name} was changed by another program while mem was editing it",
+                         "nothing was written; try again")
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _still_the_file(path: Path, fd: int, size: int) -> bool:
+    """Whether `path` still names the open file `fd`, and that file has `size` bytes."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino) and mine.st_size == size
+
+
+def _create_whole(path: Path, data: bytes) -> bool:
+    """Create `path` holding `data`, appearing whole or not at all; False if it exists already."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def _landed(path: Path, expected_prefix: bytes) -> bool:
+    """After a rename raced our append: whether the new file already holds what we wrote."""
+    current = _current_bytes(path)
+    return current is not None and current.startswith(expected_prefix)
 
 
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:

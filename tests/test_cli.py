@@ -47,7 +47,7 @@ def test_retain_then_recall_cites_the_new_line(example_ws):
 
 def test_retain_rejects_bad_bullets_and_changes_nothing(example_ws):
     before = {p: p.read_bytes() for p in example_ws.rglob("*.md")}
-    for bad in ["X @Tom: nope", "O(c=7): too sure", "W no colon", "", "W: two\nlines"]:
+    for bad in ["X @Tom: nope", "O(c=7): too sure", "W(c=0.5): only opinions", "", "W: two\nlines", "# a heading"]:
         proc = run_mem("retain", bad, cwd=example_ws)
         assert proc.returncode == 2 and "error:" in proc.stderr, (bad, proc.stderr)
     proc = run_mem("retain", "S: fine", "--date", "2026-13-01", cwd=example_ws)

@@ -1,6 +1,7 @@
 import pytest
+from conftest import run_json, run_mem, write
 
-from memtool.retain import BulletError, insert_bullet, mentions, parse_bullet
+from memtool.retain import BulletError, append_item, mentions, parse_bullet
 
 
 def test_full_grammar():
@@ -32,26 +33,117 @@ def test_mentions_ignore_emails():
     assert mentions("mail lena@example.org and @Peter.") == ["Peter"]
 
 
-def test_insert_into_existing_section_keeps_every_line():
+def test_append_goes_to_a_trailing_retain_section_or_under_a_new_heading():
+    text = "# d\n\n## Retain\n- W: a\n"
+    assert append_item(text, "S: new", True, "d") == ("- S: new\n", 5)
     text = "# d\n\n## Retain\n- W: a\n\n## Later\ntext"
-    new, line = insert_bullet(text, "S: new", "d")
-    assert new == "# d\n\n## Retain\n- W: a\n- S: new\n\n## Later\ntext\n"
-    assert new.splitlines()[line - 1] == "- S: new"
+    suffix, line = append_item(text, "S: new", True, "d")
+    assert suffix == "\n\n## Retain\n- S: new\n" and (text + suffix).splitlines()[line - 1] == "- S: new"
 
 
-def test_insert_creates_file_and_section():
-    assert insert_bullet("", "S: x", "2026-11-30") == ("# 2026-11-30\n\n## Retain\n- S: x\n", 4)
-    new, line = insert_bullet("# d\nnotes\n", "S: x", "d")
-    assert new == "# d\nnotes\n\n## Retain\n- S: x\n" and line == 5
+def test_append_creates_file_and_section():
+    assert append_item("", "S: x", True, "2026-11-30") == ("# 2026-11-30\n\n## Retain\n- S: x\n", 4)
+    assert append_item("# d\nnotes\n", "S: x", True, "d") == ("\n## Retain\n- S: x\n", 5)
 
 
-def test_insert_ignores_retain_inside_code_and_keeps_crlf():
+def test_append_ignores_retain_inside_code_and_keeps_crlf():
     text = "# d\r\n```\r\n## Retain\r\n```\r\n"
-    new, line = insert_bullet(text, "S: x", "d")
-    assert new.startswith(text) and new.endswith("## Retain\r\n- S: x\r\n")
+    suffix, line = append_item(text, "S: x", True, "d")
+    assert suffix == "\r\n## Retain\r\n- S: x\r\n" and line == 7
 
 
-def test_insert_counts_lines_like_editors():
+def test_append_counts_lines_like_editors():
     text = "# d\nodd\u2028line\x0cstill one\n## Retain\n- W: a\n"
-    new, line = insert_bullet(text, "S: new", "d")
-    assert new.split("\n")[line - 1] == "- S: new" and new.startswith(text)
+    suffix, line = append_item(text, "S: new", True, "d")
+    assert (text + suffix).split("\n")[line - 1] == "- S: new"
+
+
+def test_untyped_lines_stay_out_of_retain_sections():
+    assert append_item("", "Peter likes tea", False, "d") == ("# d\n\n- Peter likes tea\n", 3)
+    assert append_item("# d\n## Retain\n- W: a\n", "Peter likes tea", False, "d") == \
+        ("\n## Notes\n- Peter likes tea\n", 6)
+    assert append_item("# d\n# Retain\n- W: a\n", "tea", False, "d")[0] == "\n# Notes\n- tea\n"
+    assert append_item("# d\n## Call\n- talked\n", "tea", False, "d") == ("- tea\n", 4)
+
+
+def _numbered(path):
+    return list(enumerate(path.read_text(encoding="utf-8").splitlines(), 1))
+
+
+DAY_WITH_RETAIN_MID_FILE = (
+    "# 2026-11-30\n\nMorning notes.\n\n## Retain\n- W @Peter: Lives in Lisbon.\n\n"
+    "## Call with Anna\nShe moved to Munich.\n- follow up\n\n## Evening\nQuiet.")
+
+
+def test_14_6_retain_never_moves_an_existing_line(tmp_path):
+    ws = tmp_path / "ws"
+    day = write(ws, "memory/2026-11-30.md", DAY_WITH_RETAIN_MID_FILE)
+    for bullet in ("W @Anna: Moved to Munich in November.", "Anna sends her regards", "O(c=0.7): Munich suits her.",
+                   "S: A quiet day."):
+        before = _numbered(day)
+        proc, data = run_json("-w", ws, "retain", bullet, "--date", "2026-11-30")
+        assert proc.returncode == 0, proc.stderr
+        after = _numbered(day)
+        assert after[:len(before)] == before, "an existing line moved"
+        assert after[data["line"] - 1][1] == f"- {bullet}" and data["line"] > len(before)
+    proc, found = run_json("-w", ws, "recall", "Munich November")
+    assert found["results"][0]["source"] == "memory/2026-11-30.md#L16" and found["results"][0]["kind"] == "world"
+    _, check = run_json("-w", ws, "check")
+    assert check["diagnostics"] == [], "typed bullets land in a Retain section, plain lines outside one"
+
+
+def test_14_5_an_untyped_line_is_kept_as_a_plain_log_line(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    proc, data = run_json("-w", ws, "retain", "Peter likes tea", "--date", "2026-11-30")
+    assert proc.returncode == 0, proc.stderr
+    assert data["kind"] == "log" and data["source"] == "memory/2026-11-30.md#L3" and data["content"] == "Peter likes tea"
+    run_mem("-w", ws, "retain", "W @Peter: Drinks it without sugar.", "--date", "2026-11-30", check=0)
+    proc, data = run_json("-w", ws, "retain", "Anna called about @Peter", "--date", "2026-11-30")
+    assert data["kind"] == "log" and data["entities"] == ["Peter"]
+    assert (ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8") == (
+        "# 2026-11-30\n\n- Peter likes tea\n\n## Retain\n- W @Peter: Drinks it without sugar.\n\n"
+        "## Notes\n- Anna called about @Peter\n")
+    _, found = run_json("-w", ws, "recall", "tea")
+    assert [(r["source"], r["kind"]) for r in found["results"]] == [("memory/2026-11-30.md#L3", "log")]
+    _, check = run_json("-w", ws, "check")
+    assert check["diagnostics"] == []
+
+
+def test_14_5_lines_that_try_to_be_typed_or_are_not_text_are_refused(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for bad, needle in [("X @Tom: nope", "unknown type"), ("O(c=7): too sure", "outside 0..1"),
+                        ("# heading", "structure"), ("```", "structure"), ("---", "structure"),
+                        ("<!-- hidden -->", "structure")]:
+        proc = run_mem("-w", ws, "retain", bad, "--date", "2026-11-30")
+        assert proc.returncode == 2 and needle in proc.stderr, (bad, proc.stderr)
+    assert not (ws / "memory" / "2026-11-30.md").exists()
+
+
+def test_14_5_mcp_retain_takes_an_untyped_line(example_ws):
+    from test_mcp import call, session
+
+    async def script(s):
+        return await call(s, "retain", bullet="Peter likes tea", date="2026-11-30")
+    result = session(example_ws, script)
+    assert not result.is_error, result.content
+    assert result.structured_content["kind"] == "log"
+    lines = (example_ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8").splitlines()
+    assert lines[result.structured_content["line"] - 1] == "- Peter likes tea"
+
+
+def test_retain_log_counts_copies_and_survives_a_torn_line():
+    from memtool.retain_log import fold, missing
+
+    log = ['{"op": "retain", "id": "a", "at": "2026-11-30T10:00:00Z", "path": "p.md", "line": 3, "text": "W: tea"}',
+           '{"op": "retain", "id": "b", "at": "2026-11-30T11:00:00Z", "path": "p.md", "line": 4, "text": "W: tea"}',
+           '{"op": "retain", "id": "c", "at": "2026-11-30T12:00:00Z", "path": "p.md", "line": 5, "text": "W: gone"}',
+           '{"op": "restore", "id": "c", "at": "2026-11-30T13:00:00Z", "line": 9}',
+           '{"op": "ack", "id": "zz", "at": "2026-11-30T13:00:00Z"}',
+           '{"op": "retain", "id": "d", "at": "2026-11-3']  # torn by a crash
+    entries = fold(log)
+    assert sorted(entries) == ["a", "b", "c"] and entries["c"].line == 9
+    text = "# d\n\n*   W: tea\nnot a list item: W: gone\n"
+    assert [e.id for e in missing(list(entries.values()), text)] == ["b", "c"]  # one copy of two, newest reported
+    assert missing(list(entries.values()), text + "- W: tea\n  - W: gone\n") == []

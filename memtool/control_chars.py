@@ -1,0 +1,37 @@
+"""Control characters: refused in text memtool writes, made visible in text it shows to people. Pure.
+
+A NUL byte turns a whole daily log into a `binary` file that drops out of recall; an ESC sequence
+in a note would drive the reader's terminal. So written text may hold tab (and, where more than one
+line is allowed, line breaks) but no other control character, and human output shows any that a
+file already holds as `\\x1b`-style escapes. JSON output stays faithful (JSON escapes them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memtool.errors import UsageError
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # C0 but tab, DEL, C1
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SHOWN = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # a CRLF line end is fine
+
+
+def refuse(text: str, what: str = "the text", lines: bool = False) -> None:
+    """Raise a UsageError naming the first control character in `text` (tab is fine; with `lines`,
+    line breaks too: LF or CRLF)."""
+    probe = text.replace("\r\n", "\n") if lines else text
+    m = (_CONTROL_BUT_NEWLINE if lines else _CONTROL).search(probe)
+    if m:
+        raise UsageError(f"{what} contains the control character {_escape(m.group())} at position {m.start() + 1}; "
+                         "nothing was written",
+                         "remove it (only tab" + (" and line breaks are" if lines else " is") + " allowed in notes)")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but tab and line ends shown as an escape (`\\x1b`)."""
+    return _SHOWN.sub(lambda m: _escape(m.group()), text)
+
+
+def _escape(ch: str) -> str:
+    return f"\\x{ord(ch):02x}"
