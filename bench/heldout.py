@@ -79,6 +79,24 @@ def choose_floor(answerable: list[dict], offtopic: list[dict], signal: str, max_
     return found[allowed]  # `allowed` found questions fall below this value, the next one does not
 
 
+def highest_floor(grid: Sequence[float], loss: Callable[[float], float], max_loss: float = MAX_LOSS) -> float:
+    """The highest floor of `grid` (ascending) whose `loss` is at most `max_loss` (loss grows with the floor)."""
+    lo, hi = 0, len(grid) - 1
+    if loss(grid[lo]) > max_loss:
+        return grid[lo]
+    while lo < hi:  # bisection: the last grid index whose loss is allowed
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if loss(grid[mid]) <= max_loss else (lo, mid - 1)
+    return grid[lo]
+
+
+def calibration(model: dict) -> tuple[float, float]:
+    """(value at which P = 0.5, scale) of a one-signal logistic model: P = 1 / (1 + exp(-(x - x0) / scale))."""
+    (name,), (w,) = model["names"], model["w"]
+    mu, sd = model["stats"][name]
+    return mu - model["b"] * sd / w, sd / w
+
+
 def standardise(rows: list[dict], names: Sequence[str]):
     """Means and standard deviations of the named signals over `rows`."""
     stats = {}
@@ -90,18 +108,21 @@ def standardise(rows: list[dict], names: Sequence[str]):
 
 
 def fit_logistic(rows: list[dict], labels: list[int], names: Sequence[str], steps: int = 3000, lr: float = 0.5,
-                 l2: float = 1e-3) -> dict:
-    """A logistic model P(answerable | signals) by gradient descent on standardised signals."""
+                 l2: float = 1e-3, balanced: bool = False) -> dict:
+    """A logistic model P(answerable | signals) by gradient descent on standardised signals;
+    `balanced` weighs both classes equally (P is then read at equal base rates)."""
     import numpy as np
 
     stats = standardise(rows, names)
     x = np.array([[(r[n] - stats[n][0]) / stats[n][1] for n in names] for r in rows])
     y = np.array(labels, dtype=float)
+    weight = np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum()))) if balanced else np.ones(len(y))
     w, b = np.zeros(len(names)), 0.0
     for _ in range(steps):
         p = 1 / (1 + np.exp(-(x @ w + b)))
-        w -= lr * (x.T @ (p - y) / len(y) + l2 * w)
-        b -= lr * float(np.mean(p - y))
+        err = weight * (p - y)
+        w -= lr * (x.T @ err / len(y) + l2 * w)
+        b -= lr * float(np.mean(err))
     return {"names": list(names), "stats": stats, "w": w.tolist(), "b": b}
 
 

@@ -75,9 +75,9 @@ def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> l
         rows.append({"qid": rec.get("qid"), "conv": rec.get("conv", "example"), "category": rec.get("category", 0),
                      "type": rec.get("type"),
                      "lang": rec.get("lang"), "score": scorer.score_question(rec, ranked, list(ks), False),
-                     "latency_s": latency, "degraded": result.degraded})
+                     "latency_s": latency, "degraded": result.degraded, "evidence": rec.get("evidence_locations")})
         if signals is not None:
-            rows[-1].update(signals.of(rec["question"], result))
+            rows[-1].update(signals.of(rec["question"], result), ranked=ranked)
     return rows
 
 

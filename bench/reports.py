@@ -206,9 +206,50 @@ def report_offtopic(args, wss, scorer, out: dict) -> None:
                                 *((s, [r for r in neg if r["subset"] == s]) for s in subsets), ("adversarial", adversarial))]
     text3 = H.markdown_table([f"{best} of", "p5", "p25", "p50", "p75", "p95"], quant)
     print(f"\n{text3}")
-    out["offtopic"] = {"tables": [text, text2, text3], "figures": figures, "best": best,
+    text4 = cosine_floor(rows, convs, scorer)
+    out["offtopic"] = {"tables": [text, text2, text3, text4], "figures": figures, "best": best,
                        "rows": [{k: v for k, v in r.items() if k != "score"} | {"hitL@10": r["score"].get("hitL@10")}
                                 for r in rows]}
+
+
+def cosine_floor(rows: list[dict], convs: list[str], scorer) -> str:
+    """The raw-cosine floor two ways, chosen per fold on its training rows: per query (nothing relevant
+    when the nearest vector is below it) and per result (results whose own cosine is below it are
+    dropped); and the cosine at which a class-balanced logistic fit says P(answerable) = 0.5."""
+    labelled = [r for r in rows if r["label"] is not None]
+    grid = [round(0.70 + i * 0.001, 3) for i in range(251)]
+    table_rows = []
+    for held in convs:
+        train, test = _split(labelled, held)
+        tpos, tneg = [r for r in train if r["label"] == 1], [r for r in train if r["label"] == 0]
+        hpos, hneg = [r for r in test if r["label"] == 1], [r for r in test if r["label"] == 0]
+        adversarial = [r for r in rows if r["owners"] == [held] and r["subset"] == "adversarial"]
+        per_query = H.highest_floor(grid, lambda f: _lost_per_query(tpos, f))
+        per_result = H.highest_floor(grid, lambda f: _lost_per_result(tpos, f, scorer))
+        x0, scale = H.calibration(H.fit_logistic(train, [r["label"] for r in train], ["cos_top"], balanced=True))
+        table_rows += [[held, "per query", per_query, _refused(hneg, "cos_top", per_query), _lost_per_query(hpos, per_query),
+                        _refused(adversarial, "cos_top", per_query), x0, scale],
+                       [held, "per result", per_result, _refused(hneg, "cos_top", per_result),
+                        _lost_per_result(hpos, per_result, scorer), _refused(adversarial, "cos_top", per_result), None, None]]
+    text = H.markdown_table(["held out", "floor applies", "cos floor", "off-topic refused", "answerable lost",
+                             "adversarial refused", "P=0.5 at cos", "scale"], table_rows)
+    print(f"\nraw cosine floor, chosen on the two other folds (≤ {H.MAX_LOSS:.0%} answerable lose their evidence "
+          f"from the first 10 lines), held-out rates; logistic calibration P(answerable) = 1/(1+exp(-(cos-x0)/scale))\n{text}")
+    return text
+
+
+def _lost_per_query(rows, floor):
+    return sum(r["score"].get("hitL@10") == 1.0 and r["cos_top"] < floor for r in rows) / len(rows)
+
+
+def _lost_per_result(rows, floor, scorer):
+    lost = 0
+    for r in rows:
+        if r["score"].get("hitL@10") != 1.0:
+            continue
+        kept = [c for c, cos in zip(r["ranked"], r["result_cos"]) if cos >= floor]
+        lost += scorer.score_question({"evidence_locations": r["evidence"]}, kept, [10], False)["hitL@10"] != 1.0
+    return lost / len(rows)
 
 
 def _refused(rows, name, floor):

@@ -77,19 +77,28 @@ class Signals:
                        idf_coverage=sum(idf[t] for t in found) / total)
         return out
 
-    def semantic(self, query: str) -> dict:
+    def semantic(self, query: str, results: list[dict]) -> dict:
+        """Cosine signals, and `result_cos`: each result's own raw cosine (0.0 without a vector)."""
         vec = self.mem.embedder.embed([query], tiers=["normal"], query=True)[0]
-        cos = [c for _, c in self.mem.store.vectors.nearest(vec, 100)]
+        every = dict(self.mem.store.vectors.nearest(vec, max(1, self.mem.store.vectors.count())))
+        cos = sorted(every.values(), reverse=True)[:100]
         if not cos:
-            return {"cos_top": 0.0, "cos_z": 0.0, "cos_lead": 0.0}
+            return {"cos_top": 0.0, "cos_z": 0.0, "cos_lead": 0.0, "result_cos": [0.0] * len(results)}
         sd = statistics.pstdev(cos) or 1.0
-        return {"cos_top": cos[0], "cos_z": (cos[0] - statistics.mean(cos)) / sd, "cos_lead": cos[0] - cos[-1]}
+        return {"cos_top": cos[0], "cos_z": (cos[0] - statistics.mean(cos)) / sd, "cos_lead": cos[0] - cos[-1],
+                "result_cos": [every.get(self.ehash(r), 0.0) for r in results]}
+
+    def ehash(self, result: dict) -> str | None:
+        path, _, lines = result["source"].partition("#L")
+        row = self.conn.execute("SELECT ehash FROM facts WHERE path = ? AND line_start = ?",
+                                (path, int(lines.partition("-L")[0]))).fetchone()
+        return row[0] if row else None
 
     def of(self, query: str, hybrid) -> dict:
         """All signals for `query`, given its hybrid RecallResult (lexical and semantic are run here)."""
         lexical = self.mem.recall(query, k=2, mode="lexical")
         return {"hybrid_top": _top(hybrid), "hybrid_gap": _gap(hybrid), "lexical_top": _top(lexical),
-                **self.semantic(query), **self.lexical(hybrid.terms)}
+                **self.semantic(query, hybrid.results), **self.lexical(hybrid.terms)}
 
 
 def _word_terms(terms: list[str]) -> list[str]:
