@@ -21,7 +21,10 @@ from bench import signals as S
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFTOPIC_QUESTIONS = ROOT / "bench" / "data" / "offtopic_questions.jsonl"
-COMBINED = ("cos_top", "cos_z", "idf_coverage", "known_terms", "bm25_norm", "hybrid_gap")  # the logistic combination
+COMBINATIONS = {  # logistic models over several signals, fitted per fold on its training rows
+    "cos+idf_coverage": ("cos_top", "idf_coverage"),
+    "combined": ("cos_top", "cos_z", "idf_coverage", "known_terms", "bm25_norm", "hybrid_gap"),
+}
 
 _memo: dict = {}
 
@@ -152,21 +155,23 @@ def report_offtopic(args, wss, scorer, out: dict) -> None:
     print(f"\noff-topic probes: {len(pos)} answerable, {len(neg)} off-topic ("
           + ", ".join(f"{s}: {sum(r['subset'] == s for r in neg)}" for s in subsets)
           + f"), {len(adversarial)} adversarial (reported apart)", file=sys.stderr)
-    # the logistic combination, fitted per fold on its training rows, predicted on its held-out rows
-    for held in convs:
-        train, test = _split(labelled, held)
-        model = H.fit_logistic(train, [r["label"] for r in train], COMBINED)
-        for r in test:
-            r["combined"] = H.predict(model, r)
-    names = [*S.NAMES, "combined"]
+    # the logistic combinations, fitted per fold on its training rows, predicted on its held-out rows
+    for name, signals in COMBINATIONS.items():
+        for held in convs:
+            train, _ = _split(labelled, held)
+            model = H.fit_logistic(train, [r["label"] for r in train], signals)
+            for r in rows:
+                if r["owners"] == [held]:
+                    r[name] = H.predict(model, r)
+    names = [*S.NAMES, *COMBINATIONS]
     table_rows, figures = [], {}
     for name in names:
         fold_figs = []
         for held in convs:
             train, test = _split(labelled, held)
-            if name == "combined":  # its training predictions come from a model fitted on that fold's training rows
-                model = H.fit_logistic(train, [r["label"] for r in train], COMBINED)
-                train = [dict(r, combined=H.predict(model, r)) for r in train]
+            if name in COMBINATIONS:  # its training predictions come from a model fitted on that fold's training rows
+                model = H.fit_logistic(train, [r["label"] for r in train], COMBINATIONS[name])
+                train = [dict(r, **{name: H.predict(model, r)}) for r in train]
             floor = H.choose_floor([r for r in train if r["label"] == 1], [r for r in train if r["label"] == 0], name)
             tpos, tneg = [r for r in test if r["label"] == 1], [r for r in test if r["label"] == 0]
             rates = H.floor_rates(floor, tpos, tneg, name)
@@ -187,11 +192,7 @@ def report_offtopic(args, wss, scorer, out: dict) -> None:
     best = max(names, key=lambda n: (figures[n]["offtopic_refused"] or 0) - 10 * max(0.0, (figures[n]["answerable_lost"] or 0) - H.MAX_LOSS))
     detail = []
     for f in figures[best]["folds"]:
-        train, test = _split(rows, f["held_out"])
-        if best == "combined":
-            model = H.fit_logistic([r for r in train if r["label"] is not None],
-                                   [r["label"] for r in train if r["label"] is not None], COMBINED)
-            test = [dict(r, combined=H.predict(model, r)) for r in test]
+        _, test = _split(rows, f["held_out"])
         per = {s: _refused([r for r in test if r["subset"] == s], best, f["floor"]) for s in subsets}
         detail.append([f["held_out"], f["floor"], f["auc"], f["offtopic_refused"], f["answerable_lost"],
                        f["answerable_refused"], *(per[s] for s in subsets),
@@ -217,19 +218,21 @@ def cosine_floor(rows: list[dict], convs: list[str], scorer) -> str:
     when the nearest vector is below it) and per result (results whose own cosine is below it are
     dropped); and the cosine at which a class-balanced logistic fit says P(answerable) = 0.5."""
     labelled = [r for r in rows if r["label"] is not None]
-    grid = [round(0.70 + i * 0.001, 3) for i in range(251)]
+    grid = [round(0.70 + i * 0.001, 3) for i in range(251)]  # e5 cosines live in a narrow band
     table_rows = []
     for held in convs:
         train, test = _split(labelled, held)
-        tpos, tneg = [r for r in train if r["label"] == 1], [r for r in train if r["label"] == 0]
+        tpos = [r for r in train if r["label"] == 1]
         hpos, hneg = [r for r in test if r["label"] == 1], [r for r in test if r["label"] == 0]
         adversarial = [r for r in rows if r["owners"] == [held] and r["subset"] == "adversarial"]
-        per_query = H.highest_floor(grid, lambda f: _lost_per_query(tpos, f))
-        per_result = H.highest_floor(grid, lambda f: _lost_per_result(tpos, f, scorer))
         x0, scale = H.calibration(H.fit_logistic(train, [r["label"] for r in train], ["cos_top"], balanced=True))
-        table_rows += [[held, "per query", per_query, _refused(hneg, "cos_top", per_query), _lost_per_query(hpos, per_query),
-                        _refused(adversarial, "cos_top", per_query), x0, scale],
-                       [held, "per result", per_result, _refused(hneg, "cos_top", per_result),
+        for max_loss in (0.01, 0.02, H.MAX_LOSS):
+            floor = H.highest_floor(grid, lambda f: _lost_per_query(tpos, f), max_loss)
+            table_rows.append([held, f"per query, ≤ {max_loss:.0%} lost in training", floor, _refused(hneg, "cos_top", floor),
+                               _lost_per_query(hpos, floor), _refused(adversarial, "cos_top", floor),
+                               x0 if max_loss == H.MAX_LOSS else None, scale if max_loss == H.MAX_LOSS else None])
+        per_result = H.highest_floor(grid, lambda f: _lost_per_result(tpos, f, scorer))
+        table_rows += [[held, "per result", per_result, _refused(hneg, "cos_top", per_result),
                         _lost_per_result(hpos, per_result, scorer), _refused(adversarial, "cos_top", per_result), None, None]]
     text = H.markdown_table(["held out", "floor applies", "cos floor", "off-topic refused", "answerable lost",
                              "adversarial refused", "P=0.5 at cos", "scale"], table_rows)
