@@ -358,7 +358,7 @@ class Memory:
 
     def _consolidated(self, rows: list[dict], as_of: date | None, reorder: bool) -> list[dict]:
         """Apply what `mem reflect` decided: folds, supersessions (or `as_of`), and the stability prior."""
-        from memtool import consolidate
+        from memtool.reflect import rules as consolidate
         from memtool.store.local import fact_key
 
         keys = [fact_key(r["path"], r["content"]) for r in rows]
@@ -629,7 +629,7 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
-        from memtool.opinions import trend
+        from memtool.reflect.opinions import trend
 
         threads = self.opinion_threads(entity)
         threads.sort(key=lambda o: (o.date or "", o.source), reverse=True)
@@ -642,7 +642,7 @@ class Memory:
 
     def opinion_threads(self, entity: str | None = None):
         """Every opinion thread (see `memtool.opinions`), optionally only those about one entity."""
-        from memtool import reflection
+        from memtool.reflect import runner as reflection
 
         return reflection.opinion_threads(self, entity)
 
@@ -738,7 +738,7 @@ class Memory:
         `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
         facts from that time on; `overwrite_edits` regenerates blocks a person edited.
         """
-        from memtool import reflection
+        from memtool.reflect import runner as reflection
 
         if not dry_run:
             self.ws.sweep_temp()  # what a killed run left behind

@@ -14,7 +14,7 @@ def opinion_threads(mem, entity: str | None = None):
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
     straight from the index, with the terms it analysed when indexing."""
-    from memtool import opinions
+    from memtool.reflect import opinions
     from memtool.analyzer import STOPWORDS
     from memtool.recall import MAX_K, source, timestamp
     from memtool.store import Filters
@@ -51,7 +51,8 @@ def run(mem, dry_run: bool = False, force: bool = False, since: str | None = Non
     Gates: unless `force`, a run does work only if `[reflect] min_hours` passed since the last one and
     at least `min_new_facts` new facts arrived. `since` limits pages to entities with facts from then on.
     """
-    from memtool import reflect, sleep, trust
+    from memtool import trust
+    from memtool.reflect import consolidation as sleep, pages as reflect
 
     started = time.perf_counter()
     cfg = mem.config

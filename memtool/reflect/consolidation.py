@@ -15,7 +15,8 @@ import re
 import time
 from collections import Counter, defaultdict
 
-from memtool import consolidate, trust
+from memtool import trust
+from memtool.reflect import rules as consolidate
 from memtool.analyzer import index_terms
 from memtool.store.local import fact_key
 

@@ -161,7 +161,7 @@ def opinions_body(threads, visible=_everything) -> str:
 
     Only opinions whose source is `visible` are listed, and only visible evidence is cited (the
     confidence still counts all of it)."""
-    from memtool.opinions import trend
+    from memtool.reflect.opinions import trend
 
     threads = [o for o in threads if visible(o.source)]
 

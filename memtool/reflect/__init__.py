@@ -1,0 +1,1 @@
+"""`mem reflect` and `mem opinions`: consolidation, entity pages, opinions and the journal."""
