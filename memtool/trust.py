@@ -22,9 +22,10 @@ from typing import Callable, Iterable
 
 from memtool.errors import EgressRefused
 
-TIERS = ("global", "normal", "work", "private", "legal")  # from most to least shareable
-STRICTEST = "legal"
+# The one list of tiers, from most to least shareable, with how strict each is (global = normal).
 _RANK = {"global": 0, "normal": 0, "work": 1, "private": 2, "legal": 3}
+TIERS = tuple(_RANK)
+LEGAL = STRICTEST = "legal"  # never leaves the process, never folded, superseded or rewritten
 _TRUST_LINE = re.compile(r"""^\s*-?\s*["']?trust["']?\s*:\s*(.*?)\s*$""", re.I)
 _CITATION = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#L\d+")
 _LEADING_BLOCK_LINES = 100  # how far an unclosed or misplaced front matter block is searched for `trust:`

@@ -222,12 +222,12 @@ def test_14_10_reflect_output_reads_right(tmp_path):
 
 
 def test_14_10_quotes_end_at_a_whole_word():
-    from memtool.reflect.pages import _quote
+    from memtool.reflect.journal import quote
 
     text = "Tom called about the January workshop and asked for a retainer for the whole of 2027"
-    quoted = _quote(text, 40)
+    quoted = quote(text, 40)
     assert quoted.endswith("…") and len(quoted) <= 41 and text.startswith(quoted[:-1]) and text[len(quoted) - 1] == " "
-    assert _quote("short", 40) == "short"
+    assert quote("short", 40) == "short"
 
 
 def _obsidian_unresolved(ws) -> list[str]:

@@ -1,7 +1,7 @@
-"""The consolidation phases of `mem reflect`, against a `Memory`: orient, dedup, contradictions,
-stability, connections and the optional model review. The rules are pure (`consolidate.py`);
-this module reads the index, measures similarities, and records decisions in the machine-local
-state (`.memory/local.sqlite`). The Markdown is never touched here.
+"""The consolidation phases of `mem reflect`: orient, dedup, contradictions, stability, connections
+and the optional model review. The rules are pure (`rules.py`, `memtool.stability`); this module reads
+the index, measures similarities, and records decisions in the machine-local state
+(`.memory/local.sqlite`). The Markdown is never touched here.
 
 Each run examines the facts it has not seen before (cost follows what is new), stops cleanly at
 its deadline (what was examined stays recorded; the rest waits for the next run) and writes
@@ -12,39 +12,30 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 
-from memtool import trust
-from memtool.reflect import rules as consolidate
-from memtool.analyzer import index_terms
-from memtool.store.local import fact_key
+from memtool import stability, trust
+from memtool.analyzer import STOPWORDS, fold, index_terms
+from memtool.reflect import review as model_review
+from memtool.reflect import rules
+from memtool.reflect.deadline import Deadline
+from memtool.reflect.sources import Sources
+from memtool.store import Store
+from memtool.store.local import LocalState, fact_key
 
 WORD = re.compile(r"\w+")
 FIELD = re.compile(r"\[[^\]\[]*::[^\]\[]*\]")  # inline fields such as [cost:: 2h] are not attributes
 CHUNK = 1000  # new facts examined between deadline checks
-LLM_ITEMS = 20  # review items sent to the model per run at most
 
 
-class Deadline:
-    def __init__(self, seconds: float):
-        self.end = time.monotonic() + seconds
-        self.hit_at: str | None = None
-
-    def passed(self, phase: str) -> bool:
-        if self.hit_at is None and time.monotonic() > self.end:
-            self.hit_at = phase
-        return self.hit_at is not None
-
-
-def load_facts(mem) -> list[dict]:
+def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
     """Every fact consolidation considers: key, source, kind, day, entities, content, trust.
     Term and word sets are made on demand (see `_Sets`), since a run needs them for what is new."""
-    globs = mem.config.trust_globs
     tiers: dict[tuple[str, str], str] = {}
     parsed: dict[str | None, list[str]] = {}
     facts = []
-    for path, line, end, kind, day, entities, content, terms, ehash, declared in mem.store.consolidation_rows():
+    for path, line, end, kind, day, entities, content, terms, ehash, declared in store.consolidation_rows():
         names = parsed.get(entities)
         if names is None:
             names = parsed[entities] = json.loads(entities or "[]")
@@ -73,24 +64,20 @@ class _Sets(dict):
 
 def term_set(terms_text: str) -> frozenset:
     """Index terms (forms and stems): do two facts talk about the same thing?"""
-    from memtool.analyzer import STOPWORDS
-
     return frozenset(t for t in terms_text.split() if t not in STOPWORDS and len(t) > 1 and not t.isdigit())
 
 
 def word_set(content: str) -> frozenset:
     """Surface words, numbers included: do two facts say the same thing?"""
-    from memtool.analyzer import STOPWORDS, fold
-
     return frozenset(w for w in (x if x.isascii() else fold(x) for x in WORD.findall(content.lower()))
                      if w not in STOPWORDS)
 
 
-def orient(mem, facts: list[dict], unseen: int) -> dict:
+def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> dict:
     """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
-    usage = mem.local.usage_all()
-    total_s = sum(s for s, _, _ in usage.values()) + consolidate.STABILITY_DEFAULT * max(0, len(facts) - len(usage))
-    vectors = mem.store.vectors
+    usage = local.usage_all()
+    total_s = sum(s for s, _, _ in usage.values()) + stability.STABILITY_DEFAULT * max(0, len(facts) - len(usage))
+    vectors = store.vectors
     return {
         "facts": len(facts), "new": unseen,
         "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
@@ -105,18 +92,18 @@ def orient(mem, facts: list[dict], unseen: int) -> dict:
 class VectorSpace:
     """The stored vectors of every fact, loaded once per run (None when semantic search cannot run)."""
 
-    def __init__(self, mem, facts: list[dict]):
-        self.index, self.matrix = mem.store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
+    def __init__(self, store: Store, facts: list[dict]):
+        self.index, self.matrix = store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
         self.owners: dict[int, list[str]] = defaultdict(list)
         for f in facts:
             if f["ehash"] in self.index:
                 self.owners[self.index[f["ehash"]]].append(f["key"])
 
     @classmethod
-    def load(cls, mem, facts: list[dict]) -> "VectorSpace | None":
-        if mem._vectors_usable() is not None:
+    def load(cls, src: Sources, facts: list[dict]) -> "VectorSpace | None":
+        if src.vectors_usable() is not None:
             return None
-        space = cls(mem, facts)
+        space = cls(src.store, facts)
         return space if space.matrix is not None else None
 
 
@@ -144,66 +131,32 @@ def _similarities(space: VectorSpace | None, by_key: dict, new: list[dict], pair
     return out
 
 
-def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
+@dataclass
+class _Compared:
+    """What phases 2 and 3 found among the facts they examined (keys; see `rules`)."""
+
+    examined: list[str] = field(default_factory=list)
+    folds: list[tuple] = field(default_factory=list)  # (kept, folded, cos, jaccard)
+    near: list[tuple] = field(default_factory=list)  # near-duplicates to review, same shape
+    supersede: list[tuple[str, str, str]] = field(default_factory=list)  # (older, newer, why)
+    unclear: list[tuple[str, str]] = field(default_factory=list)  # possible contradictions (older, newer)
+
+
+def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
     """Phases 1–5 and 7; returns what was found and done (the journal is written by the caller)."""
-    cfg = mem.config
-    facts = load_facts(mem)
+    facts = load_facts(src.store, src.config.trust_globs)
     by_key = {f["key"]: f for f in facts}
-    local = mem.local
+    local = src.local
     seen = local.seen_words()
     unseen = [k for k in by_key if k not in seen]
-    report: dict = {"orient": orient(mem, facts, len(unseen)), "folded": [], "review": [], "superseded": [],
-                    "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
+    report: dict = {"orient": orient(src.store, local, facts, len(unseen)), "folded": [], "review": [],
+                    "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
                     "skipped_legal": 0, "stopped_at": None, "examined": 0}
-    # Phase 2 and 3: only what is new is examined, against everything.
-    terms = _Sets(lambda k: term_set(index_terms(FIELD.sub(" ", by_key[k]["content"]))))
     words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
-    names = defaultdict(set)
-    for e in {e for f in facts for e in f["entities"]}:
-        names[e.lower()].update(index_terms(e).split())
-    names = {k: frozenset(v) for k, v in names.items()}
-    space = VectorSpace.load(mem, facts) if unseen else None
-    index = None
-    if unseen:  # a few new facts need the postings of their own words only
-        vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
-        index = consolidate.WordIndex(facts, words, vocabulary)
-
-    def threshold(f: dict) -> float:
-        """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
-        return consolidate.REVIEW_LEXICAL if f["entities"] and space is None else cfg.fold_lexical
-
-    examined: list[str] = []
-    folds, near, supersede, unclear = [], [], [], []
-    legal = 0
-    for start in range(0, len(unseen), CHUNK):
-        if deadline.passed("dedup"):
-            break
-        new = [by_key[k] for k in unseen[start:start + CHUNK]]
-        pairs = consolidate.candidate_pairs(new, index, words, threshold)
-        sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
-        found = consolidate.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
-                                           cfg.review_cosine, consolidate.REVIEW_LEXICAL)
-        folds += found.folds
-        near += found.review
-        legal += found.skipped_legal
-        folded = {(a, b) for a, b, *_ in folds}
-        sup, unc = consolidate.contradictions(new, facts, terms, names, sims, words, folded)
-        supersede += sup
-        unclear += unc
-        examined += [f["key"] for f in new]
-    report["skipped_legal"] = sum(1 for f in facts if f["trust"] == "legal")
-    report["examined"] = len(examined)
-    # Near-duplicates that are really contradictions are reported as contradictions only.
-    contested = {frozenset((o, n)) for o, n, _ in supersede} | {frozenset(p) for p in unclear}
-    near = [p for p in near if frozenset(p[:2]) not in contested]
-    report["folded"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(folds)]
-    report["review"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(near)]
-    report["clusters"] = [[by_key[k]["source"] for k in c] for c in consolidate.clusters(_dedupe(near))]
-    report["superseded"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"], "until": by_key[n]["day"],
-                             "why": why, "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
-                            for o, n, why in supersede]
-    report["unclear"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"],
-                          "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]} for o, n in unclear]
+    found = _compare(src, facts, by_key, unseen, words, deadline)
+    report["skipped_legal"] = sum(1 for f in facts if f["trust"] == trust.LEGAL)
+    report["examined"] = len(found.examined)
+    _report_pairs(report, by_key, found)
     # Phase 4: stability from the access log.
     strengthened, faded, usage_rows, last_rowid = _stability(local)
     report["strengthened"] = [{"source": by_key[k]["source"], "content": by_key[k]["content"], "stability": round(s, 1),
@@ -211,30 +164,90 @@ def run(mem, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
     report["faded"] = faded
     # Phase 5: connections between entities of new facts that their pages do not make.
     if not deadline.passed("connections"):
-        touched = {e.lower() for k in examined for e in by_key[k]["entities"]}
-        linked = _linked_pairs(mem)
+        touched = {e.lower() for k in found.examined for e in by_key[k]["entities"]}
+        linked = _linked_pairs(src.store)
         report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
-                                 consolidate.connections([f for f in facts if f["entities"]], linked)
+                                 rules.connections([f for f in facts if f["entities"]], linked)
                                  if a.lower() in touched or b.lower() in touched][:10]
     # Phase 7: the optional model review of what rules could not decide.
     decisions: list[tuple] = []
     if review and not deadline.passed("review"):
-        report["llm"], decisions = _review(mem, report, by_key, near, unclear, deadline)
+        report["llm"], decisions = model_review.ask(src, by_key, _dedupe(found.near), found.unclear, deadline)
     report["stopped_at"] = deadline.hit_at
     if not dry_run:
-        with local.transaction():
-            local.put_folds([(b, a, cos, lex, "rule") for a, b, cos, lex in _dedupe(folds)])
-            local.put_supersede([(o, n, by_key[n]["day"], "rule", why, by_key[o]["source"], by_key[o]["content"],
-                                  by_key[n]["source"]) for o, n, why in supersede])
-            local.put_review([(a, b, "near-duplicate", "open", None, None) for a, b, *_ in _dedupe(near)]
-                             + [(o, n, "contradiction", "open", None, None) for o, n in unclear])
-            for kind, a, b, decision, reason in decisions:
-                _apply_decision(local, by_key, kind, a, b, decision, reason)
-            local.put_usage(usage_rows)
-            local.set_meta("access_rowid", str(last_rowid))
-            local.mark_seen([(k, " ".join(sorted(words[k]))) for k in examined])
-            local.forget(set(by_key))
+        _record(local, by_key, found, words, decisions, usage_rows, last_rowid)
     return report
+
+
+def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], words: _Sets,
+             deadline: Deadline) -> _Compared:
+    """Phases 2 and 3, dedup and contradictions: only what is new is examined, against everything,
+    in chunks between deadline checks. Near-duplicates that are really contradictions are dropped."""
+    cfg = src.config
+    terms = _Sets(lambda k: term_set(index_terms(FIELD.sub(" ", by_key[k]["content"]))))
+    names = defaultdict(set)
+    for e in {e for f in facts for e in f["entities"]}:
+        names[e.lower()].update(index_terms(e).split())
+    names = {k: frozenset(v) for k, v in names.items()}
+    space = VectorSpace.load(src, facts) if unseen else None
+    index = None
+    if unseen:  # a few new facts need the postings of their own words only
+        vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
+        index = rules.WordIndex(facts, words, vocabulary)
+
+    def threshold(f: dict) -> float:
+        """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
+        return rules.REVIEW_LEXICAL if f["entities"] and space is None else cfg.fold_lexical
+
+    out = _Compared()
+    for start in range(0, len(unseen), CHUNK):
+        if deadline.passed("dedup"):
+            break
+        new = [by_key[k] for k in unseen[start:start + CHUNK]]
+        pairs = rules.candidate_pairs(new, index, words, threshold)
+        sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
+        found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
+                                     cfg.review_cosine, rules.REVIEW_LEXICAL)
+        out.folds += found.folds
+        out.near += found.review
+        folded = {(a, b) for a, b, *_ in out.folds}
+        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded)
+        out.supersede += sup
+        out.unclear += unc
+        out.examined += [f["key"] for f in new]
+    contested = {frozenset((o, n)) for o, n, _ in out.supersede} | {frozenset(p) for p in out.unclear}
+    out.near = [p for p in out.near if frozenset(p[:2]) not in contested]
+    return out
+
+
+def _report_pairs(report: dict, by_key: dict, found: _Compared) -> None:
+    """The pairs of phases 2 and 3 as the run reports them: sources and texts, not keys."""
+    report["folded"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(found.folds)]
+    report["review"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(found.near)]
+    report["clusters"] = [[by_key[k]["source"] for k in c] for c in rules.clusters(_dedupe(found.near))]
+    report["superseded"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"], "until": by_key[n]["day"],
+                             "why": why, "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
+                            for o, n, why in found.supersede]
+    report["unclear"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"],
+                          "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
+                         for o, n in found.unclear]
+
+
+def _record(local: LocalState, by_key: dict, found: _Compared, words: _Sets, decisions: list[tuple],
+            usage_rows: list, last_rowid: int) -> None:
+    """Write what the run decided to the machine-local state, in one transaction."""
+    with local.transaction():
+        local.put_folds([(b, a, cos, lex, "rule") for a, b, cos, lex in _dedupe(found.folds)])
+        local.put_supersede([(o, n, by_key[n]["day"], "rule", why, by_key[o]["source"], by_key[o]["content"],
+                              by_key[n]["source"]) for o, n, why in found.supersede])
+        local.put_review([(a, b, "near-duplicate", "open", None, None) for a, b, *_ in _dedupe(found.near)]
+                         + [(o, n, "contradiction", "open", None, None) for o, n in found.unclear])
+        for kind, a, b, decision, reason in decisions:
+            model_review.apply_decision(local, by_key, kind, a, b, decision, reason)
+        local.put_usage(usage_rows)
+        local.set_meta("access_rowid", str(last_rowid))
+        local.mark_seen([(k, " ".join(sorted(words[k]))) for k in found.examined])
+        local.forget(set(by_key))
 
 
 def _dedupe(pairs):
@@ -252,21 +265,21 @@ def _pair(by_key, a, b, cos, lex) -> dict:
             "words": round(lex, 2), "content": by_key[a]["content"], "other_content": by_key[b]["content"]}
 
 
-def _stability(local) -> tuple[list, int, list, int]:
-    """Fold the access log since the last run into each fact's stability (see consolidate.next_stability)."""
+def _stability(local: LocalState) -> tuple[list, int, list, int]:
+    """Fold the access log since the last run into each fact's stability (see stability.next_stability)."""
     since = int(local.meta("access_rowid", "0"))
     accesses, last = local.accesses_since(since)
     usage = local.usage_all()
     rows, strengthened, faded = [], [], 0
     for key, times in accesses.items():
-        s, last_used, uses = usage.get(key, (consolidate.STABILITY_DEFAULT, 0.0, 0))
+        s, last_used, uses = usage.get(key, (stability.STABILITY_DEFAULT, 0.0, 0))
         days = len({int(t // 86400) for t in times})
-        new_s = consolidate.next_stability(s, days)
+        new_s = stability.next_stability(s, days)
         rows.append((key, new_s, max(last_used, max(times)), uses + len(times)))
         strengthened.append((key, new_s, uses + len(times)))
     for key, (s, last_used, uses) in usage.items():
         if key not in accesses:
-            new_s = consolidate.next_stability(s, 0)
+            new_s = stability.next_stability(s, 0)
             if new_s < s:
                 faded += 1
             rows.append((key, new_s, last_used, uses))
@@ -274,92 +287,11 @@ def _stability(local) -> tuple[list, int, list, int]:
     return strengthened[:10], faded, rows, last
 
 
-def _linked_pairs(mem) -> set[frozenset]:
+def _linked_pairs(store: Store) -> set[frozenset]:
     """Entity pairs whose page mentions the other (outside generated blocks: the index skips those)."""
     pairs = set()
-    for path, entity, mentions in mem.store.conn.execute(
-            "SELECT fi.path, fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
-            " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL"):
+    for entity, mentions in store.entity_page_mentions():
         for m in json.loads(mentions or "[]"):
             if m.lower() != entity.lower():
                 pairs.add(frozenset((entity.lower(), m.lower())))
     return pairs
-
-
-# --- the optional model review ------------------------------------------------------------------
-
-SYSTEM = ("You review a personal memory. For two notes, decide: 'merge' (they state the same fact), "
-          "'supersede' (the newer note replaces the older: the fact changed), or 'keep_both' (different facts). "
-          "Answer with one JSON object only: {\"decision\": \"merge|supersede|keep_both\", "
-          "\"reason\": \"one line\", \"narrative\": \"one sentence for a journal\"}.")
-DECISIONS = ("merge", "supersede", "keep_both")
-
-
-def parse_decision(text: str) -> dict | None:
-    """The model's JSON answer, validated; None when it is not exactly what was asked for."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").split("\n", 1)[-1] if "\n" in body else ""
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(body[start:end + 1])
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("decision") not in DECISIONS or not isinstance(data.get("reason"), str):
-        return None
-    narrative = data.get("narrative")
-    return {"decision": data["decision"], "reason": data["reason"].strip()[:300],
-            "narrative": narrative.strip()[:400] if isinstance(narrative, str) else ""}
-
-
-def _review(mem, report, by_key, near, unclear, deadline) -> tuple[dict, list]:
-    """Send open items to the local model; legal text never, private text only to a local server."""
-    from memtool.errors import ProviderUnavailable
-    from memtool.llm import OllamaChat
-
-    llm = OllamaChat(mem.config.llm_model, timeout=mem.config.llm_timeout, work_providers=mem.config.work_providers)
-    tier_of = mem.tier_lookup()
-    out = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
-           "withheld": 0, "warning": None}
-    decisions = []
-    items = [("near-duplicate", a, b) for a, b, *_ in _dedupe(near)] + [("contradiction", o, n) for o, n in unclear]
-    for kind, a, b in mem.local.open_reviews():
-        if a in by_key and b in by_key and (kind, a, b) not in items:
-            items.append((kind, a, b))
-    for kind, a, b in items[:LLM_ITEMS]:
-        fa, fb = by_key[a], by_key[b]
-        older, newer = sorted((fa, fb), key=lambda f: (f["day"] or "", f["source"]))
-        prompt = (f"Older note ({older['day'] or 'undated'}, {older['source']}): {older['content']}\n"
-                  f"Newer note ({newer['day'] or 'undated'}, {newer['source']}): {newer['content']}\n"
-                  f"Rules flagged them as a possible {kind}.")
-        tier = trust.text_tier(trust.strictest((fa["trust"], fb["trust"])), prompt, tier_of)
-        if not llm.destination.allows(tier):
-            out["withheld"] += 1
-            continue
-        if deadline.passed("review"):
-            break
-        out["asked"] += 1
-        try:
-            answer = llm.chat(SYSTEM, prompt, tier=tier)
-        except ProviderUnavailable as exc:
-            out["warning"] = f"{exc.message}; the rule-based results stand"
-            break
-        parsed = parse_decision(answer)
-        if parsed is None:
-            out["rejected"] += 1
-            continue
-        decisions.append((kind, older["key"], newer["key"], parsed["decision"], parsed["reason"]))
-        out["decided"].append({"kind": kind, "old": older["source"], "new": newer["source"], **parsed})
-    return out, decisions
-
-
-def _apply_decision(local, by_key, kind, older, newer, decision, reason) -> None:
-    if decision == "merge":
-        local.put_folds([(newer, older, None, 0.0, "model")])
-    elif decision == "supersede":
-        n = by_key[newer]
-        local.put_supersede([(older, newer, n["day"], "model", reason, by_key[older]["source"],
-                              by_key[older]["content"], n["source"])])
-    local.decide_review(older, newer, kind, decision, reason)
