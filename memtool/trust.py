@@ -10,7 +10,8 @@ unreadable or unknown `trust:` value counts as `legal`. Text that cites a source
 is at least as strict as that source. `check_egress` is the one gate every provider calls before
 sending text; callers ask `allows` first so that they can withhold and say so.
 
-Pure, except `destination`, which may resolve a host name.
+Pure, except `destination`, which may resolve a host name. Top-level rather than inside
+`memtool.reflect`: the indexer, the embedders, summarize and the chat client use it as much as reflect.
 """
 
 from __future__ import annotations
