@@ -1,5 +1,6 @@
-"""A local language model through Ollama, for recaps (`mem summarize`). Optional: everything else
-works without it, and its absence is reported with how to enable it."""
+"""A local language model through Ollama, for recaps (`mem summarize`) and the model review of
+`mem reflect --review`. Optional: everything else works without it, and its absence is reported
+with how to enable it."""
 
 from __future__ import annotations
 

@@ -358,7 +358,7 @@ class Memory:
 
     def _consolidated(self, rows: list[dict], as_of: date | None, reorder: bool) -> list[dict]:
         """Apply what `mem reflect` decided: folds, supersessions (or `as_of`), and the stability prior."""
-        from memtool import consolidate
+        from memtool import stability
         from memtool.store.local import fact_key
 
         keys = [fact_key(r["path"], r["content"]) for r in rows]
@@ -385,7 +385,7 @@ class Memory:
                 row["_previously"] = i["previously"]
             use = i.get("usage")
             if use and row.get("score") is not None:
-                row["score"] *= consolidate.prior(use["stability"], (now - use["last_used"]) / 86400, use["uses"])
+                row["score"] *= stability.prior(use["stability"], (now - use["last_used"]) / 86400, use["uses"])
             out.append(row)
         if reorder:
             out.sort(key=lambda r: -(r.get("score") or 0.0))
@@ -629,22 +629,15 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
-        from memtool.opinions import trend
+        from memtool.reflect import opinions
 
-        threads = self.opinion_threads(entity)
-        threads.sort(key=lambda o: (o.date or "", o.source), reverse=True)
-        out = []
-        for o in threads[:k]:
-            d = o.to_dict()
-            d["trend"] = trend(o.anchor, o.confidence)
-            out.append(d)
-        return {"entity": entity, "count": len(out), "opinions": out}
+        return opinions.listing(self.opinion_threads(entity), entity, k)
 
     def opinion_threads(self, entity: str | None = None):
-        """Every opinion thread (see `memtool.opinions`), optionally only those about one entity."""
-        from memtool import reflection
+        """Every opinion thread (see `memtool.reflect.opinions`), optionally only those about one entity."""
+        from memtool import reflect
 
-        return reflection.opinion_threads(self, entity)
+        return reflect.opinion_threads(self.store, entity, refresh=self.refresh)
 
     def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
         """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
@@ -738,12 +731,13 @@ class Memory:
         `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
         facts from that time on; `overwrite_edits` regenerates blocks a person edited.
         """
-        from memtool import reflection
+        from memtool import reflect
 
-        if not dry_run:
-            self.ws.sweep_temp()  # what a killed run left behind
-        return reflection.run(self, dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
-                              review=review, time_limit=time_limit)
+        return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
+                                           refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
+                                           vectors_usable=self._vectors_usable),
+                           dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits, review=review,
+                           time_limit=time_limit)
 
     # --- core memory -------------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ unreadable or unknown `trust:` value counts as `legal`. Text that cites a source
 is at least as strict as that source. `check_egress` is the one gate every provider calls before
 sending text; callers ask `allows` first so that they can withhold and say so.
 
-Pure, except `destination`, which may resolve a host name.
+Pure, except `destination`, which may resolve a host name. Top-level rather than inside
+`memtool.reflect`: the indexer, the embedders, summarize and the chat client use it as much as reflect.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from typing import Callable, Iterable
 
 from memtool.errors import EgressRefused
 
-TIERS = ("global", "normal", "work", "private", "legal")  # from most to least shareable
-STRICTEST = "legal"
+# The one list of tiers, from most to least shareable, with how strict each is (global = normal).
 _RANK = {"global": 0, "normal": 0, "work": 1, "private": 2, "legal": 3}
+TIERS = tuple(_RANK)
+LEGAL = STRICTEST = "legal"  # never leaves the process, never folded, superseded or rewritten
 _TRUST_LINE = re.compile(r"""^\s*-?\s*["']?trust["']?\s*:\s*(.*?)\s*$""", re.I)
 _CITATION = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#L\d+")
 _LEADING_BLOCK_LINES = 100  # how far an unclosed or misplaced front matter block is searched for `trust:`

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtool.opinions import build, update
+from memtool.reflect.opinions import build, update
 
 unit = st.floats(min_value=0, max_value=1, allow_nan=False)
 count = st.integers(min_value=0, max_value=50)

@@ -109,7 +109,7 @@ def test_new_entities_get_new_pages(example_ws, mem):
 
 
 def test_opinion_trajectory_follows_the_rule_across_runs(tmp_path):
-    from memtool.opinions import update
+    from memtool.reflect.opinions import update
 
     ws = tmp_path / "w"
     write(ws, "memory/2026-10-01.md", "# 2026-10-01\n## Retain\n- O(c=0.9) @Rex: Rex prefers morning walks in the park.\n"
@@ -222,12 +222,12 @@ def test_14_10_reflect_output_reads_right(tmp_path):
 
 
 def test_14_10_quotes_end_at_a_whole_word():
-    from memtool.reflect import _quote
+    from memtool.reflect.journal import quote
 
     text = "Tom called about the January workshop and asked for a retainer for the whole of 2027"
-    quoted = _quote(text, 40)
+    quoted = quote(text, 40)
     assert quoted.endswith("…") and len(quoted) <= 41 and text.startswith(quoted[:-1]) and text[len(quoted) - 1] == " "
-    assert _quote("short", 40) == "short"
+    assert quote("short", 40) == "short"
 
 
 def _obsidian_unresolved(ws) -> list[str]:

@@ -538,6 +538,12 @@ class Store:
             "fts": sorted(q("SELECT f.path, f.ord, t.terms FROM facts_fts t JOIN facts f ON f.id = t.rowid").fetchall()),
         }
 
+    def entity_page_mentions(self) -> list[tuple[str, str]]:
+        """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""
+        return self.conn.execute(
+            "SELECT fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
+            " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL").fetchall()
+
 
 class _Transaction:
     def __init__(self, conn):

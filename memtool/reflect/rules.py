@@ -1,4 +1,5 @@
-"""Consolidation ("sleep"), pure: duplicates, contradictions, stability and connections.
+"""The rules of consolidation, pure: duplicates, contradictions and connections (the stability
+update they record lives in `memtool.stability`, shared with recall's ranking).
 
 Works on plain fact dicts (`key`, `source`, `kind`, `day`, `entities`, `content`, `trust`) plus the
 similarities the caller measured. Nothing here reads files, the index or the clock.
@@ -16,16 +17,15 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from memtool import trust
+from memtool.analyzer import fold
+
 FOLD_COSINE = 0.95  # vectors at least this similar …
 FOLD_LEXICAL = 0.85  # … and words at least this similar (Jaccard, fillers aside): one fact said twice
 REVIEW_COSINE = 0.95  # same entity, this similar by meaning, but worded differently: a near-duplicate to review
 REVIEW_LEXICAL = 0.5  # without vectors: same entity and this much term overlap
 MAX_POSTING = 200  # words in more facts than this are too common to find candidates by
 
-STABILITY_DEFAULT = 14.0  # days: the floor; a fact never used stays here
-STABILITY_MAX = 365.0
-BOOST = 1.2  # per distinct day a fact was recalled since the last run
-DECAY = 0.8  # per run for a fact with a history that was not recalled since the last run
 # Words naming the same attribute in different ways (index terms: forms and stems, folded).
 ATTRIBUTES = (
     frozenset("lives live liv living moved move moves relocated wohnt wohnen wohn lebt leben umgezogen umzug "
@@ -35,8 +35,6 @@ ATTRIBUTES = (
 )
 ATTRIBUTE_BONUS = 0.25
 SUPERSEDE_MIN = 0.15  # attribute-term overlap (Jaccard, names aside) a change needs with the fact it replaces
-PRIOR_WEIGHT = 0.15  # ranking multiplier is 1 + PRIOR_WEIGHT · retention · frequency, so within [1, 1.15]
-FREQUENT = 10  # uses at which frequency counts in full
 
 CHANGE = re.compile(
     r"\b(now|no longer|not any ?more|anymore|moved|moves|switched|changed|instead|these days|"
@@ -55,8 +53,6 @@ _NAME = re.compile(r"(?<![.!?:;]\s)(?<!^)\b([A-ZÄÖÜ][\w'-]+)")
 
 def names_in(text: str) -> frozenset:
     """Capitalised words not at a sentence start: the people and places a text names."""
-    from memtool.analyzer import fold
-
     return frozenset(fold(m.group(1)) for m in _NAME.finditer(text.strip()))
 
 
@@ -114,8 +110,8 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
     legal = set()
     for (a, b), cos in sorted(pairs.items(), key=lambda p: p[0]):
         fa, fb = by_key[a], by_key[b]
-        if "legal" in (fa["trust"], fb["trust"]):
-            legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == "legal")
+        if trust.LEGAL in (fa["trust"], fb["trust"]):
+            legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
             continue
         lex = jaccard(terms[a] - FILLERS, terms[b] - FILLERS)
         if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
@@ -169,12 +165,9 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
     entity and kind world, similar but not the same words, no change marker: left for review.
     """
-    def eligible(f: dict) -> bool:
-        return bool(f["entities"]) and bool(f["day"]) and f["trust"] != "legal" and not f["source"].startswith("bank/")
-
     by_entity: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
-        if eligible(f):
+        if _eligible(f):
             by_entity[f["entities"][0].lower()].append(f)
     markers = {e: [f for f in group if CHANGE.search(f["content"])] for e, group in by_entity.items()}
     found: dict[str, tuple[str, str, str]] = {}
@@ -207,7 +200,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
                                   f"“{CHANGE.search(newer['content']).group(0)}”, same {sorted(best_shared)[0]!r}")
 
     for f in sorted(new, key=lambda f: (f["day"] or "", f["source"])):
-        if not eligible(f):
+        if not _eligible(f):
             continue
         entity = f["entities"][0].lower()
         if CHANGE.search(f["content"]):  # as the newer fact: the best older fact of the entity
@@ -215,22 +208,35 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
         for newer in markers.get(entity, ()):  # as an older fact arriving late
             if newer["day"] > (f["day"] or ""):
                 best_older(newer, entity, [f])
+    return sorted(found.values()), _unclear(facts, terms, names, pairs, words, set(found))
+
+
+def _eligible(f: dict) -> bool:
+    """A fact that can supersede or be superseded: about an entity, dated, not legal, not a page."""
+    return bool(f["entities"]) and bool(f["day"]) and f["trust"] != trust.LEGAL and not f["source"].startswith("bank/")
+
+
+def _unclear(facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
+             pairs: dict[tuple[str, str], float | None], words: dict[str, frozenset],
+             superseded: set[str]) -> list[tuple[str, str]]:
+    """Candidate pairs of world facts about one entity, from different days, that share content terms
+    and are similar but not the same in words, with no change marker: possible contradictions."""
     unclear = []
     by_key = {f["key"]: f for f in facts}
     for a, b in pairs:
         fa, fb = by_key[a], by_key[b]
-        if not (eligible(fa) and eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":
+        if not (_eligible(fa) and _eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":
             continue
         if fa["entities"][0].lower() != fb["entities"][0].lower() or fa["day"] == fb["day"]:
             continue
         older, newer = sorted((fa, fb), key=lambda f: (f["day"], f["source"]))
-        if older["key"] in found or CHANGE.search(newer["content"]):
+        if older["key"] in superseded or CHANGE.search(newer["content"]):
             continue
         own = names.get(older["entities"][0].lower(), frozenset())
         if (terms[older["key"]] - own) & (terms[newer["key"]] - own) \
                 and 0.4 <= jaccard(words[a] - FILLERS, words[b] - FILLERS) < FOLD_LEXICAL:
             unclear.append((older["key"], newer["key"]))
-    return sorted(found.values()), sorted(set(unclear))
+    return sorted(set(unclear))
 
 
 def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> list[tuple[str, str, int]]:
@@ -246,25 +252,3 @@ def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> 
                 together[(a, b)] += 1
     return [(spelled[a], spelled[b], n) for (a, b), n in together.most_common()
             if n >= minimum and frozenset((a, b)) not in linked]
-
-
-# --- stability ------------------------------------------------------------------------------
-
-def next_stability(stability: float, recalled_days: int, default: float = STABILITY_DEFAULT) -> float:
-    """One run's update: ×1.2 per distinct day recalled since the last run, else ×0.8, within [default, max]."""
-    s = stability * (BOOST ** recalled_days if recalled_days else DECAY)
-    return min(STABILITY_MAX, max(default, s))
-
-
-def retention(stability: float, days_since_use: float) -> float:
-    """How present a used fact still is: exp(−t/S) (Ebbinghaus; S grows with spaced use)."""
-    return math.exp(-max(0.0, days_since_use) / max(stability, 1e-6))
-
-
-def prior(stability: float | None, days_since_use: float | None, uses: int = 1) -> float:
-    """The ranking multiplier, 1 + 0.15 · retention · frequency, so within [1, 1.15]: facts never used
-    stay at 1 (never a penalty, never a filter); frequency log(1+uses)/log(11) saturates at 10 uses."""
-    if stability is None or days_since_use is None:
-        return 1.0
-    frequency = min(1.0, math.log1p(max(uses, 0)) / math.log1p(FREQUENT))
-    return 1.0 + PRIOR_WEIGHT * retention(stability, days_since_use) * frequency

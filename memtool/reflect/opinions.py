@@ -132,3 +132,14 @@ def trend(before: float | None, after: float) -> str:
     if before is None or abs(after - before) < 0.005:
         return "→"
     return "↑" if after > before else "↓"
+
+
+def listing(threads: list[Opinion], entity: str | None, k: int) -> dict:
+    """What `mem opinions` shows: the `k` newest threads with confidence, trend and evidence."""
+    threads = sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)
+    out = []
+    for o in threads[:k]:
+        d = o.to_dict()
+        d["trend"] = trend(o.anchor, o.confidence)
+        out.append(d)
+    return {"entity": entity, "count": len(out), "opinions": out}

@@ -1,0 +1,297 @@
+"""The consolidation phases of `mem reflect`: orient, dedup, contradictions, stability, connections
+and the optional model review. The rules are pure (`rules.py`, `memtool.stability`); this module reads
+the index, measures similarities, and records decisions in the machine-local state
+(`.memory/local.sqlite`). The Markdown is never touched here.
+
+Each run examines the facts it has not seen before (cost follows what is new), stops cleanly at
+its deadline (what was examined stays recorded; the rest waits for the next run) and writes
+nothing on a dry run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from memtool import stability, trust
+from memtool.analyzer import STOPWORDS, fold, index_terms
+from memtool.reflect import review as model_review
+from memtool.reflect import rules
+from memtool.reflect.deadline import Deadline
+from memtool.reflect.sources import Sources
+from memtool.store import Store
+from memtool.store.local import LocalState, fact_key
+
+WORD = re.compile(r"\w+")
+FIELD = re.compile(r"\[[^\]\[]*::[^\]\[]*\]")  # inline fields such as [cost:: 2h] are not attributes
+CHUNK = 1000  # new facts examined between deadline checks
+
+
+def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
+    """Every fact consolidation considers: key, source, kind, day, entities, content, trust.
+    Term and word sets are made on demand (see `_Sets`), since a run needs them for what is new."""
+    tiers: dict[tuple[str, str], str] = {}
+    parsed: dict[str | None, list[str]] = {}
+    facts = []
+    for path, line, end, kind, day, entities, content, terms, ehash, declared in store.consolidation_rows():
+        names = parsed.get(entities)
+        if names is None:
+            names = parsed[entities] = json.loads(entities or "[]")
+        tier = tiers.get((path, declared))
+        if tier is None:
+            tier = tiers[(path, declared)] = trust.file_tier(path, declared, globs)
+        facts.append({"key": fact_key(path, content), "path": path,
+                      "source": f"{path}#L{line}" + (f"-L{end}" if end and end != line else ""), "kind": kind,
+                      "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
+                      "trust": tier, "terms_text": terms or ""})
+    return facts
+
+
+class _Sets(dict):
+    """key → frozenset, computed on first use (and from a cache of earlier runs where there is one)."""
+
+    def __init__(self, make, cached: dict[str, str] | None = None):
+        super().__init__()
+        self.make, self.cached = make, cached or {}
+
+    def __missing__(self, key: str) -> frozenset:
+        text = self.cached.get(key)
+        value = self[key] = frozenset(text.split()) if text is not None else self.make(key)
+        return value
+
+
+def term_set(terms_text: str) -> frozenset:
+    """Index terms (forms and stems): do two facts talk about the same thing?"""
+    return frozenset(t for t in terms_text.split() if t not in STOPWORDS and len(t) > 1 and not t.isdigit())
+
+
+def word_set(content: str) -> frozenset:
+    """Surface words, numbers included: do two facts say the same thing?"""
+    return frozenset(w for w in (x if x.isascii() else fold(x) for x in WORD.findall(content.lower()))
+                     if w not in STOPWORDS)
+
+
+def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> dict:
+    """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
+    usage = local.usage_all()
+    total_s = sum(s for s, _, _ in usage.values()) + stability.STABILITY_DEFAULT * max(0, len(facts) - len(usage))
+    vectors = store.vectors
+    return {
+        "facts": len(facts), "new": unseen,
+        "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
+        "folders": dict(Counter(f["path"].split("/", 1)[0] if "/" in f["path"] else "." for f in facts).most_common()),
+        "embedded": vectors.count(), "not_embedded": vectors.count_missing(),
+        "average_stability_days": round(total_s / len(facts), 1) if facts else None,
+        "used_facts": len(usage),
+        "trust": dict(Counter(f["trust"] for f in {f["path"]: f for f in facts}.values()).most_common()),
+    }
+
+
+class VectorSpace:
+    """The stored vectors of every fact, loaded once per run (None when semantic search cannot run)."""
+
+    def __init__(self, store: Store, facts: list[dict]):
+        self.index, self.matrix = store.vectors.for_hashes(sorted({f["ehash"] for f in facts if f["ehash"]}))
+        self.owners: dict[int, list[str]] = defaultdict(list)
+        for f in facts:
+            if f["ehash"] in self.index:
+                self.owners[self.index[f["ehash"]]].append(f["key"])
+
+    @classmethod
+    def load(cls, src: Sources, facts: list[dict]) -> "VectorSpace | None":
+        if src.vectors_usable() is not None:
+            return None
+        space = cls(src.store, facts)
+        return space if space.matrix is not None else None
+
+
+def _similarities(space: VectorSpace | None, by_key: dict, new: list[dict], pairs: set, threshold: float) -> dict:
+    """Cosine for each lexical candidate pair, plus pairs found by vectors alone (new × all, ≥ threshold)."""
+    import numpy as np
+
+    out: dict[tuple[str, str], float | None] = {p: None for p in pairs}
+    if space is None:
+        return out
+    index, matrix = space.index, space.matrix
+    for a, b in pairs:
+        ia, ib = index.get(by_key[a]["ehash"]), index.get(by_key[b]["ehash"])
+        if ia is not None and ib is not None:
+            out[(a, b)] = float(matrix[ia] @ matrix[ib])
+    rows = [(f["key"], index[f["ehash"]]) for f in new if f["ehash"] in index]
+    for start in range(0, len(rows), 256):
+        chunk = rows[start:start + 256]
+        sims = matrix[[i for _, i in chunk]] @ matrix.T
+        for (key, _), line in zip(chunk, sims):
+            for j in np.nonzero(line >= threshold)[0]:
+                for other in space.owners[int(j)]:
+                    if other != key and (key, other) not in out and (other, key) not in out:
+                        out[(key, other)] = float(line[j])
+    return out
+
+
+@dataclass
+class _Compared:
+    """What phases 2 and 3 found among the facts they examined (keys; see `rules`)."""
+
+    examined: list[str] = field(default_factory=list)
+    folds: list[tuple] = field(default_factory=list)  # (kept, folded, cos, jaccard)
+    near: list[tuple] = field(default_factory=list)  # near-duplicates to review, same shape
+    supersede: list[tuple[str, str, str]] = field(default_factory=list)  # (older, newer, why)
+    unclear: list[tuple[str, str]] = field(default_factory=list)  # possible contradictions (older, newer)
+
+
+def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
+    """Phases 1–5 and 7; returns what was found and done (the journal is written by the caller)."""
+    facts = load_facts(src.store, src.config.trust_globs)
+    by_key = {f["key"]: f for f in facts}
+    local = src.local
+    seen = local.seen_words()
+    unseen = [k for k in by_key if k not in seen]
+    report: dict = {"orient": orient(src.store, local, facts, len(unseen)), "folded": [], "review": [],
+                    "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
+                    "skipped_legal": 0, "stopped_at": None, "examined": 0}
+    words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
+    found = _compare(src, facts, by_key, unseen, words, deadline)
+    report["skipped_legal"] = sum(1 for f in facts if f["trust"] == trust.LEGAL)
+    report["examined"] = len(found.examined)
+    _report_pairs(report, by_key, found)
+    # Phase 4: stability from the access log.
+    strengthened, faded, usage_rows, last_rowid = _stability(local)
+    report["strengthened"] = [{"source": by_key[k]["source"], "content": by_key[k]["content"], "stability": round(s, 1),
+                               "uses": u} for k, s, u in strengthened if k in by_key]
+    report["faded"] = faded
+    # Phase 5: connections between entities of new facts that their pages do not make.
+    if not deadline.passed("connections"):
+        touched = {e.lower() for k in found.examined for e in by_key[k]["entities"]}
+        linked = _linked_pairs(src.store)
+        report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
+                                 rules.connections([f for f in facts if f["entities"]], linked)
+                                 if a.lower() in touched or b.lower() in touched][:10]
+    # Phase 7: the optional model review of what rules could not decide.
+    decisions: list[tuple] = []
+    if review and not deadline.passed("review"):
+        report["llm"], decisions = model_review.ask(src, by_key, _dedupe(found.near), found.unclear, deadline)
+    report["stopped_at"] = deadline.hit_at
+    if not dry_run:
+        _record(local, by_key, found, words, decisions, usage_rows, last_rowid)
+    return report
+
+
+def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], words: _Sets,
+             deadline: Deadline) -> _Compared:
+    """Phases 2 and 3, dedup and contradictions: only what is new is examined, against everything,
+    in chunks between deadline checks. Near-duplicates that are really contradictions are dropped."""
+    cfg = src.config
+    terms = _Sets(lambda k: term_set(index_terms(FIELD.sub(" ", by_key[k]["content"]))))
+    names = defaultdict(set)
+    for e in {e for f in facts for e in f["entities"]}:
+        names[e.lower()].update(index_terms(e).split())
+    names = {k: frozenset(v) for k, v in names.items()}
+    space = VectorSpace.load(src, facts) if unseen else None
+    index = None
+    if unseen:  # a few new facts need the postings of their own words only
+        vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
+        index = rules.WordIndex(facts, words, vocabulary)
+
+    def threshold(f: dict) -> float:
+        """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
+        return rules.REVIEW_LEXICAL if f["entities"] and space is None else cfg.fold_lexical
+
+    out = _Compared()
+    for start in range(0, len(unseen), CHUNK):
+        if deadline.passed("dedup"):
+            break
+        new = [by_key[k] for k in unseen[start:start + CHUNK]]
+        pairs = rules.candidate_pairs(new, index, words, threshold)
+        sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
+        found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
+                                     cfg.review_cosine, rules.REVIEW_LEXICAL)
+        out.folds += found.folds
+        out.near += found.review
+        folded = {(a, b) for a, b, *_ in out.folds}
+        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded)
+        out.supersede += sup
+        out.unclear += unc
+        out.examined += [f["key"] for f in new]
+    contested = {frozenset((o, n)) for o, n, _ in out.supersede} | {frozenset(p) for p in out.unclear}
+    out.near = [p for p in out.near if frozenset(p[:2]) not in contested]
+    return out
+
+
+def _report_pairs(report: dict, by_key: dict, found: _Compared) -> None:
+    """The pairs of phases 2 and 3 as the run reports them: sources and texts, not keys."""
+    report["folded"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(found.folds)]
+    report["review"] = [_pair(by_key, a, b, cos, lex) for a, b, cos, lex in _dedupe(found.near)]
+    report["clusters"] = [[by_key[k]["source"] for k in c] for c in rules.clusters(_dedupe(found.near))]
+    report["superseded"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"], "until": by_key[n]["day"],
+                             "why": why, "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
+                            for o, n, why in found.supersede]
+    report["unclear"] = [{"old": by_key[o]["source"], "new": by_key[n]["source"],
+                          "old_content": by_key[o]["content"], "new_content": by_key[n]["content"]}
+                         for o, n in found.unclear]
+
+
+def _record(local: LocalState, by_key: dict, found: _Compared, words: _Sets, decisions: list[tuple],
+            usage_rows: list, last_rowid: int) -> None:
+    """Write what the run decided to the machine-local state, in one transaction."""
+    with local.transaction():
+        local.put_folds([(b, a, cos, lex, "rule") for a, b, cos, lex in _dedupe(found.folds)])
+        local.put_supersede([(o, n, by_key[n]["day"], "rule", why, by_key[o]["source"], by_key[o]["content"],
+                              by_key[n]["source"]) for o, n, why in found.supersede])
+        local.put_review([(a, b, "near-duplicate", "open", None, None) for a, b, *_ in _dedupe(found.near)]
+                         + [(o, n, "contradiction", "open", None, None) for o, n in found.unclear])
+        for kind, a, b, decision, reason in decisions:
+            model_review.apply_decision(local, by_key, kind, a, b, decision, reason)
+        local.put_usage(usage_rows)
+        local.set_meta("access_rowid", str(last_rowid))
+        local.mark_seen([(k, " ".join(sorted(words[k]))) for k in found.examined])
+        local.forget(set(by_key))
+
+
+def _dedupe(pairs):
+    seen, out = set(), []
+    for p in pairs:
+        key = frozenset(p[:2])
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _pair(by_key, a, b, cos, lex) -> dict:
+    return {"kept": by_key[a]["source"], "other": by_key[b]["source"], "cosine": None if cos is None else round(cos, 3),
+            "words": round(lex, 2), "content": by_key[a]["content"], "other_content": by_key[b]["content"]}
+
+
+def _stability(local: LocalState) -> tuple[list, int, list, int]:
+    """Fold the access log since the last run into each fact's stability (see stability.next_stability)."""
+    since = int(local.meta("access_rowid", "0"))
+    accesses, last = local.accesses_since(since)
+    usage = local.usage_all()
+    rows, strengthened, faded = [], [], 0
+    for key, times in accesses.items():
+        s, last_used, uses = usage.get(key, (stability.STABILITY_DEFAULT, 0.0, 0))
+        days = len({int(t // 86400) for t in times})
+        new_s = stability.next_stability(s, days)
+        rows.append((key, new_s, max(last_used, max(times)), uses + len(times)))
+        strengthened.append((key, new_s, uses + len(times)))
+    for key, (s, last_used, uses) in usage.items():
+        if key not in accesses:
+            new_s = stability.next_stability(s, 0)
+            if new_s < s:
+                faded += 1
+            rows.append((key, new_s, last_used, uses))
+    strengthened.sort(key=lambda x: -x[1])
+    return strengthened[:10], faded, rows, last
+
+
+def _linked_pairs(store: Store) -> set[frozenset]:
+    """Entity pairs whose page mentions the other (outside generated blocks: the index skips those)."""
+    pairs = set()
+    for entity, mentions in store.entity_page_mentions():
+        for m in json.loads(mentions or "[]"):
+            if m.lower() != entity.lower():
+                pairs.add(frozenset((entity.lower(), m.lower())))
+    return pairs

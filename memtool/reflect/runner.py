@@ -1,0 +1,186 @@
+"""Running `mem reflect`, and reading opinion threads from the index: the effects around the pure
+planning in `pages.py`, `journal.py` and `opinions.py` (a lock, the gates, atomic writes, backups,
+the journal, and the machine-local state of the last run). Collaborators come in as `Sources`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable
+
+from memtool import trust
+from memtool.analyzer import STOPWORDS
+from memtool.recall import MAX_K, source, timestamp
+from memtool.reflect import consolidation, journal, opinions, pages
+from memtool.reflect.deadline import Deadline
+from memtool.reflect.sources import Sources
+from memtool.store import Filters, Store
+from memtool.store.local import fact_key
+from memtool.workspace import Workspace
+
+JOURNAL = "bank/journal.md"
+STATE = "reflect-state.json"  # under .memory/: what the last run saw
+
+
+def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object]) -> list[opinions.Opinion]:
+    """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`.
+
+    Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
+    straight from the index, with the terms it analysed when indexing."""
+    stored: dict[str, str] = {}
+
+    def light(row: dict, name: str | None = None) -> dict:
+        stored[row["content"]] = row["terms"] or ""
+        return {"kind": row["kind"], "content": row["content"], "timestamp": timestamp(row),
+                "source": source(row["path"], row["line_start"], row["line_end"]), "confidence": row["confidence"],
+                "entity": name, "mentions": json.loads(row["entities"] or "[]")}
+
+    def terms(text: str) -> set[str]:
+        return {t for t in stored[text].split() if t not in STOPWORDS and not t.isdigit()}
+
+    refresh()
+    rows = store.opinion_rows(Filters(entities=[store.entity_match(entity)] if entity else []))
+    ops = [light(r) for r in rows]
+    canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]})
+    for f in ops:
+        f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
+    ops.reverse()  # oldest first
+    names = sorted({f["entity"] for f in ops if f["entity"] != "general"})
+    others = [light(r, r["name"]) for r in store.evidence_rows({n: store.entity_keys(n) for n in names}, MAX_K)]
+    return opinions.build(ops, others, terms)
+
+
+def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,
+        overwrite_edits: bool = False, review: bool | None = None, time_limit: float | None = None) -> dict:
+    """One reflect run: consolidation phases, then entity pages (generated blocks only), opinions and a
+    journal entry; `dry_run` writes nothing.
+
+    Gates: unless `force`, a run does work only if `[reflect] min_hours` passed since the last one and
+    at least `min_new_facts` new facts arrived. `since` limits pages to entities with facts from then on.
+    """
+    if not dry_run:
+        src.ws.sweep_temp()  # what a killed run left behind
+    started = time.perf_counter()
+    cfg = src.config
+    tier_of = src.tier_lookup()
+    fits = _fits(tier_of)
+    deadline = Deadline(cfg.reflect_time_limit if time_limit is None else time_limit)
+    with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
+        src.refresh()
+        state = _load_state(src.ws)
+        gate = None if force else _gate(src, state)
+        if gate:
+            return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
+                    "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
+        found = consolidation.run(src, deadline=deadline, dry_run=dry_run,
+                                  review=cfg.reflect_review if review is None else review)
+        plan = pages.Plan(consolidation=found)
+        threads = opinion_threads(src.store, refresh=src.refresh)
+        _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
+        _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+        plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text("memory.md"))
+        plan.suggested_before = set(state.get("suggested", []))
+        seconds = time.perf_counter() - started
+        stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
+        entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
+        changed = [p for p in plan.pages if p.action in ("create", "update")]
+        consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
+                                              "strengthened")) or found["faded"]
+        if not dry_run:
+            _save_state(src.ws, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time(),
+                                 "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
+        if not dry_run and (changed or consolidated):
+            _write(src.ws, changed, entry)
+    return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
+            "suggestions": plan.suggestions, "consolidation": found,
+            "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
+                      for p in plan.pages],
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool]]:
+    """page → whether a source may be shown on it: derived text never holds a stricter tier than its page."""
+    def fits(page: str) -> Callable[[str], bool]:
+        limit = trust.rank(tier_of(page))
+        return lambda cited: trust.rank(tier_of(cited.split("#")[0])) <= limit
+
+    return fits
+
+
+def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
+                       tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool) -> None:
+    """Plan the entity pages: one per entity with enough facts it may show (legal pages never)."""
+    confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
+    recent = None
+    if since:
+        recent = {e for f in src.facts(since=since) for e in f["entities"]}
+    for name, _count in src.store.entity_counts(pages.MIN_FACTS):
+        if recent is not None and name not in recent:
+            continue
+        if deadline.passed("entity pages"):
+            break
+        page = src.store.entity_page(name)
+        path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
+        entity = page["entity"] if page else name
+        if tier_of(path) == trust.LEGAL:
+            plan.pages.append(pages.PagePlan(entity, path, "skipped", reason="trust: legal (never modified)"))
+            continue
+        facts = [f for f in src.facts(entities=[name], k=500) if f["source"].split("#")[0] not in (path, JOURNAL)]
+        visible = fits(path)
+        shown = [f for f in facts if visible(f["source"])]
+        plan.held_back += len(facts) - len(shown)
+        if len(shown) < pages.MIN_FACTS:
+            continue
+        plan.facts += len(shown)
+        current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
+        plan.pages.append(pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path),
+                                          overwrite_edits))
+
+
+def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opinion], state: dict, fits,
+                   overwrite_edits: bool) -> None:
+    """Plan `bank/opinions.md` and note the opinions whose confidence moved since the last run."""
+    page = pages.OPINIONS_PAGE
+    plan.moves = pages.opinion_moves(threads, state.get("opinions", {}))
+    current = ws.read_text(page) if (ws.root / page).exists() else None
+    body = pages.opinions_body(threads, fits(page))
+    plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
+
+
+def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:
+    """Write the changed pages (backing up what an update replaces), then append the journal entry."""
+    for p in changed:
+        if p.action == "update":
+            ws.backup(p.path)
+        ws.write_atomic(p.path, p.text)
+    with ws.lock(JOURNAL):
+        text = ws.read_text(JOURNAL) or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
+        sep = "\n" if text.endswith("\n") else "\n\n"
+        ws.write_atomic(JOURNAL, text + sep + entry)
+
+
+def _gate(src: Sources, state: dict) -> str | None:
+    """Why this run should not do work yet (None: it should)."""
+    cfg = src.config
+    last = state.get("last_run")
+    if last is not None:
+        hours = (time.time() - last) / 3600
+        if hours < cfg.reflect_min_hours:
+            return f"the last run was {hours:.1f} h ago (runs need {cfg.reflect_min_hours:g} h between them)"
+    if cfg.reflect_min_new:
+        new = len(src.local.unseen([fact_key(path, content) for path, content in src.store.fact_texts()]))
+        if new < cfg.reflect_min_new and last is not None:
+            return f"{new} new fact(s) since the last run (runs need {cfg.reflect_min_new})"
+    return None
+
+
+def _load_state(ws: Workspace) -> dict:
+    """What the last reflect run saw (machine-local, under .memory/; losing it only loses 'from' values)."""
+    try:
+        return json.loads((ws.state_dir / STATE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _save_state(ws: Workspace, state: dict) -> None:
+    ws.write_atomic(f".memory/{STATE}", json.dumps(state, indent=1, sort_keys=True))
