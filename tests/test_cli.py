@@ -138,9 +138,8 @@ def test_14_1_usage_errors_in_process_with_the_installed_typer(example_ws, monke
 
     monkeypatch.chdir(example_ws)
     for args in TYPOS:
-        monkeypatch.setattr("sys.argv", ["mem", *args])
         with pytest.raises(SystemExit) as exit_:
-            main()
+            main(args)
         err = capsys.readouterr().err
         assert exit_.value.code == 2, (typer.__version__, args, err)
         assert err.startswith("error: ") and "\nhint: " in err, (typer.__version__, args, err)

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import typer
 
 
-@dataclass
 class CliState:
     """What the options of one `mem` call set before its command runs (reset by `main` on each call)."""
 
-    workspace: Path | None = None  # -w/--workspace
-    json: bool = False  # the command's --json: errors are then also one JSON document on stdout
+    def __init__(self):
+        self.reset()
 
     def reset(self) -> None:
-        self.workspace, self.json = None, False
+        self.workspace: Path | None = None  # -w/--workspace
+        self.json = False  # the command's --json: errors are then also one JSON document on stdout
 
 
 state = CliState()

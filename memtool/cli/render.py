@@ -11,7 +11,6 @@ import sys
 from contextlib import contextmanager
 from functools import lru_cache
 
-from memtool.analyzer import highlight_spans
 from memtool.control_chars import visible
 
 
@@ -108,6 +107,8 @@ def _indent_continuations(text, indent: str):
 def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
     """Numbered results, the query's terms highlighted, each with its source and what replaced it."""
     from rich.text import Text
+
+    from memtool.analyzer import highlight_spans  # ~2.5 ms of Unicode regexes: not for `mem --help`
 
     out = _console(False)
     if not results:
