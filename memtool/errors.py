@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import errno
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """What `mem` exits with (the table in docs/cli.md); every command and error uses these names."""
+
+    OK = 0  # success, including "nothing found"
+    FAILED = 1  # an unexpected failure
+    CHECK_FAILED = 1  # `mem check` found errors
+    USAGE = 2  # bad input: an option, date, bullet, an empty query
+    NO_WORKSPACE = 3  # no workspace found (`mem init PATH` creates one)
+    REFUSED = 4  # the workspace is in a state memtool refuses to touch, or the system refused a read or write
+    INDEX_UNUSABLE = 5  # the derived index cannot be used
+    PROVIDER = 6  # a provider or sync remote does not answer, a remote copy is damaged, the trust gate refused
+    BUSY = 7  # another process holds a lock this command does not wait for
+    SYNC_BLOCKED = 8  # sync is off, bound elsewhere, or the remote went backwards
+    CONFLICTS = 9  # `mem sync` finished, and conflicts wait for `mem sync resolve`
+    INTERRUPTED = 130  # Ctrl-C
+
 
 class MemError(Exception):
     """Base error: a one-line reason plus a hint saying what to do."""
 
-    exit_code = 1
+    exit_code: int = ExitStatus.FAILED
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
@@ -20,23 +40,23 @@ class MemError(Exception):
 class UsageError(MemError):
     """The caller's input is invalid (bad date, bad bullet, empty query, …)."""
 
-    exit_code = 2
+    exit_code = ExitStatus.USAGE
 
 
 class WorkspaceNotFound(MemError):
-    exit_code = 3
+    exit_code = ExitStatus.NO_WORKSPACE
 
 
 class WorkspaceError(MemError):
     """The workspace is in a state we refuse to touch (path outside it, undecodable file, …)."""
 
-    exit_code = 4
+    exit_code = ExitStatus.REFUSED
 
 
 class IndexUnavailable(MemError):
     """The derived index is unusable (corrupt, newer schema, driver problem)."""
 
-    exit_code = 5
+    exit_code = ExitStatus.INDEX_UNUSABLE
 
     def __init__(self, message: str, hint: str | None = None, corrupt: bool = False, newer: bool = False):
         super().__init__(message, hint)
@@ -47,13 +67,13 @@ class IndexUnavailable(MemError):
 class ProviderUnavailable(MemError):
     """An external provider (embedding model, Ollama) cannot answer right now."""
 
-    exit_code = 6
+    exit_code = ExitStatus.PROVIDER
 
 
 class Busy(MemError):
     """Another process holds a lock this command does not wait for (e.g. a second `mem reflect`)."""
 
-    exit_code = 7
+    exit_code = ExitStatus.BUSY
 
 
 class StorageError(WorkspaceError):
@@ -62,8 +82,6 @@ class StorageError(WorkspaceError):
     @classmethod
     def from_os(cls, exc: OSError) -> "StorageError":
         """The one-line reason and hint for an OSError that reached the surface."""
-        import errno
-
         where = f" ({exc.filename})" if exc.filename else ""
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return cls(f"the disk is full{where}",

@@ -7,8 +7,11 @@ a hint.
 
 from __future__ import annotations
 
+from datetime import date as _date
 from typing import Any
 
+from memtool import __version__
+from memtool.dates import parse_day
 from memtool.errors import MemError
 
 INSTRUCTIONS = """\
@@ -31,8 +34,6 @@ def build_server(mem):
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
-
-    from memtool import __version__
 
     server = MCPServer(name="memtool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -75,10 +76,6 @@ def build_server(mem):
         "One line without a type letter is kept as a plain log line. Control characters are refused. "
         "Returns where it was written."))
     def retain(bullet: str, date: str | None = None) -> dict[str, Any]:
-        from datetime import date as _date
-
-        from memtool.dates import parse_day
-
         return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None))
 
     @server.tool(annotations=read_only, description=(

@@ -138,9 +138,17 @@ def test_14_1_usage_errors_in_process_with_the_installed_typer(example_ws, monke
 
     monkeypatch.chdir(example_ws)
     for args in TYPOS:
-        monkeypatch.setattr("sys.argv", ["mem", *args])
         with pytest.raises(SystemExit) as exit_:
-            main()
+            main(args)
         err = capsys.readouterr().err
         assert exit_.value.code == 2, (typer.__version__, args, err)
         assert err.startswith("error: ") and "\nhint: " in err, (typer.__version__, args, err)
+
+
+def test_15_errors_are_json_only_when_the_json_option_was_given(example_ws):
+    for args in (["get", "--", "--json"], ["recall", "x", "--since", "--json"]):  # "--json" as text, not the option
+        proc = run_mem(*args, cwd=example_ws)
+        assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("error: "), (args, proc.stdout)
+    for args in (["get", "nothing.md"], ["recall", "x", "--bogus"]):  # the option: after or before click parsed it
+        proc, data = run_json(*args, cwd=example_ws)
+        assert proc.returncode == 2 and data["error"] == "UsageError" and proc.stderr.startswith("error: "), args

@@ -32,3 +32,15 @@ def test_readme_commands_exist():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     test_cmd = "python3 -m pip install -q -e '.[test]' && python3 -m pytest"
     assert test_cmd in readme and test_cmd in ci
+
+
+def test_15_exit_code_table_matches_exit_status():
+    import re
+
+    from memtool.errors import ExitStatus
+
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = doc.split("## Exit codes", 1)[1].split("\n\n")[2]
+    rows = {(int(code), name) for code, names in re.findall(r"^\| (\d+) \| ([A-Z_, ]+) \|", table, re.M)
+            for name in names.split(", ")}
+    assert rows == {(s.value, n) for n, s in ExitStatus.__members__.items()}, rows

@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from stat import S_ISREG
 
-from memtool.errors import MemError, ProviderUnavailable, UsageError, WorkspaceError
+from memtool.errors import ExitStatus, MemError, ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.merge import Merge, merge3, merge_unrelated
 from memtool.sync.plan import CONFLICT_MARK, Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote, StaleManifest, open_remote
@@ -34,7 +34,7 @@ PARALLEL = 8  # requests in flight for uploads and downloads
 class SyncBlocked(MemError):
     """Sync is switched off, or this workspace is bound to another remote or memory."""
 
-    exit_code = 8
+    exit_code = ExitStatus.SYNC_BLOCKED
 
 
 def rev_of(data: bytes) -> str:

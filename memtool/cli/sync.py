@@ -1,4 +1,4 @@
-"""`mem sync …`: the sync commands (thin wrappers over `Memory.sync_*`)."""
+"""`mem sync …`: the sync sub-app (thin wrappers over `Memory.sync_*`) and how its reports read."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-from memtool.cli_common import JsonOpt
-from memtool.cli_common import escape as _escape
-from memtool.cli_common import memory as _memory
+from memtool.cli import render
+from memtool.cli.common import JsonOpt, memory
+from memtool.cli.render import escape
+from memtool.errors import ExitStatus
 
 
 class _SyncGroup(TyperGroup):
@@ -37,37 +38,41 @@ def sync_run(
 
     Example: mem sync /mnt/nas/memory   (later just: mem sync)
     """
-    from memtool import output
-
-    with output.progress_bar("uploading") as up, output.progress_bar("downloading") as down:
-        report = _memory("none").sync(remote, progress={"upload": up, "download": down})
+    with render.progress_bar("uploading") as up, render.progress_bar("downloading") as down:
+        report = memory("none").sync(remote, progress={"upload": up, "download": down})
     if json_:
-        output.emit_json(report)
+        render.emit_json(report)
     else:
-        counts = ", ".join(f"{len(report[k])} {k}" for k in ("pulled", "pushed", "merged", "deleted", "tombstoned",
-                                                            "repaired") if report[k])
-        if report["new_conflicts"]:
-            counts += (", " if counts else "") + f"{len(report['new_conflicts'])} new conflict(s)"
-        counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] else "nothing to do")
-        output.err.print(f"synced with {_escape(report['remote'])}: {counts} ({report['files']} files, "
-                         f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
-        for note in report["kept"]:
-            output.warn(note)
-        for note in report["refused"]:
-            output.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
-                        "the rest of the round went ahead)")
-        for path in report["deferred"]:
-            output.warn(f"{path} changed during the sync; the next sync merges it")
-        for path in report["damaged"]:
-            output.warn(f"the remote's copy of {path} is missing or damaged (its bytes do not match their hash); "
-                        "every other file synced; a machine holding the right version repairs it on its next sync")
+        _show_report(report)
     if report["conflicts"]:
-        if not json_:
-            output.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
-                        + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
-        raise typer.Exit(9)
+        raise typer.Exit(ExitStatus.CONFLICTS)
     if report["damaged"]:
-        raise typer.Exit(6)
+        raise typer.Exit(ExitStatus.PROVIDER)
+
+
+def _show_report(report: dict) -> None:
+    """What a sync round did (one line of counts), then what it kept, refused, deferred, found damaged
+    or left in conflict."""
+    counts = ", ".join(f"{len(report[k])} {k}" for k in ("pulled", "pushed", "merged", "deleted", "tombstoned",
+                                                        "repaired") if report[k])
+    if report["new_conflicts"]:
+        counts += (", " if counts else "") + f"{len(report['new_conflicts'])} new conflict(s)"
+    counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] else "nothing to do")
+    render.err.print(f"synced with {escape(report['remote'])}: {counts} ({report['files']} files, "
+                     f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
+    for note in report["kept"]:
+        render.warn(note)
+    for note in report["refused"]:
+        render.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
+                    "the rest of the round went ahead)")
+    for path in report["deferred"]:
+        render.warn(f"{path} changed during the sync; the next sync merges it")
+    for path in report["damaged"]:
+        render.warn(f"the remote's copy of {path} is missing or damaged (its bytes do not match their hash); "
+                    "every other file synced; a machine holding the right version repairs it on its next sync")
+    if report["conflicts"]:
+        render.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
+                    + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
 
 
 @sync_app.command("status")
@@ -76,12 +81,15 @@ def sync_status(json_: bool = JsonOpt) -> None:
 
     Example: mem sync status
     """
-    from memtool import output
-
-    data = _memory("none").sync_status()
+    data = memory("none").sync_status()
     if json_:
-        output.emit_json(data)
-        return
+        render.emit_json(data)
+    else:
+        _show_status(data)
+
+
+def _show_status(data: dict) -> None:
+    """The bound remote, the switch, the last sync, local changes (20 of each) and waiting conflicts."""
     last = data["last_sync"] or {}
     print(f"remote:    {data['remote'] or '(none yet: the first mem sync REMOTE binds one)'}")
     print(f"device:    {data['device'] or '(created on the first sync)'}")
@@ -108,13 +116,11 @@ def sync_resolve(
 
     Example: mem sync resolve memory/2026-11-30.md --keep both
     """
-    from memtool import output
-
-    data = _memory("none").sync_resolve(path, keep)
+    data = memory("none").sync_resolve(path, keep)
     if json_:
-        output.emit_json(data)
+        render.emit_json(data)
     else:
-        output.err.print(f"resolved {_escape(data['resolved'])} (kept {keep}); backups: "
+        render.err.print(f"resolved {escape(data['resolved'])} (kept {keep}); backups: "
                          + (", ".join(data["backups"]) or "none") + "; run mem sync to publish")
 
 
@@ -139,13 +145,11 @@ def sync_on(json_: bool = JsonOpt) -> None:
 
 
 def _switch(on: bool, json_: bool) -> None:
-    from memtool import output
-
-    data = _memory("none").sync_switch(on)
+    data = memory("none").sync_switch(on)
     if json_:
-        output.emit_json(data)
+        render.emit_json(data)
     else:
-        output.err.print("sync is on" if on else "sync is off until: mem sync on")
+        render.err.print("sync is on" if on else "sync is off until: mem sync on")
 
 
 @sync_app.command("restore")
@@ -157,16 +161,14 @@ def sync_restore(
 
     Example: mem sync restore memory/2026-11-30.md.20261130T071502Z-123456789
     """
-    from memtool import output
-
-    data = _memory("none").sync_restore(backup)
+    data = memory("none").sync_restore(backup)
     if json_:
-        output.emit_json(data)
+        render.emit_json(data)
     elif backup is None:
         if not data["backups"]:
-            output.err.print("no backups")
+            render.err.print("no backups")
         for item in data["backups"]:
             print(f"{item['time']}  {item['size']:>8}  {item['id']}")
     else:
-        output.err.print(f"restored {_escape(data['restored'])}"
+        render.err.print(f"restored {escape(data['restored'])}"
                          + (f"; the replaced version is in {data['backup']}" if data["backup"] else ""))

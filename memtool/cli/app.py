@@ -1,0 +1,173 @@
+"""The `mem` program: the typer app with every command in `mem --help` order, and `main`, which
+turns library errors into one-line messages and an `ExitStatus`."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import NoReturn, Optional
+
+import typer
+
+from memtool import __version__
+from memtool.cli import index_commands, memory_commands, render
+from memtool.cli.common import TEXT_ARGS, state
+from memtool.cli.sync import sync_app
+from memtool.errors import ExitStatus, MemError, StorageError, UsageError
+
+app = typer.Typer(
+    name="mem",
+    help="Local-first long-term memory over plain Markdown.\n\nExample: mem recall \"Peter Lisbon\" --since 30d",
+    no_args_is_help=True,
+    # Plain click help: typer's rich help imports rich.markdown and markdown-it (~150 ms per call).
+    rich_markup_mode=None,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"mem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-w", help="Workspace folder (else $MEM_WORKSPACE, else the nearest parent with memory.md, memory/ or .memory/).", show_default=False),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """Local-first long-term memory over plain Markdown.
+
+    Example: mem recall "Peter Lisbon" --since 30d
+    """
+    state.workspace = workspace
+
+
+for command, settings in [  # the order `mem --help` lists them in
+    (index_commands.init, {}),
+    (memory_commands.retain, TEXT_ARGS),
+    (index_commands.index, {}),
+    (index_commands.watch, {}),
+    (memory_commands.recall, {}),
+    (index_commands.status, {}),
+    (index_commands.check, {}),
+    (memory_commands.get, {}),
+    (memory_commands.about, {}),
+    (memory_commands.opinions, {}),
+    (memory_commands.episodes, {}),
+    (memory_commands.summarize, {}),
+    (index_commands.reflect, {}),
+    (index_commands.schedule, {}),
+    (index_commands.mcp, {}),
+]:
+    app.command(context_settings=settings or None)(command)
+
+app.add_typer(sync_app, name="sync")
+
+core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",
+                       no_args_is_help=True)
+core_app.command("show")(memory_commands.core_show)
+core_app.command("append", context_settings=TEXT_ARGS)(memory_commands.core_append)
+core_app.command("replace", context_settings=TEXT_ARGS)(memory_commands.core_replace)
+core_app.command("insert", context_settings=TEXT_ARGS)(memory_commands.core_insert)
+app.add_typer(core_app, name="core")
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run `mem ARGS` (default: the command line) and exit: library errors become `error:`/`hint:`
+    lines (and a JSON document when --json was given) and the error's exit status."""
+    args = sys.argv[1:] if args is None else list(args)
+    state.reset()
+    try:
+        _check_argv(args)
+    except UsageError as exc:  # nothing is parsed yet: the arguments tell whether --json was asked
+        _fail(exc, "--json" in args)
+    try:
+        code = app(args=args, prog_name="mem", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else ExitStatus.OK)
+    except MemError as exc:
+        _fail(exc, state.json)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(ExitStatus.INTERRUPTED)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        sys.exit(ExitStatus.FAILED)
+    except Exception as exc:  # usage errors from click, and the file system's refusals
+        refusal = _from_click(exc, args)
+        if refusal is not None:  # click may refuse before any option's callback ran: the arguments tell
+            _fail(refusal, state.json or "--json" in args)
+        failure = _from_system(exc)
+        if failure is None:
+            raise
+        _fail(failure, state.json)
+
+
+def _fail(exc: MemError, as_json: bool) -> NoReturn:
+    if as_json:
+        render.emit_json(exc.to_dict())
+    render.error(exc.message, exc.hint)
+    sys.exit(exc.exit_code)
+
+
+def _check_argv(args: list[str]) -> None:
+    """Refuse arguments that are not valid text (bytes that are not UTF-8 arrive as surrogates)."""
+    for n, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            raise UsageError(f"argument {n} ({shown}) is not valid UTF-8",
+                             "pass text as UTF-8 (check the terminal's or script's locale, e.g. LANG=C.UTF-8)") from None
+
+
+def _click_exception_classes() -> tuple[type, ...]:
+    """ClickException of every click this typer may use: its bundled copy (typer 0.28) or click."""
+    found = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        if name.split(".")[0] == "click" and "click" not in sys.modules:
+            continue  # not imported, so not what raised
+        try:
+            found.append(importlib.import_module(name).ClickException)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def _from_click(exc: Exception, args: list[str]) -> MemError | None:
+    """A typed error for a usage error click raised (None for anything else)."""
+    if not (isinstance(exc, _click_exception_classes())
+            or any(c.__name__ == "ClickException" for c in type(exc).__mro__)):  # a click bundled under another name
+        return None
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = re.sub(r"( Did you mean [^?]*\?)\1+", r"\1", message)  # typer 0.24-0.25 and click both suggest
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "mem"
+    option = getattr(exc, "option_name", None) or ""
+    if option.startswith("-") and not option.startswith("--"):
+        given = next((a for a in args if a.startswith(option)), option)
+        hint = f"text that starts with '-' goes after --, e.g. {command} -- {given}; options: {command} --help"
+    else:
+        hint = f"see {command} --help"
+    if getattr(exc, "exit_code", ExitStatus.USAGE) != ExitStatus.USAGE:
+        error = MemError(message, hint)
+        error.exit_code = exc.exit_code
+        return error
+    return UsageError(message, hint)
+
+
+def _from_system(exc: Exception) -> MemError | None:
+    """A typed error for an OSError or a storage failure (None for anything else)."""
+    if isinstance(exc, OSError):
+        return StorageError.from_os(exc)
+    if "memtool.store.driver" in sys.modules:  # else no storage failure can have come from it
+        from memtool.store.driver import as_mem_error
+
+        return as_mem_error(exc)
+    return None

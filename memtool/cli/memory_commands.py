@@ -1,0 +1,224 @@
+"""The commands that write and read memories: retain, recall, get, about, opinions, episodes,
+summarize and `mem core …`. Each parses its options, calls one `Memory` method and renders."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from typing import List, Optional
+
+import typer
+
+from memtool.cli import render
+from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, memory, state
+from memtool.control_chars import visible
+from memtool.dates import parse_day
+from memtool.read_server import ask
+from memtool.workspace import discover
+
+
+def retain(
+    bullet: str = typer.Argument(..., help='A typed bullet "W|B|O|S[(c=0..1)] [@Entity…]: text", or any one line of plain text.'),
+    day: Optional[str] = typer.Option(None, "--date", help="Day to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
+    json_: bool = JsonOpt,
+) -> None:
+    """Append a fact to the end of the day's log: a typed bullet under `## Retain`, plain text as a log line.
+
+    Only ever appends, so no line moves and no editor's save is overwritten; every retained line is
+    remembered, and mem check reports (and --restore puts back) one that vanishes later.
+
+    Example: mem retain "O(c=0.8) @Peter: Prefers short replies on WhatsApp."
+    """
+    result = memory().retain(bullet, parse_day(day, date.today()) if day else None)
+    if json_:
+        render.emit_json(result)
+    else:
+        render.out.print(result["source"])
+
+
+def recall(
+    query: str = typer.Argument("", help="Words to search for, in any language; any text is safe."),
+    k: int = typer.Option(10, "--k", "-k", help="How many results."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only facts from or about this time on: 30d, 2w, 6m, 1y, 2025-11-01, 2025-11."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only facts up to this day (same forms as --since)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect)."),
+    kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page.", autocompletion=complete_kinds),
+    entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve).", autocompletion=complete_entities),
+    field_: List[str] = typer.Option([], "--field", help="Only facts with this [key:: value] field: outcome=fixed, or just cost for any value (repeatable, all must match; values ignore case)."),
+    tag: List[str] = typer.Option([], "--tag", "-t", help="Only facts with this #tag or front-matter tag (repeatable, all must match; project also matches project/alpha)."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
+    embedder: Optional[str] = EmbedderOpt,
+    json_: bool = JsonOpt,
+) -> None:
+    """Ranked facts for a query, each citing file#Lline.
+
+    Example: mem recall "Peter Lisbon" --since 30d --entity Peter
+    """
+    args = dict(query=query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
+                budget=budget, mode=mode)
+    if field_:  # only when used, so a running `mem watch` from before this option can still answer
+        args["fields"] = field_
+    if tag:
+        args["tags"] = tag
+    data, terms = _served_recall(embedder, args) or _recall(embedder, args)
+    for w in data["warnings"]:
+        render.warn(w)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.recall_results(data["results"], terms)
+
+
+def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] | None:
+    """The recall document and terms from a running `mem watch` (see read_server), or None."""
+    reply = ask(discover(state.workspace).root, embedder, args)  # answers in milliseconds
+    return None if reply is None else (reply["result"], reply.get("terms", []))
+
+
+def _recall(embedder: str | None, args: dict) -> tuple[dict, list[str]]:
+    """The recall document and terms computed in this process."""
+    mem = memory(embedder)
+    with render.progress_bar("indexing") as bar, render.progress_bar("embedding", threshold=64) as ebar:
+        result = mem.recall(**args, progress=bar, embed_progress=ebar)
+    return result.to_dict(), result.terms
+
+
+def get(
+    ref: str = typer.Argument(..., help="path, path#L12 or path#L12-L20, relative to the workspace."),
+    max_lines: int = typer.Option(200, "--max-lines", help="Show at most this many lines."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Print lines of a workspace file with their numbers (paths outside the workspace are refused).
+
+    Example: mem get memory/2026-10-27.md#L10-L14
+    """
+    data = memory("none").get(ref, max_lines=max_lines)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.file_lines(data)
+
+
+def about(
+    entity: str = typer.Argument(..., help="A name, @slug or alias.", autocompletion=complete_entities),
+    k: int = typer.Option(20, "--k", "-k", help="How many facts."),
+    json_: bool = JsonOpt,
+) -> None:
+    """An entity's page and the facts that mention it, newest first (aliases resolve).
+
+    Example: mem about Pete
+    """
+    data = memory().about(entity, k=k)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.about(data)
+
+
+def opinions(
+    entity: Optional[str] = typer.Option(None, "--entity", "-e", help="Only opinions about this entity.", autocompletion=complete_entities),
+    k: int = typer.Option(50, "--k", "-k", help="How many."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Opinions with their confidence (moved by later evidence), trend and evidence, newest first.
+
+    Example: mem opinions --entity Peter
+    """
+    data = memory("none").opinions(entity=entity, k=k)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.opinions(data)
+
+
+def episodes(
+    query: str = typer.Argument(..., help="What to look for (words and meaning)."),
+    k: int = typer.Option(30, "--k", "-k", help="How many hits to group."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only from this time on: 30d, 2025-11-01, 2025-11."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only up to this day."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Hits grouped by day, counted by kind, with each day's relevant section quoted.
+
+    Example: mem episodes "Marrakech trip"
+    """
+    data = memory().episodes(query, k=k, since=since, until=until)
+    for w in data["warnings"]:
+        render.warn(w)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.episodes(data)
+
+
+def summarize(
+    target: str = typer.Argument(..., help="A day (2025-11-27, today, yesterday) or a query."),
+    lang: str = typer.Option("auto", "--lang", help="de, en or auto (the query's language)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Ollama model (else [llm] model, default llama3.2)."),
+    json_: bool = JsonOpt,
+) -> None:
+    """A 3-5 sentence recap of a day or a topic by a local model (Ollama), citing its days.
+
+    Example: mem summarize yesterday --lang de
+    """
+    data = memory().summarize(target, lang=lang, model=model)
+    if data["withheld"]:
+        render.warn(f"not sent to the model (trust tier): {', '.join(data['withheld'])}")
+    if json_:
+        render.emit_json(data)
+    else:
+        render.summary(data)
+
+
+# --- mem core … ---------------------------------------------------------------------------------
+
+def core_show(json_: bool = JsonOpt) -> None:
+    """Print memory.md.
+
+    Example: mem core show
+    """
+    data = memory("none").core_read()
+    if json_:
+        render.emit_json(data)
+    else:
+        sys.stdout.write(visible(data["text"]))
+
+
+def core_append(text: str = typer.Argument(..., help="Line(s) to add at the end."), json_: bool = JsonOpt) -> None:
+    """Append to memory.md (fails, changing nothing, past the size limit).
+
+    Example: mem core append "- Prefers tea over coffee."
+    """
+    _core_done(memory("none").core_append(text), json_)
+
+
+def core_replace(
+    old: str = typer.Argument(..., help="Exact text that occurs once in memory.md."),
+    new: str = typer.Argument(..., help="Replacement (may be empty)."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Replace text that occurs exactly once in memory.md; the old file is backed up.
+
+    Example: mem core replace "lives in Hamburg" "lives in Lisbon"
+    """
+    _core_done(memory("none").core_replace(old, new), json_)
+
+
+def core_insert(
+    line: int = typer.Argument(..., help="1-based line to insert before."),
+    text: str = typer.Argument(..., help="Line(s) to insert."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Insert text before a line of memory.md.
+
+    Example: mem core insert 3 "- Works from Berlin."
+    """
+    _core_done(memory("none").core_insert(line, text), json_)
+
+
+def _core_done(data: dict, json_: bool) -> None:
+    if json_:
+        render.emit_json({k: v for k, v in data.items() if k != "text"})
+    else:
+        render.core_size(data)

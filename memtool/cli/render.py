@@ -1,0 +1,332 @@
+"""How the CLI shows things to people (rich, on first use) and to machines (plain JSON on stdout).
+
+The commands hand over the documents their `--json` prints; everything a person sees is drawn here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from functools import lru_cache
+
+from memtool.control_chars import visible
+
+
+@lru_cache(maxsize=None)
+def _console(stderr: bool):
+    from rich.console import Console  # ~35 ms: only when something is shown to a person
+
+    # NO_COLOR (no-color.org) asks for no styling at all: rich's own no_color keeps bold, dim and reverse.
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, highlight=False, soft_wrap=True,  # the terminal wraps; pipes get whole lines
+                   **({"color_system": None} if plain else {}))
+
+
+def __getattr__(name: str):
+    """`output.out` (stdout) and `output.err` (stderr) are rich consoles, created on first use."""
+    if name == "out":
+        return _console(False)
+    if name == "err":
+        return _console(True)
+    raise AttributeError(name)
+
+
+def escape(text: str) -> str:
+    """Text shown through rich: markup characters escaped, control characters made visible (`\\x1b`)."""
+    from rich.markup import escape as _escape
+
+    return _escape(visible(text))
+
+
+KIND_STYLE = {"world": "cyan", "experience": "green", "opinion": "magenta", "observation": "yellow",
+              "log": "white", "page": "blue"}
+
+
+_C1_AND_DEL = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}  # json escapes C0 itself; these reach terminals raw
+
+
+def emit_json(data) -> None:
+    """One JSON document on stdout, never through rich (which would wrap lines); every control
+    character in it is escaped, so no note can drive the terminal."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str).translate(_C1_AND_DEL) + "\n")
+    sys.stdout.flush()
+
+
+def warn(message: str) -> None:
+    from rich.text import Text
+
+    _console(True).print(Text("warning: ", style="yellow bold") + Text(visible(message)))
+
+
+def error(message: str, hint: str | None = None) -> None:
+    from rich.text import Text
+
+    err = _console(True)
+    err.print(Text("error: ", style="red bold") + Text(visible(message)))
+    if hint:
+        err.print(Text("hint: ", style="dim bold") + Text(visible(hint), style="dim"))
+
+
+@contextmanager
+def progress_bar(label: str, threshold: int = 50):
+    """A transient progress bar on stderr, shown only for runs of at least `threshold` files."""
+    progress = task = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal progress, task
+        if total < threshold:
+            return
+        if progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                console=_console(True), transient=True)
+            progress.start()
+            task = progress.add_task(label, total=total)
+        progress.update(task, completed=done)
+
+    try:
+        yield update
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+def _indent_continuations(text, indent: str):
+    """A multi-line record's later lines start under its first, not at column 0."""
+    from rich.text import Text
+
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return Text("\n").join([lines[0], *(Text(indent) + part for part in lines[1:])])
+
+
+def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
+    """Numbered results, the query's terms highlighted, each with its source and what replaced it."""
+    from rich.text import Text
+
+    from memtool.analyzer import highlight_spans  # ~2.5 ms of Unicode regexes: not for `mem --help`
+
+    out = _console(False)
+    if not results:
+        _console(True).print("[dim]nothing found[/dim]")
+        return
+    for n, r in enumerate(results, 1):
+        line = Text()  # a base style would cover the content too: style each part alone
+        line.append(f"{n:>2}. ", style="dim")
+        line.append(r["kind"], style=KIND_STYLE.get(r["kind"], "white"))
+        if r.get("confidence") is not None:
+            line.append(f" c={r['confidence']:.2f}", style="magenta")
+        line.append("  ")
+        content = visible(r["content"])
+        body = Text(content)
+        for s, e in highlight_spans(content, highlight_terms):
+            body.stylize("bold reverse", s, e)
+        line.append_text(body)
+        line = _indent_continuations(line, " " * 4)
+        out.print(line)
+        meta = Text("    ")
+        meta.append(visible(r["source"]), style="underline")
+        if r.get("timestamp"):
+            meta.append(f"  {r['timestamp']}", style="dim")
+        if r.get("entities"):
+            meta.append(visible("  " + " ".join("@" + e for e in r["entities"])), style="dim cyan")
+        if r.get("score") is not None:
+            meta.append(f"  score {r['score']:.2f}", style="dim")
+        out.print(meta)
+        if r.get("sources"):
+            out.print(Text(visible("    also: " + ", ".join(r["sources"][1:])), style="dim"))
+        if r.get("superseded_by"):
+            sup = r["superseded_by"]
+            out.print(Text(visible(f"    superseded since {sup['since']} by {sup['source']}"), style="yellow"))
+        for prev in r.get("previously", []):
+            out.print(Text(visible(f"    previously (until {prev['until']}): {prev['content']} — {prev['source']}"), style="dim"))
+
+
+# --- one function per command's human output, fed the document its --json prints ----------------
+
+def created(root, items: list[str]) -> None:
+    """`mem init`: what was created (stderr) and the workspace (stdout)."""
+    for item in items:
+        _console(True).print(f"created {item}")
+    if not items:
+        _console(True).print("nothing to create: the workspace is complete")
+    _console(False).print(str(root))
+
+
+def index_report(report) -> None:
+    """`mem index`: one line of counts (an `IndexReport`), and a warning for unreadable files."""
+    _console(True).print(
+        f"{report.files_seen} files: {report.parsed} indexed, {report.touched} unchanged content, "
+        f"{report.removed} removed, {report.unreadable} unreadable; {report.facts} facts read in {report.seconds:.2f}s;"
+        f" {report.embedded} newly embedded" + (f" in {report.embed_seconds:.1f}s" if report.embedded else "")
+    )
+    if report.unreadable:
+        warn(f"{report.unreadable} file(s) could not be read; run 'mem check'")
+
+
+def _counts(d: dict) -> str:
+    return "(" + ", ".join(f"{k} {v}" for k, v in sorted(d.items())) + ")" if d else ""
+
+
+def status(data: dict) -> None:
+    """`mem status`: one labelled line per area (files, facts, index, providers, sync, …)."""
+    o = _console(False)
+    o.print(f"[bold]workspace[/bold] {data['workspace']}")
+    o.print(f"[bold]files[/bold]     {data['files']} " + _counts(data["files_by_kind"]))
+    o.print(f"[bold]facts[/bold]     {data['facts']} " + _counts(data["facts_by_kind"]))
+    o.print(f"[bold]entities[/bold]  {data['entities']} mentioned, {data['entity_pages']} with a page")
+    d = data["days"]
+    o.print(f"[bold]days[/bold]      {d['count']}" + (f" ({d['first']} … {d['last']})" if d["count"] else ""))
+    ix = data["index"]
+    o.print(f"[bold]index[/bold]     {ix['bytes'] / 1e6:.1f} MB, schema {ix['schema']}, driver {ix['driver']},"
+            f" up to date (last change indexed {ix['indexed_at'] or 'never'})")
+    _status_providers(o, data)
+    sync = data["memory"]["sync"]
+    o.print("[bold]sync[/bold]      " + ("not set up (mem sync REMOTE)" if not sync["remote"] else
+            f"{sync['remote']}" + (", [yellow]off[/yellow]" if sync["off"] else "")
+            + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")))
+    c = data["memory"].get("consolidation")
+    if c:
+        o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"
+                f" {c['used_facts']} facts with a use history")
+    if data["retained_gone"]:
+        o.print(f"[bold]retained[/bold]  [yellow]{len(data['retained_gone'])} line(s) mem retain wrote are gone[/yellow]"
+                " (mem check; mem check --restore puts them back)")
+    diag = data["diagnostics"]
+    if diag["errors"] or diag["warnings"]:
+        o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")
+
+
+def _status_providers(o, data: dict) -> None:
+    e = data["embedder"]
+    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {e['problem']}"
+    withheld = f", {e['withheld']} withheld by trust tier (found by words only)" if e["withheld"] else ""
+    o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting{withheld},"
+            f" search via {e['vector_search']}")
+    s = data["search"]
+    o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")
+            + f", default mode {s['default_mode']}")
+    llm = data["llm"]
+    o.print(f"[bold]llm[/bold]       {llm['provider']} {llm['model']} at {llm['host']}: "
+            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
+
+
+def diagnostics(data: dict) -> None:
+    """`mem check`: one line per problem with file:line (stdout), then the counts (stderr)."""
+    for d in data["diagnostics"]:
+        style = "red" if d["severity"] == "error" else "yellow"
+        _console(False).print(f"{escape(d['location'])}: [{style}]{d['severity']}[/{style}] {escape(d['message'])}"
+                              f" [dim]({d['code']})[/dim]")
+    _console(True).print(f"{data['errors']} errors, {data['warnings']} warnings")
+
+
+def retained(done: list[dict], verb: str) -> None:
+    """`mem check --restore/--ack`: the vanished lines put back or accepted."""
+    for e in done:
+        where = f"{e['source']} → {e['restored']}" if "restored" in e else e["source"]
+        _console(False).print(f"{escape(where)}  - {escape(e['text'])}")
+    _console(True).print(f"{len(done)} line(s) {verb}" if done else "no retained line has vanished")
+
+
+def file_lines(data: dict) -> None:
+    """`mem get`: numbered lines, what was cut, and the lines its `[because:: …]` fields point to."""
+    out = _console(False)
+    for line in data["lines"]:
+        out.print(f"[dim]{line['n']:>5}[/dim]  {escape(line['text'])}")
+    if data.get("cut"):
+        c = data["cut"]
+        warn(f"line {c['line']} is cut after {c['shown_chars']:,} of its {c['total_chars']:,} characters"
+             " (get shows at most that much text); open the file in an editor for the rest")
+    elif data["truncated"]:
+        warn(f"showing lines {data['start']}-{data['end']} of {data['total_lines']}; raise --max-lines for more")
+    for link in data["because"]:
+        if "error" in link:
+            warn(f"because {link['ref']}: {link['error']}")
+            continue
+        out.print(f"[dim]because → {link['path']}#L{link['start']}[/dim]")
+        for n, text in enumerate(link["text"].split("\n"), link["start"]):
+            out.print(f"[dim]{n:>5}[/dim]  {escape(text)}")
+
+
+def about(data: dict) -> None:
+    """`mem about`: the entity, its aliases and page, then the facts that mention it."""
+    if not data["page"] and not data["facts"]:  # "nothing found" is success, as for recall --entity
+        _console(True).print(f"nothing is known about {data['entity']!r} (entities are @mentions, [[links]] or pages"
+                             " in bank/entities/; try mem recall)")
+        return
+    o = _console(False)
+    o.print(f"[bold]{escape(data['entity'])}[/bold]"
+            + (f"  [dim]aka {escape(', '.join(data['aliases']))}[/dim]" if data["aliases"] else ""))
+    if data["page"]:
+        o.print(f"[dim]{escape(data['page']['path'])}[/dim]")
+        o.print(escape(data["page"]["text"].strip()))
+        o.print()
+    recall_results(data["facts"], [])
+
+
+def opinions(data: dict) -> None:
+    """`mem opinions`: confidence (and how it moved), entity, statement, source and evidence."""
+    out = _console(False)
+    for o in data["opinions"]:
+        conf = f"{o['anchor']:.2f}→{o['confidence']:.2f}" if o["trend"] != "→" else f"{o['confidence']:.2f}"
+        out.print(f"[magenta]c={conf} {o['trend']}[/magenta]  [bold]{escape(o['entity'])}[/bold]  "
+                  f"{escape(o['statement'])}")
+        evidence = (f"  +{len(o['supporting'])} / −{len(o['contradicting'])} evidence"
+                    if o["supporting"] or o["contradicting"] else "")
+        out.print(f"    [underline]{o['source']}[/underline]  [dim]{o['last_updated'] or ''}{evidence}[/dim]")
+
+
+def episodes(data: dict) -> None:
+    """`mem episodes`: the timeline, then per day its counts and quoted sections, hits marked."""
+    o = _console(False)
+    o.print(f"[bold]{escape(data['timeline'])}[/bold]")
+    for day in data["days"]:
+        counts = ", ".join(f"{n} {kind}" for kind, n in day["buckets"].items())
+        o.print(f"\n[bold cyan]{day['date'] or day['path']}[/bold cyan]  [dim]{day['path']} · {counts}[/dim]")
+        for section in day["sections"]:
+            for line in section["lines"]:
+                mark = "[bold yellow]›[/bold yellow]" if line["hit"] else " "
+                o.print(f"  {mark} [dim]{line['n']:>4}[/dim]  {escape(line['text'])}")
+
+
+def summary(data: dict) -> None:
+    """`mem summarize`: the recap (stdout), the model and the days it used (stderr)."""
+    _console(False).print(escape(data["summary"]))
+    _console(True).print(f"[dim]{data['model']} · from {', '.join(data['sources'])}[/dim]")
+
+
+def reflect_warnings(data: dict) -> None:
+    """`mem reflect`: pages left alone because a person edited them, and the model's trouble."""
+    for page in data["pages"]:
+        if page["action"] == "skipped" and "legal" not in page["reason"]:
+            warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
+    llm = data["consolidation"].get("llm") or {}
+    if llm.get("warning"):
+        warn(llm["warning"])
+    if llm.get("rejected"):
+        warn(f"{llm['rejected']} answer(s) from the model were malformed and were not applied")
+
+
+def cron_jobs(jobs: list[dict]) -> None:
+    """`mem schedule`: each crontab line under a comment saying what it does."""
+    for job in jobs:
+        print(f"# {job['about']}")
+        print(job["line"])
+
+
+def core_size(data: dict) -> None:
+    """`mem core append|replace|insert`: how full memory.md is, and where the old version went."""
+    _console(True).print(f"memory.md: {data['chars']:,} of {data['limit']:,} characters"
+                         + (f"; previous version in {data['backup']}" if data.get("backup") else ""))
+
+
+def check_document(diags: list) -> dict:
+    """`mem check --json`: the counts and one entry per `Diagnostic`."""
+    errors = sum(1 for d in diags if d.severity == "error")
+    return {"errors": errors, "warnings": len(diags) - errors,
+            "diagnostics": [{"path": d.path, "line": d.line, "location": d.location(),
+                             "severity": d.severity, "code": d.code, "message": d.message} for d in diags]}

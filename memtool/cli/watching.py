@@ -1,0 +1,56 @@
+"""`mem watch` running: follow file events (or poll), answer other `mem recall` processes, report
+each round on stderr, and stop cleanly on Ctrl-C or a service manager's SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+from memtool.cli import render
+from memtool.read_server import ReadServer
+
+
+def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
+    """Watch `mem`'s workspace until interrupted; closes `mem` at the end."""
+    problem = "--poll was given" if poll else mem.follow()
+    if problem:
+        render.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
+    else:
+        render.err.print(f"watching {mem.ws.root} for changes (Ctrl-C stops)")
+    lock = threading.Lock()
+    server = ReadServer(mem, lock, embedder)
+    refused = server.start()
+    render.err.print(f"not answering other mem recall calls: {render.escape(refused)}" if refused else
+                     "answering mem recall calls from other processes (.memory/read.sock)")
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too
+    try:
+        mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
+    except KeyboardInterrupt:
+        render.err.print("stopped")
+    finally:
+        server.close()
+        mem.close()
+
+
+def _interrupt(*_) -> None:
+    raise KeyboardInterrupt
+
+
+def _said_indexed(report) -> None:
+    """One line per round that changed the index (an `IndexReport`)."""
+    render.err.print(f"{time.strftime('%H:%M:%S')} {report.parsed} indexed, {report.removed} removed,"
+                     f" {report.unreadable} unreadable")
+
+
+class _NoticeTeller:
+    """Called after each round: prints the notices `Memory` added since the last call."""
+
+    def __init__(self, mem):
+        self.mem = mem
+        self.said = len(mem.notices)
+
+    def __call__(self) -> None:
+        for notice in self.mem.notices[self.said:]:
+            render.err.print(f"{time.strftime('%H:%M:%S')} [yellow]warning:[/yellow] {render.escape(notice)}")
+        self.said = len(self.mem.notices)

