@@ -205,22 +205,22 @@ class Freshness:
 
     # --- file events -------------------------------------------------------------------------
 
-    def follow(self) -> str | None:
+    def follow(self, feed: ChangeFeed | None = None) -> str | None:
         """Follow file events from now on (long-running processes): reads then stat only the files
         events name, plus every file once a minute. Returns None, or why events cannot be used (reads
-        then keep checking every file)."""
+        then keep checking every file). `feed`: the events to follow (default: the workspace's)."""
         if self._feed is None:
-            self._feed = ChangeFeed(self.ws.root)
+            self._feed = feed or ChangeFeed(self.ws.root)
             self.ws.written = self._feed.note
         return self._feed.problem
 
-    def settle(self) -> None:
+    def settle(self, stat_up_to: int = SETTLE_BY_STAT_MAX) -> None:
         """Make the next read see every save made before this call, even while following file events
-        (which arrive a few milliseconds after a save): stat every file, or for a large workspace,
-        where that costs more, wait for the events to arrive (~50 ms)."""
+        (which arrive a few milliseconds after a save): stat every file, or for a workspace of more
+        than `stat_up_to` files, where that costs more, wait for the events to arrive (~50 ms)."""
         if self._feed is None:
             return
-        if len(self._file_states()) > SETTLE_BY_STAT_MAX and self._feed.barrier():
+        if len(self._file_states()) > stat_up_to and self._feed.barrier():
             return
         self._feed.request_full()
 

@@ -14,13 +14,14 @@ import os
 from datetime import date
 
 from memtool import core_memory, health, reading, reflection, retain_log, writing
+from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
 from memtool.document import split_lines
 from memtool.embedding import Embedding
 from memtool.episodes import report as episodes_report
 from memtool.errors import UsageError
-from memtool.freshness import Freshness
+from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
 from memtool.opinions import trend
 from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
@@ -105,13 +106,13 @@ class Memory:
         """What every read does first: re-index what changed (see `Freshness.refresh`)."""
         return self.freshness.refresh(progress, embed, embed_progress)
 
-    def follow(self) -> str | None:
+    def follow(self, feed: ChangeFeed | None = None) -> str | None:
         """Follow file events from now on; None, or why they cannot be used (see `Freshness.follow`)."""
-        return self.freshness.follow()
+        return self.freshness.follow(feed)
 
-    def settle(self) -> None:
+    def settle(self, stat_up_to: int = SETTLE_BY_STAT_MAX) -> None:
         """Make the next read see every save made before this call (see `Freshness.settle`)."""
-        self.freshness.settle()
+        self.freshness.settle(stat_up_to)
 
     def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None,
               lock=None) -> None:

@@ -55,8 +55,7 @@ def test_contradictions_are_resolved_with_correct_as_of_answers(history):
     found = {(s["old"], s["new"]) for s in data["consolidation"]["superseded"]}
     planted = {(c["old"]["source"], c["new"]["source"]) for c in truth["contradictions"]}
     assert found == planted
-    mem = Memory(Workspace(ws), embedder="none")
-    mem.track_access = False
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     for c in truth["contradictions"]:
         for question in (c["question_before"], c["question_after"]):
             result = mem.recall(question["query"], as_of=question["as_of"], k=5)
@@ -99,8 +98,7 @@ def test_stability_reorders_used_and_unused_facts(tmp_path):
             mem.recall(pair["used_text"], k=1)
     mem.close()
     run_mem("-w", ws, "reflect", "--force", check=0)
-    mem = Memory(Workspace(ws), embedder="none")
-    mem.track_access = False
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     for pair in truth["usage"]:
         sources = [r["source"] for r in mem.recall(pair["query"], k=10).results]
         assert sources.index(pair["used"]) < sources.index(pair["unused"]), pair
