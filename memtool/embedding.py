@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtool import indexer
+from memtool import embedders, indexer
 from memtool.config import Config
 from memtool.errors import ProviderUnavailable
 from memtool.store import Store
@@ -21,8 +21,6 @@ class Embedding:
     def embedder(self):
         """The embedder, or None for `none` (a UsageError for an unknown name)."""
         if self._embedder is None and self.name != "none":
-            from memtool import embedders  # providers load lazily: `mem --help` stays fast
-
             self._embedder = embedders.get(self.name, self.config.embed_model,
                                            work_providers=self.config.work_providers)
         return self._embedder

@@ -17,7 +17,6 @@ from memtool import core_memory, health, reading, reflection, retain_log, writin
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
-from memtool.document import split_lines
 from memtool.embedding import Embedding
 from memtool.episodes import report as episodes_report
 from memtool.errors import UsageError
@@ -147,7 +146,7 @@ class Memory:
     def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
         """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
         return episodes_report(self.recall(query, k=k, since=since, until=until),
-                               read_lines=lambda path: split_lines(self.ws.read_text(path)),
+                               read_lines=lambda path: reading.lines(self.ws, path),
                                because=lambda text: reading.because(self.ws, text))
 
     def about(self, entity: str, k: int = 20) -> dict:

@@ -8,7 +8,6 @@ from typing import Callable
 
 from memtool import frontmatter, trust
 from memtool.config import Config
-from memtool.document import split_lines
 from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.retain import inline_field_values
 from memtool.store import Store
@@ -17,6 +16,18 @@ from memtool.workspace import Workspace
 BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines quoted per link
 GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
 _REF = re.compile(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the parser counts them (memtool.document, ~10 ms to import: only when a file is read)."""
+    from memtool import document
+
+    return document.split_lines(text)
+
+
+def lines(ws: Workspace, path: str) -> list[str]:
+    """The lines of a workspace file, as the parser counts them."""
+    return split_lines(ws.read_text(path))
 
 
 def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> dict:
@@ -32,14 +43,14 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
     if max_lines < 1:
         raise UsageError("max_lines must be at least 1")
-    lines = split_lines(ws.read_text(ws.relative(path)))
+    text = lines(ws, ws.relative(path))
     start = int(m.group(2) or 1)
-    end = int(m.group(3) or (m.group(2) or len(lines)))
-    if start < 1 or end < start or start > max(1, len(lines)):
-        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(lines)})")
-    end = min(end, len(lines))
-    out, shown, cut = _numbered(lines, start, min(end, start + max_lines - 1))
-    data = {"path": ws.relative(path), "start": start, "end": shown, "total_lines": len(lines),
+    end = int(m.group(3) or (m.group(2) or len(text)))
+    if start < 1 or end < start or start > max(1, len(text)):
+        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})")
+    end = min(end, len(text))
+    out, shown, cut = _numbered(text, start, min(end, start + max_lines - 1))
+    data = {"path": ws.relative(path), "start": start, "end": shown, "total_lines": len(text),
             "truncated": shown < end or cut is not None, "lines": out, "text": "\n".join(line["text"] for line in out)}
     if cut:
         data["cut"] = cut
@@ -100,11 +111,11 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
     def tier_of(path: str) -> str:
         if path not in known:
             try:
-                lines = split_lines(ws.read_text(path))
+                file_lines = split_lines(ws.read_text(path))
             except (MemError, OSError):
                 known[path] = trust.STRICTEST
                 return known[path]
-            declared, _ = trust.declared(lines, frontmatter.split(lines, path)[1])
+            declared, _ = trust.declared(file_lines, frontmatter.split(file_lines, path)[1])
             indexed = store.trust_levels([path]).get(path, "normal")
             known[path] = trust.file_tier(path, trust.strictest((declared, indexed)), config.trust_globs)
         return known[path]
