@@ -1,12 +1,7 @@
 """The facade: every operation the CLI, the MCP server and the read server offer, one method each,
-each handing over to the module that does the work (no SQL here, no pipeline logic):
-
-- keeping the index in step: memtool.freshness; the embedder: memtool.embedding
-- recall: memtool.recall (query → candidates → fusion and priors → history → packing)
-- reading files and pages: memtool.reading; episodes: memtool.episodes
-- writing: memtool.writing; recaps: memtool.summarize; reflect: memtool.reflection
-- status and check: memtool.health; sync: memtool.sync.engine
-"""
+handing over to the module that does the work (no SQL here, no pipeline logic): memtool.freshness
+(the index in step), memtool.recall (the pipeline), memtool.reading, memtool.episodes,
+memtool.writing, memtool.summarize, memtool.reflection, memtool.health, memtool.sync.engine."""
 
 from __future__ import annotations
 
@@ -74,24 +69,11 @@ class Memory:
         """The configured embedder, or None for `none` (a UsageError for an unknown name)."""
         return self.embedding.embedder
 
-    @property
-    def embedder_name(self) -> str:
-        return self.embedding.name
-
     def vectors_usable(self) -> str | None:
         """None when semantic search can run; otherwise the reason it cannot."""
         return self.embedding.unusable(self.store)
 
     _vectors_usable = vectors_usable  # the name memtool.sleep still calls
-
-    @property
-    def unlisted(self) -> list:
-        """What the last full scan left out, and why (ScanProblems)."""
-        return self.freshness.unlisted
-
-    @property
-    def last_refresh(self) -> IndexReport | None:
-        return self.freshness.last_refresh
 
     # --- keeping the index in step (memtool.freshness) ------------------------------------------
 
@@ -133,7 +115,7 @@ class Memory:
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of)
         self.refresh(progress, embed=q.wants_vectors, embed_progress=embed_progress)
-        warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.unlisted)
+        warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.freshness.unlisted)
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
                           warnings=warnings, track_access=self.track_access)
 
@@ -211,17 +193,18 @@ class Memory:
 
     def core_append(self, text: str) -> dict:
         """Append to memory.md (size-limited)."""
-        return writing.core_edit(self.ws, lambda current: core_memory.append(current, text), self.config.core_max_chars)
+        return self._core_edit(lambda current: core_memory.append(current, text))
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
-        return writing.core_edit(self.ws, lambda current: core_memory.replace(current, old, new),
-                                 self.config.core_max_chars)
+        return self._core_edit(lambda current: core_memory.replace(current, old, new))
 
     def core_insert(self, line: int, text: str) -> dict:
         """Insert before 1-based `line` of memory.md (size-limited)."""
-        return writing.core_edit(self.ws, lambda current: core_memory.insert(current, line, text),
-                                 self.config.core_max_chars)
+        return self._core_edit(lambda current: core_memory.insert(current, line, text))
+
+    def _core_edit(self, change) -> dict:
+        return writing.core_edit(self.ws, change, self.config.core_max_chars)
 
     # --- reflect ------------------------------------------------------------------------------------
 
@@ -237,7 +220,7 @@ class Memory:
         return reflection.run(self, dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
                               review=review, time_limit=time_limit)
 
-    # --- sync (memtool.sync.engine, imported when used: ~20 ms) ----------------------------------
+    # --- sync (memtool.sync.engine: ~20 ms to import, so only when used) ----------------------------
 
     def sync(self, remote: str | None = None, progress: dict | None = None) -> dict:
         """One three-way sync round with `remote` (else the bound or configured one).
