@@ -65,7 +65,8 @@ class Signals:
         words = _word_terms(terms)
         idf = {t: self.idf(t) for t in words}
         total = sum(idf.values()) or 1.0
-        hits = self.mem.store.search(fts_match(terms), Filters(), 1, full=False) if terms else []
+        hits = [{"id": fid, "score": score} for fid, score in self.mem.store.search_ids(fts_match(terms), Filters(), 1)] \
+            if terms else []
         out = {"bm25_top": 0.0, "bm25_norm": 0.0, "coverage": 0.0, "idf_coverage": 0.0,
                "known_terms": sum(v for t, v in idf.items() if self.df(t)) / total}
         if hits:

@@ -55,15 +55,6 @@ def decode(raw: bytes, path: str, max_bytes: int) -> tuple[str | None, list[Diag
     return text, []
 
 
-_SPEAKER = re.compile(r"^\*\*([^*\n]{1,60}?)\*\*\s*:")
-
-
-def speaker_of(content: str) -> str | None:
-    """The speaker of a dialogue turn written as `**Name**: text`, else None."""
-    m = _SPEAKER.match(content)
-    return m.group(1).strip() if m else None
-
-
 def split_lines(text: str) -> list[str]:
     """Lines as editors and markdown-it count them: split at LF, CRLF or CR only."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -42,7 +42,7 @@ def embed_text(content: str, context: str, previous: str | None = None) -> str:
     A dialogue turn (`**Name**: …`) is embedded together with the turn before it, since a reply
     means little without the question (measured: +4 points hitL@10 on conversation logs).
     """
-    from memtool.document import speaker_of
+    from memtool.dialogue import speaker_of
 
     if previous and speaker_of(content) and speaker_of(previous):
         return f"{previous}\n{content}"

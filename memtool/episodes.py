@@ -1,4 +1,5 @@
-"""Episodes: recall hits grouped by the day they belong to, with their sections quoted. Pure.
+"""Episodes: recall hits grouped by the day they belong to, with their sections quoted. Pure
+(the files are read by the caller's `read_lines`).
 
 The stream is the sequence of daily logs; hits elsewhere (core memory, bank pages) form one
 undated group. Each group counts its hits by kind and quotes the section(s) around them with line
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Callable
 
 from memtool.sections import headings, section_of
 
@@ -69,3 +71,17 @@ def timeline(groups: list[dict]) -> str:
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(g["buckets"].items(), key=lambda x: (-x[1], x[0])))
         parts.append(f"{g['date'] or g['path']}: {counts}")
     return " · ".join(parts) if parts else "no hits"
+
+
+def report(result, read_lines: Callable[[str], list[str]], because: Callable[[str], list[dict]]) -> dict:
+    """The `episodes` answer for a recall `result`: its hits grouped by day, each day's sections
+    quoted from `read_lines(path)`, and what a hit's `[because:: …]` fields point to."""
+    groups = group(result.results)
+    for g in groups:
+        g["sections"] = sections(read_lines(g["path"]), [h.pop("_lines") for h in g["hits"]])
+        g["buckets"] = dict(g["buckets"])
+        for hit in g["hits"]:
+            if "because" in (hit.get("fields") or {}):
+                hit["because"] = because(hit["content"])
+    return {"query": result.query, "mode": result.mode, "timeline": timeline(groups), "days": groups,
+            "warnings": result.warnings, **({"degraded": result.degraded} if result.degraded else {})}

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from memtool.records import ParsedFile
+from memtool import trust
+from memtool.analyzer import index_terms
+from memtool.embedders import BATCH, embed_text
+from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
 from memtool.workspace import FileStat, Workspace
 
@@ -89,9 +92,6 @@ def digest(raw: bytes) -> str:
 
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
     """The `facts` rows of one parsed file, in store column order."""
-    from memtool.analyzer import index_terms  # parsing modules load only when something changed
-    from memtool.embedders import embed_text
-
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
     previous = None
@@ -125,7 +125,7 @@ class Loaded:
 
 def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None) -> Loaded | None:
     """Read and parse one file; None if it vanished. Skips parsing when the digest is `known_digest`."""
-    from memtool.document import decode, parse
+    from memtool.document import decode, parse  # the parser (~10 ms): only when a file changed
 
     ws = Workspace(Path(root))
     try:
@@ -246,8 +246,6 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
 def _unreadable(store: Store, path: str, size: int, reason: str) -> bool:
     """Record that a file cannot be read now: facts from its last read stay, marked stale, and
     `mem check` names it. False if that was already recorded (nothing new to report)."""
-    from memtool.records import Diagnostic
-
     state = store.file_status(path)
     if state and state[1] == STALE_MTIME:
         return False
@@ -272,8 +270,6 @@ class EmbedReport:
 def hash_tiers(sources: list[tuple[str, str, str]], globs: dict) -> dict[str, str]:
     """hash → trust tier of the text: the strictest tier of the files that hold it. Pure;
     `sources` are (hash, path, declared trust) rows."""
-    from memtool import trust
-
     tiers: dict[str, list[str]] = {}
     for h, path, declared in sources:
         tiers.setdefault(h, []).append(trust.file_tier(path, declared, globs))
@@ -289,8 +285,6 @@ def embed_pending(store: Store, embedder, progress: Progress | None = None,
     tier (front matter, `globs`) may not go to the embedder are withheld: never sent, counted, and
     their files stay unmarked so that a later, allowed embedder picks them up.
     """
-    from memtool.embedders import BATCH, embed_text
-
     report = EmbedReport()
     started = time.perf_counter()
     vectors = store.vectors

@@ -31,6 +31,9 @@ import stat
 from contextlib import ExitStack
 from pathlib import Path
 
+from memtool import __version__
+from memtool.errors import Busy, MemError
+
 # socket, struct and threading are imported where used: a `mem recall` with no server around
 # should not pay for them (~12 ms)
 
@@ -46,8 +49,6 @@ ENV_KEYS = ("OLLAMA_HOST", "TZ")  # besides MEM_*: where the model answers, what
 
 def _code_identity() -> list:
     """The installed memtool: its version and the newest source file (an upgrade or an edit differs)."""
-    from memtool import __version__
-
     package = Path(__file__).parent
     newest = max((p.stat().st_mtime_ns for p in package.rglob("*.py")), default=0)
     return [__version__, str(package), newest]
@@ -157,8 +158,6 @@ class ReadServer:
         import socket
         import threading
 
-        from memtool.errors import Busy
-
         if not hasattr(socket, "AF_UNIX"):
             return "this platform has no Unix sockets"
         try:  # one server per workspace, for as long as it runs
@@ -219,8 +218,6 @@ class ReadServer:
                 continue
 
     def answer(self, request: dict) -> dict:
-        from memtool.errors import MemError
-
         if not isinstance(request, dict) or not isinstance(request.get("args"), dict):
             return {"ok": False, "declined": "malformed request"}
         from datetime import date

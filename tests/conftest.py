@@ -13,14 +13,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Most tests exercise text, index and CLI behaviour; they run without vectors for speed. Tests of
-# semantic recall choose their embedder explicitly (the real embedded model, or a local stand-in).
-os.environ["MEM_EMBEDDER"] = "none"
 EXAMPLE = ROOT / "examples" / "workspace"
 # Every process this test run starts carries this mark (children inherit the environment), so
 # `no_process_left_behind` can find any that outlive their test, and only ours.
 RUN_MARK = "MEMTOOL_TEST_RUN"
 os.environ[RUN_MARK] = f"{os.getpid()}-{os.urandom(4).hex()}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_vectors_by_default():
+    """Most tests exercise text, index and CLI behaviour; they run without vectors for speed (for
+    `Memory` in the test process and every `mem` it starts). Tests of semantic recall choose their
+    embedder explicitly (the real embedded model, or a local stand-in)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEM_EMBEDDER", "none")
+        yield
 
 
 def mem_env(**extra) -> dict:

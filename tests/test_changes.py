@@ -91,8 +91,7 @@ def test_following_reads_see_editor_saves_and_match_a_rebuild(tmp_path):
     ws = tmp_path / "w"
     for d in range(1, 30):
         write(ws, f"memory/2025-01-{d:02d}.md", f"# 2025-01-{d:02d}\n\n- Eintrag {d} Fischotter\n")
-    mem = Memory(Workspace(ws), embedder="none")
-    mem.track_access = False
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     assert mem.follow() is None
     try:
         assert len(hits(mem, "Fischotter")) == 10
@@ -120,11 +119,10 @@ def test_following_reads_see_editor_saves_and_match_a_rebuild(tmp_path):
 def test_a_dead_feed_is_reported_and_reads_check_every_file(tmp_path):
     ws = tmp_path / "w"
     write(ws, "memory/2025-01-01.md", "- Fischotter\n")
-    mem = Memory(Workspace(ws), embedder="none")
-    mem.track_access = False
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     try:
-        mem._feed = ChangeFeed(tmp_path / "gone")  # a real watcher that fails to start
-        until(lambda: mem._feed.problem)
+        mem.follow(ChangeFeed(tmp_path / "gone"))  # a real watcher that fails to start
+        until(lambda: mem.follow())  # its problem, once it knows it
         first = mem.recall("Fischotter", mode="lexical")
         assert any("file events stopped" in w and "every read checks every file" in w for w in first.warnings)
         write(ws, "memory/2025-01-02.md", "- Seeadler\n")
@@ -190,22 +188,18 @@ def test_mcp_server_sees_files_written_by_others(tmp_path):
 
 
 @pytest.mark.parametrize("by_stat_max", [0, 10**9])
-def test_settle_makes_a_save_just_before_visible(tmp_path, monkeypatch, by_stat_max):
+def test_settle_makes_a_save_just_before_visible(tmp_path, by_stat_max):
     """What the read server does before answering: by waiting for the events (large workspaces)
     or by a stat of every file (small ones)."""
-    import memtool.memory
-
-    monkeypatch.setattr(memtool.memory, "SETTLE_BY_STAT_MAX", by_stat_max)
     ws = tmp_path / "w"
     write(ws, "memory/2025-01-01.md", "- Fischotter\n")
-    mem = Memory(Workspace(ws), embedder="none")
-    mem.track_access = False
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     assert mem.follow() is None
     try:
         hits(mem, "Fischotter")
         for i in range(10):
             save_like_an_editor(ws / "memory" / f"2025-03-{i + 1:02d}.md", f"- Kormoran{i} am Deich\n")
-            mem.settle()
+            mem.settle(stat_up_to=by_stat_max)
             assert hits(mem, f"Kormoran{i}") == [f"memory/2025-03-{i + 1:02d}.md#L1"]
     finally:
         mem.close()

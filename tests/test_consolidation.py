@@ -6,25 +6,17 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from dataclasses import replace
 
 import pytest
 
 import netns
 from conftest import ROOT, mem_env, run_json, run_mem, write
-from memtool.config import Config
 from memtool.memory import Memory
 from memtool.workspace import Workspace
 from ollama_stub import OllamaStub
 
 sys.path.insert(0, str(ROOT))
 from bench.consolidation import generate  # noqa: E402
-
-
-def _reader(ws) -> Memory:
-    """A Memory whose recalls are not logged, so that checking the ranking never feeds stability."""
-    workspace = Workspace(ws)
-    return Memory(workspace, config=replace(Config.load(workspace.config_path), track_access=False), embedder="none")
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +55,7 @@ def test_contradictions_are_resolved_with_correct_as_of_answers(history):
     found = {(s["old"], s["new"]) for s in data["consolidation"]["superseded"]}
     planted = {(c["old"]["source"], c["new"]["source"]) for c in truth["contradictions"]}
     assert found == planted
-    mem = _reader(ws)
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     shown_with_successor = 0
     for c in truth["contradictions"]:
         for question in (c["question_before"], c["question_after"]):
@@ -109,7 +101,7 @@ def test_stability_reorders_used_and_unused_facts(tmp_path):
             mem.recall(pair["used_text"], k=1)
     mem.close()
     run_mem("-w", ws, "reflect", "--force", check=0)
-    mem = _reader(ws)
+    mem = Memory(Workspace(ws), embedder="none", track_access=False)
     for pair in truth["usage"]:
         sources = [r["source"] for r in mem.recall(pair["query"], k=10).results]
         assert sources.index(pair["used"]) < sources.index(pair["unused"]), pair

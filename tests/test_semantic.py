@@ -78,6 +78,25 @@ def test_unchanged_text_is_never_embedded_again(tmp_path, stub):
     assert mem.store.vectors.count() == mem.store.conn.execute("SELECT COUNT(DISTINCT ehash) FROM facts").fetchone()[0]
 
 
+def test_15_refresh_collects_the_vectors_of_removed_facts(tmp_path, stub):
+    """A long-running process (watch, MCP) only ever refreshes: the vectors of facts removed
+    meanwhile must go then too, not pile up until someone runs `mem index`."""
+    ws = make_ws(tmp_path)
+    mem = mem_for(ws)
+    try:
+        mem.index()
+        before = mem.store.vectors.count()
+        (ws / "memory" / "2026-11-01.md").unlink()
+        for _ in range(3):  # reads of a long-running process
+            mem.refresh()
+            mem.recall("bicycle", k=3)
+        distinct = mem.store.conn.execute("SELECT COUNT(DISTINCT ehash) FROM facts").fetchone()[0]
+        assert mem.store.vectors.count() == distinct == before - 2
+        assert mem.store.take_dropped_hashes() == set(), "nothing left waiting for a collection"
+    finally:
+        mem.close()
+
+
 def test_a_changed_model_never_mixes_vectors(tmp_path, stub):
     ws = make_ws(tmp_path, "toy-a")
     mem_for(ws).index()

@@ -1,9 +1,15 @@
-"""The SQLite driver, chosen in this one place: sqlean (can load extensions) > pysqlite3 > sqlite3."""
+"""The SQLite driver, chosen in this one place: sqlean (can load extensions) > pysqlite3 > sqlite3;
+and what every database file shares: connection set-up, transactions, migrations, chunked `IN`."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+from typing import Callable, Iterable, Iterator, Sequence
+
+from memtool.errors import StorageError
+
+CHUNK = 500  # values bound per `IN (…)`: well below SQLite's limit on host parameters
 
 
 def _load_driver():
@@ -28,14 +34,80 @@ def _load_driver():
 sqlite, DRIVER = _load_driver()
 
 
-def connect(path: str):
-    """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not)."""
+def connect(path: str, vec: bool = True):
+    """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not); with
+    `vec=False` (a file without vectors) the extension is not loaded and the reason is None."""
     conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-32000")
-    return conn, load_vec(conn)
+    return conn, load_vec(conn) if vec else None
+
+
+class Transaction:
+    """`with Transaction(conn):` a write transaction (BEGIN IMMEDIATE), committed unless the block raises."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb):
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False
+
+
+def select_in(conn, sql: str, values: Iterable, before: Sequence = (), after: Sequence = ()) -> Iterator[tuple]:
+    """The rows of `sql` run once per chunk of `values`, its `{marks}` replaced by that chunk's
+    placeholders; `before` and `after` are bound around the chunk."""
+    values = list(values)
+    for i in range(0, len(values), CHUNK):
+        chunk = values[i:i + CHUNK]
+        yield from conn.execute(sql.replace("{marks}", ",".join("?" * len(chunk))), [*before, *chunk, *after])
+
+
+def user_version(conn) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn, migrations: list[Callable], newer: Callable[[int], Exception]) -> None:
+    """Run the numbered `migrations` (migrations[n] takes the file from version n to n + 1) that this
+    file has not had, recorded in `PRAGMA user_version`; a file of a newer memtool raises `newer(version)`."""
+    latest = len(migrations)
+    version = user_version(conn)
+    if version > latest:
+        raise newer(version)
+    if version == latest:
+        return
+    with Transaction(conn):
+        version = user_version(conn)  # again under the write lock: another process may have migrated meanwhile
+        for step in migrations[version:]:
+            step(conn)
+        if version < latest:
+            conn.execute(f"PRAGMA user_version = {latest}")
+
+
+class Meta:
+    """A key → value table (`meta` in each file)."""
+
+    def __init__(self, conn, table: str = "meta", key: str = "key", value: str = "value"):
+        self.conn = conn
+        self._get = f"SELECT {value} FROM {table} WHERE {key} = ?"
+        self._set = f"INSERT OR REPLACE INTO {table}({key}, {value}) VALUES (?, ?)"
+        self._del = f"DELETE FROM {table} WHERE {key} = ?"
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute(self._get, (key,)).fetchone()
+        return row[0] if row else default
+
+    def set(self, key: str, value: str) -> None:
+        self.conn.execute(self._set, (key, value))
+
+    def delete(self, key: str) -> None:
+        self.conn.execute(self._del, (key,))
 
 
 def load_vec(conn) -> str | None:
@@ -63,8 +135,6 @@ def as_mem_error(exc: BaseException, path: str | None = None):
     """A typed error for a driver exception caused by the file system (read-only, full disk), else None."""
     if not isinstance(exc, sqlite.DatabaseError):
         return None
-    from memtool.errors import StorageError
-
     text = str(exc).lower()
     where = f" ({path})" if path else ""
     if "readonly" in text or "read-only" in text or "unable to open" in text:

@@ -17,9 +17,10 @@ import hashlib
 import time
 from pathlib import Path
 
-from memtool.store.driver import connect
+from memtool.errors import WorkspaceError
+from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite
 
-SCHEMA = """
+_SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS access (key TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS usage (key TEXT PRIMARY KEY, stability REAL NOT NULL, last_used REAL NOT NULL,
                                   uses INTEGER NOT NULL);
@@ -34,33 +35,40 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 """
 
 
+def _migration_1(conn) -> None:
+    """The first schema (files made before migrations were counted hold it already: IF NOT EXISTS)."""
+    for statement in filter(str.strip, _SCHEMA_1.split(";")):
+        conn.execute(statement)
+
+
+MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the file from version n to n + 1
+LOCAL_VERSION = len(MIGRATIONS)
+
+
 def fact_key(path: str, content: str) -> str:
     return hashlib.blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
 
 
 class LocalState:
-    def __init__(self, path: Path):
-        from memtool.errors import WorkspaceError
-        from memtool.store.driver import sqlite
+    """An open `.memory/local.sqlite` (no vectors here: sqlite-vec is not loaded)."""
 
+    def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
+        hint = (f"move {path} aside: it only holds usage and reflect's decisions, "
+                "which the next runs rebuild (recall keeps working meanwhile)")
         try:
-            self.conn, _ = connect(str(path))
-            self.conn.executescript(SCHEMA)
+            self.conn, _ = connect(str(path), vec=False)
+            migrate(self.conn, MIGRATIONS, lambda version: WorkspaceError(
+                f"{path.name} was written by a newer memtool (version {version} > {LOCAL_VERSION})", hint))
         except sqlite.DatabaseError as exc:
-            raise WorkspaceError(f"{path.name} is damaged ({exc})",
-                                 f"move {path} aside: it only holds usage and reflect's decisions, "
-                                 "which the next runs rebuild (recall keeps working meanwhile)") from None
+            raise WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None
+        self._meta = Meta(self.conn, key="k", value="v")
 
     def close(self) -> None:
         self.conn.close()
 
     def _many(self, sql: str, keys: list[str]) -> list[tuple]:
-        out = []
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            out += self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall()
-        return out
+        return list(select_in(self.conn, sql, keys))
 
     # --- recall side ---------------------------------------------------------------------------
 
@@ -87,11 +95,10 @@ class LocalState:
     # --- reflect side ---------------------------------------------------------------------------
 
     def meta(self, key: str, default: str | None = None) -> str | None:
-        row = self.conn.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
-        return row[0] if row else default
+        return self._meta.get(key, default)
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
+        self._meta.set(key, value)
 
     def unseen(self, keys: list[str]) -> list[str]:
         seen = {k for (k,) in self.conn.execute("SELECT key FROM seen")}
@@ -148,18 +155,26 @@ class LocalState:
             gone = [r for r in rows if r[0] not in live or r[1] not in live]
             self.conn.executemany(f"DELETE FROM {table} WHERE {cols[0]} = ? AND {cols[1]} = ?", gone)
 
-    def transaction(self):
-        return _Tx(self.conn)
+    def transaction(self) -> Transaction:
+        return Transaction(self.conn)
 
 
-class _Tx:
-    def __init__(self, conn):
-        self.conn = conn
+class LocalStateFile:
+    """`.memory/local.sqlite`, opened on first use; asking whether it exists creates nothing."""
 
-    def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self
+    def __init__(self, path: Path):
+        self.path = path
+        self._state: LocalState | None = None
 
-    def __exit__(self, exc_type, exc, tb):
-        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
-        return False
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def open(self) -> LocalState:
+        if self._state is None:
+            self._state = LocalState(self.path)
+        return self._state
+
+    def close(self) -> None:
+        if self._state is not None:
+            self._state.close()
+            self._state = None

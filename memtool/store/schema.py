@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from memtool.store.vectors import quantize
+
 SCHEMA_VERSION = 5
 
 # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
@@ -64,8 +66,6 @@ def _migration_3(conn) -> None:
     if not rows:
         return
     import numpy as np
-
-    from memtool.store.vectors import quantize
 
     for start in range(0, len(rows), 5000):
         chunk = rows[start:start + 5000]

@@ -12,6 +12,8 @@ point (docs/benchmarks.md).
 
 from __future__ import annotations
 
+from memtool.store.driver import Meta, Transaction, select_in
+
 VEC_TABLE = "vec_embeddings"
 # Up to this many vectors, a process that searches more than once keeps them in memory as float32
 # (~1.5 KB each): 11 ms per search at 10^5 against 117 ms for sqlite-vec's int8 scan on 2 cores.
@@ -79,12 +81,9 @@ class Resident:
             return self.sync(conn, fingerprint, dim)
         kept = set(self.ids[:n][self.alive[:n]].tolist())
         new = sorted(i for i in current if i not in kept)
-        for start in range(0, len(new), 500):
-            chunk = new[start:start + 500]
-            rows = conn.execute(f"SELECT id, hash, vec FROM embeddings WHERE id IN ({','.join('?' * len(chunk))})"
-                                " ORDER BY id", chunk).fetchall()
-            if rows:
-                self._append([r[0] for r in rows], [r[1] for r in rows], dequantize([r[2] for r in rows], dim))
+        rows = list(select_in(conn, "SELECT id, hash, vec FROM embeddings WHERE id IN ({marks}) ORDER BY id", new))
+        if rows:
+            self._append([r[0] for r in rows], [r[1] for r in rows], dequantize([r[2] for r in rows], dim))
 
     def _append(self, ids: list[int], hashes: list[str], block) -> None:
         import numpy as np
@@ -121,6 +120,7 @@ class Resident:
 class Vectors:
     def __init__(self, conn, vec_problem: str | None):
         self.conn = conn
+        self._meta = Meta(conn)
         self.vec_problem = vec_problem  # None when sqlite-vec is loaded
         self._resident: Resident | None = None  # in memory for a long-running process (or without sqlite-vec)
         self._resident_version = None
@@ -140,15 +140,11 @@ class Vectors:
 
     # --- identity --------------------------------------------------------------------------
 
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
     def fingerprint(self) -> str | None:
-        return self._meta("embed_fingerprint")
+        return self._meta.get("embed_fingerprint")
 
     def dim(self) -> int | None:
-        value = self._meta("embed_dim")
+        value = self._meta.get("embed_dim")
         return int(value) if value else None
 
     def reset(self, fingerprint: str, dim: int) -> int:
@@ -157,8 +153,8 @@ class Vectors:
         self.conn.execute("DELETE FROM embeddings")
         self.conn.execute("UPDATE files SET embedded = 0")
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_fingerprint', ?)", (fingerprint,))
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_dim', ?)", (str(dim),))
+        self._meta.set("embed_fingerprint", fingerprint)
+        self._meta.set("embed_dim", str(dim))
         self.ensure_vec_table()
         return dropped
 
@@ -244,17 +240,11 @@ class Vectors:
         if candidates is None:
             orphans = [r[0] for r in self.conn.execute(f"SELECT id FROM embeddings e WHERE {no_fact}")]
         else:
-            orphans, hashes = [], sorted(candidates)
-            for i in range(0, len(hashes), 500):
-                chunk = hashes[i:i + 500]
-                orphans += [r[0] for r in self.conn.execute(
-                    f"SELECT id FROM embeddings e WHERE e.hash IN ({','.join('?' * len(chunk))}) AND {no_fact}", chunk)]
-        for i in range(0, len(orphans), 500):
-            chunk = orphans[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            self.conn.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", chunk)
-            if self.accelerated and self._has_vec_table():
-                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({marks})", chunk)
+            sql = f"SELECT id FROM embeddings e WHERE e.hash IN ({{marks}}) AND {no_fact}"
+            orphans = [r[0] for r in select_in(self.conn, sql, sorted(candidates))]
+        list(select_in(self.conn, "DELETE FROM embeddings WHERE id IN ({marks})", orphans))
+        if orphans and self.accelerated and self._has_vec_table():
+            list(select_in(self.conn, f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({{marks}})", orphans))
         return len(orphans)
 
     # --- search ----------------------------------------------------------------------------
@@ -268,12 +258,10 @@ class Vectors:
             self._mirror_checked = True
             if not self._has_vec_table():  # e.g. right after the int8 migration: build it once
                 try:
-                    self.conn.execute("BEGIN IMMEDIATE")
-                    self.ensure_vec_table()
-                    self.conn.execute("COMMIT")
+                    with Transaction(self.conn):
+                        self.ensure_vec_table()
                 except Exception:  # another process is building it, or cannot: numpy answers meanwhile
-                    if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
+                    pass
         self._searches += 1
         scan = self.accelerated and self._has_vec_table()  # sqlite-vec can answer from disk
         if not scan or self._resident is not None or (self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX):
@@ -304,12 +292,9 @@ class Vectors:
 
         found: dict[str, int] = {}
         blobs = []
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i:i + 500]
-            for h, vec in self.conn.execute(f"SELECT hash, vec FROM embeddings WHERE hash IN ({','.join('?' * len(chunk))})",
-                                            chunk):
-                if h not in found:
-                    found[h] = len(blobs)
-                    blobs.append(vec)
+        for h, vec in select_in(self.conn, "SELECT hash, vec FROM embeddings WHERE hash IN ({marks})", hashes):
+            if h not in found:
+                found[h] = len(blobs)
+                blobs.append(vec)
         matrix = dequantize(blobs, self.dim() or 0) if blobs else None
         return found, matrix

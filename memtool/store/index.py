@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Iterable
 
-from memtool.analyzer import fold
+from memtool.analyzer import fold, words
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-from memtool.store.driver import as_mem_error, connect, sqlite
-from memtool.store.vectors import Vectors
+from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
+from memtool.store.vectors import Vectors
 
 
 def entity_key(name: str) -> str:
@@ -111,6 +112,7 @@ class Store:
     def __init__(self, path: Path, conn):
         self.path = path
         self.conn = conn
+        self._meta = Meta(conn)
         self._dropped: set[str] = set()
 
     # --- opening ---------------------------------------------------------------------------
@@ -136,36 +138,44 @@ class Store:
                                    corrupt=damaged) from None
         return store
 
+    @classmethod
+    def open_or_set_aside(cls, path: Path, newer_too: bool = False) -> tuple["Store", str | None]:
+        """Open the index; one that is damaged (or, with `newer_too`, of a newer memtool) is moved
+        aside (kept for inspection, or for the newer memtool) and a new one started: it is derived
+        from the Markdown. Returns the store and, when it set one aside, what it did."""
+        try:
+            return cls.open(path), None
+        except IndexUnavailable as exc:
+            if not (exc.corrupt or (exc.newer and newer_too)):
+                raise
+            aside = _aside_name(path, "corrupt" if exc.corrupt else "newer")
+            path.rename(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+            notice = f"{exc.message}; moved it to {aside.name} and rebuilt the index from the Markdown"
+            return cls.open(path), notice
+
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise IndexUnavailable(f"the index was written by a newer memtool (schema {version} > {SCHEMA_VERSION})",
-                                   "upgrade memtool, or run 'mem index --rebuild' to set it aside and recreate it",
-                                   newer=True)
-        if version == SCHEMA_VERSION:
-            return
-        with self.transaction():
-            # Read again under the write lock: another process may have migrated in the meantime.
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            for step in MIGRATIONS[version:]:
-                step(self.conn)
-            if version < SCHEMA_VERSION:
-                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        migrate(self.conn, MIGRATIONS, lambda version: IndexUnavailable(
+            f"the index was written by a newer memtool (schema {version} > {SCHEMA_VERSION})",
+            "upgrade memtool, or run 'mem index --rebuild' to set it aside and recreate it", newer=True))
 
     def close(self) -> None:
         self.conn.close()
 
-    def transaction(self):
-        return _Transaction(self.conn)
+    def transaction(self) -> Transaction:
+        return Transaction(self.conn)
+
+    def sqlite_version(self) -> str:
+        return self.conn.execute("SELECT sqlite_version()").fetchone()[0]
 
     # --- meta ------------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        return self._meta.get(key)
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        self._meta.set(key, value)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -273,7 +283,7 @@ class Store:
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('delete-all')")
         self.conn.execute(DELETE_TRIGGER)
-        self.conn.execute("DELETE FROM meta WHERE key = 'fts_pending'")
+        self._meta.delete("fts_pending")
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM files)").fetchone()[0] == 1
@@ -286,25 +296,20 @@ class Store:
         """Build the FTS index from all facts if a bulk load left it pending."""
         if self.meta("fts_pending") == "1":
             self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
-            self.conn.execute("DELETE FROM meta WHERE key = 'fts_pending'")
+            self._meta.delete("fts_pending")
 
     # --- queries ---------------------------------------------------------------------------
 
-    def search(self, match: str, filters: Filters, k: int, full: bool = True) -> list[dict]:
-        """Facts matching an FTS5 expression, best BM25 first (score: higher is better).
+    def search_ids(self, match: str, filters: Filters, k: int) -> list[tuple[int, float]]:
+        """(fact id, BM25 score: higher is better) of the best `k` facts matching an FTS5 expression.
 
-        Ranking touches only the FTS index (and `facts` when filtering); full rows are read for
-        the top `k` alone, and not at all with `full=False` (then each row is just id and score).
-        """
-        rank = "bm25(facts_fts, 1.0, 0.3)"
-        if filters.active:
-            where, params = filters.sql()
-            top = (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-                   f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?")
-        else:
-            top, params = f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
-        if not full:
-            return [{"id": i, "score": -r} for i, r in self.conn.execute(top, [match, *params, k])]
+        Ranking touches only the FTS index (and `facts` when filtering)."""
+        top, params = _top_sql(filters)
+        return [(i, -r) for i, r in self.conn.execute(top, [match, *params, k])]
+
+    def search(self, match: str, filters: Filters, k: int) -> list[dict]:
+        """Full rows of the best `k` facts matching an FTS5 expression, with their `score`."""
+        top, params = _top_sql(filters)
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
         sql = f"SELECT {cols}, -t.r AS score FROM ({top}) t JOIN facts f ON f.id = t.id ORDER BY t.r"
         return self._rows(sql, [match, *params, k])
@@ -320,28 +325,17 @@ class Store:
 
     def fact_heads(self, ids: list[int]) -> dict[int, dict]:
         """id → {kind, content} for the given fact ids: what ranking needs, without the full rows."""
-        out: dict[int, dict] = {}
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i:i + 500])
-            for fid, kind, content in self.conn.execute(
-                    f"SELECT id, kind, content FROM facts WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                out[fid] = {"kind": kind, "content": content}
-        return out
+        rows = select_in(self.conn, "SELECT id, kind, content FROM facts WHERE id IN ({marks})", ids)
+        return {fid: {"kind": kind, "content": content} for fid, kind, content in rows}
 
     def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
         """The subset of `ids` that passes `filters`."""
         where, params = filters.sql()
-        out: set[int] = set()
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i:i + 500])
-            sql = f"SELECT f.id FROM facts f WHERE f.id IN ({','.join('?' * len(chunk))}) AND {where}"
-            out.update(r[0] for r in self.conn.execute(sql, [*chunk, *params]))
-        return out
+        sql = f"SELECT f.id FROM facts f WHERE f.id IN ({{marks}}) AND {where}"
+        return {r[0] for r in select_in(self.conn, sql, ids, after=params)}
 
     def facts_naming(self, query: str, ids: list[int]) -> set[int]:
         """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
-        from memtool.analyzer import words
-
         tokens = [w for _, _, w in words(query)]
         names = set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
         keys: set[str] = set()
@@ -350,24 +344,17 @@ class Store:
                 keys.update(self.entity_keys(name))
         if not keys or not ids:
             return set()
-        key_marks = ",".join("?" * len(keys))
-        out: set[int] = set()
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i:i + 500])
-            sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({key_marks})"
-                   f" AND fact_id IN ({','.join('?' * len(chunk))})")
-            out.update(r[0] for r in self.conn.execute(sql, [*keys, *chunk]))
-        return out
+        sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))})"
+               " AND fact_id IN ({marks})")
+        return {r[0] for r in select_in(self.conn, sql, ids, before=list(keys))}
 
     def neighbours(self, ids: list[int]) -> dict[int, list[int]]:
         """The records just before and after each given fact in its file."""
         out: dict[int, list[int]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i:i + 500])
-            sql = (f"SELECT a.id, b.id FROM facts a JOIN facts b ON b.path = a.path AND b.ord IN (a.ord - 1, a.ord + 1)"
-                   f" WHERE a.id IN ({','.join('?' * len(chunk))})")
-            for a, b in self.conn.execute(sql, chunk):
-                out.setdefault(a, []).append(b)
+        sql = ("SELECT a.id, b.id FROM facts a JOIN facts b ON b.path = a.path AND b.ord IN (a.ord - 1, a.ord + 1)"
+               " WHERE a.id IN ({marks})")
+        for a, b in select_in(self.conn, sql, ids):
+            out.setdefault(a, []).append(b)
         return out
 
     def ids_for_hashes(self, hits: list[tuple[str, float]], filters: Filters) -> list[tuple[int, float]]:
@@ -376,12 +363,8 @@ class Store:
             return []
         sims = dict(hits)
         where, params = filters.sql()
-        out: list[tuple[int, float]] = []
-        hashes = list(sims)
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i:i + 500]
-            sql = f"SELECT f.id, f.ehash FROM facts f WHERE f.ehash IN ({','.join('?' * len(chunk))}) AND {where}"
-            out += [(fid, sims[h]) for fid, h in self.conn.execute(sql, [*chunk, *params])]
+        sql = f"SELECT f.id, f.ehash FROM facts f WHERE f.ehash IN ({{marks}}) AND {where}"
+        out = [(fid, sims[h]) for fid, h in select_in(self.conn, sql, list(sims), after=params)]
         out.sort(key=lambda x: (-x[1], x[0]))
         return out
 
@@ -465,12 +448,10 @@ class Store:
         return sorted(((n, c) for n, c in totals.items() if c >= minimum), key=lambda x: (-x[1], x[0]))
 
     def _spelling(self, key: str) -> str:
-        import json as _json
-
         spellings: dict[str, int] = {}
         for (ents,) in self.conn.execute(
                 "SELECT f.entities FROM fact_entities e JOIN facts f ON f.id = e.fact_id WHERE e.key = ? LIMIT 50", (key,)):
-            for name in _json.loads(ents):
+            for name in json.loads(ents):
                 if entity_key(name) == key:
                     spellings[name] = spellings.get(name, 0) + 1
         return max(sorted(spellings), key=lambda s: spellings[s]) if spellings else key
@@ -545,14 +526,24 @@ class Store:
             " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL").fetchall()
 
 
-class _Transaction:
-    def __init__(self, conn):
-        self.conn = conn
+def _top_sql(filters: Filters) -> tuple[str, list]:
+    """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit)."""
+    rank = "bm25(facts_fts, 1.0, 0.3)"
+    if not filters.active:
+        return f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
+    where, params = filters.sql()
+    return (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+            f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?", params)
 
-    def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
 
-    def __exit__(self, exc_type, exc, tb):
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-        return False
+def _aside_name(index: Path, why: str) -> Path:
+    """A new name beside the index for a copy set aside (`corrupt`, `newer`): UTC time to the
+    nanosecond, never one in use."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 0
+    while True:
+        aside = index.with_name(f"{index.name}.{why}-{stamp}-{time.time_ns() % 1_000_000_000:09d}"
+                                + (f"-{n}" if n else ""))
+        if not aside.exists():
+            return aside
+        n += 1

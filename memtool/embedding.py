@@ -1,0 +1,53 @@
+"""The configured embedder, made on first use, and whether the index's vectors can answer with it."""
+
+from __future__ import annotations
+
+from memtool import embedders, indexer
+from memtool.config import Config
+from memtool.errors import ProviderUnavailable
+from memtool.store import Store
+
+
+class Embedding:
+    """The embedder named by `--embedder` or the config (`none`: no vectors at all)."""
+
+    def __init__(self, name: str, config: Config):
+        self.name = name.strip().lower()
+        self.config = config
+        self._embedder = None
+        self._problem: str | None = None  # why it cannot answer, once known (said once per process)
+
+    @property
+    def embedder(self):
+        """The embedder, or None for `none` (a UsageError for an unknown name)."""
+        if self._embedder is None and self.name != "none":
+            self._embedder = embedders.get(self.name, self.config.embed_model,
+                                           work_providers=self.config.work_providers)
+        return self._embedder
+
+    def unusable(self, store: Store) -> str | None:
+        """None when semantic search can run; otherwise the reason it cannot."""
+        if self.embedder is None:
+            return "the embedder is 'none'"
+        if self._problem:
+            return self._problem
+        stored = store.vectors.fingerprint()
+        try:
+            current = self.embedder.fingerprint()
+        except ProviderUnavailable as exc:
+            self._problem = f"{exc.message}; {exc.hint}"
+            return self._problem
+        if stored is not None and stored != current:
+            return (f"the vectors in the index were made as {stored}, the embedder now makes {current};"
+                    " run 'mem index' to re-embed")
+        return None
+
+    def gaps(self, store: Store) -> tuple[int, int]:
+        """(records waiting for a vector, records withheld from the embedder by their trust tier)."""
+        vectors = store.vectors
+        missing = vectors.count_missing()
+        if not missing or self.embedder is None:
+            return missing, 0
+        tiers = indexer.hash_tiers(vectors.missing_sources(), self.config.trust_globs)
+        withheld = sum(1 for tier in tiers.values() if not self.embedder.destination.allows(tier))
+        return missing - withheld, withheld

@@ -1,0 +1,263 @@
+"""Freshness: the one owner of "bring the index in step with the Markdown".
+
+`index` (everything, on request), `refresh` (what every read does first), `follow` and `settle`
+(file events instead of a stat of every file), `watch` (the loop of a long-running process) all
+end in one path: scan (all files, or those events name), plan against the index's file table,
+apply under the index lock, then collect the vectors no fact refers to any more. Opening the index
+(and setting aside a damaged one) lives here too, since every path starts there.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+from memtool import indexer
+from memtool.analyzer import ANALYZER_VERSION
+from memtool.changes import ChangeFeed
+from memtool.config import Config
+from memtool.embedding import Embedding
+from memtool.errors import MemError, ProviderUnavailable
+from memtool.records import PARSER_VERSION
+from memtool.store import Store
+from memtool.workspace import Workspace
+
+TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
+SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
+
+
+@dataclass
+class Scan:
+    """What a look at the file system found: path → (size, mtime_ns), for all files (`paths` None)
+    or for those named, and the files it could not read."""
+
+    files: dict
+    paths: set[str] | None
+    unreadable: list[str]
+
+    def plan(self, stored: dict) -> indexer.IndexPlan:
+        """What to do, against the index's file table (pure: cheap to compute again under the lock)."""
+        if self.paths is not None:
+            stored = {p: stored[p] for p in self.paths if p in stored}
+        return indexer.plan(self.files, stored, self.unreadable)
+
+
+class Freshness:
+    """Keeps one workspace's index current; `notices` collects what to tell the user (said once)."""
+
+    def __init__(self, ws: Workspace, config: Config, embedding: Embedding, notices: list[str]):
+        self.ws = ws
+        self.config = config
+        self.embedding = embedding
+        self.notices = notices
+        self.last_refresh: indexer.IndexReport | None = None
+        self.unlisted: list = []  # ScanProblems of the last full scan: what it left out, and why
+        self._store: Store | None = None
+        self._rebuilding = False  # `index(rebuild=True)` may set aside an index of a newer memtool
+        self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
+        self._feed: ChangeFeed | None = None  # while following file events (see `follow`)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
+            if notice:
+                self.notices.append(notice)
+        return self._store
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self.ws.written = None
+            self._feed = None
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def notice(self, message: str) -> None:
+        if message not in self.notices:  # a long-running process says each thing once
+            self.notices.append(message)
+
+    # --- bringing the index in step ---------------------------------------------------------
+
+    def index(self, rebuild: bool = False, progress: indexer.Progress | None = None,
+              embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+        """Bring the index up to date (only changed files are read, only new text is embedded).
+
+        `rebuild` re-reads every file; vectors are kept, since they are keyed by the text they embed.
+        An index written by a newer memtool is set aside then (kept beside it) instead of refused.
+        """
+        self._rebuilding = rebuild
+        report = self._in_step(rebuild, progress, None)
+        if self.embedding.embedder is not None:
+            self._embed_all(report, embed_progress)
+        self._collect_garbage(sweep=rebuild and self.embedding.embedder is not None)
+        return report
+
+    def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
+                embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+        """What every read does first: a stat check and re-indexing of changed files.
+
+        The stat check covers every file, or, while following file events (`follow`), only the
+        files named by events since the last read. With `embed` (semantic reads), new records also
+        get vectors, within the configured time budget.
+        """
+        paths = self._changed_paths()
+        try:
+            report = self._refreshed(progress, paths)
+        except BaseException:
+            if self._feed is not None:  # not done: check them (or everything) again next time
+                for rel in paths or ():
+                    self._feed.note(rel)
+                if paths is None:
+                    self._feed.request_full()
+            raise
+        self.last_refresh = report
+        self._collect_garbage(sweep=False)
+        if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():
+            try:
+                indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
+                                      globs=self.config.trust_globs, seconds=self.config.embed_on_read_seconds)
+            except ProviderUnavailable:
+                pass  # recall reports it as degraded
+        return report
+
+    def _refreshed(self, progress: indexer.Progress | None, paths: set[str] | None) -> indexer.IndexReport:
+        """Nothing to do (decided without the lock, from the cached file table), else `_in_step`."""
+        if self.store.meta("analyzer_version") != TEXT_VERSION:
+            return self._in_step(False, progress, paths)
+        scan = self._scan(paths)
+        p = scan.plan(self._file_states())
+        if p.empty and self.store.meta("fts_pending") is None:
+            return indexer.IndexReport(files_seen=p.unchanged)
+        return self._in_step(False, progress, paths, scan)
+
+    def _in_step(self, rebuild: bool, progress: indexer.Progress | None, paths: set[str] | None,
+                 scan: Scan | None = None) -> indexer.IndexReport:
+        """Re-index what changed, under the index lock: among all files, or only among `paths`.
+
+        A `scan` already made is planned again against the file table as it stands under the lock
+        (another process may have indexed meanwhile); the file system is not looked at twice."""
+        with self.ws.lock("index"):
+            notices = []
+            built_with = self.store.meta("analyzer_version")
+            if not rebuild and built_with != TEXT_VERSION:
+                rebuild = True
+                if built_with is not None or self.store.file_states():  # a new index is simply built
+                    notices.append("the parser or text analyzer changed since this index was built; rebuilt it")
+            if rebuild:
+                paths, scan = None, None
+                with self.store.transaction():
+                    self.store.clear()
+                    self.store.set_meta("analyzer_version", TEXT_VERSION)
+            p = (scan or self._scan(paths)).plan(self.store.file_states())
+            report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
+            if rebuild or not p.empty:
+                self.store.set_meta("indexed_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            self._states = None
+        report.rebuilt = rebuild
+        report.notices = notices
+        return report
+
+    def _scan(self, paths: set[str] | None) -> Scan:
+        """Stat every file (remembering what the scan left out), or only `paths`."""
+        problems: list = []
+        if paths is None:
+            files = self.ws.scan(problems)
+            self.unlisted = problems
+        else:
+            files = self.ws.stat_paths(paths, problems)
+        return Scan(files, paths, [p.path for p in problems if p.code == "unreadable"])
+
+    def _embed_all(self, report: indexer.IndexReport, embed_progress: indexer.Progress | None) -> None:
+        """Give every record a vector (for `index`), saying in `report` what stood in the way."""
+        embedder = self.embedding.embedder
+        try:
+            emb = indexer.embed_pending(self.store, embedder, embed_progress, globs=self.config.trust_globs)
+        except ProviderUnavailable as exc:
+            report.degraded = f"{exc.message} ({exc.hint})"
+            report.notices.append(f"no vectors made: {report.degraded}")
+            return
+        report.embedded, report.embed_seconds = emb.embedded, emb.seconds
+        if not self.store.vectors.accelerated:
+            report.notices.append(f"vector search uses the {self.store.vectors.search_path()}")
+        if emb.dropped:
+            report.notices.append(f"the embedding model changed: dropped {emb.dropped} old vectors and re-embedded")
+        if emb.withheld:
+            report.notices.append(f"{emb.withheld} record(s) withheld from the embedder at "
+                                  f"{embedder.destination.url} by their trust tier; recall finds them by words")
+
+    def _collect_garbage(self, sweep: bool) -> None:
+        """Drop the vectors of facts just removed that no fact refers to any more (with `sweep`, every
+        such vector: after a rebuild, which forgets what it removed)."""
+        dropped = self.store.take_dropped_hashes()
+        if sweep or dropped:
+            with self.store.transaction():
+                self.store.vectors.gc(None if sweep else dropped)
+
+    def _file_states(self) -> dict:
+        """The index's file table, re-read only when some connection has written to it since."""
+        version = self.store.data_version()
+        if self._states is None or self._states[0] != version:
+            self._states = (version, self.store.file_states())
+        return self._states[1]
+
+    # --- file events -------------------------------------------------------------------------
+
+    def follow(self, feed: ChangeFeed | None = None) -> str | None:
+        """Follow file events from now on (long-running processes): reads then stat only the files
+        events name, plus every file once a minute. Returns None, or why events cannot be used (reads
+        then keep checking every file). `feed`: the events to follow (default: the workspace's)."""
+        if self._feed is None:
+            self._feed = feed or ChangeFeed(self.ws.root)
+            self.ws.written = self._feed.note
+        return self._feed.problem
+
+    def settle(self, stat_up_to: int = SETTLE_BY_STAT_MAX) -> None:
+        """Make the next read see every save made before this call, even while following file events
+        (which arrive a few milliseconds after a save): stat every file, or for a workspace of more
+        than `stat_up_to` files, where that costs more, wait for the events to arrive (~50 ms)."""
+        if self._feed is None:
+            return
+        if len(self._file_states()) > stat_up_to and self._feed.barrier():
+            return
+        self._feed.request_full()
+
+    def _changed_paths(self) -> set[str] | None:
+        """Files to stat-check on this read: those named by file events, or None for all of them."""
+        if self._feed is None:
+            return None
+        paths = self._feed.take()
+        if paths is None and self._feed.problem:
+            self.notice(f"{self._feed.problem}; every read checks every file again")
+        return paths
+
+    def watch(self, interval: float = 2.0, on_change=None, rounds: int | None = None, on_round=None,
+              lock=None) -> None:
+        """Keep the index current, re-indexing and embedding what changed: as file events arrive
+        (after `follow`), else with a stat check every `interval` seconds.
+
+        `on_change(report)` is called after each round that changed something, `on_round()` after
+        every round; `rounds` bounds the loop (None: until interrupted). `lock` (e.g. shared with a
+        `ReadServer`) is held during each round.
+        """
+        done = 0
+        while rounds is None or done < rounds:
+            try:
+                with lock or nullcontext():
+                    report = self.refresh(embed=True)
+            except (MemError, OSError) as exc:  # e.g. the index lock held elsewhere: say so, try again
+                message = exc.message if isinstance(exc, MemError) else str(exc)
+                self.notice(f"this round failed ({message}); trying again")
+                report = indexer.IndexReport()
+            if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
+                on_change(report)
+            if on_round:
+                on_round()
+            done += 1
+            if rounds is None or done < rounds:
+                if self._feed is not None and self._feed.active:
+                    self._feed.wait(interval)
+                else:
+                    time.sleep(interval)

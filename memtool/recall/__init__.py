@@ -1,0 +1,18 @@
+"""Recall: one pipeline from a query to ranked, cited facts.
+
+- `query`: options validated into a `Query`
+- `candidates`: what the lexical (BM25) and the semantic (vectors) side find, fused
+- `ranking`: fusion and the priors (dialogue turns, entities named, opinions asked for)
+- `history`: what `mem reflect` decided (folds, supersessions, as of a day) and the stability prior
+- `pack`: the best hits that fit a token budget
+- `results`: the typed `Hit`, rendered into the documented JSON shape at the end
+- `pipeline`: the stages in order, with the index, local state and embedder passed in
+"""
+
+from memtool.recall.pipeline import listed, run
+from memtool.recall.query import MAX_K, Query, build_query, parse_field_filter, resolve_mode
+from memtool.recall.ranking import fuse, rerank
+from memtool.recall.results import Hit, RecallResult, source, timestamp
+
+__all__ = ["MAX_K", "Hit", "Query", "RecallResult", "build_query", "fuse", "listed", "parse_field_filter",
+           "rerank", "resolve_mode", "run", "source", "timestamp"]

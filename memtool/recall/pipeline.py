@@ -1,0 +1,80 @@
+"""The recall pipeline, in order: filters → candidates (lexical, semantic) → fusion and priors →
+folding and history → names → packing. Its collaborators come in explicitly: the index (`store`),
+machine-local state (`local`), the embedder (`embedding`), and `notices` for what to tell the user.
+It reads the index as it is: bringing it in step first is the caller's (see memtool.freshness)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from memtool.embedding import Embedding
+from memtool.recall.candidates import CANDIDATES, candidates
+from memtool.recall.history import consolidated, fold_duplicates
+from memtool.recall.pack import pack
+from memtool.recall.query import Query
+from memtool.recall.ranking import ranked
+from memtool.recall.results import Hit, RecallResult
+from memtool.store import Filters, Store
+from memtool.store.local import LocalStateFile
+
+
+def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
+        warnings: list[str], track_access: bool) -> RecallResult:
+    """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say."""
+    notice = _say_once(notices)
+    filters = _filters(q, store)
+    degraded = None
+    if not q.terms:
+        hits, used = [Hit.from_row(r) for r in store.latest(filters, q.k)], "filter"
+    else:
+        scores, used, degraded = candidates(store, embedding, q.text, q.terms, filters, q.mode,
+                                            max(CANDIDATES, q.k), warnings)
+        hits = ranked(store, scores, filters, q.text, q.k * 3)
+    hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
+    _name(hits, store, filters)
+    hits = fold_duplicates(hits)[: q.k]
+    if q.budget:
+        hits = pack(hits, q.budget)
+    if track_access:
+        _record_access(local, [h.key for h in hits], notice)
+    stale = set(store.paths_with_status("stale"))
+    for h in hits:
+        h.stale = h.path in stale
+    warnings.extend(n for n in notices if n not in warnings)
+    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded)
+
+
+def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:
+    """Facts matching `filters` only, newest first, with reflect's decisions (no folding, no packing)."""
+    hits = consolidated([Hit.from_row(r) for r in store.latest(filters, k)], local, None, reorder=False,
+                        notice=_say_once(notices))
+    _name(hits, store, filters)
+    return hits
+
+
+def _filters(q: Query, store: Store) -> Filters:
+    return Filters(kinds=q.kinds, since=q.since, until=q.until, entities=[store.entity_match(e) for e in q.entities],
+                   fields=q.fields, tags=q.tags)
+
+
+def _name(hits: list[Hit], store: Store, filters: Filters) -> None:
+    """Each hit's entities as results name them: mentions resolved to their page, and the entities
+    it is known to be about (it passed an entity filter, perhaps by naming the entity in plain words)."""
+    canonical = store.canonical_names({m for h in hits for m in h.mentions})
+    about = [m.name for m in filters.entities if m.plain]
+    for h in hits:
+        h.entities = list(dict.fromkeys([*(canonical.get(m, m) for m in h.mentions), *about]))
+
+
+def _record_access(local: LocalStateFile, keys: list[str], notice: Callable[[str], None]) -> None:
+    try:
+        local.open().record_access(keys)
+    except Exception as exc:  # the access log is a ranking hint: never fail a recall over it
+        notice(f"could not record this recall for stability ({exc})")
+
+
+def _say_once(notices: list[str]) -> Callable[[str], None]:
+    def notice(message: str) -> None:
+        if message not in notices:  # a long-running process says each thing once
+            notices.append(message)
+    return notice

@@ -1,0 +1,111 @@
+"""Query building: recall's options validated into a `Query` (errors with a hint). Pure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from memtool.analyzer import query_terms
+from memtool.config import MODES
+from memtool.dates import parse_since, parse_until
+from memtool.errors import UsageError
+from memtool.records import KINDS
+from memtool.retain import normalise_tag
+
+MAX_QUERY_TERMS = 64
+MAX_K = 1000
+
+
+@dataclass
+class Query:
+    """A validated recall request."""
+
+    text: str
+    terms: list[str]
+    k: int = 10
+    since: date | None = None
+    until: date | None = None
+    kinds: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    fields: list[tuple[str, str | None]] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    budget: int | None = None
+    notices: list[str] = field(default_factory=list)
+    mode: str = "hybrid"  # hybrid, lexical or semantic: what was asked for
+    as_of: date | None = None  # answer as of this day (supersessions then, not now)
+
+    @property
+    def wants_vectors(self) -> bool:
+        """Whether answering may use vectors (so a refresh before it should embed new records)."""
+        return bool(self.terms) and self.mode != "lexical"
+
+
+def resolve_mode(mode: str | None, embedder_name: str, default: str) -> str:
+    """The mode asked for, else the configured one; `lexical` when the embedder is off on purpose."""
+    if mode is None and embedder_name == "none":
+        mode = "lexical"  # the embedder was switched off on purpose: nothing is degraded
+    mode = (mode or default).lower()
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}", f"use one of: {', '.join(MODES)}")
+    return mode
+
+
+_FIELD_FILTER = re.compile(r"([A-Za-z][\w\-]*)(?:=(.*))?", re.S)
+
+
+def _tag_filter(spec: str) -> str:
+    tag = normalise_tag(spec)
+    if tag is None:
+        raise UsageError(f"--tag {spec!r} is not a tag", "e.g. --tag project or --tag project/alpha (letters, digits, _ - /)")
+    return tag
+
+
+def parse_field_filter(spec: str) -> tuple[str, str | None]:
+    """`outcome=fixed` → ("outcome", "fixed"); `outcome` → ("outcome", None): the field is present."""
+    m = _FIELD_FILTER.fullmatch(spec.strip())
+    if not m:
+        raise UsageError(f"--field {spec!r} is not KEY=VALUE or KEY", "e.g. --field outcome=fixed, or --field cost")
+    value = m.group(2).strip() if m.group(2) is not None else None
+    return m.group(1).lower(), value
+
+
+def build_query(text: str, *, k: int = 10, since: str | None = None, until: str | None = None,
+                kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
+                fields: list[str] | tuple = (), tags: list[str] | tuple = (), today: date,
+                mode: str = "hybrid", as_of: str | None = None) -> Query:
+    """Validate recall options; raise UsageError with a hint for anything malformed.
+
+    `as_of` answers as of a date: only facts written by then (it bounds `until`)."""
+    as_of_day = None
+    if as_of:
+        as_of_day = parse_until(as_of, today, option="--as-of")
+        if until is None or parse_until(until, today) > as_of_day:
+            until = as_of_day.isoformat()
+    if not 1 <= k <= MAX_K:
+        raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
+    if budget is not None and budget < 1:
+        raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
+    bad = [x for x in kinds if x not in KINDS]
+    if bad:
+        raise UsageError(f"unknown kind {bad[0]!r}", f"use one of: {', '.join(KINDS)}")
+    if any(not e.strip().lstrip("@").strip() for e in entities):
+        raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
+    q = Query(text=text, terms=[], k=k, kinds=list(dict.fromkeys(kinds)), budget=budget, mode=mode, as_of=as_of_day,
+              entities=[e.lstrip("@").strip() for e in entities],
+              fields=[parse_field_filter(f) for f in fields], tags=[_tag_filter(t) for t in tags])
+    q.since = parse_since(since, today) if since else None
+    q.until = parse_until(until, today) if until else None
+    if q.since and q.until and q.since > q.until:
+        raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
+    terms = query_terms(text)
+    if len(terms) > MAX_QUERY_TERMS:
+        q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
+        terms = terms[:MAX_QUERY_TERMS]
+    q.terms = terms
+    filtered = bool(q.kinds or q.entities or q.fields or q.tags or q.since or q.until)
+    if not terms and not filtered:
+        what = "is empty" if not text.strip() else f"{text[:40]!r} has no searchable words"
+        raise UsageError(f"the query {what}",
+                         "give words to search for, or a filter such as --entity, --kind, --field or --since to list facts")
+    return q

@@ -1,0 +1,111 @@
+"""What recall returns: a typed `Hit` per fact while the pipeline works on it, rendered at the end
+into the documented JSON shape (`Hit.to_result`), and the `RecallResult` around them. Pure."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+
+def source(path: str, start: int, end: int) -> str:
+    """`path#L12` or `path#L12-L14`."""
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+
+
+def timestamp(row) -> str | None:
+    """The fact's time: its validity range named in the text, else the day of its log (`row`: a
+    fact row of the index, or a `Hit`)."""
+    get = row.get if isinstance(row, dict) else lambda name: getattr(row, name)
+    a, b = get("valid_from"), get("valid_to")
+    if a and b and a != b:
+        return f"{a}/{b}"
+    return a or get("date")
+
+
+@dataclass
+class Hit:
+    """One fact on its way through recall, and what ranking and `mem reflect` said about it."""
+
+    id: int
+    path: str
+    kind: str
+    date: str | None
+    valid_from: str | None
+    valid_to: str | None
+    line_start: int
+    line_end: int
+    content: str
+    context: str | None
+    mentions: list[str]  # entity mentions as written
+    fields: dict | None
+    confidence: float | None
+    ehash: str | None
+    tags: list[str] | None
+    score: float | None = None  # None when listed by filters only
+    key: str = ""  # the fact's name in machine-local state (`fact_key`)
+    folded_into: str = ""  # the key of the fact `mem reflect` folded it into (else its own key)
+    superseded: dict | None = None  # {"by", "until", "source"}: a newer fact replaced it
+    previously: list[dict] | None = None  # what it superseded
+    entities: list[str] = field(default_factory=list)  # canonical names, as results show them
+    sources: list[str] | None = None  # every source, once duplicates were folded into it
+    stale: bool = False  # its file cannot be read now: this is from the last read
+
+    @classmethod
+    def from_row(cls, row: dict, score: float | None = None) -> "Hit":
+        """A hit from a row of the index's `facts` (see `FACT_COLUMNS`)."""
+        return cls(id=row["id"], path=row["path"], kind=row["kind"], date=row["date"], valid_from=row["valid_from"],
+                   valid_to=row["valid_to"], line_start=row["line_start"], line_end=row["line_end"],
+                   content=row["content"], context=row["context"], mentions=json.loads(row["entities"] or "[]"),
+                   fields=json.loads(row["fields"]) if row["fields"] else None, confidence=row["confidence"],
+                   ehash=row["ehash"], tags=json.loads(row["tags"]) if row["tags"] else None, score=score)
+
+    @property
+    def source(self) -> str:
+        return source(self.path, self.line_start, self.line_end)
+
+    @property
+    def fold_keys(self) -> list[str]:
+        """Hits sharing any of these are one fact: the same embedded text, or folded by `mem reflect`."""
+        return [k for k in (self.ehash, self.folded_into) if k]
+
+    def to_result(self) -> dict:
+        """The documented JSON shape of one result (docs/recall.md)."""
+        out = {"kind": self.kind, "timestamp": timestamp(self), "entities": self.entities, "content": self.content,
+               "source": self.source, "score": round(self.score, 4) if self.score is not None else None,
+               "context": self.context or ""}
+        if self.kind == "opinion":
+            out["confidence"] = self.confidence
+        if self.superseded:
+            out["superseded_by"] = {"source": self.superseded["source"], "since": self.superseded["until"]}
+        if self.previously:
+            out["previously"] = self.previously
+        if self.fields is not None:
+            out["fields"] = self.fields
+        if self.tags is not None:
+            out["tags"] = self.tags
+        if self.sources:
+            out["sources"] = self.sources
+        if self.stale:
+            out["stale"] = True
+        return out
+
+
+@dataclass
+class RecallResult:
+    query: str
+    mode: str
+    hits: list[Hit]
+    terms: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    degraded: str | None = None  # why the requested mode could not run in full
+    results: list[dict] = field(init=False)  # the hits in the documented JSON shape
+
+    def __post_init__(self):
+        self.results = [h.to_result() for h in self.hits]
+
+    def to_dict(self) -> dict:
+        out = {"query": self.query, "mode": self.mode, "count": len(self.results), "results": self.results,
+               "warnings": self.warnings}
+        if self.degraded:
+            out["degraded"] = self.degraded
+        return out

@@ -1,0 +1,63 @@
+"""Writing through the facade: a Retain line appended to a day's log, and edits of `memory.md`
+(both by the workspace's atomic, locked writes; neither ever moves a line someone wrote)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Callable
+
+from memtool import control_chars, core_memory, retain_log
+from memtool.errors import UsageError
+from memtool.retain import BulletError, parse_line
+from memtool.workspace import FileChanged, Workspace
+
+CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
+CORE = "memory.md"
+
+
+def retain(ws: Workspace, bullet: str, day: date | None = None) -> dict:
+    """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
+    line when it has no type letter. Only appends, so no line moves; returns where it landed."""
+    text = bullet.strip()
+    if text.startswith(("- ", "* ")):
+        text = text[2:].strip()
+    if not text:
+        raise UsageError("the bullet is empty", 'e.g. mem retain "W @Peter: Moved to Lisbon in May."')
+    if "\n" in text or "\r" in text:
+        raise UsageError("a Retain bullet is one line", "join the lines, or write longer notes into the daily log")
+    control_chars.refuse(text, "the bullet")
+    try:
+        parsed = parse_line(text)
+    except BulletError as exc:
+        raise UsageError(f"not a valid Retain bullet: {exc}",
+                         'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."'
+                         ' (a line without a type letter is kept as a plain log line)') from None
+    retain_log.check_item(text, parsed.kind)
+    day = day or date.today()
+    rel = ws.daily_path(day)
+    line = retain_log.write(ws, rel, text, parsed.kind, day.isoformat())
+    return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
+            "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
+
+
+def core_read(ws: Workspace, limit: int) -> dict:
+    text = ws.read_text(CORE)
+    return {"path": CORE, "text": text, "chars": len(text), "limit": limit}
+
+
+def core_edit(ws: Workspace, change: Callable[[str], str], limit: int) -> dict:
+    """Apply `change` to memory.md (size-limited, the previous file backed up); an editor's save in
+    between makes it start again on that save."""
+    with ws.lock(CORE):
+        for attempt in range(CORE_EDIT_ATTEMPTS):
+            current = ws.read_text(CORE)  # valid UTF-8: encoding it gives back the bytes read
+            new = change(current)
+            core_memory.check_size(new, limit)
+            backup = ws.backup(CORE) if current else None
+            try:
+                ws.write_atomic(CORE, new, expect=current.encode("utf-8"))
+                break
+            except FileChanged:
+                if attempt == CORE_EDIT_ATTEMPTS - 1:
+                    raise
+    return {"path": CORE, "chars": len(new), "limit": limit, "backup": backup, "text": new}
