@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import mem_env, run_json, run_mem, write
-from memtool.sync import engine
+from memtool.sync.manifest import rev_of
+from memtool.sync.state import SyncState
 from memtool.workspace import Workspace
 
 DAY = "memory/2026-11-30.md"
@@ -233,7 +234,7 @@ def test_killed_syncs_leave_files_intact_and_the_next_run_completes(tmp_path):
             manifest = json.loads((remote / "manifest.json").read_text())
             for entry in manifest["files"].values():
                 rev = entry["rev"]
-                assert engine.rev_of((remote / "objects" / rev[:2] / rev).read_bytes()) == rev
+                assert rev_of((remote / "objects" / rev[:2] / rev).read_bytes()) == rev
     run_mem("-w", a, "sync", remote, check=0)
     run_mem("-w", b, "sync", remote, check=0)
     assert {p.name: p.read_bytes() for p in (b / "memory").iterdir()} == {p.name: v for p, v in before.items()}
@@ -275,7 +276,7 @@ def test_an_edit_during_sync_is_never_overwritten(pair):
     write(a, DAY, read(a, DAY) + "- from laptop\n")
     run_mem("-w", a, "sync", check=0)
     ws = Workspace(b)
-    state_before = engine.SyncState(ws).base()
+    state_before = SyncState(ws).base()
     # Simulate an editor saving between the read and the write by changing the file under the
     # sync's feet: hold the file's lock, start the sync, edit, release.
     with ws.lock(DAY):
@@ -287,7 +288,7 @@ def test_an_edit_during_sync_is_never_overwritten(pair):
     assert proc.returncode == 0, err
     assert json.loads(out)["deferred"] == [DAY]
     assert "typed on the desktop meanwhile" in read(b, DAY)
-    assert engine.SyncState(ws).base()[DAY] == state_before[DAY]
+    assert SyncState(ws).base()[DAY] == state_before[DAY]
     run_mem("-w", b, "sync", check=0)
     text = read(b, DAY)
     assert "typed on the desktop meanwhile" in text and "from laptop" in text

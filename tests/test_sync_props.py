@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memtool.sync import engine
+from memtool.sync.local import sync_files
 from memtool.workspace import Workspace
 
 FILES = ["memory/2026-11-30.md", "memory/2026-12-01.md", "bank/world.md"]
@@ -93,7 +94,7 @@ class Replicas:
         raise AssertionError("replicas did not settle in 8 rounds")
 
     def final(self) -> dict[str, str]:
-        states = [{rel: (ws.root / rel).read_text() for rel in engine.sync_files(ws)} for ws in self.ws]
+        states = [{rel: (ws.root / rel).read_text() for rel in sync_files(ws)} for ws in self.ws]
         assert all(s == states[0] for s in states), "replicas disagree"
         return states[0]
 

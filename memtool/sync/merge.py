@@ -13,8 +13,11 @@ or both appending entirely different lines to the beginning they share. Anything
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 from typing import NamedTuple
+
+from memtool.templates import DAILY_EXAMPLE, TEMPLATES
 
 
 class Hunk(NamedTuple):
@@ -157,3 +160,23 @@ def _union(mine: list[str], theirs: list[str]) -> list[str]:
            and mine[len(mine) - 1 - suf] == theirs[len(theirs) - 1 - suf]):
         suf += 1
     return mine[:len(mine) - suf] + theirs[pre:len(theirs) - suf] + mine[len(mine) - suf:]
+
+
+def starter_text(path: str) -> str | None:
+    """The text `mem init` writes at `path` (identical on every machine, so a true common base)."""
+    if path in TEMPLATES:
+        return TEMPLATES[path]
+    match = re.fullmatch(r"memory/(?:\d{4}/(?:\d{2}/)?)?(\d{4}-\d{2}-\d{2})\.md", path)
+    return DAILY_EXAMPLE.format(day=match.group(1)) if match else None
+
+
+def merge_texts(path: str, base: str | None, ours: str, theirs: str) -> Merge:
+    """Three-way with the base; without one, an untouched starter file counts as the base (the other
+    side's text wins), else only extensions merge (`merge_unrelated`)."""
+    if base is not None:
+        return merge3(base, ours, theirs)
+    starter = starter_text(path)
+    if starter is not None and starter in (ours, theirs):
+        return merge3(starter, ours, theirs)
+    return merge_unrelated(ours, theirs)
+

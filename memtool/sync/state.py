@@ -20,10 +20,16 @@ import uuid
 from pathlib import Path
 from typing import NamedTuple
 
-from memtool.errors import WorkspaceError
+from memtool.errors import ExitStatus, MemError, WorkspaceError
 from memtool.workspace import Workspace
 
 DIR = ".memory/sync"
+
+
+class SyncBlocked(MemError):
+    """Sync is switched off, or this workspace is bound to another remote or memory."""
+
+    exit_code = ExitStatus.SYNC_BLOCKED
 
 
 class BaseEntry(NamedTuple):

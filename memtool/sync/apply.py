@@ -1,0 +1,91 @@
+"""Applying a published round to local files: writes under each file's lock, never over an unseen
+edit (backed up first), conflict copies beside the file, and the symbolic-link check before any write."""
+
+from __future__ import annotations
+
+from memtool.errors import UsageError, WorkspaceError
+from memtool.sync.manifest import rev_of, safe_device
+from memtool.sync.plan import CONFLICT_MARK, path_problem
+from memtool.sync.state import BaseEntry, SyncState
+from memtool.workspace import Workspace
+
+
+def link_problem(ws: Workspace, path: str) -> str | None:
+    """Why a path that passes `path_problem` must still not be written: it leads (through a
+    symbolic link) outside the workspace or to a file sync never writes."""
+    try:
+        target = ws.resolve(path)
+        real = ws.relative(target)
+    except (UsageError, OSError, RuntimeError):
+        return "leads outside the workspace"
+    if real != path and path_problem(real) is not None:
+        return f"a link to {real}"
+    if target.exists() and not target.is_file():
+        return "not a regular file here"
+    if any(parent.exists() and not parent.is_dir() for parent in target.parents):
+        return "a folder on its path is a file here"
+    return None
+
+
+def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list]) -> None:
+    """Write what the published manifest now says, file by file, never over an unseen edit."""
+    fresh = {path: blob for path, expected, blob in writes if expected is None and blob is not None}
+    if fresh:  # files new here: created in one batch, never replacing one that appeared meanwhile
+        created = set(ws.create_new(fresh))
+        for path, blob in fresh.items():
+            if path not in created:
+                done["deferred"].append(path)
+                continue
+            st = ws.resolve(path).stat()
+            new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            done["pulled"].append(path)
+    for path, expected, blob in writes:
+        if path in fresh:
+            continue
+        with ws.lock(path):
+            target = ws.resolve(path)
+            try:
+                current = rev_of(target.read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != expected:
+                done["deferred"].append(path)  # edited during the sync: the next run merges it
+                continue
+            if current is not None:
+                done["backups"].append(ws.backup(path))
+            if blob is None:
+                target.unlink()
+                new_base.pop(path, None)
+                done["deleted"].append(path)
+                continue
+            ws.write_atomic(path, blob)
+            st = target.stat()
+            new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if path not in done["merged"]:
+                done["pulled"].append(path)
+
+
+def write_conflicts(ws: Workspace, state: SyncState, copies, conflicts, done: dict[str, list]) -> None:
+    """Write each conflict copy, keep its base text for `resolve`, and record the conflicts."""
+    for path, record, theirs, base_bytes in copies:
+        record["copy"] = conflict_copy(ws, path, record["device"], theirs)
+        if record["base_rev"]:
+            state.keep_base_text(record["base_rev"], base_bytes)
+        conflicts[path] = record
+        done["conflicts"].append(path)
+    state.save_conflicts(conflicts)
+
+
+def conflict_copy(ws: Workspace, path: str, device: str, data: bytes) -> str:
+    """Write the remote's version beside `path`, named for the device it came from; its name."""
+    stem, dot, ext = path.rpartition(".")
+    if not dot or "/" in ext:
+        stem, ext = path, ""
+    safe = safe_device(device)
+    for n in range(1, 1000):
+        name = f"{stem}{CONFLICT_MARK}{safe}{'' if n == 1 else f'-{n}'}{'.' + ext if ext else ''}"
+        target = ws.resolve(name)
+        if not target.exists() or target.read_bytes() == data:
+            ws.write_atomic(name, data)
+            return name
+    raise WorkspaceError(f"too many conflict copies of {path}", "resolve them with: mem sync resolve")

@@ -1,0 +1,62 @@
+"""This side of a sync: which files sync, their stats, and their revisions."""
+
+from __future__ import annotations
+
+import os
+from stat import S_ISREG
+
+from memtool.sync.manifest import rev_of
+from memtool.sync.plan import path_problem
+from memtool.sync.state import BaseEntry
+from memtool.workspace import Workspace
+
+
+def sync_files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
+    """path → (size, mtime_ns, ctime_ns) of what syncs: the Markdown files memtool reads plus top-level
+    `*.md` (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides).
+
+    The change time is in the key because an edit can keep size and mtime (`touch -r`, some editors
+    and copy tools) but never the ctime, which no program can set."""
+    paths = list(ws.scan())
+    paths += [p.name for p in ws.root.glob("*.md") if p.name != "memory.md"]
+    out: dict[str, tuple[int, int, int]] = {}
+    root = str(ws.root) + os.sep
+    for path in paths:
+        if path_problem(path) is not None:
+            continue
+        try:
+            st = os.stat(root + path)
+        except OSError:
+            continue
+        if S_ISREG(st.st_mode):
+            out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return out
+
+
+def unchanged(stats: dict[str, tuple[int, int, int]], base: dict[str, BaseEntry]) -> bool:
+    """Every local file has the stat recorded when both sides last agreed, and none is gone."""
+    if len(stats) != len(base):
+        return False
+    for path, stat in stats.items():
+        entry = base.get(path)
+        if entry is None or entry.stat != stat:
+            return False
+    return True
+
+
+def local_revs(ws: Workspace, stats, base) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Local revisions: the base's for files whose stat is unchanged, else hashed (bytes cached)."""
+    local: dict[str, str] = {}
+    cache: dict[str, bytes] = {}
+    for path, stat in stats.items():
+        entry = base.get(path)
+        if entry and entry.stat == stat:
+            local[path] = entry.rev
+            continue
+        try:
+            data = ws.resolve(path).read_bytes()
+        except FileNotFoundError:
+            continue
+        local[path] = rev_of(data)
+        cache[path] = data
+    return local, cache

@@ -1,0 +1,314 @@
+"""One sync round: read the manifest, reconcile every changed path three-way, publish by CAS, apply.
+
+Order of effects, so that a kill at any point loses nothing and the next run completes:
+1. revisions are uploaded (immutable, content-addressed; unreferenced until step 2);
+2. the manifest is replaced by compare-and-swap (a stale read is rejected and the round retried);
+3. local files are written (each under its append lock, only if unchanged since it was read,
+   the previous version backed up first), conflict copies written;
+4. the base and the manifest cache are saved.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+from memtool.sync.apply import apply_writes, link_problem, write_conflicts
+from memtool.sync.local import local_revs, sync_files, unchanged
+from memtool.sync.manifest import FORMAT, check_generation, digest, encode, parse_manifest, rev_of, safe_device, shown
+from memtool.sync.merge import merge_texts
+from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
+from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
+from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, now_iso
+from memtool.workspace import Workspace
+
+PARALLEL = 8  # requests in flight for uploads and downloads
+
+
+def _parallel(fn, items: list, progress=None) -> list:
+    """fn over items, in order; several requests in flight when there are many (remotes are I/O-bound).
+    `progress(done, total)` is called as they complete."""
+    if len(items) < 4:
+        return [fn(item) for item in items]
+    pool = ThreadPoolExecutor(max_workers=PARALLEL)
+    try:
+        futures = [pool.submit(fn, item) for item in items]
+        out = []
+        for done, future in enumerate(futures, 1):
+            out.append(future.result())
+            if progress:
+                progress(done, len(futures))
+        return out
+    finally:  # on the first failure, queued requests are dropped rather than each failing slowly
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Round:
+    """The state of one sync attempt; `run` does it, `report` says what happened."""
+
+    def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict, progress: dict | None = None):
+        self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
+        self.progress = progress or {}  # "upload" / "download" → progress(done, total)
+        self.requests: Counter = Counter()
+        self._count_lock = threading.Lock()
+        self.done: dict[str, list] = {k: [] for k in
+                                      ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
+                                       "conflicts", "deferred", "kept", "backups", "refused", "damaged",
+                                       "repaired")}
+        self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
+
+    # --- remote calls, counted ----------------------------------------------------------------
+
+    def _get(self, rev: str) -> bytes:
+        with self._count_lock:
+            self.requests["object_read"] += 1
+        data = self.remote.get_object(rev)
+        if rev_of(data) != rev:
+            raise DamagedObject(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
+                                "the remote copy is damaged; a machine holding the right version repairs it")
+        return data
+
+    def _fetch(self, rev: str) -> bytes | None:
+        """A revision's bytes; None when the remote's copy is missing or damaged (other files go on)."""
+        try:
+            return self._get(rev)
+        except DamagedObject:
+            return None
+
+    def _mark_damaged(self, path: str, entry: dict, new_entries: dict) -> None:
+        """Name the path, and say so in the manifest: the replica holding the right bytes repairs it."""
+        self.done["damaged"].append(path)
+        new_entries[path] = {**entry, "damaged": True}
+
+    # --- the round, step by step ---------------------------------------------------------------
+
+    def run(self) -> dict:
+        """Read both sides, decide every path, publish by CAS, apply; return what happened."""
+        started = time.monotonic()
+        if self._read():  # nothing changed on either side: the common case
+            return self._report(self.stats, started)
+        self._decide_all()
+        self._publish()
+        return self._apply_and_save(started)
+
+    def _read(self) -> bool:
+        """Read the manifest (conditionally on the cached ETag) and the local side; True when neither
+        changed since the last round, so there is nothing to do."""
+        cached = self.state.cached_manifest()
+        self.requests["manifest_read"] += 1
+        self.got = got = self.remote.read_manifest(cached[1] if cached else None)
+        self.base = self.state.base()
+        self.conflicts = self.state.conflicts()
+        self.stats = sync_files(self.ws)
+        if got is NOT_MODIFIED:
+            self.data, self.etag = cached
+            if not self.conflicts and not self.state.damaged() and unchanged(self.stats, self.base):
+                return True
+        elif got is None:
+            self.data, self.etag = None, None
+        else:
+            self.data, self.etag = got
+        self.manifest = parse_manifest(self.data, self.remote.url) if self.data is not None else None
+        self.memory_id = self._memory_id()
+        self.seen = self.state.seen()
+        if got is not NOT_MODIFIED and self.base:
+            check_generation(self.manifest, self.data, self.seen, self.remote.url)
+        self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
+        self.local, self.cache = local_revs(self.ws, self.stats, self.base)
+        return False
+
+    def _memory_id(self) -> str:
+        """The memory this round syncs; refused when the remote holds another one than the bound one."""
+        manifest, binding = self.manifest, self.state.binding()
+        memory_id = (manifest or {}).get("memory_id") or (binding or {}).get("memory_id") or self.identity["workspace_id"]
+        if binding and manifest and manifest.get("memory_id") != binding["memory_id"]:
+            raise SyncBlocked(f"{self.remote.url} holds a different memory ({manifest.get('memory_id', '?')[:8]}) "
+                              f"than the one this workspace syncs ({binding['memory_id'][:8]})",
+                              "sync paused; use a separate folder or prefix for each memory")
+        return memory_id
+
+    def _decide_all(self) -> None:
+        """Decide every path either side knows, collecting the uploads, writes and conflict copies."""
+        self.new_entries = dict(self.entries)
+        self.new_base = dict(self.base)
+        self.uploads: dict[str, bytes] = {}
+        self.writes: list[tuple[str, str | None, bytes | str | None]] = []  # path, expected local rev, bytes or rev
+        self.copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
+        for path in sorted(set(self.local) | set(self.base) | set(self.entries)):
+            problem = path_problem(path)
+            if problem:  # never written here, whatever the manifest says; its entry is left as it is
+                if path in self.entries:
+                    self.done["refused"].append(f"{shown(path)}: {problem}")
+                continue
+            if path in self.conflicts:
+                self.done["kept"].append(path)
+                continue
+            entry = self.entries.get(path)
+            remote = remote_entry(entry) if entry is not None else None
+            if entry is not None and remote is None:
+                self.done["refused"].append(f"{path}: malformed manifest entry")
+                continue
+            base_entry = self.base.get(path)
+            decision = decide(self.local.get(path), base_entry.rev if base_entry else None, remote)
+            self._plan(path, decision, self.local, self.cache, self.stats, base_entry, entry, self.new_entries,
+                       self.new_base, self.uploads, self.writes, self.copies)
+
+    def _publish(self) -> None:
+        """Upload the new revisions, download the ones to write, then replace the manifest by
+        compare-and-swap (raises StaleManifest: the caller retries)."""
+        seen = self.seen
+        generation = int((self.manifest or {}).get("generation", 0))
+        behind = seen is not None and generation < seen["generation"]  # accepted only without a base
+        if self.uploads or self.repairs:
+            self.requests["object_write"] += len(self.uploads) + len(self.repairs)
+        _parallel(lambda item: self.remote.put_object(*item), list(self.uploads.items()), self.progress.get("upload"))
+        _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
+        self.writes = self._fetch_writes(self.writes, self.entries, self.new_entries)
+        self.manifest_changed = self.new_entries != self.entries or self.manifest is None or behind
+        if self.manifest_changed:
+            generation = max(generation, seen["generation"] if seen else 0) + 1
+            new_manifest = {"format": FORMAT, "memory_id": self.memory_id,
+                            "generation": generation,
+                            "updated": now_iso(), "device": self.identity["device"], "files": self.new_entries}
+            self.data = encode(new_manifest)
+            self.requests["manifest_write"] += 1
+            self.etag = self.remote.write_manifest(self.data, self.etag)
+        self.generation = generation
+
+    def _apply_and_save(self, started: float) -> dict:
+        """Write the local files and conflict copies, then save the manifest cache, binding, base."""
+        data, seen, generation = self.data, self.seen, self.generation
+        apply_writes(self.ws, self.writes, self.new_base, self.done)
+        if self.copies:
+            write_conflicts(self.ws, self.state, self.copies, self.conflicts, self.done)
+        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed)
+        if fresh:
+            self.state.cache_manifest(data, self.etag)
+        if not self.state.binding():
+            self.state.bind(self.remote.url, self.memory_id)
+        if fresh:
+            if seen is None or (generation, digest(data)) != (seen["generation"], seen.get("manifest")):
+                self.state.save_seen(generation, digest(data))
+        if self.done["damaged"] or self.state.damaged():
+            self.state.save_damaged(self.done["damaged"])
+        report = self._report(self.stats, started)
+        last = {"time": now_iso(), "remote": self.remote.url,
+                "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}
+        if self.new_base != self.base or report["conflicts"] or last["changed"]:
+            self.state.save_base(self.new_base, last)
+        return report
+
+    def _fetch_writes(self, writes, entries, new_entries) -> list:
+        """The writes with the revisions they name downloaded (in parallel); a path whose remote copy is
+        damaged is dropped from them and marked in the manifest."""
+        fetched = _parallel(self._fetch, [blob for _, _, blob in writes if isinstance(blob, str)],
+                            self.progress.get("download"))
+        out = []
+        for path, mine, blob in writes:
+            if isinstance(blob, str):
+                blob = fetched.pop(0)
+                if blob is None:
+                    self._mark_damaged(path, entries[path], new_entries)
+                    continue
+            out.append((path, mine, blob))
+        return out
+
+    def _report(self, stats, started: float) -> dict:
+        report = {k: sorted(v) for k, v in self.done.items()}
+        report["new_conflicts"] = report["conflicts"]  # made by this round
+        report["conflicts"] = sorted(self.state.conflicts())  # all waiting
+        report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
+                      requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
+        return report
+
+    def _entry(self, rev: str | None, size: int = 0) -> dict:
+        if rev is None:
+            return {"deleted": True, "device": self.identity["device"], "time": now_iso()}
+        return {"rev": rev, "size": size, "device": self.identity["device"], "time": now_iso()}
+
+    # --- deciding one path -----------------------------------------------------------------------
+
+    def _plan(self, path, decision: Decision, local, cache, stats, base_entry, entry, new_entries, new_base,
+              uploads, writes, copies) -> None:
+        step = decision.step
+        mine = local.get(path)
+        if step in (Step.PULL, Step.DELETE, Step.MERGE):
+            problem = link_problem(self.ws, path)
+            if problem:
+                self.done["refused"].append(f"{path}: {problem}")
+                return
+        if step is Step.REPAIR:
+            self._repair(path, mine, stats, entry, new_entries, new_base)
+            return
+        if step is Step.SKIP:
+            if path in cache and base_entry:  # touched but identical: remember the new stat
+                new_base[path] = BaseEntry(mine, *stats[path])
+            return
+        if decision.why.endswith("the change is kept"):
+            self.done["kept"].append(f"{path}: {decision.why}")
+        if step is Step.ADOPT:
+            if mine is None:
+                new_base.pop(path, None)
+            else:
+                new_base[path] = BaseEntry(mine, *stats[path])
+            self.done["adopted"].append(path)
+        elif step is Step.PULL:
+            writes.append((path, mine, entry["rev"]))  # fetched in parallel before the writes
+        elif step is Step.DELETE:
+            writes.append((path, mine, None))
+        elif step is Step.PUSH:
+            data = cache.get(path)
+            if data is None:
+                data = self.ws.resolve(path).read_bytes()
+            uploads[mine] = data
+            new_entries[path] = self._entry(mine, len(data))
+            new_base[path] = BaseEntry(mine, *stats[path])
+            self.done["pushed"].append(path)
+        elif step is Step.TOMBSTONE:
+            new_entries[path] = self._entry(None)
+            new_base.pop(path, None)
+            self.done["tombstoned"].append(path)
+        elif step is Step.MERGE:
+            self._merge(path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies)
+
+    def _repair(self, path, mine, stats, entry, new_entries, new_base) -> None:
+        """Upload the local bytes again over the remote's damaged copy, and clear the mark."""
+        data = self.ws.resolve(path).read_bytes()
+        if rev_of(data) != mine:
+            return  # changed meanwhile: the next round decides again
+        self.repairs[mine] = data
+        new_entries[path] = {k: v for k, v in entry.items() if k != "damaged"}
+        new_base[path] = BaseEntry(mine, *stats[path])
+        self.done["repaired"].append(path)
+
+    def _merge(self, path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies) -> None:
+        theirs = self._fetch(entry["rev"])
+        if theirs is None:
+            self._mark_damaged(path, entry, new_entries)
+            return
+        ours = cache.get(path)
+        if ours is None:
+            ours = self.ws.resolve(path).read_bytes()
+        base_rev = base_entry.rev if base_entry else None
+        base_bytes = self._fetch(base_rev) if base_rev else b""
+        if base_bytes is None:  # the base's copy is damaged: merged as if there were no base
+            base_rev, base_bytes = None, b""
+        try:
+            merged = merge_texts(path, base_bytes.decode("utf-8") if base_rev else None,
+                                 ours.decode("utf-8"), theirs.decode("utf-8"))
+        except UnicodeDecodeError:
+            merged = None
+        if merged is None or not merged.clean:
+            record = {"remote_rev": entry["rev"], "base_rev": base_rev, "local_rev": mine,
+                      "device": safe_device(entry.get("device")), "time": now_iso(),
+                      "lines": [c.line for c in merged.conflicts] if merged else []}
+            copies.append((path, record, theirs, base_bytes))
+            return
+        blob = merged.text.encode("utf-8")
+        rev = rev_of(blob)
+        uploads[rev] = blob
+        new_entries[path] = self._entry(rev, len(blob))
+        writes.append((path, mine, blob))
+        self.done["merged"].append(path)
