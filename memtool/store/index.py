@@ -1,109 +1,21 @@
-"""The index's files, facts and full-text search: every SQL statement about them lives here."""
+"""The index (`Store`): opening it, writing files and facts, and reading facts back. The SQL it
+builds from filters is in `queries.py`; entity lookups in `entities.py`; counts and the dump in
+`summary.py`."""
 
 from __future__ import annotations
 
 import json
-import re
 import time
-from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Iterable
 
-from memtool.analyzer import fold, words
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
+from memtool.store import entities, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite
+from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 from memtool.store.vectors import Vectors
-
-
-def entity_key(name: str) -> str:
-    """How entity names compare: folded, with spaces, `-` and `_` alike (`Anna Müller` = `@anna-mueller`? no: = `@Anna-Muller`)."""
-    return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
-
-
-@dataclass(frozen=True)
-class EntityMatch:
-    """The facts about one entity: those mentioning it (`@slug`, `[[link]]`, its page) by any of
-    its `keys`, and, once it has a page, those naming it or an alias in plain words (`plain`, an
-    FTS5 expression over whole folded words)."""
-
-    keys: list[str]
-    plain: str | None = None
-    name: str | None = None  # the page's name, when it has one
-
-    def sql(self) -> tuple[str, list]:
-        marks = ",".join("?" * len(self.keys))
-        clause = f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({marks}))"
-        if not self.plain:
-            return clause, list(self.keys)
-        return (f"({clause} OR f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
-                [*self.keys, self.plain])
-
-
-def plain_name_match(keys: Iterable[str]) -> str | None:
-    """An FTS5 expression matching a name (any of `keys`) written as plain words: `Jonas`,
-    `Anna Müller`. Pure; names are folded keys, so no user syntax reaches FTS5."""
-    parts = []
-    for key in sorted(set(keys)):
-        words = [w for w in key.split("-") if w.isalnum()]
-        if not words or len(words) != len(key.split("-")):
-            continue
-        quoted = " ".join('"' + w + '"' for w in words)
-        parts.append(quoted if len(words) == 1 else f"NEAR({quoted}, 4)")
-    return f"terms : ({' OR '.join(parts)})" if parts else None
-
-
-@dataclass
-class Filters:
-    """Restrictions on which facts recall may return (all optional)."""
-
-    kinds: list[str] = field(default_factory=list)
-    since: date | None = None
-    until: date | None = None
-    entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
-    fields: list[tuple[str, str | None]] = field(default_factory=list)  # [key:: value] (AND); None: present
-    tags: list[str] = field(default_factory=list)  # normalised tags (AND); `project` also matches `project/alpha`
-
-    def sql(self) -> tuple[str, list]:
-        clauses: list[str] = []
-        params: list = []
-        if self.kinds:
-            clauses.append(f"f.kind IN ({','.join('?' * len(self.kinds))})")
-            params += self.kinds
-        if self.since and self.until:
-            clauses.append("((f.date BETWEEN ? AND ?) OR (f.valid_from <= ? AND f.valid_to >= ?))")
-            params += [self.since.isoformat(), self.until.isoformat(), self.until.isoformat(), self.since.isoformat()]
-        elif self.since:
-            clauses.append("(f.date >= ? OR f.valid_to >= ?)")
-            params += [self.since.isoformat()] * 2
-        elif self.until:
-            clauses.append("(f.date <= ? OR f.valid_from <= ?)")
-            params += [self.until.isoformat()] * 2
-        for entity in self.entities:
-            clause, values = entity.sql()
-            clauses.append(clause)
-            params += values
-        for tag in self.tags:
-            clauses.append("f.id IN (SELECT fact_id FROM fact_tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\')")
-            params += [tag, tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
-        for key, value in self.fields:  # keys are [A-Za-z][\w-]*, quoted into the JSON path
-            if value is None:
-                clauses.append("json_extract(f.fields, ?) IS NOT NULL")
-                params.append(f'$."{key}"')
-            else:
-                clauses.append("lower(json_extract(f.fields, ?)) = lower(?)")
-                params += [f'$."{key}"', value]
-        return (" AND ".join(clauses) or "1"), params
-
-    @property
-    def active(self) -> bool:
-        return bool(self.kinds or self.since or self.until or self.entities or self.fields or self.tags)
-
-
-FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
-                "content", "context", "entities", "fields", "confidence", "ehash", "tags")
 
 
 class Store:
@@ -304,12 +216,12 @@ class Store:
         """(fact id, BM25 score: higher is better) of the best `k` facts matching an FTS5 expression.
 
         Ranking touches only the FTS index (and `facts` when filtering)."""
-        top, params = _top_sql(filters)
+        top, params = top_sql(filters)
         return [(i, -r) for i, r in self.conn.execute(top, [match, *params, k])]
 
     def search(self, match: str, filters: Filters, k: int) -> list[dict]:
         """Full rows of the best `k` facts matching an FTS5 expression, with their `score`."""
-        top, params = _top_sql(filters)
+        top, params = top_sql(filters)
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
         sql = f"SELECT {cols}, -t.r AS score FROM ({top}) t JOIN facts f ON f.id = t.id ORDER BY t.r"
         return self._rows(sql, [match, *params, k])
@@ -336,17 +248,7 @@ class Store:
 
     def facts_naming(self, query: str, ids: list[int]) -> set[int]:
         """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
-        tokens = [w for _, _, w in words(query)]
-        names = set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
-        keys: set[str] = set()
-        for name in names:
-            if len(name) >= 2:
-                keys.update(self.entity_keys(name))
-        if not keys or not ids:
-            return set()
-        sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))})"
-               " AND fact_id IN ({marks})")
-        return {r[0] for r in select_in(self.conn, sql, ids, before=list(keys))}
+        return entities.facts_naming(self.conn, query, ids)
 
     def neighbours(self, ids: list[int]) -> dict[int, list[int]]:
         """The records just before and after each given fact in its file."""
@@ -409,52 +311,23 @@ class Store:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur]
 
+    # --- entities (store/entities.py) ------------------------------------------------------
+
     def entity_keys(self, name: str) -> list[str]:
         """All mention keys that mean the same entity as `name` (slug, aliases, title)."""
-        key = entity_key(name)
-        entities = [r[0] for r in self.conn.execute("SELECT DISTINCT entity FROM aliases WHERE key = ?", (key,))]
-        if not entities:
-            return [key]
-        keys = {key}
-        for ent in entities:
-            keys.update(r[0] for r in self.conn.execute("SELECT key FROM aliases WHERE entity = ?", (ent,)))
-        return sorted(keys)
+        return entities.entity_keys(self.conn, name)
 
     def entity_match(self, name: str) -> EntityMatch:
         """Which facts are about the entity `name`: by mention, and by plain name once it has a page."""
-        keys = self.entity_keys(name)
-        page = self.entity_page(name)
-        return EntityMatch(keys, plain_name_match(keys), page["entity"]) if page else EntityMatch(keys)
+        return entities.entity_match(self.conn, name)
 
     def canonical_names(self, names: Iterable[str]) -> dict[str, str]:
         """Mention → entity page slug, for mentions that resolve to a page."""
-        out = {}
-        for name in names:
-            row = self.conn.execute("SELECT entity FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
-                                    (entity_key(name),)).fetchone()
-            if row:
-                out[name] = row[0]
-        return out
+        return entities.canonical_names(self.conn, names)
 
     def entity_counts(self, minimum: int) -> list[tuple[str, int]]:
         """One name per entity mentioned in at least `minimum` facts: its page slug, else its most common spelling."""
-        rows = self.conn.execute(
-            "SELECT e.key, COUNT(DISTINCT e.fact_id), a.entity FROM fact_entities e LEFT JOIN aliases a ON a.key = e.key"
-            " GROUP BY e.key").fetchall()
-        totals: dict[str, int] = {}
-        for key, n, page in rows:
-            name = page or self._spelling(key)
-            totals[name] = totals.get(name, 0) + n
-        return sorted(((n, c) for n, c in totals.items() if c >= minimum), key=lambda x: (-x[1], x[0]))
-
-    def _spelling(self, key: str) -> str:
-        spellings: dict[str, int] = {}
-        for (ents,) in self.conn.execute(
-                "SELECT f.entities FROM fact_entities e JOIN facts f ON f.id = e.fact_id WHERE e.key = ? LIMIT 50", (key,)):
-            for name in json.loads(ents):
-                if entity_key(name) == key:
-                    spellings[name] = spellings.get(name, 0) + 1
-        return max(sorted(spellings), key=lambda s: spellings[s]) if spellings else key
+        return entities.entity_counts(self.conn, minimum)
 
     def facts_with_links(self) -> list[tuple[str, int, str]]:
         """(path, first line, content) of every fact that holds a `[[link]]`."""
@@ -463,9 +336,7 @@ class Store:
 
     def entity_page(self, name: str) -> dict | None:
         """The entity page `name` resolves to (by slug, title or alias): its slug and path."""
-        row = self.conn.execute("SELECT entity, path FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
-                                (entity_key(name),)).fetchone()
-        return {"entity": row[0], "path": row[1]} if row else None
+        return entities.entity_page(self.conn, name)
 
     def consolidation_rows(self) -> list[tuple]:
         """(path, line_start, line_end, kind, day, entities, content, terms, ehash, trust) of every fact
@@ -486,54 +357,21 @@ class Store:
         sql = f"SELECT path, COALESCE(trust, 'normal') FROM files WHERE path IN ({','.join('?' * len(paths))})"
         return dict(self.conn.execute(sql, list(paths)))
 
+    # --- the whole index (store/summary.py) ------------------------------------------------
+
     def diagnostics(self) -> list[tuple]:
-        return self.conn.execute(
-            "SELECT path, line, severity, code, message FROM diagnostics ORDER BY path, line").fetchall()
+        return summary.diagnostics(self.conn)
 
     def stats(self) -> dict:
-        q = self.conn.execute
-        kinds = dict(q("SELECT kind, COUNT(*) FROM facts GROUP BY kind").fetchall())
-        files = dict(q("SELECT COALESCE(file_kind, 'unreadable'), COUNT(*) FROM files GROUP BY 1").fetchall())
-        days = q("SELECT COUNT(*), MIN(date), MAX(date) FROM files WHERE date IS NOT NULL").fetchone()
-        entities = q("SELECT COUNT(DISTINCT key) FROM fact_entities").fetchone()[0]
-        pages = q("SELECT COUNT(*) FROM files WHERE entity IS NOT NULL").fetchone()[0]
-        diag = dict(q("SELECT severity, COUNT(*) FROM diagnostics GROUP BY severity").fetchall())
-        return {
-            "files": sum(files.values()), "files_by_kind": files, "facts": sum(kinds.values()), "facts_by_kind": kinds,
-            "entities": entities, "entity_pages": pages,
-            "days": {"count": days[0], "first": days[1], "last": days[2]},
-            "diagnostics": {"errors": diag.get("error", 0), "warnings": diag.get("warning", 0)},
-        }
+        return summary.stats(self.conn)
 
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every table except row ids, sorted: two indexes of the same Markdown compare equal."""
-        cols = ", ".join(c for c in FACT_COLUMNS if c != "id")
-        q = self.conn.execute
-        return {
-            "files": sorted(q("SELECT * FROM files").fetchall()),
-            "facts": sorted(q(f"SELECT {cols}, terms, ctx_terms FROM facts").fetchall(), key=repr),
-            "fact_entities": sorted(q("SELECT f.path, f.ord, e.key FROM fact_entities e JOIN facts f ON f.id = e.fact_id").fetchall()),
-            "fact_tags": sorted(q("SELECT f.path, f.ord, t.tag FROM fact_tags t JOIN facts f ON f.id = t.fact_id").fetchall()),
-            "aliases": sorted(q("SELECT * FROM aliases").fetchall()),
-            "diagnostics": sorted(q("SELECT * FROM diagnostics").fetchall(), key=repr),
-            "fts": sorted(q("SELECT f.path, f.ord, t.terms FROM facts_fts t JOIN facts f ON f.id = t.rowid").fetchall()),
-        }
+        return summary.dump(self.conn)
 
     def entity_page_mentions(self) -> list[tuple[str, str]]:
         """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""
-        return self.conn.execute(
-            "SELECT fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
-            " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL").fetchall()
-
-
-def _top_sql(filters: Filters) -> tuple[str, list]:
-    """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit)."""
-    rank = "bm25(facts_fts, 1.0, 0.3)"
-    if not filters.active:
-        return f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
-    where, params = filters.sql()
-    return (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-            f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?", params)
+        return entities.entity_page_mentions(self.conn)
 
 
 def _aside_name(index: Path, why: str) -> Path:

@@ -1,0 +1,109 @@
+"""Pure SQL construction for reading facts: how entity names compare, recall's filters as a WHERE
+clause, the columns of a fact row and the FTS5 top-k query. No connection here."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Iterable
+
+from memtool.analyzer import fold
+
+
+def entity_key(name: str) -> str:
+    """How entity names compare: folded, with spaces, `-` and `_` alike (`Anna Müller` = `@anna-mueller`? no: = `@Anna-Muller`)."""
+    return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    """The facts about one entity: those mentioning it (`@slug`, `[[link]]`, its page) by any of
+    its `keys`, and, once it has a page, those naming it or an alias in plain words (`plain`, an
+    FTS5 expression over whole folded words)."""
+
+    keys: list[str]
+    plain: str | None = None
+    name: str | None = None  # the page's name, when it has one
+
+    def sql(self) -> tuple[str, list]:
+        marks = ",".join("?" * len(self.keys))
+        clause = f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({marks}))"
+        if not self.plain:
+            return clause, list(self.keys)
+        return (f"({clause} OR f.id IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))",
+                [*self.keys, self.plain])
+
+
+def plain_name_match(keys: Iterable[str]) -> str | None:
+    """An FTS5 expression matching a name (any of `keys`) written as plain words: `Jonas`,
+    `Anna Müller`. Pure; names are folded keys, so no user syntax reaches FTS5."""
+    parts = []
+    for key in sorted(set(keys)):
+        words = [w for w in key.split("-") if w.isalnum()]
+        if not words or len(words) != len(key.split("-")):
+            continue
+        quoted = " ".join('"' + w + '"' for w in words)
+        parts.append(quoted if len(words) == 1 else f"NEAR({quoted}, 4)")
+    return f"terms : ({' OR '.join(parts)})" if parts else None
+
+
+@dataclass
+class Filters:
+    """Restrictions on which facts recall may return (all optional)."""
+
+    kinds: list[str] = field(default_factory=list)
+    since: date | None = None
+    until: date | None = None
+    entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
+    fields: list[tuple[str, str | None]] = field(default_factory=list)  # [key:: value] (AND); None: present
+    tags: list[str] = field(default_factory=list)  # normalised tags (AND); `project` also matches `project/alpha`
+
+    def sql(self) -> tuple[str, list]:
+        clauses: list[str] = []
+        params: list = []
+        if self.kinds:
+            clauses.append(f"f.kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        if self.since and self.until:
+            clauses.append("((f.date BETWEEN ? AND ?) OR (f.valid_from <= ? AND f.valid_to >= ?))")
+            params += [self.since.isoformat(), self.until.isoformat(), self.until.isoformat(), self.since.isoformat()]
+        elif self.since:
+            clauses.append("(f.date >= ? OR f.valid_to >= ?)")
+            params += [self.since.isoformat()] * 2
+        elif self.until:
+            clauses.append("(f.date <= ? OR f.valid_from <= ?)")
+            params += [self.until.isoformat()] * 2
+        for entity in self.entities:
+            clause, values = entity.sql()
+            clauses.append(clause)
+            params += values
+        for tag in self.tags:
+            clauses.append("f.id IN (SELECT fact_id FROM fact_tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\')")
+            params += [tag, tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
+        for key, value in self.fields:  # keys are [A-Za-z][\w-]*, quoted into the JSON path
+            if value is None:
+                clauses.append("json_extract(f.fields, ?) IS NOT NULL")
+                params.append(f'$."{key}"')
+            else:
+                clauses.append("lower(json_extract(f.fields, ?)) = lower(?)")
+                params += [f'$."{key}"', value]
+        return (" AND ".join(clauses) or "1"), params
+
+    @property
+    def active(self) -> bool:
+        return bool(self.kinds or self.since or self.until or self.entities or self.fields or self.tags)
+
+
+FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end",
+                "content", "context", "entities", "fields", "confidence", "ehash", "tags")
+
+
+def top_sql(filters: Filters) -> tuple[str, list]:
+    """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit)."""
+    rank = "bm25(facts_fts, 1.0, 0.3)"
+    if not filters.active:
+        return f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
+    where, params = filters.sql()
+    return (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+            f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?", params)
