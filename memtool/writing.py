@@ -9,7 +9,8 @@ from typing import Callable
 from memtool import control_chars, core_memory, retain_log
 from memtool.errors import UsageError
 from memtool.retain import BulletError, parse_line
-from memtool.workspace import FileChanged, Workspace
+from memtool.safe_writes import FileChanged
+from memtool.workspace import Workspace
 
 CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 CORE = "memory.md"

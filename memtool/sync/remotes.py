@@ -17,7 +17,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
-from memtool.workspace import remove_stale_temp, replace_atomically
+from memtool.safe_writes import remove_stale_temp, replace_atomically
 
 NOT_MODIFIED = object()
 
