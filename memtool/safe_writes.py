@@ -37,18 +37,28 @@ class FileChanged(WorkspaceError):
 # --- replacing, appending, creating ----------------------------------------------------------
 
 
-def replace_atomically(path: Path, data: bytes, expect: bytes | None = None) -> None:
-    """Write `data` to `path` so that a reader or a crash sees the old file or the new one, never a
-    mix: a temp file in the same folder, fsync, rename (the file's permissions are kept).
-
-    With `expect` (the bytes the new content was made from), the file is compared again just before
-    the rename and `FileChanged` is raised, writing nothing, if someone saved it meanwhile."""
+def _synced_temp(path: Path, data: bytes) -> str:
+    """A temp file beside `path` (our `TEMP_NAME` pattern) holding `data`, flushed to disk."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def replace_atomically(path: Path, data: bytes, expect: bytes | None = None) -> None:
+    """Write `data` to `path` so that a reader or a crash sees the old file or the new one, never a
+    mix: a temp file in the same folder, fsync, rename (the file's permissions are kept).
+
+    With `expect` (the bytes the new content was made from), the file is compared again just before
+    the rename and `FileChanged` is raised, writing nothing, if someone saved it meanwhile."""
+    tmp = _synced_temp(path, data)
+    try:
         try:
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         except FileNotFoundError:
@@ -158,12 +168,8 @@ def _still_the_file(path: Path, fd: int, size: int) -> bool:
 
 def _create_whole(path: Path, data: bytes) -> bool:
     """Create `path` holding `data`, appearing whole or not at all; False if it exists already."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _synced_temp(path, data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.link(tmp, path)
         return True
