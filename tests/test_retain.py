@@ -147,3 +147,17 @@ def test_retain_log_counts_copies_and_survives_a_torn_line():
     text = "# d\n\n*   W: tea\nnot a list item: W: gone\n"
     assert [e.id for e in missing(list(entries.values()), text)] == ["b", "c"]  # one copy of two, newest reported
     assert missing(list(entries.values()), text + "- W: tea\n  - W: gone\n") == []
+
+
+def test_text_starting_with_a_dash_is_written_not_taken_for_options(tmp_path):
+    """Click read the `h` of "- Works on the hill" as -h: help printed, exit 0, nothing written."""
+    from conftest import run_json, run_mem, write
+
+    ws = tmp_path / "ws"
+    write(ws, "memory.md", "# Core memory\n")
+    proc, data = run_json("-w", ws, "retain", "- Works on the hill", "--date", "2026-11-29")
+    assert proc.returncode == 0 and "Usage:" not in proc.stdout, proc.stdout
+    assert "Works on the hill" in (ws / data["path"]).read_text(encoding="utf-8")
+    run_mem("-w", ws, "core", "append", "- Another line, with h.", check=0)
+    assert (ws / "memory.md").read_text(encoding="utf-8").endswith("- Another line, with h.\n")
+    assert "Usage: mem retain" in run_mem("-w", ws, "retain", "-h", check=0).stdout  # -h still asks for help

