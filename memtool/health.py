@@ -120,15 +120,29 @@ def _unlisted_diagnostics(unlisted: list) -> list[Diagnostic]:
     return out
 
 
+def _vault_names(root: Path) -> set[str]:
+    """Names (without `.md`, any case) of the Markdown files an editor sees: dot folders such as
+    `.memory`, `.git` and `.obsidian` are skipped, as editors skip them."""
+    names = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        names.update(f[:-3].casefold() for f in files if f.endswith(".md"))
+    return names
+
+
 def _link_diagnostics(ws: Workspace, store: Store) -> list[Diagnostic]:
     """`[[links]]` that reach an entity page only through its aliases: memtool follows them, but
     editors that resolve links by file name (Obsidian) do not."""
-    names = {p.stem.casefold() for p in ws.root.rglob("*.md")}
+    names = None  # file names in the vault, read only when a link reaches a page by an alias
     out, said = [], set()
     for path, line, content in store.facts_with_links():
         for target in wiki_links(content):
             page = store.entity_page(target)
-            if page is None or target.casefold() in names or (path, target) in said:
+            if page is None or (path, target) in said:
+                continue
+            if names is None:
+                names = _vault_names(ws.root)
+            if target.casefold() in names:
                 continue
             said.add((path, target))
             out.append(Diagnostic(path, line, "warning", "link-by-alias",
