@@ -18,7 +18,7 @@ MODES = ("hybrid", "lexical", "semantic")
 KNOWN_SETTINGS: dict[str, set[str] | None] = {
     "index": {"max_file_bytes", "embed_on_read_seconds"},
     "embedder": {"provider", "model"},
-    "recall": {"mode", "track_access"},
+    "recall": {"mode", "track_access", "min_score"},
     "reflect": {"min_hours", "min_new_facts", "time_limit", "llm_review", "fold_cosine", "fold_lexical",
                 "review_cosine"},
     "trust": None,
@@ -80,6 +80,8 @@ class Config:
     embed_model: str | None = None  # the Ollama model, e.g. nomic-embed-text
     recall_mode: str = "hybrid"
     track_access: bool = True  # recalls are logged under .memory/ so stability can follow use
+    recall_floor: float = 0.30  # [recall] min_score: ~90 % of off-topic queries refused, ~1 % of answerable
+    # ones lose their evidence (held out, docs/recall.md); see memtool.recall.relevance
     core_max_chars: int = 5000  # size limit of memory.md for the core-memory tools
     llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
     llm_timeout: float = 60.0
@@ -218,8 +220,11 @@ def _trust_settings(section: dict, name: str) -> dict:
 
 
 def _access_settings(recall: dict, name: str) -> dict:
-    """[recall] track_access."""
+    """[recall] track_access and min_score."""
     track = recall.get("track_access", True)
     if not isinstance(track, bool):
         raise WorkspaceError(f"{name}: recall.track_access must be true or false, not {track!r}")
-    return {"track_access": track}
+    floor = recall.get("min_score", Config.recall_floor)
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
+        raise WorkspaceError(f"{name}: recall.min_score must be a number from 0 to 1, not {floor!r}")
+    return {"track_access": track, "recall_floor": float(floor)}

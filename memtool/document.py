@@ -171,6 +171,7 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> set[i
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
     list_depth = 0
+    table = _Table()
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -199,12 +200,45 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> set[i
             start = tok.map[0] + (1 if t == "fence" else 0)
             end = tok.map[1] - (1 if t == "fence" and _closes_fence(lines, tok) else 0)
             _add_lines(out, lines, start, end, headings, base_kind)
+        elif t in ("thead_open", "thead_close", "table_close"):
+            table.step(t, out, lines, headings, base_kind)
         elif t == "tr_open" and tok.map:
-            _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+            table.row(tok.map, out, lines, headings, base_kind)
         elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
             _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
         i += 1
     return covered
+
+
+class _Table:
+    """Table rows as records: the header row is no fact of its own but the context of every body
+    row (so `| Heating | broken | Jonas |` is read under `Feature | Status | Owner`); a table with
+    no body rows keeps its header as a record."""
+
+    def __init__(self):
+        self.in_head, self.header, self.rows = False, None, 0
+
+    def step(self, t: str, out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
+        if t == "thead_open":
+            self.in_head, self.header, self.rows = True, None, 0
+        elif t == "thead_close":
+            self.in_head = False
+        elif t == "table_close" and self.header and not self.rows:
+            _add_lines(out, lines, *self.header, headings, base_kind)
+
+    def row(self, span: list[int], out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
+        if self.in_head:
+            self.header = (span[0], span[1])
+            return
+        self.rows += 1
+        cells = _header_cells(lines, self.header) if self.header else ""
+        _add_lines(out, lines, span[0], span[1], [*headings, (7, cells)] if cells else headings, base_kind)
+
+
+def _header_cells(lines: list[str], header: tuple[int, int]) -> str:
+    """`| Feature | Status |` → `Feature | Status` (empty cells left out)."""
+    cells = [c.strip() for c in "\n".join(lines[header[0]:header[1]]).strip().strip("|").split("|")]
+    return " | ".join(c for c in cells if c)
 
 
 # What a line holds besides text: blockquote and list markers, or a link reference definition.

@@ -85,13 +85,17 @@ def _add_search_tools(server, mem, call, ann) -> None:
         "'outcome=fixed', or just 'cost' for any value. tag: only facts with that #tag ('project' also "
         "matches 'project/alpha'). A result replaced by a newer fact says 'superseded_by'; "
         "the newer one lists 'previously'. "
+        "Scores are comparable across queries: the first result's score is the calibrated chance (0-1) that "
+        "memory holds something on the topic; under min_score (default 0.3) the answer is 'nothing relevant': "
+        "no results, with best_score and below_floor — treat that as 'I do not know', or pass min_score=0 "
+        "to see the closest facts anyway. "
         "If the embedding model is unavailable the answer is lexical and 'degraded' says why."))
     def recall(query: str, k: int = 10, since: str | None = None, kind: str | None = None,
                entity: str | None = None, as_of: str | None = None, field: str | None = None,
-               tag: str | None = None) -> dict[str, Any]:
+               tag: str | None = None, min_score: float | None = None) -> dict[str, Any]:
         return call(lambda: mem.recall(query, k=k, since=since, as_of=as_of, kinds=[kind] if kind else [],
                                        entities=[entity] if entity else [], fields=[field] if field else [],
-                                       tags=[tag] if tag else []).to_dict())
+                                       tags=[tag] if tag else [], min_score=min_score).to_dict())
 
     @server.tool(annotations=ann["read_only"], description=(
         "Recall grouped by day: for each day with hits, the hits bucketed by kind and the surrounding "

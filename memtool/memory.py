@@ -104,18 +104,20 @@ class Memory:
                as_of: str | None = None, kinds: list[str] | tuple = (), entities: list[str] | tuple = (),
                budget: int | None = None, mode: str | None = None, today: date | None = None,
                fields: list[str] | tuple = (), tags: list[str] | tuple = (), progress: Progress | None = None,
-               embed_progress: Progress | None = None) -> RecallResult:
+               embed_progress: Progress | None = None, min_score: float | None = None) -> RecallResult:
         """Ranked, cited facts for `query`: lexical (BM25) and semantic (vectors) fused, then filtered.
 
         `as_of` answers as of a date: only facts written by then, and none that a fact written by
-        then had superseded (see `mem reflect`)."""
+        then had superseded (see `mem reflect`). Below `min_score` (default: the configured floor) the
+        answer is "nothing relevant": no results, and the best score and how many fell below."""
         mode = resolve_mode(mode, self.embedding.name, self.config.recall_mode)
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
-                        fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of)
+                        fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of,
+                        min_score=min_score)
         self.refresh(progress, embed=q.wants_vectors, embed_progress=embed_progress)
         warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.freshness.unlisted)
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
-                          warnings=warnings, track_access=self.track_access)
+                          warnings=warnings, track_access=self.track_access, floor=self.config.recall_floor)
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""

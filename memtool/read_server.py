@@ -248,4 +248,5 @@ class ReadServer:
         return {"ok": True, "result": data, "terms": result.terms}
 
 
-RECALL_ARGS = {"query", "k", "since", "until", "as_of", "kinds", "entities", "budget", "mode", "fields", "tags"}
+RECALL_ARGS = {"query", "k", "since", "until", "as_of", "kinds", "entities", "budget", "mode", "fields", "tags",
+               "min_score"}

@@ -123,7 +123,7 @@ def test_summarize_provider_failures_are_clear(example_ws, chat, mode, needle):
 
 def test_summarize_without_ollama_is_a_friendly_error_and_recall_still_works(example_ws):
     env = mem_env(OLLAMA_HOST="http://127.0.0.1:9")
-    proc = run_mem("summarize", "yesterday", cwd=example_ws, env=env)
+    proc = run_mem("summarize", "2026-11-27", cwd=example_ws, env=env)  # a day with a log, whatever today is
     assert proc.returncode == 6 and "Ollama" in proc.stderr and "hint:" in proc.stderr
     assert run_mem("recall", "Marrakech", cwd=example_ws, env=env).returncode == 0
 

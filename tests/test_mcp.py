@@ -38,7 +38,7 @@ def test_tools_are_listed_small_and_annotated(example_ws):
     tools = {t.name: t for t in session(example_ws, script)}
     assert set(tools) == TOOLS
     for t in tools.values():
-        assert len(t.input_schema.get("properties", {})) <= 8, t.name  # few parameters (recall: query, k and filters)
+        assert len(t.input_schema.get("properties", {})) <= 9, t.name  # few parameters (recall: query, k, filters, min_score)
         assert t.description and t.annotations is not None
     for name in ("recall", "episodes", "get", "about", "opinions", "status"):
         assert tools[name].annotations.read_only_hint, name

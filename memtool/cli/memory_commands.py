@@ -48,10 +48,11 @@ def recall(
     tag: List[str] = typer.Option([], "--tag", "-t", help="Only facts with this #tag or front-matter tag (repeatable, all must match; project also matches project/alpha)."),
     budget: Optional[int] = typer.Option(None, "--budget", help="Pack the best results into about this many tokens."),
     mode: Optional[str] = typer.Option(None, "--mode", help="hybrid (words and meaning), lexical or semantic.", show_default="hybrid, or config"),
+    min_score: Optional[float] = typer.Option(None, "--min-score", help="Answer only when the best result's relevance (0-1) reaches this; 0 shows anything.", show_default="0.3, or config"),
     embedder: Optional[str] = EmbedderOpt,
     json_: bool = JsonOpt,
 ) -> None:
-    """Ranked facts for a query, each citing file#Lline.
+    """Ranked facts for a query, each citing file#Lline; "nothing relevant" below the score floor.
 
     Example: mem recall "Peter Lisbon" --since 30d --entity Peter
     """
@@ -61,13 +62,15 @@ def recall(
         args["fields"] = field_
     if tag:
         args["tags"] = tag
+    if min_score is not None:
+        args["min_score"] = min_score
     data, terms = _served_recall(embedder, args) or _recall(embedder, args)
     for w in data["warnings"]:
         render.warn(w)
     if json_:
         render.emit_json(data)
     else:
-        render.recall_results(data["results"], terms)
+        render.recall_results(data, terms)
 
 
 def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] | None:

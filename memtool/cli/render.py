@@ -104,13 +104,20 @@ def _indent_continuations(text, indent: str):
     return Text("\n").join([lines[0], *(Text(indent) + part for part in lines[1:])])
 
 
-def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
-    """Numbered results, the query's terms highlighted, each with its source and what replaced it."""
+def recall_results(data: dict, highlight_terms: list[str]) -> None:
+    """Numbered results, the query's terms highlighted, each with its source and what replaced it;
+    "nothing relevant" with the best score when the floor held every result back."""
     from rich.text import Text
 
     from memtool.analyzer import highlight_spans  # ~2.5 ms of Unicode regexes: not for `mem --help`
 
     out = _console(False)
+    results = data["results"]
+    if not results and data.get("below_floor"):
+        _console(True).print(f"[dim]nothing relevant: the best of {data['below_floor']} results scores "
+                             f"{data['best_score']:.2f}, under the floor {data['floor']:.2f} "
+                             "(--min-score 0 shows them)[/dim]")
+        return
     if not results:
         _console(True).print("[dim]nothing found[/dim]")
         return
@@ -265,7 +272,7 @@ def about(data: dict) -> None:
         o.print(f"[dim]{escape(data['page']['path'])}[/dim]")
         o.print(escape(data["page"]["text"].strip()))
         o.print()
-    recall_results(data["facts"], [])
+    recall_results({"results": data["facts"]}, [])
 
 
 def opinions(data: dict) -> None:

@@ -4,6 +4,7 @@
 - `candidates`: what the lexical (BM25) and the semantic (vectors) side find, fused
 - `ranking`: fusion and the priors (dialogue turns, entities named, opinions asked for)
 - `history`: what `mem reflect` decided (folds, supersessions, as of a day) and the stability prior
+- `relevance`: what a score means (calibrated per embedder) and the floor for "nothing relevant"
 - `pack`: the best hits that fit a token budget
 - `results`: the typed `Hit`, rendered into the documented JSON shape at the end
 - `pipeline`: the stages in order, with the index, local state and embedder passed in

@@ -3,6 +3,8 @@ and semantic (nearest vectors), filters applied, fused into one score per fact."
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from memtool.analyzer import fts_match
 from memtool.embedding import Embedding
 from memtool.recall.ranking import fuse
@@ -23,10 +25,19 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     return store.ids_for_hashes(hits, filters)[:n]
 
 
+class Found(NamedTuple):
+    """What candidate retrieval found for one query."""
+
+    scores: dict[int, float]  # fused ranking score per fact id
+    mode: str  # the mode that actually ran
+    degraded: str | None  # why the asked-for mode could not run in full
+    best_cosine: float | None  # raw cosine of the nearest fact passing the filters (before scaling)
+    fingerprint: str | None  # of the vectors that cosine comes from
+
+
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
-               n: int, warnings: list[str]) -> tuple[dict[int, float], str, str | None]:
-    """Fused candidate scores, the mode that actually ran, and why it is degraded (if it is);
-    what the user should know goes to `warnings`."""
+               n: int, warnings: list[str]) -> Found:
+    """Fused candidate scores and what ran; what the user should know goes to `warnings`."""
     found, degraded = [], None
     if mode != "lexical":
         degraded = embedding.unusable(store)
@@ -39,4 +50,6 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
             warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
     words = lexical(store, terms, filters, n) if mode != "semantic" or degraded else []
     used = "lexical" if degraded or mode == "lexical" else mode
-    return fuse(words, found if used != "lexical" else []), used, degraded
+    best = found[0][1] if found and used != "lexical" else None
+    fingerprint = embedding.embedder.fingerprint() if best is not None else None
+    return Found(fuse(words, found if used != "lexical" else []), used, degraded, best, fingerprint)

@@ -12,36 +12,61 @@ from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.history import consolidated, fold_duplicates
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
-from memtool.recall.ranking import ranked
+from memtool.recall.ranking import content_first, ranked
+from memtool.recall.relevance import Verdict, calibration_for, scaled
 from memtool.recall.results import Hit, RecallResult
 from memtool.store import Filters, Store
 from memtool.store.local import LocalStateFile
 
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
-        warnings: list[str], track_access: bool) -> RecallResult:
-    """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say."""
+        warnings: list[str], track_access: bool, floor: float) -> RecallResult:
+    """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say. `floor` is
+    the relevance the best result must reach (`q.min_score` overrides it); reflect's access log
+    counts only results at or above `floor`."""
     notice = _say_once(notices)
     filters = _filters(q, store)
-    degraded = None
+    degraded, verdict = None, Verdict(best=None, floor=None)
     if not q.terms:
         hits, used = [Hit.from_row(r) for r in store.latest(filters, q.k)], "filter"
     else:
-        scores, used, degraded = candidates(store, embedding, q.text, q.terms, filters, q.mode,
-                                            max(CANDIDATES, q.k), warnings)
-        hits = ranked(store, scores, filters, q.text, q.k * 3)
+        found = candidates(store, embedding, q.text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings)
+        used, degraded = found.mode, found.degraded
+        hits = ranked(store, found.scores, filters, q.text, q.k * 3)
+        verdict = _verdict(found, q, floor, warnings)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]
+    if q.terms:
+        hits = content_first(hits)
+        for h, s in zip(hits, scaled([h.score or 0.0 for h in hits], verdict.best)):
+            h.score = s
+        if not verdict.relevant:
+            verdict.below, hits = len(hits), []
     if q.budget:
         hits = pack(hits, q.budget)
     if track_access:
-        _record_access(local, [h.key for h in hits], notice)
+        counted = [h for h in hits if verdict.best is None or (h.score or 0.0) >= floor]
+        _record_access(local, [h.key for h in counted], notice)
     stale = set(store.paths_with_status("stale"))
     for h in hits:
         h.stale = h.path in stale
     warnings.extend(n for n in notices if n not in warnings)
-    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded)
+    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded,
+                        verdict=verdict if q.terms else None)
+
+
+def _verdict(found, q: Query, floor: float, warnings: list[str]) -> Verdict:
+    """The query's calibrated relevance and the floor it must reach (none without a calibration)."""
+    if found.best_cosine is None:
+        return Verdict(best=None, floor=None)
+    cal = calibration_for(found.fingerprint)
+    if cal is None:
+        if q.min_score:
+            warnings.append(f"--min-score needs calibrated scores, and {found.fingerprint} has none: "
+                            "nothing was held back (docs/recall.md, Relevance)")
+        return Verdict(best=None, floor=None)
+    return Verdict(best=cal.relevance(found.best_cosine), floor=floor if q.min_score is None else q.min_score)
 
 
 def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:

@@ -34,6 +34,7 @@ class Query:
     notices: list[str] = field(default_factory=list)
     mode: str = "hybrid"  # hybrid, lexical or semantic: what was asked for
     as_of: date | None = None  # answer as of this day (supersessions then, not now)
+    min_score: float | None = None  # the relevance the best result must reach (None: the configured floor)
 
     @property
     def wants_vectors(self) -> bool:
@@ -73,7 +74,7 @@ def parse_field_filter(spec: str) -> tuple[str, str | None]:
 def build_query(text: str, *, k: int = 10, since: str | None = None, until: str | None = None,
                 kinds: list[str] | tuple = (), entities: list[str] | tuple = (), budget: int | None = None,
                 fields: list[str] | tuple = (), tags: list[str] | tuple = (), today: date,
-                mode: str = "hybrid", as_of: str | None = None) -> Query:
+                mode: str = "hybrid", as_of: str | None = None, min_score: float | None = None) -> Query:
     """Validate recall options; raise UsageError with a hint for anything malformed.
 
     `as_of` answers as of a date: only facts written by then (it bounds `until`)."""
@@ -84,6 +85,9 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
             until = as_of_day.isoformat()
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
+    if min_score is not None and not 0.0 <= min_score <= 1.0:
+        raise UsageError(f"--min-score must be between 0 and 1, not {min_score}",
+                         "0.3 is the default floor; 0 shows anything (docs/recall.md, Relevance)")
     if budget is not None and budget < 1:
         raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
     bad = [x for x in kinds if x not in KINDS]
@@ -92,6 +96,7 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     if any(not e.strip().lstrip("@").strip() for e in entities):
         raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
     q = Query(text=text, terms=[], k=k, kinds=list(dict.fromkeys(kinds)), budget=budget, mode=mode, as_of=as_of_day,
+              min_score=min_score,
               entities=[e.lstrip("@").strip() for e in entities],
               fields=[parse_field_filter(f) for f in fields], tags=[_tag_filter(t) for t in tags])
     q.since = parse_since(since, today) if since else None

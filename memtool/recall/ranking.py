@@ -14,6 +14,10 @@ SPEAKER_BOOST = 0.1  # a dialogue turn whose speaker the query names
 NEIGHBOUR_SHARE = 0.25  # a dialogue turn inherits this share of the score of the turn before or after it
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
+# What carries no content of its own: links and embeds (their target is another page's matter),
+# URLs, Markdown and table punctuation, list markers.
+_LINKS = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
+_NOT_WORDS = re.compile(r"[\W_\d]+")
 _PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
                          r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I)
 
@@ -41,6 +45,27 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
     return scores
 
 
+def is_scaffolding(content: str) -> bool:
+    """Whether a record holds nothing but navigation or structure: a link-only list item
+    (`- [[SEO]]`), an image embed, a rule, a row of punctuation. Pure."""
+    rest = _NOT_WORDS.sub(" ", _LINKS.sub(" ", content))
+    return not any(len(w) > 1 for w in rest.split())
+
+
+def content_first(hits: list[Hit]) -> list[Hit]:
+    """The final order: records with content before those without (`is_scaffolding`), each group
+    in its order; a record without content scores no higher than the last record with content."""
+    bare = [h for h in hits if is_scaffolding(h.content)]
+    if not bare:
+        return hits
+    content = [h for h in hits if not is_scaffolding(h.content)]
+    floor = min((h.score for h in content if h.score is not None), default=None)
+    for h in bare:
+        if floor is not None and h.score is not None:
+            h.score = min(h.score, floor)
+    return content + bare
+
+
 def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int, list[int]],
            query: str, naming: set[int] = frozenset()) -> list[tuple[int, float]]:
     """Priors, then the final order: (fact id, score), best first. Pure.
@@ -49,7 +74,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     opinion when the query asks what someone prefers, likes or thinks. In a transcript
     (list items like `- **Caroline**: …`) the answer to a question is often the next turn, and the
     question names who said it: a turn gets a share of its neighbours' scores and a boost when its
-    speaker is named in the query.
+    speaker is named in the query. Records without content of their own (`is_scaffolding`) come
+    after every record with content, whatever their score.
     """
     folded_query = query.casefold()
     speakers = {fid: speaker_of(row["content"]) for fid, row in rows.items()}
@@ -69,7 +95,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
         for nb in neighbours.get(fid, ()):
             if speakers.get(nb):
                 out[nb] = max(out.get(nb, 0.0), boosted.get(nb, 0.0) + NEIGHBOUR_SHARE * score)
-    return sorted(out.items(), key=lambda x: (-x[1], x[0]))
+    bare = {fid for fid in out if fid in rows and is_scaffolding(rows[fid]["content"])}
+    return sorted(out.items(), key=lambda x: (x[0] in bare, -x[1], x[0]))
 
 
 def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int) -> list[Hit]:

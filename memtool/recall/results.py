@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from memtool.recall.relevance import Verdict
+
 
 def source(path: str, start: int, end: int) -> str:
     """`path#L12` or `path#L12-L14`."""
@@ -98,6 +100,7 @@ class RecallResult:
     terms: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degraded: str | None = None  # why the requested mode could not run in full
+    verdict: "Verdict | None" = None  # how relevant the answer is (None when listing by filters)
     results: list[dict] = field(init=False)  # the hits in the documented JSON shape
 
     def __post_init__(self):
@@ -108,4 +111,6 @@ class RecallResult:
                "warnings": self.warnings}
         if self.degraded:
             out["degraded"] = self.degraded
+        if self.verdict is not None:
+            out.update(self.verdict.to_dict())
         return out

