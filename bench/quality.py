@@ -64,17 +64,23 @@ def cites(result: dict) -> list[tuple[str, int, int]]:
 
 
 def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> list[dict]:
-    """One row per question: its scores (scorer.score_question), latency, and with `signals` (a
-    bench.signals.Signals over `mem`) the candidate confidence signals."""
+    """One row per question: its scores as a user sees them (`score`: "nothing relevant" under the
+    configured floor cites nothing) and before the floor (`score_open`), the public `best_score`,
+    latency, and with `signals` (a bench.signals.Signals over `mem`) the candidate confidence signals."""
     rows = []
+    floor = mem.config.recall_floor
     for rec in questions:
         t = time.perf_counter()
-        result = mem.recall(rec["question"], k=50, mode=mode)
+        result = mem.recall(rec["question"], k=50, mode=mode, min_score=0)  # the floor is applied below
         latency = time.perf_counter() - t
         ranked = [cites(r) for r in result.results]
+        best = result.verdict.best if result.verdict else None
+        refused = best is not None and best < floor
+        score_open = scorer.score_question(rec, ranked, list(ks), False)
         rows.append({"qid": rec.get("qid"), "conv": rec.get("conv", "example"), "category": rec.get("category", 0),
-                     "type": rec.get("type"),
-                     "lang": rec.get("lang"), "score": scorer.score_question(rec, ranked, list(ks), False),
+                     "type": rec.get("type"), "lang": rec.get("lang"),
+                     "score": scorer.score_question(rec, [], list(ks), False) if refused else score_open,
+                     "score_open": score_open, "best_score": best, "refused": refused,
                      "latency_s": latency, "degraded": result.degraded, "evidence": rec.get("evidence_locations")})
         if signals is not None:
             rows[-1].update(signals.of(rec["question"], result), ranked=ranked)

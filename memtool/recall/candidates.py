@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memtool.analyzer import fts_match
+from memtool.analyzer import detect_language, fts_match
 from memtool.embedding import Embedding
 from memtool.recall.ranking import fuse
 from memtool.store import Filters, Store
@@ -52,4 +52,12 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     used = "lexical" if degraded or mode == "lexical" else mode
     best = found[0][1] if found and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
-    return Found(fuse(words, found if used != "lexical" else []), used, degraded, best, fingerprint)
+    foreign = _foreign(store, query, found) if words and best is not None else set()
+    return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded, best, fingerprint)
+
+
+def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:
+    """The semantic candidates written in another language than the query (German or English)."""
+    lang = detect_language(query)
+    heads = store.fact_heads([fid for fid, _ in found])
+    return {fid for fid, row in heads.items() if detect_language(row["content"]) != lang}

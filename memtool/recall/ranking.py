@@ -23,13 +23,15 @@ _PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|
 
 
 def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
-         lexical_weight: float = LEXICAL_WEIGHT) -> dict[int, float]:
+         lexical_weight: float = LEXICAL_WEIGHT, foreign: set[int] = frozenset()) -> dict[int, float]:
     """Combine candidate lists into one score per fact id. Pure.
 
     BM25 scores are divided by the best one; cosines are min-max scaled over the semantic
     candidates (e5 cosines crowd into a narrow band, so their raw values carry little). A fact
     found by only one side keeps that side's share. Measured on real conversations and the
-    bilingual example set, this beat reciprocal-rank fusion (see docs/recall.md).
+    bilingual example set, this beat reciprocal-rank fusion (see docs/recall.md). A fact in
+    another language than the query (`foreign`) cannot be found by the query's words, so its
+    semantic side counts in full (measured on the bilingual set, docs/recall.md).
     """
     scores: dict[int, float] = {}
     if lexical:
@@ -41,7 +43,7 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
         span = (hi - lo) or 1.0
         weight = 1.0 - lexical_weight if lexical else 1.0
         for fid, c in semantic:
-            scores[fid] = scores.get(fid, 0.0) + weight * max(0.0, (c - lo) / span)
+            scores[fid] = scores.get(fid, 0.0) + (1.0 if fid in foreign else weight) * max(0.0, (c - lo) / span)
     return scores
 
 
