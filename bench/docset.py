@@ -12,6 +12,7 @@ language of the pages holding the evidence. "Scaffolding on top" is the share of
 first result cites only content-less lines: link-only lines, image embeds, table header or
 separator rows, bare headings (the rules of `scaffolding_kind`, read on the line as written).
 Off-topic questions for this workspace (bench/data/docset_offtopic.jsonl) give the top score's AUC.
+All pages and questions are original text written for this benchmark (no real product's help).
 """
 
 from __future__ import annotations
