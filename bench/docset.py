@@ -123,11 +123,20 @@ def run(mem, questions: list[dict], mode: str, scorer) -> list[dict]:
         rows.append({"qid": q["qid"], "type": q.get("type"), "lang": q["lang"],
                      "direction": direction(q) if q.get("evidence_locations") else None,
                      "score": score, "latency_s": latency,
-                     "top_score": float(top["score"]) if top else 0.0,
+                     "top_score": _best(result, top),
+                     "answered_nothing": not result.results,
                      "top_kind": result_kind(mem.ws.root, ranked[0], pages) if ranked else None,
                      "top_source": top["source"] if top else None,
                      "top3_kinds": [result_kind(mem.ws.root, c, pages) for c in ranked[:3]]})
     return rows
+
+
+def _best(result, top) -> float:
+    """The query's confidence: the calibrated best score when recall gives one, else the top score."""
+    verdict = getattr(result, "verdict", None)
+    if verdict is not None and verdict.best is not None:
+        return float(verdict.best)
+    return float(top["score"]) if top else 0.0
 
 
 def _share(rows, pred):
@@ -166,12 +175,13 @@ def report_docset(args, wss, scorer, out: dict) -> None:
         tops = [r["top_kind"] for r in rows + off]
         kinds_rows.append([mode, *(sum(k == kind for k in tops) for kind in ("link-only", "image", "table-header", "heading")),
                            H.auc([r["top_score"] for r in rows], [r["top_score"] for r in off]),
-                           _share(off, lambda r: r["top_score"] == 0.0)])
+                           _share(off, lambda r: r["answered_nothing"]), _share(rows, lambda r: r["answered_nothing"])])
         result[mode] = {"rows": rows, "offtopic": off}
     text = H.markdown_table(header, table_rows)
     print("\ndocset (Quillbox help pages): per type and direction (question → evidence language); scaffolding = "
           f"first result (or one of the first 3) cites only link-only lines, image embeds, table header rows or headings\n{text}")
     text2 = H.markdown_table(["mode", "top is link-only", "image", "table header", "heading",
-                              "top-score AUC answerable vs off-topic", "off-topic answered nothing"], kinds_rows)
+                              "best-score AUC answerable vs off-topic", "off-topic answered nothing",
+                              "answerable answered nothing"], kinds_rows)
     print(f"\ndocset: what the content-less first results are (answerable and off-topic queries), and the top score as a signal\n{text2}")
     out["docset"] = {"tables": [text, text2], **result}
