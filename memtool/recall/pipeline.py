@@ -27,9 +27,9 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     if not q.terms:
         hits, used = [Hit.from_row(r) for r in store.latest(filters, q.k)], "filter"
     else:
-        scores, used, degraded = candidates(store, embedding, q.text, q.terms, filters, q.mode,
+        scores, used, degraded = candidates(store, embedding, q.search_text, q.terms, filters, q.mode,
                                             max(CANDIDATES, q.k), warnings)
-        hits = ranked(store, scores, filters, q.text, q.k * 3)
+        hits = ranked(store, scores, filters, q.search_text, q.k * 3, q.timeframe.priors if q.timeframe else ())
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]
@@ -41,7 +41,8 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     for h in hits:
         h.stale = h.path in stale
     warnings.extend(n for n in notices if n not in warnings)
-    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded)
+    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded,
+                        dates=[s.to_dict() for s in q.timeframe.spans] if q.timeframe else [])
 
 
 def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:

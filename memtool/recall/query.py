@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from memtool.analyzer import query_terms
 from memtool.config import MODES
 from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
+from memtool.recall.timeframe import Timeframe, read as read_dates
 from memtool.records import KINDS
 from memtool.retain import normalise_tag
 
@@ -34,6 +35,12 @@ class Query:
     notices: list[str] = field(default_factory=list)
     mode: str = "hybrid"  # hybrid, lexical or semantic: what was asked for
     as_of: date | None = None  # answer as of this day (supersessions then, not now)
+    timeframe: Timeframe | None = None  # the dates the text names (see memtool.recall.timeframe)
+
+    @property
+    def search_text(self) -> str:
+        """What the words and meaning are matched against: the text without its date words."""
+        return self.timeframe.text if self.timeframe and self.timeframe.spans else self.text
 
     @property
     def wants_vectors(self) -> bool:
@@ -76,8 +83,10 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
                 mode: str = "hybrid", as_of: str | None = None) -> Query:
     """Validate recall options; raise UsageError with a hint for anything malformed.
 
-    `as_of` answers as of a date: only facts written by then (it bounds `until`)."""
+    `as_of` answers as of a date: only facts written by then (it bounds `until`); dates in the
+    text ("last week") are read relative to it, else to `today`."""
     as_of_day = None
+    flags = bool(since or until)
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
         if until is None or parse_until(until, today) > as_of_day:
@@ -98,7 +107,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
         raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
-    terms = query_terms(text)
+    q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
+    terms = query_terms(q.search_text) if not (q.timeframe and q.timeframe.only_dates) else []
     if len(terms) > MAX_QUERY_TERMS:
         q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
         terms = terms[:MAX_QUERY_TERMS]
@@ -109,3 +119,24 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         raise UsageError(f"the query {what}",
                          "give words to search for, or a filter such as --entity, --kind, --field or --since to list facts")
     return q
+
+
+def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None:
+    """The dates `text` names; the bounds it states ("since Monday") become filters unless
+    --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
+    tf = read_dates(text, today)
+    if not tf.spans:
+        return None
+    if tf.only_dates:
+        tf = replace(tf, spans=tuple(replace(s, use="filter") for s in tf.spans),
+                     since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
+    if flags:  # the options win: the text's dates only rank
+        return replace(tf, spans=tuple(replace(s, use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
+                       since=None, until=None)
+    if tf.since:
+        q.since = tf.since
+    if tf.until:
+        q.until = min(tf.until, q.until) if q.until else tf.until
+    if q.since and q.until and q.since > q.until:
+        q.until = q.since  # "since Monday" asked --as-of last Friday: that day alone, not an error
+    return tf

@@ -98,6 +98,7 @@ class RecallResult:
     terms: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degraded: str | None = None  # why the requested mode could not run in full
+    dates: list[dict] = field(default_factory=list)  # the dates the query named and how they were used
     results: list[dict] = field(init=False)  # the hits in the documented JSON shape
 
     def __post_init__(self):
@@ -108,4 +109,6 @@ class RecallResult:
                "warnings": self.warnings}
         if self.degraded:
             out["degraded"] = self.degraded
+        if self.dates:
+            out["dates"] = self.dates
         return out
