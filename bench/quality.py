@@ -63,13 +63,28 @@ def cites(result: dict) -> list[tuple[str, int, int]]:
     return out
 
 
+def last_day(root: Path):
+    """The newest daily log's day: "today" for a workspace's questions ("last week", "im Oktober"),
+    so that a benchmark reads them as its writer did (LoCoMo: the last session) and runs the same
+    on any calendar day."""
+    from datetime import date
+
+    days = sorted(p.stem for p in (Path(root) / "memory").glob("*.md") if len(p.stem) == 10)
+    try:
+        return date.fromisoformat(days[-1]) if days else None
+    except ValueError:
+        return None
+
+
 def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> list[dict]:
     """One row per question: its scores (scorer.score_question), latency, and with `signals` (a
-    bench.signals.Signals over `mem`) the candidate confidence signals."""
+    bench.signals.Signals over `mem`) the candidate confidence signals. Questions are asked on the
+    workspace's last logged day (`last_day`)."""
     rows = []
+    today = last_day(mem.ws.root)
     for rec in questions:
         t = time.perf_counter()
-        result = mem.recall(rec["question"], k=50, mode=mode)
+        result = mem.recall(rec["question"], k=50, mode=mode, today=today)
         latency = time.perf_counter() - t
         ranked = [cites(r) for r in result.results]
         rows.append({"qid": rec.get("qid"), "conv": rec.get("conv", "example"), "category": rec.get("category", 0),

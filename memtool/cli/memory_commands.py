@@ -67,6 +67,7 @@ def recall(
     if json_:
         render.emit_json(data)
     else:
+        render.dates_read(data.get("dates", []))
         render.recall_results(data["results"], terms)
 
 

@@ -104,6 +104,16 @@ def _indent_continuations(text, indent: str):
     return Text("\n").join([lines[0], *(Text(indent) + part for part in lines[1:])])
 
 
+def dates_read(dates: list[dict]) -> None:
+    """On stderr, how recall read the dates its query named: a prior ranks, a filter restricts."""
+    from rich.text import Text
+
+    for d in dates:
+        span = d["from"] if d["from"] == d["to"] else f"{d['from']}..{d['to']}"
+        how = "only these days" if d["use"] == "filter" else "facts from then first"
+        _console(True).print(Text(visible(f"{d['phrase']}: {span} ({how})"), style="dim"))
+
+
 def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
     """Numbered results, the query's terms highlighted, each with its source and what replaced it."""
     from rich.text import Text
@@ -132,6 +142,8 @@ def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
         meta.append(visible(r["source"]), style="underline")
         if r.get("timestamp"):
             meta.append(f"  {r['timestamp']}", style="dim")
+        if r.get("day"):
+            meta.append(f" (written {r['day']})", style="dim")
         if r.get("entities"):
             meta.append(visible("  " + " ".join("@" + e for e in r["entities"])), style="dim cyan")
         if r.get("score") is not None:

@@ -73,6 +73,8 @@ class Hit:
         out = {"kind": self.kind, "timestamp": timestamp(self), "entities": self.entities, "content": self.content,
                "source": self.source, "score": round(self.score, 4) if self.score is not None else None,
                "context": self.context or ""}
+        if self.date and self.path.startswith("memory/") and self.date != out["timestamp"]:
+            out["day"] = self.date  # the daily log's day, when the text names other dates
         if self.kind == "opinion":
             out["confidence"] = self.confidence
         if self.superseded:
