@@ -84,7 +84,9 @@ def _add_search_tools(server, mem, call, ann) -> None:
         "then': facts superseded by then are left out). field: only facts with that [key:: value] field, "
         "'outcome=fixed', or just 'cost' for any value. tag: only facts with that #tag ('project' also "
         "matches 'project/alpha'). A result replaced by a newer fact says 'superseded_by'; "
-        "the newer one lists 'previously'. "
+        "the newer one lists 'previously'. An opinion carries its current 'confidence' (moved by later "
+        "evidence, as in 'opinions'), 'trend' and 'evidence'. Dates in the query ('last week', 'im Oktober') "
+        "rank facts from then first; 'since Monday' filters. "
         "If the embedding model is unavailable the answer is lexical and 'degraded' says why."))
     def recall(query: str, k: int = 10, since: str | None = None, kind: str | None = None,
                entity: str | None = None, as_of: str | None = None, field: str | None = None,

@@ -128,8 +128,10 @@ def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
         line = Text()  # a base style would cover the content too: style each part alone
         line.append(f"{n:>2}. ", style="dim")
         line.append(r["kind"], style=KIND_STYLE.get(r["kind"], "white"))
-        if r.get("confidence") is not None:
-            line.append(f" c={r['confidence']:.2f}", style="magenta")
+        if r.get("trend") and r["trend"] != "→" and r.get("written_confidence") is not None:
+            line.append(f" c={r['written_confidence']:.2f}→{r['confidence']:.2f} {r['trend']}", style="magenta")
+        elif r.get("confidence") is not None:
+            line.append(f" c={r['confidence']:.2f}" + (f" {r['trend']}" if r.get("trend") else ""), style="magenta")
         line.append("  ")
         content = visible(r["content"])
         body = Text(content)
@@ -151,6 +153,12 @@ def recall_results(results: list[dict], highlight_terms: list[str]) -> None:
         out.print(meta)
         if r.get("sources"):
             out.print(Text(visible("    also: " + ", ".join(r["sources"][1:])), style="dim"))
+        for sign, key in (("+", "supporting"), ("−", "contradicting")):
+            cited = (r.get("evidence") or {}).get(key)
+            if cited:
+                out.print(Text(visible(f"    {sign} {key}: " + ", ".join(cited)), style="dim"))
+        if r.get("restated"):
+            out.print(Text(visible(f"    restated at {r['restated']}"), style="dim"))
         if r.get("superseded_by"):
             sup = r["superseded_by"]
             out.print(Text(visible(f"    superseded since {sup['since']} by {sup['source']}"), style="yellow"))

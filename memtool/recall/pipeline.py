@@ -10,6 +10,7 @@ from typing import Callable
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.history import consolidated, fold_duplicates
+from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import ranked
@@ -35,6 +36,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     hits = fold_duplicates(hits)[: q.k]
     if q.budget:
         hits = pack(hits, q.budget)
+    with_opinions(hits, store, notice)
     if track_access:
         _record_access(local, [h.key for h in hits], notice)
     stale = set(store.paths_with_status("stale"))

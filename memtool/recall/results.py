@@ -49,6 +49,7 @@ class Hit:
     entities: list[str] = field(default_factory=list)  # canonical names, as results show them
     sources: list[str] | None = None  # every source, once duplicates were folded into it
     stale: bool = False  # its file cannot be read now: this is from the last read
+    opinion: dict | None = None  # an opinion's thread as `mem opinions` weighs it (see recall.opinions)
 
     @classmethod
     def from_row(cls, row: dict, score: float | None = None) -> "Hit":
@@ -77,6 +78,13 @@ class Hit:
             out["day"] = self.date  # the daily log's day, when the text names other dates
         if self.kind == "opinion":
             out["confidence"] = self.confidence
+            if self.opinion and self.opinion["latest"] != self.source:
+                out["restated"] = self.opinion["latest"]  # a newer bullet of the same opinion carries it on
+            elif self.opinion:  # moved by later evidence: the numbers of `mem opinions`
+                out.update(confidence=self.opinion["confidence"], written_confidence=self.confidence,
+                           trend=self.opinion["trend"],
+                           evidence={"supporting": self.opinion["supporting"],
+                                     "contradicting": self.opinion["contradicting"]})
         if self.superseded:
             out["superseded_by"] = {"source": self.superseded["source"], "since": self.superseded["until"]}
         if self.previously:
