@@ -29,7 +29,12 @@ TODAY = date(2026, 12, 1)  # a Tuesday
     ("Lisbon between May 1 and May 10", "between May 1 and May 10", "2027-05-01", "2027-05-10", "filter", "Lisbon"),
     ("Urlaub vom 1. Mai bis 3. Mai 2026", "vom 1. Mai bis 3. Mai 2026", "2026-05-01", "2026-05-03", "filter", "Urlaub"),
     ("Steuer seit dem 3. März", "seit dem 3. März", "2026-03-03", "2026-12-01", "filter", "Steuer"),
-    ("leave the flat before March", "before March", "2026-12-01", "2027-02-28", "filter", "leave the flat"),
+    ("leave the flat before March", "before March", "2026-12-01", "2027-03-01", "filter", "leave the flat"),
+    ("kids the week before August 3, 2023", "the week before August 3, 2023", "2023-07-27", "2023-08-02", "prior", "kids"),
+    ("Welpe zwei Wochen vor dem 11. August 2023", "zwei Wochen vor dem 11. August 2023", "2023-07-28", "2023-08-10",
+     "prior", "Welpe"),
+    ("store on 1 February, 2023", "on 1 February, 2023", "2023-02-01", "2023-02-01", "prior", "store"),
+    ("job in January, 2023", "in January, 2023", "2023-01-01", "2023-01-31", "prior", "job"),
     ("Heizung letzte Woche", "letzte Woche", "2026-11-23", "2026-11-29", "prior", "Heizung"),
     ("Marrakech last weekend", "last weekend", "2026-11-28", "2026-11-29", "prior", "Marrakech"),
 ])

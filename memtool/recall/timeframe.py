@@ -224,12 +224,17 @@ def _month_day(m, today):
 
 @_safe
 def _day_month(m, today):
+    if m.group(3):
+        day = date(int(m.group(3)), _MONTHS[m.group(2).rstrip(".").lower()], int(m.group(1)))
+        return day, day, 1
     return _day_of_month(m.group(2), m.group(1), today)
 
 
 @_safe
 def _month_only(m, today):
     which, mo = (m.group(1) or "").lower(), _MONTHS[m.group(2).rstrip(".").lower()]
+    if m.group(3):
+        return (*_month_span(int(m.group(3)), mo), 7)
     spans = [_month_span(y, mo) for y in (today.year - 1, today.year, today.year + 1)]
     if re.fullmatch(_PAST, which):
         a, b = max(s for s in spans if s[0] < _month_span(today.year, today.month)[0])
@@ -246,6 +251,7 @@ def _year(m, today):
     return date(y, 1, 1), date(y, 12, 31), 30
 
 
+_YEAR = r"(?:,?\s*\b((?:19|20)\d\d)\b)?"  # "1 February, 2023", "January, 2023"
 # (pattern, span maker, needs a word before it: "in", "im", "since", …)
 _RULES = [
     (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago, False),
@@ -257,8 +263,8 @@ _RULES = [
      r"(weekend|wochenende|week|woche|month|monat|year|jahr)\b", _period, False),
     (rf"\b(?:({_PAST[1:-1]}|{_THIS[1:-1]}|{_NEXT[1:-1]})\s+)?{_WEEKDAY}\b", _weekday, True),
     (rf"\b{_MON}\s+{_DAY}(?!\d|\.\d)\b", _month_day, False),
-    (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü])", _day_month, False),
-    (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü])", _month_only, True),
+    (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü]){_YEAR}", _day_month, False),
+    (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü]){_YEAR}", _month_only, True),
     (r"\b((?:19|20)\d\d)\b", _year, True),
 ]
 _COMPILED: list | None = None
@@ -298,8 +304,17 @@ def _atoms(text: str, today: date) -> list[_Atom]:
                 continue  # "version 4 may break": a lower-case modal verb, not a month
             span = make(m, today)
             if span:
-                found.append(_Atom(m.start(), m.end(), *span, yearless=make in (_month_day, _day_month, _month_only)))
+                yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3))
+                found.append(_Atom(m.start(), m.end(), *span, yearless=yearless))
     for x in found:
+        offset = _OFFSET.search(text[max(0, x.start - 40):x.start])
+        if offset and any(y is not x and y.start < x.start and y.end > x.start - len(offset.group(0)) for y in found):
+            offset = None  # "last weekend before April 10": "weekend" is the other date's word
+        if offset:  # "the week before August 3": that week, a prior
+            x.start -= len(offset.group(0))
+            x.first, x.last = _offset(offset, x.first, x.last)
+            x.fuzz, x.yearless = 2, False
+            continue
         pre = _PRE.search(text[max(0, x.start - 16):x.start])
         if pre:
             word = " ".join(pre.group(1).lower().split())
@@ -307,6 +322,24 @@ def _atoms(text: str, today: date) -> list[_Atom]:
             x.role = _ROLE.get(word, PRIOR)
             x.around = word in _AROUND
     return sorted(found, key=lambda x: x.start)
+
+
+_OFFSET = re.compile(rf"(?:\bthe\s+)?(?:\b{_NUM}\s+)?\b(days?|weeks?|weekend|months?|tage?n?|wochen?|wochenende|"
+                     r"monate?n?)\s+(before|after|vor|nach)(?:\s+(?:dem|der))?\s+$", re.I)
+
+
+def _offset(m: re.Match, first: date, last: date) -> tuple[date, date]:
+    """The days "N units before/after" a span: "the week before X" is the seven days up to X."""
+    n, unit = _n(m.group(1)) if m.group(1) else 1, m.group(2).lower()
+    if unit in ("weekend", "wochenende"):
+        sat = first - timedelta(days=(first.weekday() - 5) % 7 or 7)
+        if m.group(3).lower() in ("after", "nach"):
+            sat = last + timedelta(days=(5 - last.weekday()) % 7 or 7)
+        return sat, sat + timedelta(days=1)
+    days = n * (7 if unit.startswith(("week", "woch")) else 30 if unit.startswith(("month", "monat")) else 1)
+    if m.group(3).lower() in ("after", "nach"):
+        return last + timedelta(days=1), last + timedelta(days=days)
+    return first - timedelta(days=days), first - timedelta(days=1)
 
 
 _JOIN = re.compile(r"\b(?:and|und|to|bis)\s+$", re.I)
@@ -363,7 +396,7 @@ def read(text: str, today: date) -> Timeframe:
             spans.append(Span(first, max(first, today), phrase, "filter", 0))
             since = _earliest(since, first)
         elif a.role == UNTIL:
-            last = a.first - timedelta(days=1) if phrase.lower().startswith(("before", "vor")) else a.last
+            last = a.first if phrase.lower().startswith(("before", "vor")) else a.last  # X's notes tell what came before
             spans.append(Span(min(last, today), last, phrase, "filter", 0))
             until = _latest(until, last)
         elif a.role == RANGE and a.first < a.last and _SPELLED_RANGE.search(phrase):  # "vom 1. bis 3. Mai 2026"
