@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 from memtool.analyzer import STOPWORDS, fold, words
 from memtool.dates import _MONTHS, find_dates
 
 WRITTEN_AFTER = 7  # days after a span in which a note still counts as "near" it (told later)
+MAX_CHARS = 1000  # dates are read in a query's first thousand characters (a question is short)
 AROUND = 3  # "around Nov 27", "um den 27.": days either side that count in full
 PRIOR, SINCE, UNTIL, RANGE = "prior", "since", "until", "range"
 
@@ -365,6 +366,11 @@ def _in_year(x: _Atom, year: int) -> _Atom:
 
 def read(text: str, today: date) -> Timeframe:
     """The dates `text` names, relative to `today`, and `text` without them. Never raises."""
+    if len(text) > MAX_CHARS:  # the rest stays words: reading is quadratic in the dates found
+        cut = text.rfind(" ", 0, MAX_CHARS)
+        cut = cut if cut > 0 else MAX_CHARS
+        head = read(text[:cut], today)
+        return replace(head, text=f"{head.text} {text[cut:].lstrip()}", only_dates=False)
     try:
         atoms = _atoms(text, today)
     except (ValueError, OverflowError):  # a date past year 9999 and the like: keep the words
