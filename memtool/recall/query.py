@@ -39,7 +39,7 @@ class Query:
 
     @property
     def search_text(self) -> str:
-        """What the words and meaning are matched against: the text without its date words."""
+        """What meaning is matched against (and priors read): the text without its date words."""
         return self.timeframe.text if self.timeframe and self.timeframe.spans else self.text
 
     @property
@@ -108,7 +108,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     if q.since and q.until and q.since > q.until:
         raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
     q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
-    terms = query_terms(q.search_text) if not (q.timeframe and q.timeframe.only_dates) else []
+    # words still match dates (a heading 'on 7 July, 2023'); meaning is matched without them (search_text)
+    terms = query_terms(text) if not (q.timeframe and q.timeframe.only_dates) else []
     if len(terms) > MAX_QUERY_TERMS:
         q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
         terms = terms[:MAX_QUERY_TERMS]
