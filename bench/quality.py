@@ -67,15 +67,30 @@ def cites(result: dict) -> list[tuple[str, int, int]]:
     return out
 
 
+def last_day(root: Path):
+    """The newest daily log's day: "today" for a workspace's questions ("last week", "im Oktober"),
+    so that a benchmark reads them as its writer did (LoCoMo: the last session) and runs the same
+    on any calendar day."""
+    from datetime import date
+
+    days = sorted(p.stem for p in (Path(root) / "memory").glob("*.md") if len(p.stem) == 10)
+    try:
+        return date.fromisoformat(days[-1]) if days else None
+    except ValueError:
+        return None
+
+
 def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> list[dict]:
     """One row per question: its scores as a user sees them (`score`: "nothing relevant" under the
     configured floor cites nothing) and before the floor (`score_open`), the public `best_score`,
-    latency, and with `signals` (a bench.signals.Signals over `mem`) the candidate confidence signals."""
+    latency, and with `signals` (a bench.signals.Signals over `mem`) the candidate confidence signals.
+    Questions are asked on the workspace's last logged day (`last_day`)."""
     rows = []
     floor = mem.config.recall_floor
+    today = last_day(mem.ws.root)
     for rec in questions:
         t = time.perf_counter()
-        result = mem.recall(rec["question"], k=50, mode=mode, min_score=0)  # the floor is applied below
+        result = mem.recall(rec["question"], k=50, mode=mode, today=today, min_score=0)  # the floor is applied below
         latency = time.perf_counter() - t
         ranked = [cites(r) for r in result.results]
         best = result.verdict.best if result.verdict else None

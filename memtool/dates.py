@@ -119,25 +119,29 @@ def _interpret(kind: str, g: tuple) -> tuple[date, date] | None:
 _HAS_DIGIT = re.compile(r"\d{4}").search
 
 
-def extract_range(text: str) -> tuple[date, date] | None:
-    """The span of all explicit dates and ranges named in `text`, or None."""
+def find_dates(text: str) -> list[tuple[int, int, date, date]]:
+    """(start, end, first day, last day) of every explicit date or range named in `text`, in order."""
     if not _HAS_DIGIT(text):  # every form names a day or year in digits
-        return None
-    found: list[tuple[date, date]] = []
-    taken: list[tuple[int, int]] = []
+        return []
+    found: list[tuple[int, int, date, date]] = []
     for kind, pattern in _patterns():
         for m in pattern.finditer(text):
-            if any(m.start() < e and s < m.end() for s, e in taken):
+            if any(m.start() < e and s < m.end() for s, e, _, _ in found):
                 continue
             if kind == "month" and m.group(1)[0].islower():
                 continue  # "I may 2025 …" is not a month
             span = _interpret(kind, m.groups())
             if span:
-                found.append(span)
-                taken.append((m.start(), m.end()))
+                found.append((m.start(), m.end(), *span))
+    return sorted(found)
+
+
+def extract_range(text: str) -> tuple[date, date] | None:
+    """The span of all explicit dates and ranges named in `text`, or None."""
+    found = find_dates(text)
     if not found:
         return None
-    return min(s for s, _ in found), max(e for _, e in found)
+    return min(a for _, _, a, _ in found), max(b for _, _, _, b in found)
 
 
 _REL = re.compile(r"^(\d{1,5})\s*([dwmy])$")

@@ -89,6 +89,9 @@ def _add_search_tools(server, mem, call, ann) -> None:
         "memory holds something on the topic; under min_score (default 0.3) the answer is 'nothing relevant': "
         "no results, with best_score and below_floor — treat that as 'I do not know', or pass min_score=0 "
         "to see the closest facts anyway. "
+        "the newer one lists 'previously'. An opinion carries its current 'confidence' (moved by later "
+        "evidence, as in 'opinions'), 'trend' and 'evidence'. Dates in the query ('last week', 'im Oktober') "
+        "rank facts from then first; 'since Monday' filters. "
         "If the embedding model is unavailable the answer is lexical and 'degraded' says why."))
     def recall(query: str, k: int = 10, since: str | None = None, kind: str | None = None,
                entity: str | None = None, as_of: str | None = None, field: str | None = None,

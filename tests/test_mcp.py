@@ -115,3 +115,15 @@ def test_concurrent_retains_from_mcp_and_cli_lose_nothing(example_ws):
     lines = (example_ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8").splitlines()
     assert all(lines.count(f"- S: mcp fact {i}") == 1 for i in range(n))
     assert all(lines.count(f"- S: cli fact {i}") == 1 for i in range(0, n, 4))
+
+
+def test_5_mcp_recall_shows_an_opinions_updated_confidence_trend_and_evidence(example_ws):
+    async def script(s):
+        return (await call(s, "recall", query="Lisbon good for Peter relaxed", kind="opinion", k=3),
+                await call(s, "opinions", entity="Peter"))
+    recalled, listed = session(example_ws, script)
+    (op,) = [o for o in listed.structured_content["opinions"] if "Lisbon will be good" in o["statement"]]
+    assert op["trend"] == "↑" and op["supporting"]  # the example's evidence moved it
+    (hit,) = [r for r in recalled.structured_content["results"] if r["source"] == op["source"]]
+    assert (hit["confidence"], hit["trend"], hit["written_confidence"]) == (op["confidence"], "↑", op["anchor"])
+    assert hit["evidence"]["supporting"] == op["supporting"]

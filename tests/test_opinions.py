@@ -54,3 +54,31 @@ def test_threads_anchor_and_evidence():
     assert o.supporting == ["memory/2026-10-06.md#L2", "memory/2026-10-07.md#L2"]
     assert o.contradicting == ["memory/2026-10-08.md#L2"]
     assert abs(o.confidence - update(0.9, 2, 1)) < 1e-12
+
+
+# --- issue 16 item 5: opinions in recall carry the numbers of `mem opinions` -------------------
+
+def test_5_recall_shows_an_opinions_updated_confidence_trend_and_evidence(empty_ws):
+    from conftest import run_json, run_mem, write
+
+    write(empty_ws, "memory/2026-11-01.md",
+          "# 2026-11-01\n\n## Retain\n- O(c=0.6) @Peter: Peter prefers short replies on WhatsApp.\n")
+    write(empty_ws, "memory/2026-11-05.md",
+          "# 2026-11-05\n\n## Retain\n- W @Peter: Peter asked for short replies on WhatsApp again.\n")
+    write(empty_ws, "memory/2026-11-09.md",
+          "# 2026-11-09\n\n## Retain\n- W @Peter: Short WhatsApp replies work best with Peter, he prefers them.\n")
+    run_mem("reflect", "--force", cwd=empty_ws, check=0)
+    _, ops = run_json("opinions", cwd=empty_ws)
+    (op,) = [o for o in ops["opinions"] if o["entity"] == "Peter"]
+    assert op["confidence"] > 0.6 and op["trend"] == "↑" and len(op["supporting"]) == 2  # reflect moved it
+
+    for args in (["Peter short replies WhatsApp"], ["Peter short replies WhatsApp", "--kind", "opinion"]):
+        _, data = run_json("recall", *args, cwd=empty_ws)
+        (hit,) = [r for r in data["results"] if r["kind"] == "opinion"]
+        assert hit["source"] == op["source"]
+        assert (hit["confidence"], hit["trend"]) == (op["confidence"], op["trend"])
+        assert hit["written_confidence"] == 0.6
+        assert hit["evidence"] == {"supporting": op["supporting"], "contradicting": op["contradicting"]}
+    text = run_mem("recall", "Peter short replies WhatsApp", "--kind", "opinion", cwd=empty_ws, check=0).stdout
+    assert f"c=0.60→{op['confidence']:.2f} ↑" in text
+    assert all(src in text for src in op["supporting"])

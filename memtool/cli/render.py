@@ -104,6 +104,16 @@ def _indent_continuations(text, indent: str):
     return Text("\n").join([lines[0], *(Text(indent) + part for part in lines[1:])])
 
 
+def dates_read(dates: list[dict]) -> None:
+    """On stderr, how recall read the dates its query named: a prior ranks, a filter restricts."""
+    from rich.text import Text
+
+    for d in dates:
+        span = d["from"] if d["from"] == d["to"] else f"{d['from']}..{d['to']}"
+        how = "only these days" if d["use"] == "filter" else "facts from then first"
+        _console(True).print(Text(visible(f"{d['phrase']}: {span} ({how})"), style="dim"))
+
+
 def recall_results(data: dict, highlight_terms: list[str]) -> None:
     """Numbered results, the query's terms highlighted, each with its source and what replaced it;
     "nothing relevant" with the best score when the floor held every result back."""
@@ -125,8 +135,10 @@ def recall_results(data: dict, highlight_terms: list[str]) -> None:
         line = Text()  # a base style would cover the content too: style each part alone
         line.append(f"{n:>2}. ", style="dim")
         line.append(r["kind"], style=KIND_STYLE.get(r["kind"], "white"))
-        if r.get("confidence") is not None:
-            line.append(f" c={r['confidence']:.2f}", style="magenta")
+        if r.get("trend") and r["trend"] != "→" and r.get("written_confidence") is not None:
+            line.append(f" c={r['written_confidence']:.2f}→{r['confidence']:.2f} {r['trend']}", style="magenta")
+        elif r.get("confidence") is not None:
+            line.append(f" c={r['confidence']:.2f}" + (f" {r['trend']}" if r.get("trend") else ""), style="magenta")
         line.append("  ")
         content = visible(r["content"])
         body = Text(content)
@@ -139,6 +151,8 @@ def recall_results(data: dict, highlight_terms: list[str]) -> None:
         meta.append(visible(r["source"]), style="underline")
         if r.get("timestamp"):
             meta.append(f"  {r['timestamp']}", style="dim")
+        if r.get("day"):
+            meta.append(f" (written {r['day']})", style="dim")
         if r.get("entities"):
             meta.append(visible("  " + " ".join("@" + e for e in r["entities"])), style="dim cyan")
         if r.get("score") is not None:
@@ -146,6 +160,12 @@ def recall_results(data: dict, highlight_terms: list[str]) -> None:
         out.print(meta)
         if r.get("sources"):
             out.print(Text(visible("    also: " + ", ".join(r["sources"][1:])), style="dim"))
+        for sign, key in (("+", "supporting"), ("−", "contradicting")):
+            cited = (r.get("evidence") or {}).get(key)
+            if cited:
+                out.print(Text(visible(f"    {sign} {key}: " + ", ".join(cited)), style="dim"))
+        if r.get("restated"):
+            out.print(Text(visible(f"    restated at {r['restated']}"), style="dim"))
         if r.get("superseded_by"):
             sup = r["superseded_by"]
             out.print(Text(visible(f"    superseded since {sup['since']} by {sup['source']}"), style="yellow"))

@@ -10,6 +10,7 @@ from typing import Callable
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.history import consolidated, fold_duplicates
+from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
@@ -30,9 +31,10 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     if not q.terms:
         hits, used = [Hit.from_row(r) for r in store.latest(filters, q.k)], "filter"
     else:
-        found = candidates(store, embedding, q.text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings)
+        found = candidates(store, embedding, q.search_text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings)
         used, degraded = found.mode, found.degraded
-        hits = ranked(store, found.scores, filters, q.text, q.k * 3)
+        hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
+                      q.timeframe.priors if q.timeframe else ())
         verdict = _verdict(found, q, floor, warnings)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
@@ -45,6 +47,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
             verdict.below, hits = len(hits), []
     if q.budget:
         hits = pack(hits, q.budget)
+    with_opinions(hits, store, notice)
     if track_access:
         counted = [h for h in hits if verdict.best is None or (h.score or 0.0) >= floor]
         _record_access(local, [h.key for h in counted], notice)
@@ -53,7 +56,8 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         h.stale = h.path in stale
     warnings.extend(n for n in notices if n not in warnings)
     return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded,
-                        verdict=verdict if q.terms else None)
+                        verdict=verdict if q.terms else None,
+                        dates=[s.to_dict() for s in q.timeframe.spans] if q.timeframe else [])
 
 
 def _verdict(found, q: Query, floor: float, warnings: list[str]) -> Verdict:

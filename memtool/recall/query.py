@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from memtool.analyzer import query_terms
 from memtool.config import MODES
 from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
+from memtool.recall.timeframe import Timeframe, read as read_dates
 from memtool.records import KINDS
 from memtool.retain import normalise_tag
 
@@ -35,6 +36,12 @@ class Query:
     mode: str = "hybrid"  # hybrid, lexical or semantic: what was asked for
     as_of: date | None = None  # answer as of this day (supersessions then, not now)
     min_score: float | None = None  # the relevance the best result must reach (None: the configured floor)
+    timeframe: Timeframe | None = None  # the dates the text names (see memtool.recall.timeframe)
+
+    @property
+    def search_text(self) -> str:
+        """What meaning is matched against (and priors read): the text without its date words."""
+        return self.timeframe.text if self.timeframe and self.timeframe.spans else self.text
 
     @property
     def wants_vectors(self) -> bool:
@@ -77,8 +84,10 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
                 mode: str = "hybrid", as_of: str | None = None, min_score: float | None = None) -> Query:
     """Validate recall options; raise UsageError with a hint for anything malformed.
 
-    `as_of` answers as of a date: only facts written by then (it bounds `until`)."""
+    `as_of` answers as of a date: only facts written by then (it bounds `until`); dates in the
+    text ("last week") are read relative to it, else to `today`."""
     as_of_day = None
+    flags = bool(since or until)
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
         if until is None or parse_until(until, today) > as_of_day:
@@ -103,7 +112,9 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
         raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
-    terms = query_terms(text)
+    q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
+    # words still match dates (a heading 'on 7 July, 2023'); meaning is matched without them (search_text)
+    terms = query_terms(text) if not (q.timeframe and q.timeframe.only_dates) else []
     if len(terms) > MAX_QUERY_TERMS:
         q.notices.append(f"query has {len(terms)} distinct terms; searched the first {MAX_QUERY_TERMS}")
         terms = terms[:MAX_QUERY_TERMS]
@@ -114,3 +125,24 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         raise UsageError(f"the query {what}",
                          "give words to search for, or a filter such as --entity, --kind, --field or --since to list facts")
     return q
+
+
+def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None:
+    """The dates `text` names; the bounds it states ("since Monday") become filters unless
+    --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
+    tf = read_dates(text, today)
+    if not tf.spans:
+        return None
+    if tf.only_dates:
+        tf = replace(tf, spans=tuple(replace(s, use="filter") for s in tf.spans),
+                     since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
+    if flags:  # the options win: the text's dates only rank
+        return replace(tf, spans=tuple(replace(s, use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
+                       since=None, until=None)
+    if tf.since:
+        q.since = tf.since
+    if tf.until:
+        q.until = min(tf.until, q.until) if q.until else tf.until
+    if q.since and q.until and q.since > q.until:
+        q.until = q.since  # "since Monday" asked --as-of last Friday: that day alone, not an error
+    return tf

@@ -4,6 +4,7 @@ opinion priors applied, and the best facts read in full as `Hit`s."""
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from memtool.dialogue import speaker_of
 from memtool.recall.results import Hit
@@ -18,6 +19,7 @@ OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or 
 # URLs, Markdown and table punctuation, list markers.
 _LINKS = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
 _NOT_WORDS = re.compile(r"[\W_\d]+")
+TIME_BOOST = 0.25  # a fact dated in a span the query names ("last week"), fading near it (chosen held out, docs/recall.md)
 _PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
                          r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I)
 
@@ -66,10 +68,30 @@ def content_first(hits: list[Hit]) -> list[Hit]:
         if floor is not None and h.score is not None:
             h.score = min(h.score, floor)
     return content + bare
+def timely(rows: dict[int, dict], spans) -> dict[int, float]:
+    """fact id → how near its day (or the dates its text names) is to the spans a query names, in
+    [0, 1] (see `timeframe.Span.nearness`); undated facts are left out. Pure."""
+    out: dict[int, float] = {}
+    if not spans:
+        return out
+    for fid, row in rows.items():
+        dated = [(d, d) for d in [row.get("date")] if d]
+        if row.get("valid_from"):
+            dated.append((row["valid_from"], row.get("valid_to") or row["valid_from"]))
+        best = 0.0
+        for a, b in dated:
+            try:
+                first, last = date.fromisoformat(a), date.fromisoformat(b)
+            except ValueError:
+                continue
+            best = max(best, *(s.nearness(first, last) for s in spans))
+        if best:
+            out[fid] = best
+    return out
 
 
 def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int, list[int]],
-           query: str, naming: set[int] = frozenset()) -> list[tuple[int, float]]:
+           query: str, naming: set[int] = frozenset(), near: dict[int, float] | None = None) -> list[tuple[int, float]]:
     """Priors, then the final order: (fact id, score), best first. Pure.
 
     A fact that mentions an entity the query names (`naming`) gets a small boost, and so does an
@@ -78,6 +100,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     question names who said it: a turn gets a share of its neighbours' scores and a boost when its
     speaker is named in the query. Records without content of their own (`is_scaffolding`) come
     after every record with content, whatever their score.
+    speaker is named in the query. A fact dated in or near a span the query names (`near`, see
+    `timely`) gets up to TIME_BOOST.
     """
     folded_query = query.casefold()
     speakers = {fid: speaker_of(row["content"]) for fid, row in rows.items()}
@@ -90,6 +114,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
             boosted[fid] += SPEAKER_BOOST
         if fid in naming:
             boosted[fid] += ENTITY_BOOST
+        if near and fid in near:
+            boosted[fid] += TIME_BOOST * near[fid]
     out = dict(boosted)
     for fid, score in boosted.items():
         if not speakers.get(fid):
@@ -101,7 +127,7 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     return sorted(out.items(), key=lambda x: (x[0] in bare, -x[1], x[0]))
 
 
-def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int) -> list[Hit]:
+def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int, spans=()) -> list[Hit]:
     """The best `n` hits after the priors, each with its final score.
 
     Ranking reads only kind and text of the candidates; full rows are read for the best `n`."""
@@ -113,6 +139,7 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
         allowed = store.filter_ids(list(heads), filters)
         heads = {i: r for i, r in heads.items() if i in allowed}
     naming = store.facts_naming(query, list(heads))
-    best = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming) if fid in heads][:n]
+    near = timely({i: heads[i] for i in scores if i in heads}, spans)
+    best = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads][:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]

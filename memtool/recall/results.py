@@ -51,6 +51,7 @@ class Hit:
     entities: list[str] = field(default_factory=list)  # canonical names, as results show them
     sources: list[str] | None = None  # every source, once duplicates were folded into it
     stale: bool = False  # its file cannot be read now: this is from the last read
+    opinion: dict | None = None  # an opinion's thread as `mem opinions` weighs it (see recall.opinions)
 
     @classmethod
     def from_row(cls, row: dict, score: float | None = None) -> "Hit":
@@ -75,8 +76,17 @@ class Hit:
         out = {"kind": self.kind, "timestamp": timestamp(self), "entities": self.entities, "content": self.content,
                "source": self.source, "score": round(self.score, 4) if self.score is not None else None,
                "context": self.context or ""}
+        if self.date and self.path.startswith("memory/") and self.date != out["timestamp"]:
+            out["day"] = self.date  # the daily log's day, when the text names other dates
         if self.kind == "opinion":
             out["confidence"] = self.confidence
+            if self.opinion and self.opinion["latest"] != self.source:
+                out["restated"] = self.opinion["latest"]  # a newer bullet of the same opinion carries it on
+            elif self.opinion:  # moved by later evidence: the numbers of `mem opinions`
+                out.update(confidence=self.opinion["confidence"], written_confidence=self.confidence,
+                           trend=self.opinion["trend"],
+                           evidence={"supporting": self.opinion["supporting"],
+                                     "contradicting": self.opinion["contradicting"]})
         if self.superseded:
             out["superseded_by"] = {"source": self.superseded["source"], "since": self.superseded["until"]}
         if self.previously:
@@ -101,6 +111,7 @@ class RecallResult:
     warnings: list[str] = field(default_factory=list)
     degraded: str | None = None  # why the requested mode could not run in full
     verdict: "Verdict | None" = None  # how relevant the answer is (None when listing by filters)
+    dates: list[dict] = field(default_factory=list)  # the dates the query named and how they were used
     results: list[dict] = field(init=False)  # the hits in the documented JSON shape
 
     def __post_init__(self):
@@ -113,4 +124,6 @@ class RecallResult:
             out["degraded"] = self.degraded
         if self.verdict is not None:
             out.update(self.verdict.to_dict())
+        if self.dates:
+            out["dates"] = self.dates
         return out

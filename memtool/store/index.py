@@ -236,9 +236,11 @@ class Store:
         return [by_id[i] for i in ids if i in by_id]
 
     def fact_heads(self, ids: list[int]) -> dict[int, dict]:
-        """id → {kind, content} for the given fact ids: what ranking needs, without the full rows."""
-        rows = select_in(self.conn, "SELECT id, kind, content FROM facts WHERE id IN ({marks})", ids)
-        return {fid: {"kind": kind, "content": content} for fid, kind, content in rows}
+        """id → {kind, content, date, valid_from, valid_to} for the given fact ids: what ranking
+        needs, without the full rows."""
+        rows = select_in(self.conn, "SELECT id, kind, content, date, valid_from, valid_to FROM facts WHERE id IN ({marks})",
+                         ids)
+        return {r[0]: {"kind": r[1], "content": r[2], "date": r[3], "valid_from": r[4], "valid_to": r[5]} for r in rows}
 
     def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
         """The subset of `ids` that passes `filters`."""
