@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from datetime import date
 
-from memtool import core_memory, health, reading, reflect, retain_log, writing
+from memtool import core_memory, forget as forgetting, health, purge, reading, reflect, retain_log, writing
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
@@ -202,6 +202,37 @@ class Memory:
     def _core_edit(self, change) -> dict:
         return writing.core_edit(self.ws, change, self.config.core_max_chars)
 
+    # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
+
+    def forget(self, target: str, confirm: bool = False) -> dict:
+        """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed, and with `confirm`
+        removed from the Markdown and purged from the index, local state, backups and logs."""
+        plan = forgetting.plan(self.ws, forgetting.parse_target(target))
+        out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
+        if plan.count and confirm:
+            forgetting.remove(self.ws, plan)
+            out["forgotten"] = True
+            out["purged"] = self._purge(plan.needles)
+            purge.log(self.ws, [m["source"] for m in out["matches"]], [m["text"] for m in out["matches"]])
+            from memtool.sync.state import SyncState
+
+            remote = (SyncState(self.ws).binding() or {}).get("remote")
+            if remote:
+                out["sync"] = f"run mem sync, then mem sync gc, to remove it from {remote} too"
+        return out
+
+    def _purge(self, needles: list[str]) -> dict:
+        """Bring the index in step, then leave no copy of `needles` in it, local state or .memory/ files."""
+        self.refresh()
+        done = {"index_wal_emptied": self.store.compact()}
+        if self.local_file.exists():
+            from memtool.store.local import fact_key
+
+            live = {fact_key(path, content) for path, content in self.store.fact_texts()}
+            done["local_wal_emptied"] = self.local.purge(live, needles)
+        done.update(purge.state_files(self.ws, needles))
+        return done
+
     # --- reflect ------------------------------------------------------------------------------------
 
     def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -225,6 +256,11 @@ class Memory:
         `progress` maps "upload" / "download" to a `progress(done, total)` callback."""
         return _sync().run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
                            configured=self.config.sync_remote, progress=progress)
+
+    def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
+        """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
+        return _sync().gc(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
+                          configured=self.config.sync_remote, min_age=min_age, dry_run=dry_run)
 
     def sync_status(self) -> dict:
         return _sync().status(self.ws)

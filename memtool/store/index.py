@@ -12,7 +12,7 @@ from typing import Iterable
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
 from memtool.store import entities, summary
-from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite
+from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 from memtool.store.vectors import Vectors
@@ -203,6 +203,15 @@ class Store:
     def begin_bulk(self) -> None:
         """Mark that facts are being added without FTS entries (survives a crash: see `finish_bulk`)."""
         self.set_meta("fts_pending", "1")
+
+    def compact(self) -> bool:
+        """Leave no trace of deleted text in the file: merge the FTS segments (FTS5 keeps deleted
+        terms in them until merged), drop orphaned vectors, VACUUM (free pages keep old rows), and
+        empty the WAL. False when another connection kept the WAL from being emptied."""
+        with self.transaction():
+            self.vectors.gc(None)
+            self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+        return vacuum(self.conn)
 
     def finish_bulk(self) -> None:
         """Build the FTS index from all facts if a bulk load left it pending."""
