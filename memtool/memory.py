@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from datetime import date
 
+from memtool import budget as budgets
 from memtool import core_memory, forget as forgetting, health, purge, reading, reflect, retain_log, writing
 from memtool.changes import ChangeFeed
 from memtool.config import Config
@@ -123,21 +124,45 @@ class Memory:
                           entities=[self.store.entity_match(e) for e in entities])
         return [h.to_result() for h in listed(self.store, self.local_file, filters, k, self.notices)]
 
-    def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
-        """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
-        return episodes_report(self.recall(query, k=k, since=since, until=until),
-                               read_lines=lambda path: reading.lines(self.ws, path),
-                               because=lambda text: reading.because(self.ws, text))
+    def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None,
+                 budget: int | None = None) -> dict:
+        """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted;
+        with `budget`, said once and fitted to that many tokens (see `memtool.budget`)."""
+        report = episodes_report(self.recall(query, k=k, since=since, until=until),
+                                 read_lines=lambda path: reading.lines(self.ws, path),
+                                 because=lambda text: reading.because(self.ws, text))
+        return budgets.episodes(report, _budget(budget)) if budget is not None else report
 
-    def about(self, entity: str, k: int = 20) -> dict:
-        """An entity's page (if any), aliases and the facts that mention it, newest first."""
+    def about(self, entity: str, k: int = 20, budget: int | None = None) -> dict:
+        """An entity's page (if any), aliases and the facts that mention it, newest first; with
+        `budget`, the page without its generated blocks and the facts that fit."""
         name = entity.lstrip("@").strip()
         if not name:
             raise UsageError("the entity name is empty", "e.g. mem about Peter")
         result = self.recall("", entities=[name], k=k)
         page = reading.entity_page(self.ws, self.store, name)
-        return {"entity": page["entity"], "aliases": page["aliases"], "page": page["page"], "facts": result.results,
-                "warnings": result.warnings}
+        answer = {"entity": page["entity"], "aliases": page["aliases"], "page": page["page"], "facts": result.results,
+                  "warnings": result.warnings}
+        return budgets.about(answer, _budget(budget)) if budget is not None else answer
+
+    def recent(self, days: int = 7, budget: int | None = None, today: date | None = None) -> dict:
+        """What was added or changed in the last `days` days: facts grouped by day and file (cited),
+        then bank pages and core memory changed since, newest first."""
+        if not 1 <= days <= MAX_DAYS:
+            raise UsageError(f"days must be from 1 to {MAX_DAYS}, not {days}")
+        self.refresh()
+        today = today or date.today()
+        answer = reading.recent(self.list_facts(), self.store.file_states(),
+                                parse_since(f"{days}d", today))
+        return budgets.recent(answer, _budget(budget)) if budget is not None else answer
+
+    def entities(self, query: str | None = None, k: int = 100) -> dict:
+        """Entities the memory knows: name, aliases, how many facts mention them, their page; most
+        mentioned first, optionally only those whose name or alias contains `query`."""
+        if not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+        self.refresh()
+        return reading.entities(self.ws, self.store, query, k)
 
     def entity_names(self) -> list[str]:
         """Every entity the index knows (page names, else their most common spelling), A to Z."""
@@ -167,6 +192,13 @@ class Memory:
                      lang=lang, model=model)
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
+
+    def note(self, text: str, page: str | None = None, day: date | None = None) -> dict:
+        """Append free, untyped text to a day's log (today by default), or to the end of a bank page
+        (`bank/…md`, or an entity's name: its page, created when it has none)."""
+        if page is None:
+            return writing.note(self.ws, text, day)
+        return writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page))
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
@@ -283,6 +315,15 @@ class Memory:
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first), and every retained line that is gone."""
         return health.check(self.freshness)
+
+
+MAX_DAYS = 3650  # `recent` looks back at most ten years
+
+
+def _budget(tokens: int) -> int:
+    if not budgets.MIN <= tokens <= budgets.MAX:
+        raise UsageError(f"budget must be from {budgets.MIN} to {budgets.MAX} tokens, not {tokens}")
+    return tokens
 
 
 def _sync():

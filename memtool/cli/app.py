@@ -64,6 +64,9 @@ for command, settings in [  # the order `mem --help` lists them in
     (index_commands.schedule, {}),
     (index_commands.mcp, {}),
     (forget_command.forget, TEXT_ARGS),
+    (memory_commands.note, TEXT_ARGS),
+    (memory_commands.recent, {}),
+    (memory_commands.entities, {}),
 ]:
     app.command(context_settings=settings or None)(command)
 

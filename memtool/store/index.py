@@ -378,6 +378,9 @@ class Store:
         """Every row of every table except row ids, sorted: two indexes of the same Markdown compare equal."""
         return summary.dump(self.conn)
 
+    def entity_pages(self) -> list[tuple[str, str]]:
+        return entities.entity_pages(self.conn)
+
     def entity_page_mentions(self) -> list[tuple[str, str]]:
         """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""
         return entities.entity_page_mentions(self.conn)
