@@ -53,6 +53,12 @@ class Memory:
         self.freshness.close()
         self.local_file.close()
 
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
     # --- collaborators (also what reflect uses) -------------------------------------------------
 
     @property
