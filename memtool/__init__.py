@@ -1,4 +1,7 @@
-"""memtool: local-first, Markdown-first long-term memory (the `mem` command)."""
+"""memtool: local-first, Markdown-first long-term memory (the `mem` command).
+
+The Python API is the facade the CLI and the MCP server call: `from memtool import Memory`
+(docs/agents.md#python-api)."""
 
 import os
 
@@ -9,3 +12,14 @@ __version__ = "0.1.0"
 # 138 → 76 ms at 10^5, docs/benchmarks.md), and vector search is memory-bound anyway. Only takes
 # effect when memtool is imported before numpy; an explicit setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+__all__ = ["Memory", "__version__"]
+
+
+def __getattr__(name: str):
+    """`memtool.Memory`, imported on first use (the whole library: not for `mem --help`)."""
+    if name == "Memory":
+        from memtool.memory import Memory
+
+        return Memory
+    raise AttributeError(f"module 'memtool' has no attribute {name!r}")

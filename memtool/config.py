@@ -20,7 +20,7 @@ KNOWN_SETTINGS: dict[str, set[str] | None] = {
     "embedder": {"provider", "model"},
     "recall": {"mode", "track_access", "min_score"},
     "reflect": {"min_hours", "min_new_facts", "time_limit", "llm_review", "fold_cosine", "fold_lexical",
-                "review_cosine"},
+                "review_cosine", "auto", "auto_every_minutes"},
     "trust": None,
     "core": {"max_chars"},
     "llm": {"model", "timeout"},
@@ -89,6 +89,8 @@ class Config:
     reflect_min_new: int = 3  # … and with at least this many new facts (--force overrides both)
     reflect_time_limit: float = 60.0  # seconds; a run stops cleanly at this point
     reflect_review: bool = False  # send unclear cases to the local LLM (Ollama)
+    reflect_auto: bool = True  # `mem watch` and `mem mcp` run reflect when its gates open …
+    reflect_auto_every: float = 30.0  # … looking every this many minutes (the first time after one such wait)
     fold_cosine: float = 0.95
     fold_lexical: float = 0.85
     review_cosine: float = 0.95
@@ -192,18 +194,21 @@ def _reflect_settings(reflect: dict, name: str) -> dict:
     numbers = {}
     for key, default, low, high in (("min_hours", 12.0, 0, 1e6), ("min_new_facts", 3, 0, 1e9),
                                     ("time_limit", 60.0, 1, 1e6), ("fold_cosine", 0.95, 0, 1),
-                                    ("fold_lexical", 0.85, 0, 1), ("review_cosine", 0.95, 0, 1)):
+                                    ("fold_lexical", 0.85, 0, 1), ("review_cosine", 0.95, 0, 1),
+                                    ("auto_every_minutes", 30.0, 0.01, 1e6)):
         value = reflect.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise WorkspaceError(f"{name}: reflect.{key} must be a number from {low} to {high:g}, not {value!r}")
         numbers[key] = value
-    review = reflect.get("llm_review", False)
-    if not isinstance(review, bool):
-        raise WorkspaceError(f"{name}: reflect.llm_review must be true or false, not {review!r}")
+    review, auto = reflect.get("llm_review", False), reflect.get("auto", True)
+    for key, value in (("llm_review", review), ("auto", auto)):
+        if not isinstance(value, bool):
+            raise WorkspaceError(f"{name}: reflect.{key} must be true or false, not {value!r}")
     return {"reflect_min_hours": float(numbers["min_hours"]), "reflect_min_new": int(numbers["min_new_facts"]),
             "reflect_time_limit": float(numbers["time_limit"]), "reflect_review": review,
             "fold_cosine": float(numbers["fold_cosine"]), "fold_lexical": float(numbers["fold_lexical"]),
-            "review_cosine": float(numbers["review_cosine"])}
+            "review_cosine": float(numbers["review_cosine"]), "reflect_auto": auto,
+            "reflect_auto_every": float(numbers["auto_every_minutes"])}
 
 
 def _trust_settings(section: dict, name: str) -> dict:

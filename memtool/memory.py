@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from datetime import date
 
-from memtool import core_memory, health, reading, reflect, retain_log, writing
+from memtool import budget as budgets
+from memtool import core_memory, forget as forgetting, health, purge, reading, reflect, retain_log, writing
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
@@ -51,6 +52,12 @@ class Memory:
     def close(self) -> None:
         self.freshness.close()
         self.local_file.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
 
     # --- collaborators (also what reflect uses) -------------------------------------------------
 
@@ -125,21 +132,45 @@ class Memory:
                           entities=[self.store.entity_match(e) for e in entities])
         return [h.to_result() for h in listed(self.store, self.local_file, filters, k, self.notices)]
 
-    def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None) -> dict:
-        """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted."""
-        return episodes_report(self.recall(query, k=k, since=since, until=until),
-                               read_lines=lambda path: reading.lines(self.ws, path),
-                               because=lambda text: reading.because(self.ws, text))
+    def episodes(self, query: str, k: int = 30, since: str | None = None, until: str | None = None,
+                 budget: int | None = None) -> dict:
+        """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted;
+        with `budget`, said once and fitted to that many tokens (see `memtool.budget`)."""
+        report = episodes_report(self.recall(query, k=k, since=since, until=until),
+                                 read_lines=lambda path: reading.lines(self.ws, path),
+                                 because=lambda text: reading.because(self.ws, text))
+        return budgets.episodes(report, _budget(budget)) if budget is not None else report
 
-    def about(self, entity: str, k: int = 20) -> dict:
-        """An entity's page (if any), aliases and the facts that mention it, newest first."""
+    def about(self, entity: str, k: int = 20, budget: int | None = None) -> dict:
+        """An entity's page (if any), aliases and the facts that mention it, newest first; with
+        `budget`, the page without its generated blocks and the facts that fit."""
         name = entity.lstrip("@").strip()
         if not name:
             raise UsageError("the entity name is empty", "e.g. mem about Peter")
         result = self.recall("", entities=[name], k=k)
         page = reading.entity_page(self.ws, self.store, name)
-        return {"entity": page["entity"], "aliases": page["aliases"], "page": page["page"], "facts": result.results,
-                "warnings": result.warnings}
+        answer = {"entity": page["entity"], "aliases": page["aliases"], "page": page["page"], "facts": result.results,
+                  "warnings": result.warnings}
+        return budgets.about(answer, _budget(budget)) if budget is not None else answer
+
+    def recent(self, days: int = 7, budget: int | None = None, today: date | None = None) -> dict:
+        """What was added or changed in the last `days` days: facts grouped by day and file (cited),
+        then bank pages and core memory changed since, newest first."""
+        if not 1 <= days <= MAX_DAYS:
+            raise UsageError(f"days must be from 1 to {MAX_DAYS}, not {days}")
+        self.refresh()
+        today = today or date.today()
+        answer = reading.recent(self.list_facts(), self.store.file_states(),
+                                parse_since(f"{days}d", today))
+        return budgets.recent(answer, _budget(budget)) if budget is not None else answer
+
+    def entities(self, query: str | None = None, k: int = 100) -> dict:
+        """Entities the memory knows: name, aliases, how many facts mention them, their page; most
+        mentioned first, optionally only those whose name or alias contains `query`."""
+        if not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+        self.refresh()
+        return reading.entities(self.ws, self.store, query, k)
 
     def entity_names(self) -> list[str]:
         """Every entity the index knows (page names, else their most common spelling), A to Z."""
@@ -169,6 +200,13 @@ class Memory:
                      lang=lang, model=model)
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
+
+    def note(self, text: str, page: str | None = None, day: date | None = None) -> dict:
+        """Append free, untyped text to a day's log (today by default), or to the end of a bank page
+        (`bank/…md`, or an entity's name: its page, created when it has none)."""
+        if page is None:
+            return writing.note(self.ws, text, day)
+        return writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page))
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
@@ -204,6 +242,37 @@ class Memory:
     def _core_edit(self, change) -> dict:
         return writing.core_edit(self.ws, change, self.config.core_max_chars)
 
+    # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
+
+    def forget(self, target: str, confirm: bool = False) -> dict:
+        """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed, and with `confirm`
+        removed from the Markdown and purged from the index, local state, backups and logs."""
+        plan = forgetting.plan(self.ws, forgetting.parse_target(target))
+        out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
+        if plan.count and confirm:
+            forgetting.remove(self.ws, plan)
+            out["forgotten"] = True
+            out["purged"] = self._purge(plan.needles)
+            purge.log(self.ws, [m["source"] for m in out["matches"]], [m["text"] for m in out["matches"]])
+            from memtool.sync.state import SyncState
+
+            remote = (SyncState(self.ws).binding() or {}).get("remote")
+            if remote:
+                out["sync"] = f"run mem sync, then mem sync gc, to remove it from {remote} too"
+        return out
+
+    def _purge(self, needles: list[str]) -> dict:
+        """Bring the index in step, then leave no copy of `needles` in it, local state or .memory/ files."""
+        self.refresh()
+        done = {"index_wal_emptied": self.store.compact()}
+        if self.local_file.exists():
+            from memtool.store.local import fact_key
+
+            live = {fact_key(path, content) for path, content in self.store.fact_texts()}
+            done["local_wal_emptied"] = self.local.purge(live, needles)
+        done.update(purge.state_files(self.ws, needles))
+        return done
+
     # --- reflect ------------------------------------------------------------------------------------
 
     def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -228,6 +297,11 @@ class Memory:
         return _sync().run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
                            configured=self.config.sync_remote, progress=progress)
 
+    def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
+        """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
+        return _sync().gc(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
+                          configured=self.config.sync_remote, min_age=min_age, dry_run=dry_run)
+
     def sync_status(self) -> dict:
         return _sync().status(self.ws)
 
@@ -249,6 +323,15 @@ class Memory:
     def check(self) -> list[Diagnostic]:
         """Every diagnostic of every indexed file (refreshing first), and every retained line that is gone."""
         return health.check(self.freshness)
+
+
+MAX_DAYS = 3650  # `recent` looks back at most ten years
+
+
+def _budget(tokens: int) -> int:
+    if not budgets.MIN <= tokens <= budgets.MAX:
+        raise UsageError(f"budget must be from {budgets.MIN} to {budgets.MAX} tokens, not {tokens}")
+    return tokens
 
 
 def _sync():

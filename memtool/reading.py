@@ -4,6 +4,7 @@ fields point to), an entity's page, and a file's trust tier."""
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 from typing import Callable
 
 from memtool import frontmatter, trust
@@ -15,6 +16,7 @@ from memtool.workspace import Workspace
 
 BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines quoted per link
 GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
+_DAILY = re.compile(r"^memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md$")  # as document.classify reads them
 _REF = re.compile(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?")
 
 
@@ -99,6 +101,65 @@ def entity_page(ws: Workspace, store: Store, name: str) -> dict:
         out["aliases"] = [aliases] if isinstance(aliases, str) else list(aliases)
         out["page"] = {"path": page["path"], "text": text}
     return out
+
+
+def page_for(ws: Workspace, store: Store, page: str) -> str:
+    """The bank page `page` names: a path under bank/ (`bank/world.md`), or an entity's name, alias or
+    @slug (its page; `bank/entities/<Name>.md` when it has none yet)."""
+    from memtool.reflect.pages import slug_for
+
+    name = page.strip().lstrip("@").strip()
+    if not name:
+        raise UsageError("the page name is empty", "give a bank page (bank/world.md) or an entity's name (Peter)")
+    if name.endswith(".md"):
+        rel = ws.relative(ws.resolve(name))
+        if not rel.startswith("bank/"):
+            raise UsageError(f"{name} is not a bank page", "notes go to a page under bank/, or to today's log (no page)")
+        return rel
+    found = store.entity_page(name)
+    return found["path"] if found else f"bank/entities/{slug_for(name)}.md"
+
+
+def recent(facts: list[dict], file_states: dict[str, tuple[int, int]], since: date) -> dict:
+    """What changed since `since`: the `facts` (recall results) of daily logs from then on, grouped
+    by day and file, newest day first; then every other file saved since then, newest first."""
+    days: dict[tuple[str, str], list[dict]] = {}
+    for f in facts:
+        path = f["source"].split("#")[0]
+        m = _DAILY.match(path)
+        if m and m.group(1) >= since.isoformat():  # the day it was written, not the dates it names
+            days.setdefault((m.group(1), path), []).append({"source": f["source"], "kind": f["kind"],
+                                                            "content": f["content"]})
+    cutoff = datetime.combine(since, datetime.min.time()).timestamp() * 1e9
+    logged = {path for _, path in days}
+    pages = sorted(((mtime, path) for path, (_, mtime) in file_states.items()
+                    if mtime >= cutoff and path not in logged), reverse=True)
+    return {"since": since.isoformat(),
+            "days": [{"date": d, "path": p, "facts": sorted(fs, key=lambda x: _first_line(x["source"]))}
+                     for (d, p), fs in sorted(days.items(), key=lambda kv: kv[0], reverse=True)],
+            "pages": [{"path": p, "changed": datetime.fromtimestamp(m / 1e9).strftime("%Y-%m-%d %H:%M")}
+                      for m, p in pages]}
+
+
+def _first_line(source: str) -> int:
+    return int(source.partition("#L")[2].partition("-")[0] or 0)
+
+
+def entities(ws: Workspace, store: Store, query: str | None, k: int) -> dict:
+    """Entities (name, aliases, facts mentioning them, page), most mentioned first; with `query`,
+    only those whose name or an alias contains it (any case)."""
+    counts = dict(store.entity_counts(1))
+    for name, _path in store.entity_pages():
+        counts.setdefault(name, 0)
+    rows = []
+    for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0].casefold())):
+        found = entity_page(ws, store, name) if store.entity_page(name) else {"aliases": [], "page": None}
+        row = {"name": name, "facts": n, "aliases": [str(a) for a in found["aliases"]],
+               "page": found["page"]["path"] if found["page"] else None}
+        if query and not any(query.casefold() in x.casefold() for x in [name, *row["aliases"]]):
+            continue
+        rows.append(row)
+    return {"entities": rows[:k], "total": len(rows), **({"query": query} if query else {})}
 
 
 def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], str]:

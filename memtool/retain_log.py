@@ -120,6 +120,16 @@ def _log(ws: Workspace, event: dict) -> None:
         ws.append(LOG, lambda before: data if not before or before.endswith(b"\n") else b"\n" + data)
 
 
+def rewrite(ws: Workspace, change) -> None:
+    """Replace the retain log with `change(its text)` under its lock (how `mem forget` removes text)."""
+    with ws.lock("retained"):
+        try:
+            current = ws.resolve(LOG).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        ws.write_atomic(LOG, change(current))
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

@@ -8,7 +8,7 @@ from typing import Callable
 
 from memtool import control_chars, core_memory, retain_log
 from memtool.errors import UsageError
-from memtool.retain import BulletError, parse_line
+from memtool.retain import BulletError, append_item, parse_line
 from memtool.safe_writes import FileChanged
 from memtool.workspace import Workspace
 
@@ -39,6 +39,45 @@ def retain(ws: Workspace, bullet: str, day: date | None = None) -> dict:
     line = retain_log.write(ws, rel, text, parsed.kind, day.isoformat())
     return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
             "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
+
+
+def note(ws: Workspace, text: str, day: date | None = None) -> dict:
+    """Append free text as one untyped line to a day's log (today by default); returns where it landed."""
+    item = _note_text(text)
+    retain_log.check_item(item, "log")
+    day = day or date.today()
+    rel = ws.daily_path(day)
+    line = retain_log.write(ws, rel, item, "log", day.isoformat())
+    return {"path": rel, "line": line, "source": f"{rel}#L{line}"}
+
+
+def note_page(ws: Workspace, text: str, rel: str) -> dict:
+    """Append free text as one line at the end of the bank page `rel` (created when missing)."""
+    item = _note_text(text)
+    retain_log.check_item(item, "log")
+    landed: list[int] = []
+
+    def plan(current: bytes) -> bytes:
+        suffix, line = append_item(current.decode("utf-8"), item, False, rel.rsplit("/", 1)[-1][:-3])
+        landed[:] = [line]
+        return suffix.encode("utf-8")
+
+    ws.read_text(rel)  # refuses a file that is not UTF-8 before anything is written
+    with ws.lock(rel):
+        ws.append(rel, plan)
+    return {"path": rel, "line": landed[0], "source": f"{rel}#L{landed[0]}"}
+
+
+def _note_text(text: str) -> str:
+    item = text.strip()
+    if item.startswith(("- ", "* ")):
+        item = item[2:].strip()
+    if not item:
+        raise UsageError("the note is empty", 'e.g. mem note "Jonas moved the meeting to Friday."')
+    if "\n" in item or "\r" in item:
+        raise UsageError("a note is one line", "join the lines, or note each one")
+    control_chars.refuse(item, "the note")
+    return item
 
 
 def core_read(ws: Workspace, limit: int) -> dict:

@@ -1,6 +1,7 @@
 """Following file events (`ChangeFeed`, `Memory.follow`): reads stat only what changed, and never go stale silently."""
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -177,14 +178,14 @@ def test_mcp_server_sees_files_written_by_others(tmp_path):
                 deadline = time.monotonic() + 10
                 while time.monotonic() < deadline:
                     later = await s.call_tool("recall", {"query": "Seeadler"})
-                    if later.structured_content["count"]:
+                    if json.loads(later.content[0].text)["count"]:
                         return first, later
                     await asyncio.sleep(0.05)
                 return first, later
 
     first, later = asyncio.run(main())
-    assert first.structured_content["count"] == 1
-    assert [r["source"] for r in later.structured_content["results"]] == ["memory/2025-01-02.md#L1"]
+    assert json.loads(first.content[0].text)["count"] == 1
+    assert [r["source"] for r in json.loads(later.content[0].text)["results"]] == ["memory/2025-01-02.md#L1"]
 
 
 @pytest.mark.parametrize("by_stat_max", [0, 10**9])

@@ -171,7 +171,7 @@ def test_14_13_fields_are_filterable_from_the_cli_and_mcp(tmp_path):
                 return await session.call_tool("recall", {"query": "", "field": "outcome=fixed"})
 
     answer = asyncio.run(ask())
-    assert [r["source"] for r in answer.structured_content["results"]] == ["memory/2026-11-01.md#L2"]
+    assert [r["source"] for r in json.loads(answer.content[0].text)["results"]] == ["memory/2026-11-01.md#L2"]
 
 
 def test_14_13_because_links_are_followed_by_get_and_episodes(tmp_path):

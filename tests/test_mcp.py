@@ -1,6 +1,7 @@
 """`mem mcp` driven by the official MCP SDK client over stdio, compared with the CLI's --json."""
 
 import asyncio
+import json
 import subprocess
 import sys
 
@@ -11,7 +12,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"recall", "episodes", "retain", "get", "about", "opinions", "status", "core_append", "core_replace",
-         "core_insert", "summarize"}
+         "core_insert", "summarize", "note", "recent", "entities", "forget", "reflect"}
+
+
+def answer(result):
+    """A tool's answer: its one compact JSON text."""
+    assert len(result.content) == 1 and result.structured_content is None
+    return json.loads(result.content[0].text)
 
 
 def session(ws, script):
@@ -50,9 +57,11 @@ def test_tools_are_listed_small_and_annotated(example_ws):
 @pytest.mark.parametrize("tool,args,cli", [
     ("recall", {"query": "Peter Lisbon", "k": 5}, ["recall", "Peter Lisbon", "--k", "5"]),
     ("recall", {"query": "Steuer", "kind": "world", "entity": "Anna"}, ["recall", "Steuer", "--kind", "world", "-e", "Anna"]),
-    ("episodes", {"query": "Marrakech", "k": 8}, ["episodes", "Marrakech", "--k", "8"]),
+    ("episodes", {"query": "Marrakech", "k": 8}, ["episodes", "Marrakech", "--k", "8", "--budget", "2000"]),
     ("get", {"ref": "memory/2026-10-27.md#L10-L13"}, ["get", "memory/2026-10-27.md#L10-L13"]),
-    ("about", {"entity": "Pete", "k": 5}, ["about", "Pete", "--k", "5"]),
+    ("about", {"entity": "Pete", "k": 5, "budget": 500}, ["about", "Pete", "--k", "5", "--budget", "500"]),
+    ("entities", {"query": "pe"}, ["entities", "pe"]),
+    ("recent", {"days": 3650}, ["recent", "--days", "3650", "--budget", "2000"]),
     ("opinions", {"entity": "Peter"}, ["opinions", "--entity", "Peter"]),
 ])
 def test_tools_answer_like_the_cli(example_ws, tool, args, cli):
@@ -62,7 +71,7 @@ def test_tools_answer_like_the_cli(example_ws, tool, args, cli):
     assert not result.is_error, result.content
     proc, expected = run_json(*cli, cwd=example_ws, env=mem_env(MEM_EMBEDDER="none"))
     assert proc.returncode == 0
-    assert result.structured_content == expected
+    assert answer(result) == expected
 
 
 def test_status_retain_core_and_resource(example_ws):
@@ -78,8 +87,8 @@ def test_status_retain_core_and_resource(example_ws):
         resource = await s.read_resource("memory://core")
         return status, retained, bad, appended, replaced, twice, big, inserted, resource
     status, retained, bad, appended, replaced, twice, big, inserted, resource = session(example_ws, script)
-    assert status.structured_content["facts"] > 300 and "embedder" in status.structured_content
-    assert retained.structured_content["source"] == "memory/2026-11-30.md#L4"
+    assert answer(status)["facts"] > 300 and "embedder" in answer(status)
+    assert answer(retained)["source"] == "memory/2026-11-30.md#L4"
     assert bad.is_error and "unknown type" in bad.content[0].text
     assert not appended.is_error and not replaced.is_error and not inserted.is_error
     assert twice.is_error and "times" in twice.content[0].text

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from conftest import run_json, run_mem, write
 
@@ -128,9 +130,9 @@ def test_14_5_mcp_retain_takes_an_untyped_line(example_ws):
         return await call(s, "retain", bullet="Peter likes tea", date="2026-11-30")
     result = session(example_ws, script)
     assert not result.is_error, result.content
-    assert result.structured_content["kind"] == "log"
+    assert json.loads(result.content[0].text)["kind"] == "log"
     lines = (example_ws / "memory" / "2026-11-30.md").read_text(encoding="utf-8").splitlines()
-    assert lines[result.structured_content["line"] - 1] == "- Peter likes tea"
+    assert lines[json.loads(result.content[0].text)["line"] - 1] == "- Peter likes tea"
 
 
 def test_retain_log_counts_copies_and_survives_a_torn_line():

@@ -13,7 +13,7 @@ from typing import NoReturn, Optional
 import typer
 
 from memtool import __version__
-from memtool.cli import index_commands, memory_commands, render
+from memtool.cli import forget_command, index_commands, memory_commands, render
 from memtool.cli.common import TEXT_ARGS, state
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
@@ -63,6 +63,10 @@ for command, settings in [  # the order `mem --help` lists them in
     (index_commands.reflect, {}),
     (index_commands.schedule, {}),
     (index_commands.mcp, {}),
+    (forget_command.forget, TEXT_ARGS),
+    (memory_commands.note, TEXT_ARGS),
+    (memory_commands.recent, {}),
+    (memory_commands.entities, {}),
 ]:
     app.command(context_settings=settings or None)(command)
 

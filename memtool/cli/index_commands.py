@@ -175,7 +175,10 @@ def mcp(embedder: Optional[str] = EmbedderOpt) -> None:
     problem = mem.follow()  # reads stat only what file events name, not every file
     if problem:
         render.err.print(f"[yellow]warning:[/yellow] {render.escape(problem)}; every read checks every file")
+    auto = watching.auto_reflect(mem, embedder)
     try:
         serve(mem)
     finally:
+        if auto:
+            auto.stop()
         mem.close()

@@ -36,6 +36,57 @@ def retain(
         render.out.print(result["source"])
 
 
+def note(
+    text: str = typer.Argument(..., help="One line of free text (no type letter needed)."),
+    page: Optional[str] = typer.Option(None, "--page", help="Append to this bank page instead: bank/world.md, or an entity's name (its page, created if missing).", show_default="today's log"),
+    day: Optional[str] = typer.Option(None, "--date", help="Day's log to write to: YYYY-MM-DD, today or yesterday.", show_default="today"),
+    json_: bool = JsonOpt,
+) -> None:
+    """Append free, untyped text to today's log (or to a bank page); the untyped sibling of retain.
+
+    Only ever appends. Example: mem note "Jonas moved the meeting to Friday."
+    """
+    if page and day:
+        raise typer.BadParameter("a note goes to a day's log (--date) or to a page (--page), not both", param_hint="--page/--date")
+    result = memory().note(text, page=page, day=parse_day(day, date.today()) if day else None)
+    if json_:
+        render.emit_json(result)
+    else:
+        render.out.print(result["source"])
+
+
+def recent(
+    days: int = typer.Option(7, "--days", "-d", help="How many days back, today included.", min=1, max=3650),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Fit the answer into about this many tokens (agents get 2000).", show_default="everything"),
+    json_: bool = JsonOpt,
+) -> None:
+    """What was added or changed lately: each day's facts by file (cited), then other files saved since.
+
+    Example: mem recent --days 3
+    """
+    data = memory().recent(days=days, budget=budget)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.recent(data)
+
+
+def entities(
+    query: Optional[str] = typer.Argument(None, help="Only entities whose name or an alias contains this (any case).", show_default=False),
+    k: int = typer.Option(100, "--k", "-k", help="How many entities at most."),
+    json_: bool = JsonOpt,
+) -> None:
+    """The entities memory knows: name, aliases, facts mentioning them and their page, most mentioned first.
+
+    Example: mem entities pet
+    """
+    data = memory().entities(query, k=k)
+    if json_:
+        render.emit_json(data)
+    else:
+        render.entities(data)
+
+
 def recall(
     query: str = typer.Argument("", help="Words to search for, in any language; any text is safe."),
     k: int = typer.Option(10, "--k", "-k", help="How many results."),
@@ -110,13 +161,14 @@ def get(
 def about(
     entity: str = typer.Argument(..., help="A name, @slug or alias.", autocompletion=complete_entities),
     k: int = typer.Option(20, "--k", "-k", help="How many facts."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Fit the answer into about this many tokens: the page without its generated lists, then the facts that fit.", show_default="everything"),
     json_: bool = JsonOpt,
 ) -> None:
     """An entity's page and the facts that mention it, newest first (aliases resolve).
 
     Example: mem about Pete
     """
-    data = memory().about(entity, k=k)
+    data = memory().about(entity, k=k, budget=budget)
     if json_:
         render.emit_json(data)
     else:
@@ -144,13 +196,14 @@ def episodes(
     k: int = typer.Option(30, "--k", "-k", help="How many hits to group."),
     since: Optional[str] = typer.Option(None, "--since", help="Only from this time on: 30d, 2025-11-01, 2025-11."),
     until: Optional[str] = typer.Option(None, "--until", help="Only up to this day."),
+    budget: Optional[int] = typer.Option(None, "--budget", help="Fit the answer into about this many tokens, each line said once (what agents get by default: 2000).", show_default="everything"),
     json_: bool = JsonOpt,
 ) -> None:
     """Hits grouped by day, counted by kind, with each day's relevant section quoted.
 
     Example: mem episodes "Marrakech trip"
     """
-    data = memory().episodes(query, k=k, since=since, until=until)
+    data = memory().episodes(query, k=k, since=since, until=until, budget=budget)
     for w in data["warnings"]:
         render.warn(w)
     if json_:

@@ -315,9 +315,42 @@ def episodes(data: dict) -> None:
         counts = ", ".join(f"{n} {kind}" for kind, n in day["buckets"].items())
         o.print(f"\n[bold cyan]{day['date'] or day['path']}[/bold cyan]  [dim]{day['path']} · {counts}[/dim]")
         for section in day["sections"]:
+            if isinstance(section["lines"], str):  # fitted to a budget: already numbered, hits marked
+                o.print(escape(section["lines"]))
+                continue
             for line in section["lines"]:
                 mark = "[bold yellow]›[/bold yellow]" if line["hit"] else " "
                 o.print(f"  {mark} [dim]{line['n']:>4}[/dim]  {escape(line['text'])}")
+    if data.get("omitted_days"):
+        _console(True).print(f"[dim]{data['omitted_days']} more day(s) left out ({data['hint']})[/dim]")
+
+
+def recent(data: dict) -> None:
+    """`mem recent`: per day and file the facts written (cited), then the other files saved since."""
+    o = _console(False)
+    if not data["days"] and not data["pages"]:
+        _console(True).print(f"[dim]nothing added or changed since {data['since']}[/dim]")
+    for day in data["days"]:
+        o.print(f"\n[bold cyan]{day['date']}[/bold cyan]  [dim]{escape(day['path'])}[/dim]")
+        for f in day["facts"]:
+            o.print(f"  [dim]{f['source'].partition('#')[2]:>5}[/dim]  {escape(f['content'])}")
+    if data["pages"]:
+        o.print("\n[bold]also saved since then[/bold]")
+        for p in data["pages"]:
+            o.print(f"  {escape(p['path'])}  [dim]{p['changed']}[/dim]")
+    if data.get("omitted"):
+        _console(True).print(f"[dim]{data['omitted']} more left out ({data['hint']})[/dim]")
+
+
+def entities(data: dict) -> None:
+    """`mem entities`: one line each: name, facts, aliases, page."""
+    o = _console(False)
+    if not data["entities"]:
+        _console(True).print("[dim]no entities (they are @mentions, [[links]] or pages in bank/entities/)[/dim]")
+    for e in data["entities"]:
+        aka = f"  [dim]aka {escape(', '.join(e['aliases']))}[/dim]" if e["aliases"] else ""
+        page = f"  [underline]{escape(e['page'])}[/underline]" if e["page"] else ""
+        o.print(f"{e['facts']:>5}  [bold]{escape(e['name'])}[/bold]{aka}{page}")
 
 
 def summary(data: dict) -> None:

@@ -75,6 +75,27 @@ def _show_report(report: dict) -> None:
                     + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
 
 
+@sync_app.command("gc")
+def sync_gc(
+    remote: Optional[str] = typer.Argument(None, help="A folder or s3://bucket/prefix (default: the bound remote, else [sync] remote in memtool.toml).", show_default=False),
+    min_age: float = typer.Option(600.0, "--min-age", help="Only revisions unnamed and older than this many seconds (younger ones may belong to a sync in flight on another machine).", min=0),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+    json_: bool = JsonOpt,
+) -> None:
+    """Delete the revisions on the remote that its manifest no longer names (after mem forget and mem sync).
+
+    Example: mem sync gc --min-age 0
+    """
+    report = memory("none").sync_gc(remote, min_age=min_age, dry_run=dry_run)
+    if json_:
+        render.emit_json(report)
+        return
+    gone = report["would_delete"] if dry_run else report["deleted"]
+    render.err.print(f"{'would delete' if dry_run else 'deleted'} {len(gone)} old revision(s) on {escape(report['remote'])}; "
+                     f"{report['kept']} named by the manifest kept"
+                     + (f", {report['too_young']} younger than {min_age:g}s kept" if report["too_young"] else ""))
+
+
 @sync_app.command("status")
 def sync_status(json_: bool = JsonOpt) -> None:
     """Show the bound remote, the off switch, waiting conflicts and local changes not yet synced (no network).

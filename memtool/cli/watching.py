@@ -24,13 +24,28 @@ def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
     render.err.print(f"not answering other mem recall calls: {render.escape(refused)}" if refused else
                      "answering mem recall calls from other processes (.memory/read.sock)")
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too
+    auto = auto_reflect(mem, embedder)
     try:
         mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
     except KeyboardInterrupt:
         render.err.print("stopped")
     finally:
+        if auto:
+            auto.stop()
         server.close()
         mem.close()
+
+
+def auto_reflect(mem, embedder: str | None):
+    """Start consolidation on its own when `[reflect] auto` is on (see memtool.reflect.auto); None when off."""
+    if not mem.config.reflect_auto:
+        return None
+    from memtool.reflect.auto import AutoReflect
+
+    every = mem.config.reflect_auto_every
+    render.err.print(f"reflect runs by itself when its gates open (looking every {every:g} min; [reflect] auto)")
+    return AutoReflect(mem.ws.root, every, embedder,
+                       tell=lambda line: render.err.print(f"{time.strftime('%H:%M:%S')} {render.escape(line)}")).start()
 
 
 def _interrupt(*_) -> None:

@@ -60,6 +60,14 @@ class Transaction:
         return False
 
 
+def vacuum(conn) -> bool:
+    """Rewrite the file without free pages (which keep deleted rows) and truncate its WAL, zeroing
+    what is freed on the way; False when another connection kept the WAL from being emptied."""
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute("VACUUM")
+    return conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+
+
 def select_in(conn, sql: str, values: Iterable, before: Sequence = (), after: Sequence = ()) -> Iterator[tuple]:
     """The rows of `sql` run once per chunk of `values`, its `{marks}` replaced by that chunk's
     placeholders; `before` and `after` are bound around the chunk."""

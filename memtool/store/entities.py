@@ -90,3 +90,8 @@ def entity_page_mentions(conn) -> list[tuple[str, str]]:
     return conn.execute(
         "SELECT fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
         " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL").fetchall()
+
+
+def entity_pages(conn) -> list[tuple[str, str]]:
+    """(entity, page path) of every entity page."""
+    return conn.execute("SELECT DISTINCT entity, path FROM aliases ORDER BY entity").fetchall()

@@ -12,7 +12,7 @@ from typing import Iterable
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
 from memtool.store import entities, summary
-from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite
+from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
 from memtool.store.vectors import Vectors
@@ -204,6 +204,15 @@ class Store:
         """Mark that facts are being added without FTS entries (survives a crash: see `finish_bulk`)."""
         self.set_meta("fts_pending", "1")
 
+    def compact(self) -> bool:
+        """Leave no trace of deleted text in the file: merge the FTS segments (FTS5 keeps deleted
+        terms in them until merged), drop orphaned vectors, VACUUM (free pages keep old rows), and
+        empty the WAL. False when another connection kept the WAL from being emptied."""
+        with self.transaction():
+            self.vectors.gc(None)
+            self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+        return vacuum(self.conn)
+
     def finish_bulk(self) -> None:
         """Build the FTS index from all facts if a bulk load left it pending."""
         if self.meta("fts_pending") == "1":
@@ -370,6 +379,9 @@ class Store:
     def dump(self) -> dict[str, list[tuple]]:
         """Every row of every table except row ids, sorted: two indexes of the same Markdown compare equal."""
         return summary.dump(self.conn)
+
+    def entity_pages(self) -> list[tuple[str, str]]:
+        return entities.entity_pages(self.conn)
 
     def entity_page_mentions(self) -> list[tuple[str, str]]:
         """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""

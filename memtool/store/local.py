@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memtool.errors import WorkspaceError
-from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite
+from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
 
 _SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS access (key TEXT NOT NULL, at REAL NOT NULL);
@@ -154,6 +154,26 @@ class LocalState:
             rows = self.conn.execute(f"SELECT {cols[0]}, {cols[1]} FROM {table}").fetchall()
             gone = [r for r in rows if r[0] not in live or r[1] not in live]
             self.conn.executemany(f"DELETE FROM {table} WHERE {cols[0]} = ? AND {cols[1]} = ?", gone)
+
+    def purge(self, live: set[str], needles: list[str]) -> bool:
+        """Forget every row about a fact that no longer exists (keys not in `live`) or quoting any of
+        `needles`, then VACUUM and empty the WAL so no page keeps them (False: another process kept
+        the WAL from being emptied)."""
+        with self.transaction():
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS live_keys (key TEXT PRIMARY KEY)")
+            self.conn.execute("DELETE FROM live_keys")
+            self.conn.executemany("INSERT OR IGNORE INTO live_keys VALUES (?)", [(k,) for k in live])
+            for table in ("access", "usage", "seen"):
+                self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM live_keys)")
+            self.forget(live)
+            for needle in needles:
+                n = needle.casefold()
+                for table, cols in (("supersede", ("why", "old_content")), ("review", ("reason", "detail")),
+                                    ("seen", ("words",)), ("meta", ("v",))):
+                    where = " OR ".join(f"instr(lower({c}), ?) > 0" for c in cols)
+                    self.conn.execute(f"DELETE FROM {table} WHERE {where}", [n] * len(cols))
+            self.conn.execute("DROP TABLE live_keys")
+        return vacuum(self.conn)
 
     def transaction(self) -> Transaction:
         return Transaction(self.conn)

@@ -54,6 +54,19 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
                                   "another machine is syncing right now; run mem sync again in a moment")
 
 
+def gc(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None, region: str | None = None,
+       configured: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
+    """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
+    from memtool.sync import gc as collector
+
+    url = url or (SyncState(ws).binding() or {}).get("remote") or configured
+    if not url:
+        raise UsageError("no remote to collect on", "give one: mem sync gc /path/to/folder  or  s3://bucket/prefix")
+    remote = open_remote(url, endpoint_url=endpoint_url, region=region)
+    with ws.lock("sync", busy="another mem sync is running in this workspace"):
+        return collector.collect(remote, collector.MIN_AGE if min_age is None else min_age, dry_run)
+
+
 def status(ws: Workspace) -> dict:
     """What sync knows without asking the remote: binding, off switch, conflicts, local changes."""
     state = SyncState(ws)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import time
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
@@ -20,6 +22,7 @@ from memtool.errors import ProviderUnavailable, UsageError
 from memtool.safe_writes import remove_stale_temp, replace_atomically
 
 NOT_MODIFIED = object()
+_REV = re.compile(r"[0-9a-f]{64}")
 
 
 class DamagedObject(ProviderUnavailable):
@@ -49,6 +52,12 @@ class Remote(Protocol):
 
     def sweep_temp(self) -> int:
         """Remove temp files that killed uploads left on the remote; how many."""
+
+    def list_objects(self) -> list[tuple[str, float]]:
+        """(revision, age in seconds) of every stored revision (for `mem sync gc`)."""
+
+    def delete_object(self, rev: str) -> None:
+        """Delete a revision (only `mem sync gc` does, for revisions no manifest names)."""
 
 
 def object_key(rev: str) -> str:
@@ -115,6 +124,16 @@ class FolderRemote:
         if not self.root.is_dir():
             return 0
         return len(remove_stale_temp(self.root, recursive=False)) + len(remove_stale_temp(self.root / "objects"))
+
+    def list_objects(self) -> list[tuple[str, float]]:
+        out, now = [], time.time()
+        for path in (self.root / "objects").glob("*/*") if (self.root / "objects").is_dir() else ():
+            if path.is_file() and _REV.fullmatch(path.name):
+                out.append((path.name, now - path.stat().st_mtime))
+        return out
+
+    def delete_object(self, rev: str) -> None:
+        (self.root / object_key(rev)).unlink(missing_ok=True)
 
     def get_object(self, rev: str) -> bytes:
         try:
@@ -212,6 +231,23 @@ class S3Remote:
 
     def sweep_temp(self) -> int:
         return 0  # an S3 PUT is atomic: nothing is staged
+
+    def list_objects(self) -> list[tuple[str, float]]:
+        out, now = [], time.time()
+        pages = self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self._key("objects/"))
+        try:
+            for page in pages:
+                for item in page.get("Contents", []):
+                    name = item["Key"].rsplit("/", 1)[-1]
+                    if _REV.fullmatch(name):
+                        out.append((name, now - item["LastModified"].timestamp()))
+        except Exception as exc:  # botocore's errors, raised while paging
+            raise ProviderUnavailable(f"S3 listing failed on {self._where}: {exc}",
+                                      "check the bucket, the endpoint and the AWS credentials") from None
+        return out
+
+    def delete_object(self, rev: str) -> None:
+        self._call("delete", self._client.delete_object, Key=self._key(object_key(rev)))
 
     def get_object(self, rev: str) -> bytes:
         from botocore.exceptions import ClientError

@@ -1,0 +1,166 @@
+"""`mem forget`: find the lines to remove (by text or by citation), then remove them from the Markdown.
+
+Planning is pure (`parse_target`, `matching_lines`, `strip_lines`); `plan` reads the workspace and
+`remove` writes it (atomic, locked, re-checked against the plan). Purging every derived copy of the
+text (index, local state, backups, logs) is `memtool.purge`'s job; the remote's is `memtool.sync.gc`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from memtool import blocks
+from memtool.errors import UsageError
+from memtool.safe_writes import FileChanged
+from memtool.workspace import Workspace
+
+MIN_TEXT = 3  # characters a text to forget needs: shorter ones match too much to be meant
+MAX_LINES = 200  # lines one forget removes at most: more is a query that was not meant
+MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (generated blocks) are removed too
+_CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to forget: a text (every line holding it, any case) or a citation (`path#Lx[-Ly]`)."""
+
+    text: str | None = None
+    path: str | None = None
+    start: int = 0
+    end: int = 0
+
+
+@dataclass
+class FilePlan:
+    path: str
+    lines: list[int]  # 1-based, ascending
+    texts: list[str]
+    digest: str  # the file's bytes the plan was made from (sha256), re-checked before writing
+
+
+@dataclass
+class Plan:
+    target: Target
+    files: list[FilePlan] = field(default_factory=list)
+    needles: list[str] = field(default_factory=list)  # what purge looks for in derived copies
+
+    @property
+    def count(self) -> int:
+        return sum(len(f.lines) for f in self.files)
+
+    def matches(self) -> list[dict]:
+        return [{"source": f"{f.path}#L{n}", "text": t} for f in self.files for n, t in zip(f.lines, f.texts)]
+
+
+def parse_target(spec: str) -> Target:
+    """A citation `path#L3` / `path#L3-L5`, else text to find (at least `MIN_TEXT` characters)."""
+    spec = (spec or "").strip()
+    m = _CITATION.fullmatch(spec)
+    if m:
+        start = int(m["start"])
+        end = int(m["end"] or start)
+        if start < 1 or end < start:
+            raise UsageError(f"{spec!r} is not a line range", "cite lines as path#L3 or path#L3-L5")
+        return Target(path=m["path"], start=start, end=end)
+    if len(spec) < MIN_TEXT:
+        raise UsageError("the text to forget is empty or shorter than 3 characters",
+                         "give the exact text (e.g. a phone number) or a citation such as memory/2026-11-27.md#L9")
+    if "\n" in spec or "\r" in spec:
+        raise UsageError("the text to forget is one line", "forget each line, or cite a range: path#L3-L5")
+    return Target(text=spec)
+
+
+def split_keep_ends(text: str) -> list[str]:
+    """Lines with their endings (LF, CRLF or CR), numbered as the parser numbers them."""
+    parts = [m.group(0) for m in _LINE.finditer(text)]
+    return [p for p in parts if p]
+
+
+def bare(line: str) -> str:
+    """A line's text without its ending and list marker."""
+    return _MARKER.sub("", line.rstrip("\r\n")).strip()
+
+
+def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
+    """1-based numbers of the lines holding any of `needles` (case-insensitive)."""
+    folded = [n.casefold() for n in needles if n]
+    return [i for i, line in enumerate(lines, start=1) if any(n in line.casefold() for n in folded)]
+
+
+def strip_lines(text: str, drop: set[int]) -> str:
+    """`text` without the lines `drop` names; every other byte stays. A generated block that was
+    exactly as memtool wrote it is resealed (its hash updated), so reflect still owns it."""
+    lines = split_keep_ends(text)
+    sealed = _sealed_blocks(text)
+    kept = "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+    for name in sealed:
+        block = blocks.find(kept, name)
+        if block is not None:
+            kept = kept[:block.start] + blocks.render(name, block.body) + kept[block.end:]
+    return kept
+
+
+def _sealed_blocks(text: str) -> list[str]:
+    names = [m.group(1) for line in split_keep_ends(text) if (m := _BLOCK_BEGIN.match(line))]
+    return [n for n in names if (b := blocks.find(text, n)) is not None and not b.edited]
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- reading and writing the workspace ------------------------------------------------------------
+
+
+def plan(ws: Workspace, target: Target) -> Plan:
+    """The lines `target` names in the workspace's Markdown (nothing is changed)."""
+    result = Plan(target)
+    files = sorted(ws.scan())
+    if target.path is not None:
+        rel = ws.relative(ws.resolve(target.path))
+        if rel not in files:
+            raise UsageError(f"{target.path} is not a Markdown file memtool reads",
+                             "cite a file under memory/ or bank/, or memory.md, e.g. memory/2026-11-27.md#L9")
+        lines = split_keep_ends(ws.read_text(rel))
+        if target.end > len(lines):
+            raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
+        cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
+        result.needles = [c for c in cited if len(c) >= MIN_TEXT]
+        copies = [c for c in cited if len(c) >= MIN_COPY]  # generated blocks and the journal quote facts
+        _add(result, ws, rel, list(range(target.start, target.end + 1)))
+        files = [f for f in files if f != rel]
+    else:
+        result.needles = copies = [target.text]
+    for rel in files if copies else ():
+        _add(result, ws, rel, matching_lines(split_keep_ends(ws.read_text(rel)), copies))
+    if result.count > MAX_LINES:
+        raise UsageError(f"{result.count} lines hold that text; forget removes at most {MAX_LINES} at once",
+                         "give a longer, more exact text, or cite the lines (path#L3-L5)")
+    return result
+
+
+def _add(result: Plan, ws: Workspace, rel: str, numbers: list[int]) -> None:
+    if not numbers:
+        return
+    raw = ws.read_bytes(rel)
+    lines = split_keep_ends(raw.decode("utf-8"))
+    result.files.append(FilePlan(rel, numbers, [lines[n - 1].rstrip("\r\n") for n in numbers], digest(raw)))
+
+
+def remove(ws: Workspace, plan_: Plan) -> None:
+    """Remove the planned lines, file by file (locked, atomic). A file saved since the plan was made
+    is refused before anything is written: the plan shown is the plan applied."""
+    for f in plan_.files:
+        if digest(ws.read_bytes(f.path)) != f.digest:
+            raise FileChanged(f.path)
+    for f in plan_.files:
+        with ws.lock(f.path):
+            raw = ws.read_bytes(f.path)
+            if digest(raw) != f.digest:
+                raise FileChanged(f.path)
+            ws.write_atomic(f.path, strip_lines(raw.decode("utf-8"), set(f.lines)), expect=raw)

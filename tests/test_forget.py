@@ -1,0 +1,101 @@
+"""`mem forget`: the lines go, and no byte of their text stays in the workspace, .memory/ or the remote."""
+
+import json
+import os
+import sqlite3
+
+from conftest import run_json, run_mem, write
+
+from memtool.forget import parse_target, split_keep_ends, strip_lines
+
+PHONE = "+49 171 2345678"
+NEEDLES = [PHONE.encode(), b"2345678"]
+
+JONAS = """---
+aliases: [Jo]
+---
+# Jonas
+
+- W @Jonas: Works at the harbour office in Hamburg.
+- W @Jonas: Phone +49 171 2345678 (mobile, evenings only).
+- O(c=0.7) @Jonas: Prefers calls to long messages.
+"""
+
+
+def _bytes_found(root) -> list[str]:
+    """Every file under `root` (raw bytes, SQLite files and their -wal/-shm included) holding a needle."""
+    found = []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            data = open(os.path.join(dirpath, name), "rb").read()
+            if any(n in data for n in NEEDLES):
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return found
+
+
+def _workspace_holding_the_phone(ws, remote):
+    write(ws, "bank/entities/Jonas.md", JONAS)
+    write(ws, "memory.md", "# Core\n\n- Jonas: +49 171 2345678\n")
+    write(ws, "memory/2026-11-19.md", "# 2026-11-19\n\nMet @Jonas at the harbour; he gave me his number.\n")
+    run_mem("-w", ws, "retain", f"W @Jonas: Call him on {PHONE} after six.", "--date", "2026-11-20", check=0)
+    run_mem("-w", ws, "retain", "B @Jonas: Helped him move the boat.", "--date", "2026-11-20", check=0)
+    run_mem("-w", ws, "core", "append", "- Likes tea.", check=0)  # a backup of memory.md now holds the phone
+    run_mem("-w", ws, "reflect", "--force", check=0)  # reflect's `seen` table, entity page, journal
+    run_mem("-w", ws, "recall", "2345678", check=0)  # the access log
+    run_mem("-w", ws, "sync", remote, check=0)
+
+
+def test_a3_forget_leaves_no_byte_of_the_text_anywhere(empty_ws, tmp_path):
+    ws, remote = empty_ws, tmp_path / "remote"
+    _workspace_holding_the_phone(ws, remote)
+    assert _bytes_found(ws / ".memory") and _bytes_found(remote)  # the test can fail: the text was everywhere
+
+    proc, result = run_json("-w", ws, "forget", PHONE, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert result["forgotten"] and {m["source"].split("#")[0] for m in result["matches"]} >= {
+        "bank/entities/Jonas.md", "memory/2026-11-20.md", "memory.md"}
+    run_mem("-w", ws, "sync", check=0)
+    proc, gc = run_json("-w", ws, "sync", "gc", "--min-age", "0")
+    assert proc.returncode == 0 and gc["deleted"], proc.stderr
+
+    assert _bytes_found(ws) == [] and _bytes_found(remote) == []
+    jonas = (ws / "bank/entities/Jonas.md").read_text(encoding="utf-8")
+    assert jonas.startswith(JONAS.replace("- W @Jonas: Phone +49 171 2345678 (mobile, evenings only).\n", "")[:120])
+    assert "Prefers calls to long messages." in jonas and "harbour office" in jonas
+    assert "Helped him move the boat." in (ws / "memory/2026-11-20.md").read_text(encoding="utf-8")
+    proc, found = run_json("-w", ws, "recall", "2345678")
+    assert proc.returncode == 0 and found["results"] == []
+    log = [json.loads(line) for line in (ws / ".memory/forgotten.jsonl").read_text().splitlines()]
+    assert log and len(log[0]["sha256"]) == result["count"]  # hashes, never text
+    proc = run_mem("-w", ws, "check")
+    assert "2345678" not in proc.stdout + proc.stderr
+
+
+def test_a3_forget_asks_and_changes_nothing_without_an_answer(example_ws):
+    before = (example_ws / "memory/2026-11-27.md").read_bytes()
+    proc = run_mem("-w", example_ws, "forget", "memory/2026-11-27.md#L9")
+    assert proc.returncode == 2 and "--yes" in proc.stderr and "Marrakech" in proc.stdout
+    assert (example_ws / "memory/2026-11-27.md").read_bytes() == before
+    for bad in ("ab", "memory/2026-11-27.md#L900", "../x.md#L1"):
+        proc = run_mem("-w", example_ws, "forget", bad, "--yes")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, bad
+    assert (example_ws / "memory/2026-11-27.md").read_bytes() == before
+
+
+def test_a3_forget_by_citation_keeps_every_other_byte(example_ws):
+    path = example_ws / "memory/2026-11-27.md"
+    lines = path.read_bytes().splitlines(keepends=True)
+    proc, result = run_json("-w", example_ws, "forget", "memory/2026-11-27.md#L9", "--yes")
+    assert proc.returncode == 0 and result["forgotten"], proc.stderr
+    assert path.read_bytes() == b"".join(lines[:8] + lines[9:])
+
+
+def test_a3_strip_lines_keeps_endings_and_reseals_generated_blocks():
+    from memtool import blocks
+
+    text = "a\r\nb\n" + blocks.render("entity", "- x 1\n- y 2\n") + "c"
+    out = strip_lines(text, {2, 4})
+    assert out.startswith("a\r\n<!-- memtool:begin entity") and out.endswith("c")
+    assert not blocks.find(out, "entity").edited and "- x 1" not in out
+    assert split_keep_ends("a\rb\r\nc") == ["a\r", "b\r\n", "c"]
+    assert parse_target("memory/x.md#L3-L5").end == 5 and parse_target("a phone").text == "a phone"
