@@ -131,8 +131,8 @@ def test_5_mcp_recall_shows_an_opinions_updated_confidence_trend_and_evidence(ex
         return (await call(s, "recall", query="Lisbon good for Peter relaxed", kind="opinion", k=3),
                 await call(s, "opinions", entity="Peter"))
     recalled, listed = session(example_ws, script)
-    (op,) = [o for o in listed.structured_content["opinions"] if "Lisbon will be good" in o["statement"]]
+    (op,) = [o for o in answer(listed)["opinions"] if "Lisbon will be good" in o["statement"]]
     assert op["trend"] == "↑" and op["supporting"]  # the example's evidence moved it
-    (hit,) = [r for r in recalled.structured_content["results"] if r["source"] == op["source"]]
+    (hit,) = [r for r in answer(recalled)["results"] if r["source"] == op["source"]]
     assert (hit["confidence"], hit["trend"], hit["written_confidence"]) == (op["confidence"], "↑", op["anchor"])
     assert hit["evidence"]["supporting"] == op["supporting"]
