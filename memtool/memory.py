@@ -202,6 +202,18 @@ class Memory:
     def _core_edit(self, change) -> dict:
         return writing.core_edit(self.ws, change, self.config.core_max_chars)
 
+    # --- import (memtool.importing) ----------------------------------------------------------------
+
+    def import_(self, fmt: str, source: str | os.PathLike, dry_run: bool = False, progress: Progress | None = None) -> dict:
+        """Bring another tool's memory in (`fmt`: obsidian, basic-memory, chatgpt, claude-code): the
+        source is only read; a second import adds nothing; `dry_run` writes nothing."""
+        from datetime import datetime
+
+        from memtool import importing
+
+        return importing.run(self.ws, fmt, source, tz=datetime.now().astimezone().tzinfo,
+                             max_bytes=self.config.max_file_bytes, dry_run=dry_run, progress=progress).to_dict()
+
     # --- reflect ------------------------------------------------------------------------------------
 
     def reflect(self, dry_run: bool = False, force: bool = False, since: str | None = None,
