@@ -130,7 +130,7 @@ def _read_zip(module, path: Path, max_bytes: int, problems: list) -> Source:
                 problems.append(Skipped(rel, f"{info.file_size:,} bytes, over the limit of {max_bytes:,}"))
                 continue
             files[rel] = zf.read(info)
-    return Source(path.stem, files), problems
+    return Source(path.stem, files)
 
 
 def _rel(root: Path, path: Path) -> str:
@@ -201,7 +201,10 @@ def _add_to_day(ws: Workspace, rel: str, item: Item, planned: dict | None) -> st
 
     def plan(raw: bytes) -> bytes:
         text = _decode(raw, rel)
-        if item.key in imported(text):
+        marks = imported(text)
+        if item.key in marks:
+            if marks[item.key] != item.digest:
+                raise _Refused(_changed(rel))
             outcome[0] = None
             return b""
         if not text.strip():
@@ -225,8 +228,12 @@ def _seen_before(report: ImportReport, item: Item, rel: str, digest: str) -> Non
     if digest == item.digest:
         report.unchanged.append({"item": item.origin, "path": rel})
     else:
-        report.skipped.append({"item": item.origin, "reason": f"changed in the source since it was imported to {rel};"
-                               " the imported copy is kept (remove it there to import the new version)"})
+        report.skipped.append({"item": item.origin, "reason": _changed(rel)})
+
+
+def _changed(rel: str) -> str:
+    return (f"changed in the source since it was imported to {rel}; the imported copy is kept (remove it there, "
+            "marker line included, to import the new version)")
 
 
 def _whole(item: Item) -> str:

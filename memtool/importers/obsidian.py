@@ -72,7 +72,7 @@ def date_pattern(fmt: str) -> tuple[re.Pattern, list[str]]:
             parts.append(re.escape(token[1:-1]))
         elif token in _PATTERNS:
             parts.append(_PATTERNS[token])
-            groups += [token] * _PATTERNS[token].count("(")
+            groups += [token] * re.compile(_PATTERNS[token]).groups
         else:
             parts.append(re.escape(token))
     return re.compile("".join(parts), re.I), groups
