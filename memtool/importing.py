@@ -11,6 +11,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memtool import trust
 from memtool.errors import MemError, UsageError
 from memtool.importers import FORMATS, Item, Plan, Source, format_module, imported
 from memtool.workspace import Workspace
@@ -210,6 +211,9 @@ def _add_to_day(ws: Workspace, rel: str, item: Item, planned: dict | None) -> st
         if not text.strip():
             outcome[0] = "created"
             return _whole(item).encode("utf-8")
+        if trust.rank(item.tier) > trust.rank(trust.declared(text.split("\n"), 0)[0]):
+            raise _Refused(f"declares trust: {item.tier}, and appending it to {rel} (less strict) would lose that "
+                           f"tier; add 'trust: {item.tier}' to that log's front matter and import again")
         outcome[0] = "appended"
         suffix = ("" if text.endswith("\n") else "\n") + "\n" + item.marker() + "\n\n" + item.section.rstrip("\n") + "\n"
         _check_lands(rel, text, suffix, item.section)

@@ -16,10 +16,10 @@ from memtool.templates import DAILY_EXAMPLE, FOLDERS, TEMPLATES
 
 STATE_DIR = ".memory"
 CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's name for the same thing
-# Files other agents keep at a workspace root (OpenClaw, Claude Code, Codex, Gemini CLI): indexed
-# as pages where they are, never written.
-AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "SOUL.md", "USER.md", "TOOLS.md",
-               "IDENTITY.md")
+# Files other agents keep at a workspace root (OpenClaw, Claude Code, Codex, Gemini CLI) that hold
+# facts: indexed as pages where they are, never written. Persona files (SOUL.md, IDENTITY.md) are
+# instructions about the agent, not memory, and stay unindexed.
+AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.md", "TOOLS.md")
 ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
 MARKERS = (*CORE_FILES, "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"

@@ -268,3 +268,17 @@ def test_item2_chatgpt_turns_that_start_with_a_block_stay_markdown():
               "parent": None, "children": []}}, "current_node": "a"}]
     plan = chatgpt.plan(Source("export", {"conversations.json": json.dumps(conv).encode()}), timezone.utc)
     assert "- **ChatGPT** (00:00):\n  ```python\n  print(1)\n  ```\n  Done." in plan.items[0].section
+
+
+def test_item2_a_daily_note_with_a_trust_tier_never_lands_in_a_less_strict_log(empty_ws, tmp_path):
+    vault = tmp_path / "Vault"
+    write(vault, "2026-11-06.md", "---\ntrust: private\n---\nBlood test results: ferritin low.\n")
+    write(vault, "2026-11-07.md", "---\ntrust: private\n---\nPhysio appointment moved to Friday.\n")
+    own = "# 2026-11-06\n\nBought a new bike lock.\n"
+    write(empty_ws, "memory/2026-11-06.md", own)
+    data = imported(empty_ws, "obsidian", vault)
+    assert (empty_ws / "memory/2026-11-06.md").read_text(encoding="utf-8") == own
+    reason = next(s["reason"] for s in data["skipped"] if s["item"] == "2026-11-06.md")
+    assert "trust: private" in reason
+    created = (empty_ws / "memory/2026-11-07.md").read_text(encoding="utf-8")
+    assert created.startswith("---\ntrust: private\n---\n")  # a new log keeps the note's tier

@@ -46,6 +46,7 @@ class Item:
     target: str | None = None  # workspace path of a page
     day: date | None = None
     section: str = ""
+    tier: str = "normal"  # the trust tier the text declares (its section goes only into a log as strict)
 
     @property
     def digest(self) -> str:

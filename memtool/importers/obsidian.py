@@ -14,6 +14,7 @@ import json
 import re
 from datetime import date
 
+from memtool import trust
 from memtool.importers import Item, Plan, Source, bank_path, decode, key
 
 EXPECTS = "an Obsidian vault (a folder of Markdown notes, usually with a .obsidian/ settings folder)"
@@ -129,8 +130,8 @@ def plan(source: Source, tz=None) -> Plan:
             continue
         day = note_date(rel[len(prefix):-3], pattern, groups) if rel.startswith(prefix) else None
         if day is not None:
-            out.items.append(Item(rel, key("obsidian", source.label, rel), text, day=day,
-                                  section=_section(text)))
+            out.items.append(Item(rel, key("obsidian", source.label, rel), text, day=day, section=_section(text),
+                                  tier=trust.declared(text.split("\n"), 0)[0]))
         else:
             out.items.append(Item(rel, key("obsidian", source.label, rel), text,
                                   target=bank_path(source.label, rel)))
