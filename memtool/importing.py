@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtool import trust
-from memtool.errors import MemError, UsageError
-from memtool.importers import FORMATS, Item, Plan, Source, format_module, imported
+from memtool.errors import MemError, UsageError, WorkspaceError
+from memtool.importers import FORMATS, Item, Plan, Skipped, Source, format_module, imported
 from memtool.workspace import Workspace
 
 CREATE_BATCH = 200  # pages created per flush (create_new syncs once per batch)
@@ -68,8 +68,6 @@ def run(ws: Workspace, fmt: str, source: str | os.PathLike, *, tz, max_bytes: in
 
 def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:
     """The files `module` wants from a folder, a zip file or a single file, and what could not be read."""
-    from memtool.importers import Skipped
-
     problems: list[Skipped] = []
     if path.is_file() and zipfile.is_zipfile(path):
         return _read_zip(module, path, max_bytes, problems), problems
@@ -105,8 +103,6 @@ def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:
 
 
 def _read_one(full: Path, rel: str, files: dict, max_bytes: int, problems: list, big_ok: bool) -> None:
-    from memtool.importers import Skipped
-
     try:
         size = full.stat().st_size
         if size > max_bytes and not big_ok:
@@ -119,8 +115,6 @@ def _read_one(full: Path, rel: str, files: dict, max_bytes: int, problems: list,
 
 
 def _read_zip(module, path: Path, max_bytes: int, problems: list) -> Source:
-    from memtool.importers import Skipped
-
     files = {}
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
@@ -270,8 +264,6 @@ def _current(ws: Workspace, rel: str) -> str | None:
 
 
 def _decode(raw: bytes, rel: str) -> str:
-    from memtool.errors import WorkspaceError
-
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

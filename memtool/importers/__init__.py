@@ -21,7 +21,7 @@ from importlib import import_module
 from urllib.parse import quote
 
 FORMATS = ("obsidian", "basic-memory", "chatgpt", "claude-code")
-MARKER = re.compile(r"^<!-- mem import (\S+) sha=([0-9a-f]+) -->$", re.M)
+MARKER = re.compile(r"^<!-- mem import (\S+) sha=([0-9a-f]+) -->[ \t\r]*$", re.M)  # a CRLF file keeps its markers
 
 
 @dataclass(frozen=True)
