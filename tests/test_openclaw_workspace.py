@@ -97,3 +97,19 @@ def test_item2_only_named_root_files_are_indexed(openclaw):
     write(openclaw, "notes.md", "quokkas live on Rottnest Island\n")
     proc, data = run_json("-w", openclaw, "recall", "quokkas")
     assert proc.returncode == 0 and data["results"] == []
+
+
+def test_item2_root_agent_files_take_their_trust_tier_like_any_file(openclaw):
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    write(openclaw, "memtool.toml", '[trust]\nlegal = ["CLAUDE.md"]\n')
+    write(openclaw, "USER.md", "---\ntrust: private\n---\n# USER.md\n\n- Lives in Freiburg.\n")
+    mem = Memory(Workspace(openclaw), embedder="none")
+    try:
+        mem.refresh()
+        tier_of = mem.tier_lookup()
+        assert (tier_of("CLAUDE.md"), tier_of("USER.md"), tier_of("MEMORY.md")) == ("legal", "private", "normal")
+        assert mem.recall("Freiburg").results[0]["source"] == "USER.md#L6"
+    finally:
+        mem.close()
