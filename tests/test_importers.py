@@ -282,3 +282,15 @@ def test_item2_a_daily_note_with_a_trust_tier_never_lands_in_a_less_strict_log(e
     assert "trust: private" in reason
     created = (empty_ws / "memory/2026-11-07.md").read_text(encoding="utf-8")
     assert created.startswith("---\ntrust: private\n---\n")  # a new log keeps the note's tier
+
+
+def test_item2_an_obsidian_daily_note_for_a_day_with_a_log_is_appended_with_its_tags(empty_ws, sources):
+    own = "# 2026-11-02\n\nDentist at 9.\n"
+    write(empty_ws, "memory/2026-11-02.md", own)
+    data = imported(empty_ws, "obsidian", sources / "vault")
+    assert {"item": "Journal/2026/11/2026-11-02.md", "path": "memory/2026-11-02.md", "action": "appended"} in data["written"]
+    text = (empty_ws / "memory/2026-11-02.md").read_text(encoding="utf-8")
+    assert text.startswith(own) and "Tags: #journal\n\n# Monday, 2 November 2026" in text and "---" not in text
+    for tag in ("journal", "climbing"):  # the front matter's tag (now a line of #tags) and an inline one
+        proc, found = run_json("-w", empty_ws, "recall", "--tag", tag)
+        assert proc.returncode == 0 and any(r["source"].startswith("memory/2026-11-02.md#L") for r in found["results"]), tag

@@ -161,7 +161,7 @@ def _section(text: str) -> str:
         m = re.match(r"^\s*(?:tags\s*:\s*\[?(.*?)\]?|-\s+(.*))\s*$", lines[n])
         if m and (m.group(1) or m.group(2)) and (m.group(1) is not None or _in_tags(lines, n)):
             tags += [t.strip().strip("'\"").lstrip("#") for t in re.split(r"[,\s]+", m.group(1) or m.group(2))]
-    head = ["Tags: " + " ".join("#" + t for t in tags if t)] if any(tags) else []
+    head = ["Tags: " + " ".join("#" + t for t in tags if t), ""] if any(tags) else []
     return "\n".join(head + lines[end + 1:]).strip("\n") + "\n"
 
 
