@@ -323,6 +323,8 @@ def init(root: Path, today) -> tuple[Workspace, list[str]]:
             target.mkdir(parents=True)
             created.append(folder + "/")
     files = dict(TEMPLATES)
+    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
+        files.pop(CORE_FILES[0], None)
     if not any((ws.root / "memory").glob("*.md")):
         files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
     for rel, text in files.items():

@@ -113,3 +113,13 @@ def test_item2_root_agent_files_take_their_trust_tier_like_any_file(openclaw):
         assert mem.recall("Freiburg").results[0]["source"] == "USER.md#L6"
     finally:
         mem.close()
+
+
+def test_item2_mem_init_in_an_openclaw_workspace_adds_no_second_core_memory(openclaw):
+    before = tree_hashes(openclaw)
+    run_mem("init", openclaw, check=0)
+    assert not (openclaw / "memory.md").exists()
+    after = tree_hashes(openclaw)
+    assert {p: h for p, h in after.items() if p in before} == before  # nothing of OpenClaw's changed
+    proc, data = run_json("-w", openclaw, "core", "show")
+    assert data["path"] == "MEMORY.md"
