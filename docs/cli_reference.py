@@ -16,7 +16,7 @@ BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
 COMMANDS = ["", "init", "retain", "index", "watch", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
             "core", "core show", "core append", "core replace", "core insert", "sync", "sync run",
             "sync status", "sync resolve", "sync off", "sync on", "sync restore", "status", "check", "schedule", "mcp",
-            "forget", "sync gc", "note", "recent", "entities"]
+            "forget", "sync gc", "note", "recent", "entities", "import"]
 
 
 def help_text(command: str) -> str:

@@ -68,7 +68,7 @@ _CONFLICT_COPY = re.compile(r"^(.+)\.conflict-[\w-]+(\.md)$")
 
 def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
     """File kind and date from a workspace-relative POSIX path."""
-    if path == "memory.md":
+    if path in ("memory.md", "MEMORY.md"):  # ours, and OpenClaw's (see workspace.CORE_FILES)
         return "core", None, []
     conflict = _CONFLICT_COPY.match(path)
     if conflict:  # the remote's side of a sync conflict, kept beside the file: indexed, and flagged

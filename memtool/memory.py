@@ -272,6 +272,17 @@ class Memory:
             done["local_wal_emptied"] = self.local.purge(live, needles)
         done.update(purge.state_files(self.ws, needles))
         return done
+    # --- import (memtool.importing) ----------------------------------------------------------------
+
+    def import_(self, fmt: str, source: str | os.PathLike, dry_run: bool = False, progress: Progress | None = None) -> dict:
+        """Bring another tool's memory in (`fmt`: obsidian, basic-memory, chatgpt, claude-code): the
+        source is only read; a second import adds nothing; `dry_run` writes nothing."""
+        from datetime import datetime
+
+        from memtool import importing
+
+        return importing.run(self.ws, fmt, source, tz=datetime.now().astimezone().tzinfo,
+                             max_bytes=self.config.max_file_bytes, dry_run=dry_run, progress=progress).to_dict()
 
     # --- reflect ------------------------------------------------------------------------------------
 

@@ -15,7 +15,13 @@ from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
 from memtool.templates import DAILY_EXAMPLE, FOLDERS, TEMPLATES
 
 STATE_DIR = ".memory"
-MARKERS = ("memory.md", "memory", STATE_DIR)
+CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's name for the same thing
+# Files other agents keep at a workspace root (OpenClaw, Claude Code, Codex, Gemini CLI) that hold
+# facts: indexed as pages where they are, never written. Persona files (SOUL.md, IDENTITY.md) are
+# instructions about the agent, not memory, and stay unindexed.
+AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.md", "TOOLS.md")
+ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
+MARKERS = (*CORE_FILES, "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
 
 
@@ -37,7 +43,7 @@ class FileStat(NamedTuple):
 
 def indexable(rel: str) -> bool:
     """Whether a workspace-relative POSIX path names a file memtool indexes (what `scan` lists)."""
-    return rel.endswith(".md") and (rel == "memory.md" or rel.startswith(("memory/", "bank/"))) and \
+    return rel in ROOT_FILES or rel.endswith(".md") and rel.startswith(("memory/", "bank/")) and \
         not any(part.startswith(".") for part in rel.split("/"))
 
 
@@ -62,6 +68,13 @@ class Workspace:
     @property
     def config_path(self) -> Path:
         return self.root / "memtool.toml"
+
+    @property
+    def core_path(self) -> str:
+        """Where core memory is: memory.md, else an OpenClaw workspace's MEMORY.md, else memory.md (new)."""
+        if not (self.root / CORE_FILES[0]).is_file() and (self.root / CORE_FILES[1]).is_file():
+            return CORE_FILES[1]
+        return CORE_FILES[0]
 
     def daily_path(self, day) -> str:
         """The day's log: where it already is (memory/, memory/YYYY/ or memory/YYYY/MM/), else
@@ -103,14 +116,14 @@ class Workspace:
         out: dict[str, tuple[int, int]] = {}
         problems = [] if problems is None else problems
         try:
-            st = os.stat(self.root / "memory.md")
-            if S_ISREG(st.st_mode):
-                out["memory.md"] = (st.st_size, st.st_mtime_ns)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            problems.append(ScanProblem("memory.md", _reason(exc)))
-        for folder in ("memory", "bank"):
+            entries = list(os.scandir(self.root))
+        except OSError as exc:  # nothing below the root can be listed: none of it is taken for deleted
+            problems.extend(ScanProblem(name, _reason(exc)) for name in (*sorted(ROOT_FILES), "memory", "bank"))
+            return out
+        for entry in entries:
+            if entry.name in ROOT_FILES:
+                self._scan_entry(entry, entry.name, out, problems)
+        for folder in ("memory", "bank"):  # followed when they are links (a synced folder elsewhere)
             self._scan_dir(self.root / folder, folder, out, problems)
         return out
 
@@ -145,25 +158,28 @@ class Workspace:
         with entries:
             for entry in entries:
                 name = entry.name
-                if name[0] == ".":
-                    continue
-                try:
-                    if name.endswith(".md"):
-                        st = entry.stat(follow_symlinks=False)
-                        if S_ISLNK(st.st_mode):
-                            if not self._inside(Path(entry.path)):
-                                problems.append(ScanProblem(f"{rel}/{name}", "a symbolic link to outside the workspace;"
-                                                            " not indexed (mem get refuses it too)", "outside-workspace"))
-                                continue
-                            st = entry.stat()
-                        if S_ISREG(st.st_mode):
-                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
-                    elif entry.is_dir(follow_symlinks=False):
-                        self._scan_dir(Path(entry.path), f"{rel}/{name}", out, problems)
-                except FileNotFoundError:
-                    continue
-                except OSError as exc:
-                    problems.append(ScanProblem(f"{rel}/{name}", _reason(exc)))
+                if name[0] != ".":
+                    self._scan_entry(entry, f"{rel}/{name}", out, problems)
+
+    def _scan_entry(self, entry: os.DirEntry, path: str, out: dict, problems: list) -> None:
+        """Add one listed file (a .md, or a symbolic link to one inside the workspace), or a folder's files."""
+        try:
+            if entry.name.endswith(".md"):
+                st = entry.stat(follow_symlinks=False)
+                if S_ISLNK(st.st_mode):
+                    if not self._inside(Path(entry.path)):
+                        problems.append(ScanProblem(path, "a symbolic link to outside the workspace;"
+                                                    " not indexed (mem get refuses it too)", "outside-workspace"))
+                        return
+                    st = entry.stat()
+                if S_ISREG(st.st_mode):
+                    out[path] = (st.st_size, st.st_mtime_ns)
+            elif entry.is_dir(follow_symlinks=False):
+                self._scan_dir(Path(entry.path), path, out, problems)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            problems.append(ScanProblem(path, _reason(exc)))
 
     def _inside(self, path: Path) -> bool:
         return self.root in _real(path).parents
@@ -307,6 +323,8 @@ def init(root: Path, today) -> tuple[Workspace, list[str]]:
             target.mkdir(parents=True)
             created.append(folder + "/")
     files = dict(TEMPLATES)
+    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
+        files.pop(CORE_FILES[0], None)
     if not any((ws.root / "memory").glob("*.md")):
         files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
     for rel, text in files.items():

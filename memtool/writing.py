@@ -13,7 +13,6 @@ from memtool.safe_writes import FileChanged
 from memtool.workspace import Workspace
 
 CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
-CORE = "memory.md"
 
 
 def retain(ws: Workspace, bullet: str, day: date | None = None) -> dict:
@@ -81,23 +80,25 @@ def _note_text(text: str) -> str:
 
 
 def core_read(ws: Workspace, limit: int) -> dict:
-    text = ws.read_text(CORE)
-    return {"path": CORE, "text": text, "chars": len(text), "limit": limit}
+    core = ws.core_path
+    text = ws.read_text(core)
+    return {"path": core, "text": text, "chars": len(text), "limit": limit}
 
 
 def core_edit(ws: Workspace, change: Callable[[str], str], limit: int) -> dict:
-    """Apply `change` to memory.md (size-limited, the previous file backed up); an editor's save in
-    between makes it start again on that save."""
-    with ws.lock(CORE):
+    """Apply `change` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md; size-limited,
+    the previous file backed up); an editor's save in between makes it start again on that save."""
+    core = ws.core_path
+    with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
-            current = ws.read_text(CORE)  # valid UTF-8: encoding it gives back the bytes read
+            current = ws.read_text(core)  # valid UTF-8: encoding it gives back the bytes read
             new = change(current)
             core_memory.check_size(new, limit)
-            backup = ws.backup(CORE) if current else None
+            backup = ws.backup(core) if current else None
             try:
-                ws.write_atomic(CORE, new, expect=current.encode("utf-8"))
+                ws.write_atomic(core, new, expect=current.encode("utf-8"))
                 break
             except FileChanged:
                 if attempt == CORE_EDIT_ATTEMPTS - 1:
                     raise
-    return {"path": CORE, "chars": len(new), "limit": limit, "backup": backup, "text": new}
+    return {"path": core, "chars": len(new), "limit": limit, "backup": backup, "text": new}

@@ -13,7 +13,7 @@ from typing import NoReturn, Optional
 import typer
 
 from memtool import __version__
-from memtool.cli import forget_command, index_commands, memory_commands, render
+from memtool.cli import forget_command, import_command, index_commands, memory_commands, render
 from memtool.cli.common import TEXT_ARGS, state
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
@@ -70,6 +70,7 @@ for command, settings in [  # the order `mem --help` lists them in
 ]:
     app.command(context_settings=settings or None)(command)
 
+app.command("import")(import_command.import_)
 app.add_typer(sync_app, name="sync")
 
 core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",

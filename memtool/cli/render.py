@@ -390,3 +390,17 @@ def check_document(diags: list) -> dict:
     return {"errors": errors, "warnings": len(diags) - errors,
             "diagnostics": [{"path": d.path, "line": d.line, "location": d.location(),
                              "severity": d.severity, "code": d.code, "message": d.message} for d in diags]}
+
+
+def import_report(data: dict) -> None:
+    """`mem import`: what was (or would be) written, on stdout; a summary and what was skipped, on stderr."""
+    out, err = _console(False), _console(True)
+    for w in data["written"]:
+        out.print(f"{w['action']:<8} {escape(w['path'])}  ← {escape(w['item'])}")
+    for s in data["skipped"]:
+        err.print(f"skipped  {escape(s['item'])}: {escape(s['reason'])}")
+    c = data["counts"]
+    verb = "would write" if data["dry_run"] else "wrote"
+    err.print(f"{'[DRY RUN] ' if data['dry_run'] else ''}import {data['format']} from {escape(data['source'])}: "
+              f"{verb} {c['written']}, {c['unchanged']} imported before (unchanged), {c['skipped']} skipped")
+

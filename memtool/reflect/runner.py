@@ -78,7 +78,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         threads = opinion_threads(src.store, refresh=src.refresh)
         _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
         _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
-        plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text("memory.md"))
+        plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said

@@ -1,0 +1,107 @@
+"""Other tools' memories as plans of Markdown to add to a workspace. Pure: each format turns a
+`Source` (the files read from it, as bytes) into a `Plan` (items to write, things skipped and why);
+`memtool.importing` reads the source and applies the plan.
+
+    obsidian.py       a vault: daily notes (folder and date format from its settings) and pages
+    basic_memory.py   a basic-memory project: notes with observations and relations, as entity pages
+    chatgpt.py        a ChatGPT data export: conversations as speaker turns in daily logs
+    claude_code.py    Claude Code's memory: CLAUDE.md files, .claude/rules, auto memory
+
+Every item carries a provenance key; the applied item is marked with it in the Markdown (an HTML
+comment), so a second import of the same thing adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from importlib import import_module
+from urllib.parse import quote
+
+FORMATS = ("obsidian", "basic-memory", "chatgpt", "claude-code")
+MARKER = re.compile(r"^<!-- mem import (\S+) sha=([0-9a-f]+) -->[ \t\r]*$", re.M)  # a CRLF file keeps its markers
+
+
+@dataclass(frozen=True)
+class Source:
+    """What was read from the source: `files` (path → bytes, the ones the format asked for) and
+    `others` (paths seen and not read: other files, and hidden folders as `name/`)."""
+
+    label: str  # the source folder's name, e.g. the vault's
+    files: dict[str, bytes]
+    others: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to bring in. A page (`day` None) is a whole new file at `target`, never written into
+    a file that exists; a day's `text` is the log for that day when the log does not exist yet, and
+    `section` is appended to it when it does."""
+
+    origin: str  # where it came from, for reports: a source path, or a conversation and day
+    key: str  # provenance: the same thing imported twice has the same key
+    text: str
+    target: str | None = None  # workspace path of a page
+    day: date | None = None
+    section: str = ""
+    tier: str = "normal"  # the trust tier the text declares (its section goes only into a log as strict)
+
+    @property
+    def digest(self) -> str:
+        return hashlib.blake2b(self.text.encode("utf-8"), digest_size=8).hexdigest()
+
+    def marker(self) -> str:
+        return f"<!-- mem import {self.key} sha={self.digest} -->"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    origin: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    items: list[Item] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def skip(self, origin: str, reason: str) -> None:
+        self.skipped.append(Skipped(origin, reason))
+
+
+def key(fmt: str, *parts: str) -> str:
+    """A provenance key: `fmt:part/part`, percent-encoded to one word (no spaces, no `-->`)."""
+    return fmt + ":" + quote("/".join(parts), safe="/@:+,;=")
+
+
+def imported(text: str) -> dict[str, str]:
+    """Provenance key → content digest of every import marker in a file's text."""
+    return {m.group(1): m.group(2) for m in MARKER.finditer(text)}
+
+
+def decode(raw: bytes) -> str | None:
+    """A source file's text (BOM and CRLF normalised), or None when it is not UTF-8 text."""
+    if b"\x00" in raw:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def bank_path(*parts: str) -> str:
+    """A path under bank/ that memtool indexes: no part starts with a dot (`.claude` → `claude`)."""
+    cleaned = []
+    for part in "/".join(parts).split("/"):
+        part = part.lstrip(".").strip()
+        if part:
+            cleaned.append(part)
+    return "/".join(["bank", *cleaned])
+
+
+def format_module(fmt: str):
+    """The module that plans imports of `fmt` (one of FORMATS)."""
+    return import_module(f"memtool.importers.{fmt.replace('-', '_')}")
