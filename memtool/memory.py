@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from datetime import date
+from pathlib import Path
 
 from memtool import core_memory, health, reading, reflect, retain_log, writing
 from memtool.changes import ChangeFeed
@@ -219,12 +220,26 @@ class Memory:
 
     # --- sync (memtool.sync.engine: ~20 ms to import, so only when used) ----------------------------
 
-    def sync(self, remote: str | None = None, progress: dict | None = None) -> dict:
-        """One three-way sync round with `remote` (else the bound or configured one).
+    def sync(self, remote: str | None = None, progress: dict | None = None, encrypt: bool = False,
+             passphrase: str | None = None) -> dict:
+        """One three-way sync round with `remote` (else the bound or configured one); `encrypt` makes a
+        new remote encrypted.
 
         `progress` maps "upload" / "download" to a `progress(done, total)` callback."""
         return _sync().run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
-                           configured=self.config.sync_remote, progress=progress)
+                           configured=self.config.sync_remote, progress=progress, encrypt=encrypt,
+                           key_file=self.sync_key_file, passphrase=passphrase)
+
+    @property
+    def sync_key_file(self):
+        """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""
+        if not self.config.sync_key_file:
+            return None
+        path = Path(self.config.sync_key_file).expanduser()
+        return path if path.is_absolute() else self.ws.root / path
+
+    def sync_key(self, show: bool = False) -> dict:
+        return _sync().key_info(self.ws, self.sync_key_file, show)
 
     def sync_status(self) -> dict:
         return _sync().status(self.ws)

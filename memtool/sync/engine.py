@@ -3,9 +3,13 @@ resolve, the off switch, and restoring backups."""
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
+from memtool.sync.encryption import SyncKeyError, key_line, parse_marker
+from memtool.sync.keys import KEY_HINT, open_remote_keyed
 from memtool.sync.local import sync_files
 from memtool.sync.manifest import rev_of
 from memtool.sync.merge import merge3
@@ -20,8 +24,10 @@ ATTEMPTS = 6
 
 
 def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None, region: str | None = None,
-        configured: str | None = None, progress: dict | None = None) -> dict:
-    """Sync the workspace with `url` (else the bound or configured remote)."""
+        configured: str | None = None, progress: dict | None = None, encrypt: bool = False,
+        key_file: Path | None = None, passphrase: str | None = None) -> dict:
+    """Sync the workspace with `url` (else the bound or configured remote); `encrypt` makes a new remote
+    encrypted (the key from `key_file`, else `passphrase`, else $MEM_SYNC_PASSPHRASE)."""
     state = SyncState(ws)
     off = state.off()
     if off:
@@ -37,6 +43,10 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
         raise SyncBlocked(f"this workspace is bound to {binding['remote']}, not {remote.url}",
                           "sync paused to keep two memories apart; to use another remote, start a new workspace "
                           "(mem init PATH) and sync that one")
+    if passphrase is None:
+        passphrase = os.environ.get("MEM_SYNC_PASSPHRASE") or None
+    unlocked = open_remote_keyed(remote, state, encrypt=encrypt, key_file=key_file, passphrase=passphrase)
+    remote = unlocked.remote
     with ws.lock("sync", busy="another mem sync is running in this workspace"):
         swept = ws.sweep_temp()
         if swept is not None:  # then the remote's leftovers are looked for too (a walk over a network folder)
@@ -47,11 +57,23 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
                 report = Round(ws, remote, state, identity, progress).run()
                 report["attempts"] = attempt + 1
                 report["temp_files_removed"] = swept or 0
+                report["encrypted"] = unlocked.marker is not None
+                _keep_key(state, unlocked)
                 return report
             except StaleManifest:
                 time.sleep(0.05 * (attempt + 1))
         raise ProviderUnavailable(f"the manifest on {remote.url} kept changing during {ATTEMPTS} attempts",
                                   "another machine is syncing right now; run mem sync again in a moment")
+
+
+def _keep_key(state: SyncState, unlocked) -> None:
+    """After the first round with an encrypted remote: keep its marker, and its key unless a key file holds it."""
+    if unlocked.marker is None:
+        return
+    if state.marker() is None:
+        state.save_marker(unlocked.marker)
+    if unlocked.source == "passphrase" and state.saved_key() is None:
+        state.save_key(key_line(unlocked.key))
 
 
 def status(ws: Workspace) -> dict:
@@ -122,6 +144,29 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         del conflicts[rel]
         state.save_conflicts(conflicts)
     return {"resolved": rel, "kept": keep, "backups": backups, "remaining": sorted(conflicts)}
+
+
+def key_info(ws: Workspace, key_file: Path | None, show: bool = False) -> dict:
+    """Whether the bound remote is encrypted, where this machine's key is, and (with `show`) the key itself."""
+    state = SyncState(ws)
+    binding = state.binding() or {}
+    info = {"remote": binding.get("remote"), "encrypted": bool(binding.get("encrypted")), "kdf": None,
+            "key_source": None, "key_path": None, "key": None}
+    if not info["encrypted"]:
+        return info
+    marker = parse_marker(state.marker() or b"", info["remote"]) if state.marker() else None
+    info["kdf"] = marker["kdf"]["name"] if marker else None
+    if key_file is not None:
+        info.update(key_source="key file", key_path=str(key_file))
+        line = key_file.read_text(encoding="utf-8").strip() if show and key_file.exists() else None
+    else:
+        line = (state.saved_key() or "").strip() or None
+        info.update(key_source="saved" if line else None, key_path=str(state.key_path) if line else None)
+    if show:
+        if line is None:
+            raise SyncKeyError("this machine holds no key for its encrypted remote", KEY_HINT)
+        info["key"] = line
+    return info
 
 
 def set_off(ws: Workspace, off: bool) -> dict:

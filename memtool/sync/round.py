@@ -187,7 +187,7 @@ class Round:
         if fresh:
             self.state.cache_manifest(data, self.etag)
         if not self.state.binding():
-            self.state.bind(self.remote.url, self.memory_id)
+            self.state.bind(self.remote.url, self.memory_id, encrypted=getattr(self.remote, "encrypted", False))
         if fresh:
             if seen is None or (generation, digest(data)) != (seen["generation"], seen.get("manifest")):
                 self.state.save_seen(generation, digest(data))

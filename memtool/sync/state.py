@@ -1,7 +1,9 @@
 """Machine-local sync state under `.memory/sync/` (never synced, never in the index).
 
     identity.json    this workspace's id (created once) and device name
-    binding.json     the remote this workspace is bound to, and the memory id found there
+    binding.json     the remote this workspace is bound to, the memory id found there, whether it is encrypted
+    encryption.json  the encrypted remote's marker, as first read (the remote's copy is not trusted later)
+    key              the encrypted remote's key (mode 600), unless a key file named in memtool.toml holds it
     base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
     damaged.json     paths whose remote copy was found damaged (present only while there are any)
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 import uuid
@@ -79,8 +82,39 @@ class SyncState:
     def binding(self) -> dict | None:
         return self._read("binding.json")
 
-    def bind(self, remote: str, memory_id: str) -> None:
-        self._write("binding.json", {"remote": remote, "memory_id": memory_id, "bound": now_iso()})
+    def bind(self, remote: str, memory_id: str, encrypted: bool = False) -> None:
+        self._write("binding.json", {"remote": remote, "memory_id": memory_id, "bound": now_iso(),
+                                     "encrypted": encrypted})
+
+    # --- the key of an encrypted remote --------------------------------------------------------
+
+    @property
+    def key_path(self) -> Path:
+        return self.dir / "key"
+
+    def marker(self) -> bytes | None:
+        try:
+            return (self.dir / "encryption.json").read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def save_marker(self, data: bytes) -> None:
+        self.ws.write_atomic(f"{DIR}/encryption.json", data)
+
+    def saved_key(self) -> str | None:
+        try:
+            return self.key_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def save_key(self, line: str) -> None:
+        """Keep the key for the next rounds (cron, mem watch --sync), readable by this user only."""
+        from memtool.safe_writes import create_whole, replace_atomically
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not create_whole(self.key_path, line.encode() + b"\n", mode=0o600):
+            os.chmod(self.key_path, 0o600)
+            replace_atomically(self.key_path, line.encode() + b"\n")
 
     # --- off switch --------------------------------------------------------------------------
 
