@@ -15,7 +15,7 @@ DOC = Path(__file__).with_name("cli.md")
 BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
 COMMANDS = ["", "init", "retain", "index", "watch", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
             "core", "core show", "core append", "core replace", "core insert", "sync", "sync run",
-            "sync status", "sync resolve", "sync off", "sync on", "sync restore", "sync key", "status", "check", "schedule", "mcp"]
+            "sync status", "sync resolve", "sync off", "sync on", "sync restore", "sync key", "sync clone", "status", "check", "schedule", "mcp"]
 
 
 def help_text(command: str) -> str:

@@ -230,6 +230,18 @@ class Memory:
                            configured=self.config.sync_remote, progress=progress, encrypt=encrypt,
                            key_file=self.sync_key_file, passphrase=passphrase)
 
+    @classmethod
+    def sync_clone(cls, remote: str, dest: Path, key_file: Path | None = None, passphrase: str | None = None,
+                   embedder: str | None = None, progress: dict | None = None) -> dict:
+        """A new workspace at `dest` from the memory on `remote` (bound to it), its index built."""
+        report = _sync().clone(remote, dest, key_file=key_file, passphrase=passphrase, progress=progress)
+        mem = cls(Workspace(Path(report["workspace"])), embedder=embedder)
+        try:
+            report["indexed"] = mem.index().parsed
+        finally:
+            mem.close()
+        return report
+
     @property
     def sync_key_file(self):
         """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -147,6 +148,33 @@ def sync_resolve(
     else:
         render.err.print(f"resolved {escape(data['resolved'])} (kept {keep}); backups: "
                          + (", ".join(data["backups"]) or "none") + "; run mem sync to publish")
+
+
+@sync_app.command("clone")
+def sync_clone(
+    remote: str = typer.Argument(..., help="A folder or s3://bucket/prefix holding a memory."),
+    directory: Path = typer.Argument(..., help="The new workspace: a folder that does not exist yet, or is empty."),
+    key_file: Optional[Path] = typer.Option(None, "--key-file", help="The encrypted remote's key file (named in the new workspace's memtool.toml); else a passphrase (prompt or $MEM_SYNC_PASSPHRASE).", show_default=False),
+    json_: bool = JsonOpt,
+) -> None:
+    """Start a second machine: a new workspace holding the remote's memory, bound to it, index built.
+
+    Use this rather than mem init followed by mem sync, which would mix starter files into the memory.
+
+    Example: mem sync clone /mnt/nas/memory ~/memory
+    """
+    from memtool.memory import Memory
+
+    with render.progress_bar("downloading") as down:
+        report = with_passphrase(lambda passphrase: Memory.sync_clone(remote, directory, key_file=key_file,
+                                                                      passphrase=passphrase, embedder="none",
+                                                                      progress={"download": down}))
+    if json_:
+        render.emit_json(report)
+    else:
+        render.err.print(f"cloned {escape(report['remote'])} into {escape(report['workspace'])}: "
+                         f"{len(report['pulled'])} files{', encrypted' if report['encrypted'] else ''}, "
+                         f"{report['indexed']} indexed; later: mem -w {escape(report['workspace'])} sync")
 
 
 @sync_app.command("key")

@@ -3,13 +3,15 @@ resolve, the off switch, and restoring backups."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import time
 from pathlib import Path
 
 from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.encryption import SyncKeyError, key_line, parse_marker
-from memtool.sync.keys import KEY_HINT, open_remote_keyed
+from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed
 from memtool.sync.local import sync_files
 from memtool.sync.manifest import rev_of
 from memtool.sync.merge import merge3
@@ -43,9 +45,16 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
         raise SyncBlocked(f"this workspace is bound to {binding['remote']}, not {remote.url}",
                           "sync paused to keep two memories apart; to use another remote, start a new workspace "
                           "(mem init PATH) and sync that one")
-    if passphrase is None:
-        passphrase = os.environ.get("MEM_SYNC_PASSPHRASE") or None
-    unlocked = open_remote_keyed(remote, state, encrypt=encrypt, key_file=key_file, passphrase=passphrase)
+    unlocked = open_remote_keyed(remote, state, encrypt=encrypt, key_file=key_file, passphrase=_passphrase(passphrase))
+    return _rounds(ws, state, unlocked, progress)
+
+
+def _passphrase(given: str | None) -> str | None:
+    return given if given is not None else (os.environ.get("MEM_SYNC_PASSPHRASE") or None)
+
+
+def _rounds(ws: Workspace, state: SyncState, unlocked: Unlocked, progress: dict | None) -> dict:
+    """Rounds until one publishes (a stale compare-and-swap starts the round again)."""
     remote = unlocked.remote
     with ws.lock("sync", busy="another mem sync is running in this workspace"):
         swept = ws.sweep_temp()
@@ -64,6 +73,36 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
                 time.sleep(0.05 * (attempt + 1))
         raise ProviderUnavailable(f"the manifest on {remote.url} kept changing during {ATTEMPTS} attempts",
                                   "another machine is syncing right now; run mem sync again in a moment")
+
+
+def clone(url: str, dest: Path, *, endpoint_url: str | None = None, region: str | None = None,
+          key_file: Path | None = None, passphrase: str | None = None, progress: dict | None = None) -> dict:
+    """A new workspace at `dest` holding the memory on `url`, bound to it. `dest` must be new or empty;
+    the key (of an encrypted remote) is checked before anything is created."""
+    dest = dest.expanduser().absolute()
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} exists and is not an empty folder", "clone into a new folder: mem sync clone REMOTE NEW-DIR")
+    remote = open_remote(url, endpoint_url=endpoint_url, region=region)
+    ws = Workspace(dest)
+    state = SyncState(ws)
+    unlocked = open_remote_keyed(remote, state, key_file=key_file, passphrase=_passphrase(passphrase))
+    if unlocked.remote.read_manifest() is None:
+        raise UsageError(f"{remote.url} holds no memory yet: nothing to clone",
+                         "make one there from a workspace: mem sync REMOTE (add --encrypt to encrypt it)")
+    created = not dest.exists()
+    try:
+        ws.state_dir.mkdir(parents=True, exist_ok=True)
+        if key_file is not None:
+            ws.write_atomic("memtool.toml", f"[sync]\nkey_file = {json.dumps(str(key_file.absolute()))}\n")
+        report = _rounds(ws, state, unlocked, progress)
+    except BaseException:  # no half-made workspace is left: the folder was new or empty
+        for child in dest.iterdir() if dest.exists() else ():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        if created:
+            dest.rmdir()
+        raise
+    report["workspace"] = str(dest)
+    return report
 
 
 def _keep_key(state: SyncState, unlocked) -> None:

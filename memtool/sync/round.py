@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from memtool.sync.apply import apply_writes, link_problem, write_conflicts
 from memtool.sync.local import local_revs, sync_files, unchanged
 from memtool.sync.manifest import FORMAT, check_generation, digest, encode, parse_manifest, rev_of, safe_device, shown
-from memtool.sync.merge import merge_texts
+from memtool.sync.merge import merge_texts, starter_text
 from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, now_iso
@@ -117,7 +117,20 @@ class Round:
             check_generation(self.manifest, self.data, self.seen, self.remote.url)
         self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
         self.local, self.cache = local_revs(self.ws, self.stats, self.base)
+        self._refuse_starters_into_a_memory()
         return False
+
+    def _refuse_starters_into_a_memory(self) -> None:
+        """A workspace holding only what `mem init` wrote does not join a remote's memory by merging its
+        starter files into it (the first sync of a second machine): the user is told to clone instead."""
+        if self.base or self.state.binding() or not self.cache or not any(
+                isinstance(e, dict) and not e.get("deleted") for e in self.entries.values()):
+            return
+        if all(starter_text(path) == data.decode("utf-8", "replace") for path, data in self.cache.items()):
+            raise SyncBlocked(f"{self.remote.url} already holds a memory ({len(self.entries)} files), and this workspace "
+                              "holds only the starter files of mem init; nothing was changed",
+                              f"to start this machine from that memory: mem sync clone {self.remote.url} NEW-DIR; or "
+                              "delete the starter files here and run mem sync again")
 
     def _memory_id(self) -> str:
         """The memory this round syncs; refused when the remote holds another one than the bound one."""
