@@ -103,7 +103,8 @@ def _show_report(report: dict) -> None:
 
 @sync_app.command("status")
 def sync_status(json_: bool = JsonOpt) -> None:
-    """Show the bound remote, the off switch, waiting conflicts and local changes not yet synced (no network).
+    """Show the bound remote, the off switch, waiting conflicts (here and, as of the last sync, on other
+    machines) and local changes not yet synced (no network).
 
     Example: mem sync status
     """
@@ -130,6 +131,13 @@ def _show_status(data: dict) -> None:
     print(f"conflicts: {len(data['conflicts'])}")
     for path, record in sorted(data["conflicts"].items()):
         print(f"  {path}  (remote version from {record['device']} in {record['copy']})")
+    elsewhere = data["conflicts_elsewhere"]
+    if elsewhere:
+        print(f"conflicts on other machines: {len(elsewhere)} (as of the last sync; resolve there, or here with "
+              "mem sync resolve PATH --keep local|remote|both)")
+    for item in elsewhere:
+        print(f"  {item['path']}  (on {item['device']} since {item['time']}; its version is revision "
+              f"{item['rev'][:12]} on the remote)")
 
 
 @sync_app.command("resolve")
@@ -138,7 +146,8 @@ def sync_resolve(
     keep: str = typer.Option(..., "--keep", help="local, remote, or both (local lines, then the remote's)."),
     json_: bool = JsonOpt,
 ) -> None:
-    """End a conflict; the version that loses is backed up; the next mem sync publishes the result.
+    """End a conflict, here or one another machine listed (then remote means its version); the version
+    that loses is backed up; the next mem sync publishes the result.
 
     Example: mem sync resolve memory/2026-11-30.md --keep both
     """

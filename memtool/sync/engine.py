@@ -13,7 +13,7 @@ from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.encryption import SyncKeyError, key_line, parse_marker
 from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed
 from memtool.sync.local import sync_files
-from memtool.sync.manifest import rev_of
+from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe_device, shown
 from memtool.sync.merge import merge3
 from memtool.sync.remotes import StaleManifest, open_remote
 from memtool.sync.round import Round
@@ -133,7 +133,24 @@ def status(ws: Workspace) -> dict:
     return {"off": state.off(), "remote": (binding or {}).get("remote"),
             "memory_id": (binding or {}).get("memory_id"), "device": (identity or {}).get("device"),
             "last_sync": state.last_sync(), "conflicts": state.conflicts(),
+            "conflicts_elsewhere": _elsewhere(state, (identity or {}).get("device")),
             "local_changes": changed, "local_deletions": deleted, "files": len(stats)}
+
+
+def _elsewhere(state: SyncState, me: str | None) -> list[dict]:
+    """Conflicts other machines listed on the remote (as of the last sync), not yet resolved here."""
+    cached = state.cached_manifest()
+    if cached is None:
+        return []
+    dismissed = state.dismissed()
+    out = []
+    for path, by_device in sorted(conflict_listing(parse_manifest(cached[0], "the cached manifest")).items()):
+        for device, entry in sorted(by_device.items()):
+            if device != me and dismissed.get(path, {}).get(device) != entry["rev"]:
+                out.append({"path": shown(path), "device": safe_device(device), "rev": entry["rev"],
+                            "against": entry["against"], "base": entry.get("base"),
+                            "time": str(entry.get("time", "?"))[:40]})
+    return out
 
 
 def resolve(ws: Workspace, path: str, keep: str) -> dict:
@@ -146,6 +163,10 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         rel = ws.relative(ws.resolve(path)) if path not in conflicts else path
         record = conflicts.get(rel)
         if record is None:
+            elsewhere = [c for c in _elsewhere(state, (state.identity(create=False) or {}).get("device"))
+                         if c["path"] == rel]
+            if elsewhere:
+                return _resolve_elsewhere(ws, state, rel, keep, elsewhere)
             listed = ", ".join(sorted(conflicts)) or "none"
             raise UsageError(f"{path} is not in conflict (conflicts: {listed})", "see: mem sync status")
         copy = ws.resolve(record["copy"])
@@ -206,6 +227,39 @@ def key_info(ws: Workspace, key_file: Path | None, show: bool = False) -> dict:
             raise SyncKeyError("this machine holds no key for its encrypted remote", KEY_HINT)
         info["key"] = line
     return info
+
+
+def _resolve_elsewhere(ws: Workspace, state: SyncState, rel: str, keep: str, listed: list[dict]) -> dict:
+    """End conflicts another machine listed for `rel`: keep this file (local), their version (remote),
+    or both; the next mem sync publishes the result and takes them off the remote's list. Called under
+    the sync lock."""
+    theirs = [state.base_text(c["rev"]) if state.has_base_text(c["rev"]) else None for c in listed]
+    if keep != "local" and None in theirs:
+        raise WorkspaceError(f"the other version of {rel} has not been fetched yet", "run mem sync, then resolve again")
+    backups = []
+    with ws.lock(rel):
+        target = ws.resolve(rel)
+        ours = target.read_bytes() if target.exists() else b""
+        result = ours
+        for c, data in zip(listed, theirs) if keep != "local" else ():
+            if keep == "remote":
+                result = data
+                continue
+            try:  # the union over the base both versions came from
+                base = state.base_text(c["base"]).decode("utf-8")
+                result = merge3(base, result.decode("utf-8"), data.decode("utf-8"), union=True).text.encode()
+            except UnicodeDecodeError:
+                result = result + (b"" if result.endswith(b"\n") or not result else b"\n") + data
+        if result != ours:
+            if target.exists():
+                backups.append(ws.backup(rel))
+            ws.write_atomic(rel, result)
+    dismissed = state.dismissed()
+    for c in listed:
+        dismissed.setdefault(rel, {})[c["device"]] = c["rev"]
+    state.save_dismissed(dismissed)
+    return {"resolved": rel, "kept": keep, "backups": backups, "remaining": sorted(state.conflicts()),
+            "devices": [c["device"] for c in listed]}
 
 
 def set_off(ws: Workspace, off: bool) -> dict:

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memtool.sync.apply import apply_writes, link_problem, write_conflicts
 from memtool.sync.local import local_revs, sync_files, unchanged
-from memtool.sync.manifest import FORMAT, check_generation, digest, encode, parse_manifest, rev_of, safe_device, shown
+from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, digest, encode, parse_manifest, rev_of,
+                                   safe_device, shown)
 from memtool.sync.merge import merge_texts, starter_text
 from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
@@ -56,7 +57,7 @@ class Round:
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired")}
+                                       "repaired", "resolved_elsewhere")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -89,6 +90,7 @@ class Round:
         started = time.monotonic()
         if self._read():  # nothing changed on either side: the common case
             return self._report(self.stats, started)
+        self._settle_listing()
         self._decide_all()
         self._publish()
         return self._apply_and_save(started)
@@ -104,7 +106,8 @@ class Round:
         self.stats = sync_files(self.ws)
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
-            if not self.conflicts and not self.state.damaged() and unchanged(self.stats, self.base):
+            if (not self.conflicts and not self.state.damaged() and not self.state.listed()
+                    and not self.state.dismissed() and unchanged(self.stats, self.base)):
                 return True
         elif got is None:
             self.data, self.etag = None, None
@@ -116,6 +119,7 @@ class Round:
         if got is not NOT_MODIFIED and self.base:
             check_generation(self.manifest, self.data, self.seen, self.remote.url)
         self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
+        self.listing = conflict_listing(self.manifest)
         self.local, self.cache = local_revs(self.ws, self.stats, self.base)
         self._refuse_starters_into_a_memory()
         return False
@@ -141,6 +145,28 @@ class Round:
                               f"than the one this workspace syncs ({binding['memory_id'][:8]})",
                               "sync paused; use a separate folder or prefix for each memory")
         return memory_id
+
+    def _settle_listing(self) -> None:
+        """Follow the remote's conflict list: a conflict of this device that another machine resolved
+        (its entry is gone) ends here too, its version becoming the base so the resolution is pulled (or
+        merged with edits made since); another device's waiting version is fetched for `resolve`."""
+        me = self.identity["device"]
+        for path in [p for p in self.state.listed() if p in self.conflicts and me not in self.listing.get(p, {})]:
+            record = self.conflicts.pop(path)
+            self.base[path] = BaseEntry(record["local_rev"], -1, -1)
+            copy = self.ws.resolve(record["copy"])
+            if copy.exists():  # the remote's side of it, now part of the resolution: backed up, then removed
+                self.done["backups"].append(self.ws.backup(record["copy"]))
+                copy.unlink()
+            self.done["resolved_elsewhere"].append(path)
+        if self.done["resolved_elsewhere"]:
+            self.state.save_conflicts(self.conflicts)
+            self.state.save_base(self.base, self.state.last_sync() or {})
+        wanted = {rev for by_device in self.listing.values() for d, e in by_device.items() if d != me
+                  for rev in (e["rev"], e["against"], e.get("base")) if rev and not self.state.has_base_text(rev)}
+        for rev, data in zip(sorted(wanted), _parallel(self._fetch, sorted(wanted))):
+            if data is not None:
+                self.state.keep_base_text(rev, data)
 
     def _decide_all(self) -> None:
         """Decide every path either side knows, collecting the uploads, writes and conflict copies."""
@@ -179,16 +205,39 @@ class Round:
         _parallel(lambda item: self.remote.put_object(*item), list(self.uploads.items()), self.progress.get("upload"))
         _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
         self.writes = self._fetch_writes(self.writes, self.entries, self.new_entries)
-        self.manifest_changed = self.new_entries != self.entries or self.manifest is None or behind
+        listing = self._new_listing()
+        self.manifest_changed = (self.new_entries != self.entries or self.manifest is None or behind
+                                 or listing != self.listing)
         if self.manifest_changed:
             generation = max(generation, seen["generation"] if seen else 0) + 1
             new_manifest = {"format": FORMAT, "memory_id": self.memory_id,
                             "generation": generation,
                             "updated": now_iso(), "device": self.identity["device"], "files": self.new_entries}
+            if listing:
+                new_manifest["conflicts"] = listing
             self.data = encode(new_manifest)
             self.requests["manifest_write"] += 1
             self.etag = self.remote.write_manifest(self.data, self.etag)
         self.generation = generation
+
+    def _new_listing(self) -> dict:
+        """The remote's list of waiting conflicts: this device's entries are those still waiting here plus
+        the new ones (a resolved one drops out); other devices' entries are kept as they are."""
+        me = self.identity["device"]
+        waiting = set(self.conflicts) | {path for path, *_ in self.copies}
+        dismissed = self.state.dismissed()
+        listing = {}
+        for path, by_device in self.listing.items():
+            kept = {d: e for d, e in by_device.items() if (d != me or path in waiting)
+                    and dismissed.get(path, {}).get(d) != e["rev"]}
+            if kept:
+                listing[path] = kept
+        for path, record, _, _ in self.copies:
+            listing.setdefault(path, {})[me] = {"rev": record["local_rev"], "size": record["local_size"],
+                                                "against": record["remote_rev"], "time": record["time"],
+                                                **({"base": record["base_rev"]} if record["base_rev"] else {})}
+        self.mine_listed = sorted(p for p, by_device in listing.items() if me in by_device)
+        return listing
 
     def _apply_and_save(self, started: float) -> dict:
         """Write the local files and conflict copies, then save the manifest cache, binding, base."""
@@ -206,6 +255,10 @@ class Round:
                 self.state.save_seen(generation, digest(data))
         if self.done["damaged"] or self.state.damaged():
             self.state.save_damaged(self.done["damaged"])
+        if self.mine_listed != self.state.listed():
+            self.state.save_listed(self.mine_listed)
+        if self.manifest_changed and self.state.dismissed():
+            self.state.save_dismissed({})
         report = self._report(self.stats, started)
         last = {"time": now_iso(), "remote": self.remote.url,
                 "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}
@@ -315,9 +368,10 @@ class Round:
             merged = None
         if merged is None or not merged.clean:
             record = {"remote_rev": entry["rev"], "base_rev": base_rev, "local_rev": mine,
-                      "device": safe_device(entry.get("device")), "time": now_iso(),
+                      "device": safe_device(entry.get("device")), "time": now_iso(), "local_size": len(ours),
                       "lines": [c.line for c in merged.conflicts] if merged else []}
             copies.append((path, record, theirs, base_bytes))
+            uploads[mine] = ours  # the version the remote does not hold: kept there too, listed for every machine
             return
         blob = merged.text.encode("utf-8")
         rev = rev_of(blob)

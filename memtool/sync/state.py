@@ -10,6 +10,8 @@
     seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
                      goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
+    listed.json      paths whose conflict this device listed in the remote's manifest (until resolved)
+    dismissed.json   other devices' listed conflicts resolved here, until the next sync drops them
     off.json         present while sync is switched off
 """
 
@@ -176,6 +178,30 @@ class SyncState:
 
     def save_conflicts(self, conflicts: dict[str, dict]) -> None:
         self._write("conflicts.json", conflicts)
+
+    def listed(self) -> list[str]:
+        """Paths whose conflict this device has listed on the remote (cleared there once resolved here)."""
+        return self._read("listed.json", [])
+
+    def save_listed(self, paths: list[str]) -> None:
+        if paths:
+            self._write("listed.json", sorted(paths))
+        else:
+            (self.dir / "listed.json").unlink(missing_ok=True)
+
+    def dismissed(self) -> dict[str, dict[str, str]]:
+        """Other devices' listed conflicts resolved here (`path → device → rev`), dropped from the remote's
+        list by the next sync."""
+        return self._read("dismissed.json", {})
+
+    def save_dismissed(self, dismissed: dict) -> None:
+        if dismissed:
+            self._write("dismissed.json", dismissed)
+        else:
+            (self.dir / "dismissed.json").unlink(missing_ok=True)
+
+    def has_base_text(self, rev: str) -> bool:
+        return (self.dir / "conflicts" / rev).exists()
 
     def keep_base_text(self, rev: str, data: bytes) -> None:
         self.ws.write_atomic(f"{DIR}/conflicts/{rev}", data)
