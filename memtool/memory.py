@@ -242,6 +242,13 @@ class Memory:
             mem.close()
         return report
 
+    def sync_auto(self, say, stop, interval: float | None = None) -> None:
+        """Sync by itself until `stop` (a threading.Event) is set: push after edits settle, pull every
+        `interval` seconds (else `[sync] interval`); see `memtool.sync.auto`."""
+        from memtool.sync.auto import AutoSync
+
+        AutoSync(self.ws, self.sync, interval or self.config.sync_interval, say, stop).loop()
+
     @property
     def sync_key_file(self):
         """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""

@@ -11,8 +11,9 @@ from memtool.cli import render
 from memtool.read_server import ReadServer
 
 
-def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
-    """Watch `mem`'s workspace until interrupted; closes `mem` at the end."""
+def run(mem, interval: float, poll: bool, embedder: str | None, sync: bool = False,
+        sync_interval: float | None = None) -> None:
+    """Watch `mem`'s workspace until interrupted (syncing by itself with `sync`); closes `mem` at the end."""
     problem = "--poll was given" if poll else mem.follow()
     if problem:
         render.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
@@ -24,13 +25,27 @@ def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
     render.err.print(f"not answering other mem recall calls: {render.escape(refused)}" if refused else
                      "answering mem recall calls from other processes (.memory/read.sock)")
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too
+    stop = threading.Event()
+    syncer = _start_sync(mem, stop, sync_interval) if sync else None
     try:
         mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
     except KeyboardInterrupt:
         render.err.print("stopped")
     finally:
+        stop.set()
+        if syncer is not None:
+            syncer.join(timeout=60)  # a round in progress ends at its next file (or finishes)
         server.close()
         mem.close()
+
+
+def _start_sync(mem, stop: threading.Event, interval: float | None) -> threading.Thread:
+    every = interval or mem.config.sync_interval
+    render.err.print(f"syncing by itself: a push when edits settle, a pull every {every:g}s (mem sync off stops it)")
+    say = lambda line: render.err.print(f"{time.strftime('%H:%M:%S')} {render.escape(line)}")  # noqa: E731
+    thread = threading.Thread(target=mem.sync_auto, args=(say, stop, every), name="mem-auto-sync", daemon=True)
+    thread.start()
+    return thread
 
 
 def _interrupt(*_) -> None:

@@ -17,7 +17,7 @@ from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe
 from memtool.sync.merge import merge3
 from memtool.sync.remotes import StaleManifest, open_remote
 from memtool.sync.round import Round
-from memtool.sync.state import BaseEntry, SyncBlocked, SyncState
+from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped
 from memtool.workspace import Workspace
 
 __all__ = ["run", "status", "resolve", "set_off", "restore", "SyncBlocked"]
@@ -64,6 +64,10 @@ def _rounds(ws: Workspace, state: SyncState, unlocked: Unlocked, progress: dict 
         for attempt in range(ATTEMPTS):
             try:
                 report = Round(ws, remote, state, identity, progress).run()
+                if report["stopped"]:
+                    raise SyncStopped(f"sync was switched off during the round: {len(report['stopped'])} file(s) "
+                                      "not yet written here (everything else is consistent)",
+                                      "mem sync on, then mem sync writes them")
                 report["attempts"] = attempt + 1
                 report["temp_files_removed"] = swept or 0
                 report["encrypted"] = unlocked.marker is not None

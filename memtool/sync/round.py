@@ -22,7 +22,7 @@ from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, d
 from memtool.sync.merge import merge_texts, starter_text
 from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
-from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, now_iso
+from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped, now_iso
 from memtool.workspace import Workspace
 
 PARALLEL = 8  # requests in flight for uploads and downloads
@@ -51,13 +51,14 @@ class Round:
 
     def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict, progress: dict | None = None):
         self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
+        self.stop = lambda: state.off() is not None  # `mem sync off` during the round: stop between files
         self.progress = progress or {}  # "upload" / "download" → progress(done, total)
         self.requests: Counter = Counter()
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired", "resolved_elsewhere")}
+                                       "repaired", "resolved_elsewhere", "stopped")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -202,13 +203,14 @@ class Round:
         behind = seen is not None and generation < seen["generation"]  # accepted only without a base
         if self.uploads or self.repairs:
             self.requests["object_write"] += len(self.uploads) + len(self.repairs)
-        _parallel(lambda item: self.remote.put_object(*item), list(self.uploads.items()), self.progress.get("upload"))
+        _parallel(self._upload, list(self.uploads.items()), self.progress.get("upload"))
         _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
         self.writes = self._fetch_writes(self.writes, self.entries, self.new_entries)
         listing = self._new_listing()
         self.manifest_changed = (self.new_entries != self.entries or self.manifest is None or behind
                                  or listing != self.listing)
         if self.manifest_changed:
+            self._stop_here("before publishing; nothing was published")
             generation = max(generation, seen["generation"] if seen else 0) + 1
             new_manifest = {"format": FORMAT, "memory_id": self.memory_id,
                             "generation": generation,
@@ -219,6 +221,14 @@ class Round:
             self.requests["manifest_write"] += 1
             self.etag = self.remote.write_manifest(self.data, self.etag)
         self.generation = generation
+
+    def _upload(self, item: tuple[str, bytes]) -> None:
+        self._stop_here("during the uploads; nothing was published (the uploaded revisions are unreferenced)")
+        self.remote.put_object(*item)
+
+    def _stop_here(self, where: str) -> None:
+        if self.stop():
+            raise SyncStopped(f"sync was switched off {where}; nothing here changed", "mem sync on, then mem sync")
 
     def _new_listing(self) -> dict:
         """The remote's list of waiting conflicts: this device's entries are those still waiting here plus
@@ -242,12 +252,15 @@ class Round:
     def _apply_and_save(self, started: float) -> dict:
         """Write the local files and conflict copies, then save the manifest cache, binding, base."""
         data, seen, generation = self.data, self.seen, self.generation
-        apply_writes(self.ws, self.writes, self.new_base, self.done)
+        apply_writes(self.ws, self.writes, self.new_base, self.done, self.stop)
         if self.copies:
             write_conflicts(self.ws, self.state, self.copies, self.conflicts, self.done)
-        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed)
+        # A stopped round leaves the manifest uncached, so the next round reads it whole and writes the rest.
+        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not self.done["stopped"]
         if fresh:
             self.state.cache_manifest(data, self.etag)
+        elif self.done["stopped"]:
+            self.state.forget_manifest()
         if not self.state.binding():
             self.state.bind(self.remote.url, self.memory_id, encrypted=getattr(self.remote, "encrypted", False))
         if fresh:

@@ -13,6 +13,7 @@
     listed.json      paths whose conflict this device listed in the remote's manifest (until resolved)
     dismissed.json   other devices' listed conflicts resolved here, until the next sync drops them
     off.json         present while sync is switched off
+    auto.json        what automatic sync (`mem watch --sync`) last did: success, error, next try
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ class SyncBlocked(MemError):
     """Sync is switched off, or this workspace is bound to another remote or memory."""
 
     exit_code = ExitStatus.SYNC_BLOCKED
+
+
+class SyncStopped(SyncBlocked):
+    """`mem sync off` arrived during a round, which stopped between two files (everything consistent)."""
 
 
 class BaseEntry(NamedTuple):
@@ -153,6 +158,10 @@ class SyncState:
         self.ws.write_atomic(f"{DIR}/manifest.json", data)
         self._write("manifest.etag.json", {"etag": etag})
 
+    def forget_manifest(self) -> None:
+        """Drop the cached manifest: the next round reads the remote's whole."""
+        (self.dir / "manifest.etag.json").unlink(missing_ok=True)
+
     def seen(self) -> dict | None:
         """{"generation": N, "manifest": digest} of the newest remote manifest this workspace synced with."""
         data = self._read("seen.json")
@@ -160,6 +169,14 @@ class SyncState:
 
     def save_seen(self, generation: int, digest: str) -> None:
         self._write("seen.json", {"generation": generation, "manifest": digest})
+
+    def auto(self) -> dict | None:
+        """The record of automatic sync (`mem watch --sync`): last success, last error, next try."""
+        data = self._read("auto.json")
+        return data if isinstance(data, dict) else None
+
+    def save_auto(self, record: dict) -> None:
+        self._write("auto.json", record)
 
     def damaged(self) -> list[str]:
         """Paths whose remote copy was found damaged and not yet pulled (the next round tries again)."""
