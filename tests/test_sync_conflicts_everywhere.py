@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import mem_env, run_json, run_mem, write
+from remote_manifest import folder_manifest
 
 DAY = "memory/2026-11-30.md"
 LOG = "# 2026-11-30\n\n## Retain\n- W @Peter: Peter likes tea.\n"
@@ -39,7 +40,7 @@ def listed(ws: Path) -> list[dict]:
 
 def test_3_the_losing_version_is_on_the_remote_and_listed_everywhere(conflicted):
     a, b, c, remote = conflicted
-    manifest = json.loads((remote / "manifest.json").read_text())
+    manifest = folder_manifest(remote)
     (device, entry), = manifest["conflicts"][DAY].items()
     assert "hates tea" in (remote / "objects" / entry["rev"][:2] / entry["rev"]).read_text()
     assert entry["against"] == manifest["files"][DAY]["rev"]

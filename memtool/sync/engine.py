@@ -17,6 +17,7 @@ from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe
 from memtool.sync.merge import merge3
 from memtool.sync.remotes import StaleManifest, open_remote
 from memtool.sync.round import Round
+from memtool.sync.shards import ShardedRemote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped
 from memtool.workspace import Workspace
 
@@ -55,7 +56,7 @@ def _passphrase(given: str | None) -> str | None:
 
 def _rounds(ws: Workspace, state: SyncState, unlocked: Unlocked, progress: dict | None) -> dict:
     """Rounds until one publishes (a stale compare-and-swap starts the round again)."""
-    remote = unlocked.remote
+    remote = ShardedRemote(unlocked.remote, state.dir / "shards", (state.binding() or {}).get("memory_id"))
     with ws.lock("sync", busy="another mem sync is running in this workspace"):
         swept = ws.sweep_temp()
         if swept is not None:  # then the remote's leftovers are looked for too (a walk over a network folder)

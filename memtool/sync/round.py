@@ -54,6 +54,7 @@ class Round:
         self.stop = lambda: state.off() is not None  # `mem sync off` during the round: stop between files
         self.progress = progress or {}  # "upload" / "download" → progress(done, total)
         self.requests: Counter = Counter()
+        self.bytes: Counter = Counter()  # revisions' bytes up and down (the manifest's: the remote's `traffic`)
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
@@ -67,6 +68,8 @@ class Round:
         with self._count_lock:
             self.requests["object_read"] += 1
         data = self.remote.get_object(rev)
+        with self._count_lock:
+            self.bytes["down"] += len(data)
         if rev_of(data) != rev:
             raise DamagedObject(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
                                 "the remote copy is damaged; a machine holding the right version repairs it")
@@ -203,6 +206,7 @@ class Round:
         behind = seen is not None and generation < seen["generation"]  # accepted only without a base
         if self.uploads or self.repairs:
             self.requests["object_write"] += len(self.uploads) + len(self.repairs)
+            self.bytes["up"] += sum(map(len, self.uploads.values())) + sum(map(len, self.repairs.values()))
         _parallel(self._upload, list(self.uploads.items()), self.progress.get("upload"))
         _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
         self.writes = self._fetch_writes(self.writes, self.entries, self.new_entries)
@@ -298,8 +302,11 @@ class Round:
         report = {k: sorted(v) for k, v in self.done.items()}
         report["new_conflicts"] = report["conflicts"]  # made by this round
         report["conflicts"] = sorted(self.state.conflicts())  # all waiting
+        traffic = getattr(self.remote, "traffic", Counter())
+        requests = self.requests + Counter({k: traffic[k] for k in ("shard_read", "shard_write") if traffic[k]})
         report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
-                      requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
+                      requests=dict(requests), seconds=round(time.monotonic() - started, 3),
+                      bytes={"up": self.bytes["up"] + traffic["bytes_up"], "down": self.bytes["down"] + traffic["bytes_down"]})
         return report
 
     def _entry(self, rev: str | None, size: int = 0) -> dict:
