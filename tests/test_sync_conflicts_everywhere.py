@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mem_env, run_json, run_mem, write
+from conftest import run_json, run_mem, write
 from remote_manifest import folder_manifest
 
 DAY = "memory/2026-11-30.md"
