@@ -1,6 +1,7 @@
 """Sync figures: `mem sync` with 10^4 files, nothing changed and one file changed, folder and S3.
 
     python -m bench.sync --files 10000 --runs 5
+    python -m bench.sync --scaling 1000,10000,100000   # bytes and requests of one edit, by size (folder)
 
 The S3 figures use a local S3 server (moto, from the test extra) over HTTP: they show the request
 count and memtool's own cost, not a network's latency. `git status` on the same files is the
@@ -82,6 +83,38 @@ def bench(files: int, runs: int, workdir: Path, remote: str, env: dict, label: s
     return out
 
 
+def one_edit_cost(files: int, workdir: Path, env: dict) -> dict:
+    """Bytes and requests of a sync after one edit (push on one machine, pull on the other), against
+    what the whole-manifest format (1) moves for the same edit: the manifest up, then down."""
+    a, b, remote = workdir / f"scale{files}-a", workdir / f"scale{files}-b", workdir / f"scale{files}-remote"
+    for path in (a, b, remote):
+        shutil.rmtree(path, ignore_errors=True)
+    _files(a, files)
+    b.mkdir(parents=True)
+    _mem(a, str(remote), env=env)
+    _mem(b, str(remote), env=env)
+    target = a / "memory" / "2000-01-01-0.md"
+    target.write_text(target.read_text() + f"- S: one edit {time.time_ns()}\n")
+    push_s, push = _mem(a, env=env)
+    pull_s, pull = _mem(b, env=env)
+    whole = (a / ".memory" / "sync" / "manifest.json").stat().st_size
+    edited = target.stat().st_size
+    return {"files": files, "push_bytes": push["bytes"]["up"], "push_requests": sum(push["requests"].values()),
+            "pull_bytes": pull["bytes"]["down"], "pull_requests": sum(pull["requests"].values()),
+            "push_s": push_s, "pull_s": pull_s, "root_bytes": (remote / "manifest.json").stat().st_size,
+            "format1_bytes_each_way": whole + edited}
+
+
+def scaling_table(rows: list[dict]) -> str:
+    lines = ["| files | push: bytes up / requests | pull: bytes down / requests | root manifest | "
+             "format 1 (whole manifest), each way | push / pull wall |", "|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['files']:,} | {r['push_bytes']:,} B / {r['push_requests']} | {r['pull_bytes']:,} B / "
+                     f"{r['pull_requests']} | {r['root_bytes']:,} B | {r['format1_bytes_each_way']:,} B | "
+                     f"{r['push_s']:.2f} s / {r['pull_s']:.2f} s |")
+    return "\n".join(lines)
+
+
 ROWS = [
     ("files", "files", "{:,}"),
     ("first sync, push all", "first_push_s", "{:.2f} s"),
@@ -133,7 +166,18 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--workdir", default="/tmp/memtool-bench/sync")
+    ap.add_argument("--scaling", default=None, help="comma-separated file counts: one edit's bytes and requests")
     args = ap.parse_args()
+    if args.scaling:
+        env = {k: v for k, v in os.environ.items() if k != "MEM_WORKSPACE"}
+        env.update(NO_COLOR="1", MEM_EMBEDDER="none")
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
+        rows = [one_edit_cost(int(n), Path(args.workdir), env) for n in args.scaling.split(",")]
+        print(scaling_table(rows))
+        out = Path(__file__).resolve().parent / "results"
+        out.mkdir(exist_ok=True)
+        (out / "sync_scaling.json").write_text(json.dumps(rows, indent=2))
+        return
     results = run(args.files, args.runs, Path(args.workdir))
     print(table(results))
     out = Path(__file__).resolve().parent / "results"

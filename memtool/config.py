@@ -24,7 +24,7 @@ KNOWN_SETTINGS: dict[str, set[str] | None] = {
     "trust": None,
     "core": {"max_chars"},
     "llm": {"model", "timeout"},
-    "sync": {"remote", "endpoint_url", "region"},
+    "sync": {"remote", "endpoint_url", "region", "key_file", "auto", "interval"},
 }
 
 
@@ -99,6 +99,9 @@ class Config:
     sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
     sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
     sync_region: str | None = None
+    sync_key_file: str | None = None  # an encrypted remote's key file (else the passphrase, kept in .memory/sync/key)
+    sync_auto: bool = False  # mem watch syncs by itself (as with --sync)
+    sync_interval: float = 60.0  # seconds between mem watch --sync's cheap pulls
     warnings: tuple = ()  # unknown sections and keys in memtool.toml, one line each
 
     def with_env(self) -> "Config":
@@ -183,11 +186,17 @@ def _llm_settings(llm: dict, name: str) -> dict:
 
 
 def _sync_settings(sync: dict, name: str) -> dict:
-    for key in ("remote", "endpoint_url", "region"):
+    for key in ("remote", "endpoint_url", "region", "key_file"):
         if key in sync and not isinstance(sync[key], str):
             raise WorkspaceError(f"{name}: sync.{key} must be a string, not {sync[key]!r}")
+    if "auto" in sync and not isinstance(sync["auto"], bool):
+        raise WorkspaceError(f"{name}: sync.auto must be true or false, not {sync['auto']!r}")
+    interval = sync.get("interval", 60.0)
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 1 <= interval <= 86400:
+        raise WorkspaceError(f"{name}: sync.interval must be seconds between 1 and 86400, not {interval!r}")
     return {"sync_remote": sync.get("remote"), "sync_endpoint_url": sync.get("endpoint_url"),
-            "sync_region": sync.get("region")}
+            "sync_region": sync.get("region"), "sync_key_file": sync.get("key_file"),
+            "sync_auto": sync.get("auto", False), "sync_interval": float(interval)}
 
 
 def _reflect_settings(reflect: dict, name: str) -> dict:

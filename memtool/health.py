@@ -86,13 +86,20 @@ def _local_summary(ws: Workspace, local: LocalStateFile) -> dict:
 
     sync = SyncState(ws)
     binding = sync.binding() or {}
-    out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts())}}
+    out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts()),
+                    "last_sync": (sync.last_sync() or {}).get("time"), "auto": _auto_status(ws)}}
     if local.exists():
         counts = local.open().counts()
         out["consolidation"] = {"folded": counts["folds"], "superseded": counts["supersede"],
                                 "for_review": counts["review"], "used_facts": counts["usage"],
                                 "recalls_logged": counts["access"]}
     return out
+
+
+def _auto_status(ws: Workspace) -> dict | None:
+    from memtool.sync.auto import auto_status
+
+    return auto_status(ws)
 
 
 def check(fresh: Freshness) -> list[Diagnostic]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from datetime import date
+from pathlib import Path
 
 from memtool import budget as budgets
 from memtool import core_memory, forget as forgetting, health, purge, reading, reflect, retain_log, writing
@@ -301,12 +302,45 @@ class Memory:
 
     # --- sync (memtool.sync.engine: ~20 ms to import, so only when used) ----------------------------
 
-    def sync(self, remote: str | None = None, progress: dict | None = None) -> dict:
-        """One three-way sync round with `remote` (else the bound or configured one).
+    def sync(self, remote: str | None = None, progress: dict | None = None, encrypt: bool = False,
+             passphrase: str | None = None) -> dict:
+        """One three-way sync round with `remote` (else the bound or configured one); `encrypt` makes a
+        new remote encrypted.
 
         `progress` maps "upload" / "download" to a `progress(done, total)` callback."""
         return _sync().run(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
-                           configured=self.config.sync_remote, progress=progress)
+                           configured=self.config.sync_remote, progress=progress, encrypt=encrypt,
+                           key_file=self.sync_key_file, passphrase=passphrase)
+
+    @classmethod
+    def sync_clone(cls, remote: str, dest: Path, key_file: Path | None = None, passphrase: str | None = None,
+                   embedder: str | None = None, progress: dict | None = None) -> dict:
+        """A new workspace at `dest` from the memory on `remote` (bound to it), its index built."""
+        report = _sync().clone(remote, dest, key_file=key_file, passphrase=passphrase, progress=progress)
+        mem = cls(Workspace(Path(report["workspace"])), embedder=embedder)
+        try:
+            report["indexed"] = mem.index().parsed
+        finally:
+            mem.close()
+        return report
+
+    def sync_auto(self, say, stop, interval: float | None = None) -> None:
+        """Sync by itself until `stop` (a threading.Event) is set: push after edits settle, pull every
+        `interval` seconds (else `[sync] interval`); see `memtool.sync.auto`."""
+        from memtool.sync.auto import AutoSync
+
+        AutoSync(self.ws, self.sync, interval or self.config.sync_interval, say, stop).loop()
+
+    @property
+    def sync_key_file(self):
+        """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""
+        if not self.config.sync_key_file:
+            return None
+        path = Path(self.config.sync_key_file).expanduser()
+        return path if path.is_absolute() else self.ws.root / path
+
+    def sync_key(self, show: bool = False) -> dict:
+        return _sync().key_info(self.ws, self.sync_key_file, show)
 
     def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
         """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""

@@ -87,7 +87,7 @@ def append_unreplaced(path: Path, plan: Callable[[bytes], bytes], rel: str) -> t
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             data = plan(b"")
-            if _create_whole(path, data):
+            if create_whole(path, data):
                 return b"", data
             continue  # someone created it meanwhile: append to theirs
         try:
@@ -166,11 +166,11 @@ def _still_the_file(path: Path, fd: int, size: int) -> bool:
     return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino) and mine.st_size == size
 
 
-def _create_whole(path: Path, data: bytes) -> bool:
+def create_whole(path: Path, data: bytes, mode: int = 0o644) -> bool:
     """Create `path` holding `data`, appearing whole or not at all; False if it exists already."""
     tmp = _synced_temp(path, data)
     try:
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.link(tmp, path)
         return True
     except FileExistsError:

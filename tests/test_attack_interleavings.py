@@ -44,14 +44,17 @@ ops = st.lists(st.one_of(
 
 
 class World:
-    def __init__(self):
+    def __init__(self, encrypted: bool = False):
         self.root = Path(tempfile.mkdtemp(prefix="mem-interleave-"))
         self.remote = self.root / "remote"
+        self.encrypted = encrypted
         self.ws = []
         for i in range(2):
             ws = self.root / f"r{i}"
             (ws / "memory").mkdir(parents=True)
             (ws / "bank" / "entities").mkdir(parents=True)
+            if encrypted:  # both replicas name one key file; the first sync makes the remote encrypted
+                (ws / "memtool.toml").write_text(f'[sync]\nkey_file = "{self.root / "sync.key"}"\n')
             self.ws.append(ws)
         self.counter = 0
         self.kept: set[str] = set()  # lines that must survive somewhere
@@ -97,7 +100,8 @@ class World:
         elif kind == "sync":
             mem = self.memory(i)
             try:
-                mem.sync(str(self.remote))
+                report = mem.sync(str(self.remote), encrypt=self.encrypted)
+                assert report["encrypted"] is self.encrypted
             except Exception as exc:  # a refusal (e.g. a conflict waits) is fine; losing a line is not
                 assert type(exc).__name__ in ("SyncError", "SyncConflict", "UsageError", "RemoteError", "MemError",
                                               "SyncOff", "LockBusy", "WorkspaceError"), repr(exc)
@@ -135,7 +139,17 @@ class World:
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_no_line_is_ever_lost(history):
-    world = World()
+    _check(World(), history)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops)
+def test_1_no_line_is_ever_lost_with_an_encrypted_remote(history):
+    world = World(encrypted=True)
+    _check(world, history)
+
+
+def _check(world: World, history) -> None:
     try:
         for op in history:
             world.apply(op)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from remote_manifest import whole
 from conftest import mem_env, run_json, run_mem, write
 from s3_server import S3_ENV, start_s3
 
@@ -53,6 +54,9 @@ class FolderStore:
     def damage(self, r: str, data: bytes) -> None:
         self.object_path(r).write_bytes(data)
 
+    def get(self, r: str) -> bytes:
+        return self.object_path(r).read_bytes()
+
 
 class S3Store:
     def __init__(self, client, url: str, env: dict):
@@ -73,9 +77,13 @@ class S3Store:
     def damage(self, r: str, data: bytes) -> None:
         self.client.put_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}", Body=data)
 
+    def get(self, r: str) -> bytes:
+        return self.client.get_object(Bucket=self.bucket, Key=f"{self.prefix}/objects/{r[:2]}/{r}")["Body"].read()
+
 
 def manifest(store) -> dict:
-    return json.loads(store.manifest_bytes())
+    """The whole manifest (a sharded one assembled); a tamperer writes it back whole (format 1)."""
+    return whole(store.manifest_bytes(), store.get)
 
 
 def tamper(store, files: dict[str, bytes]) -> None:
@@ -257,17 +265,24 @@ def test_d13_without_a_base_an_extension_merges_and_identical_files_agree(folder
     assert report["conflicts"] == [] and "bank/world.md" in report["adopted"]
 
 
-def test_d13_a_second_machine_after_mem_init_takes_the_remote_memory(folder, tmp_path):
+def test_d13_a_second_machine_after_mem_init_is_told_to_clone(folder, tmp_path):
+    """Sync v2 item 2: `mem init` then `mem sync` to a remote holding a memory explains the choice
+    (clone) instead of merging starter files into that memory; the remote and the files stay as they were."""
     a, b = tmp_path / "laptop", tmp_path / "desktop"
     run_mem("init", a, check=0)
     core = "# Core memory\n\n- Prefers tea.\n- Works at Brandt Logistik.\n"
     write(a, "memory.md", core)  # the starter comment replaced: not an extension of the starter
     sync(a, folder, folder.url, check=0)
     run_mem("init", b, check=0)
+    before = folder.manifest_bytes()
     proc, report = sync_json(b, folder, folder.url)
-    assert proc.returncode == 0, proc.stderr
-    assert report["conflicts"] == []
-    assert (b / "memory.md").read_text() == core
+    assert proc.returncode == 8 and report["error"] == "SyncBlocked", proc.stderr
+    assert "only the starter files of mem init" in report["message"] and "mem sync clone" in report["hint"]
+    assert (b / "memory.md").read_text() != core and not (b / ".memory/sync/binding.json").exists()
+    assert folder.manifest_bytes() == before
+    c = tmp_path / "second"
+    run_mem("sync", "clone", folder.url, c, check=0)
+    assert (c / "memory.md").read_text() == core
     sync(a, folder, check=0)
     assert (a / "memory.md").read_text() == core
 
@@ -321,7 +336,7 @@ def _rollback_round(store, tmp_path):
     (b / ".memory/sync/base.json").rename(b / "base.json.aside")
     proc, report = sync_json(b, store)
     assert proc.returncode == 0, proc.stderr
-    assert manifest(store)["generation"] > json.loads(old)["generation"] + 1
+    assert manifest(store)["generation"] > json.loads(old)["generation"] + 1  # the root carries the generation
     proc, report = sync_json(a, store)  # the other replica sees the remote moving forward again
     assert proc.returncode == 0, proc.stderr
     assert (a / DAY).read_text() == (b / DAY).read_text() == NEWER

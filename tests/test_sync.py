@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import mem_env, run_json, run_mem, write
+from remote_manifest import folder_manifest
 from memtool.sync.manifest import rev_of
 from memtool.sync.state import SyncState
 from memtool.workspace import Workspace
@@ -102,7 +103,7 @@ def test_deletions_are_tombstones_and_backed_up(pair):
     (a / "bank/world.md").unlink()
     _, report = run_json("-w", a, "sync")
     assert report["tombstoned"] == ["bank/world.md"]
-    manifest = json.loads((remote / "manifest.json").read_text())
+    manifest = folder_manifest(remote)
     assert manifest["files"]["bank/world.md"]["deleted"] is True
     _, report = run_json("-w", b, "sync")
     assert report["deleted"] == ["bank/world.md"] and not (b / "bank/world.md").exists()
@@ -124,7 +125,7 @@ def test_a_change_beats_a_deletion(pair):
 
 def test_absence_on_the_remote_is_not_a_deletion(pair):
     a, b, remote = pair
-    manifest = json.loads((remote / "manifest.json").read_text())
+    manifest = folder_manifest(remote)
     del manifest["files"]["bank/world.md"]  # e.g. another client lost it (an older generation would stop sync)
     manifest["generation"] += 1
     (remote / "manifest.json").write_text(json.dumps(manifest))
@@ -139,9 +140,9 @@ def test_nothing_changed_reads_only_the_manifest(pair):
     write(a, DAY, read(a, DAY) + "- one more line\n")
     _, report = run_json("-w", a, "sync")
     assert report["pushed"] == [DAY]
-    assert report["requests"] == {"manifest_read": 1, "object_write": 1, "manifest_write": 1}
+    assert report["requests"] == {"manifest_read": 1, "object_write": 1, "manifest_write": 1, "shard_write": 1}
     _, report = run_json("-w", b, "sync")
-    assert report["requests"] == {"manifest_read": 1, "object_read": 1} and report["pulled"] == [DAY]
+    assert report["requests"] == {"manifest_read": 1, "object_read": 1, "shard_read": 1} and report["pulled"] == [DAY]
 
 
 def test_off_stays_off_until_on(pair):
@@ -176,7 +177,7 @@ def test_only_markdown_syncs(pair):
     write(a, "memtool.toml", "[recall]\nmode = \"lexical\"\n")
     write(a, "notes.txt", "not memory")
     run_mem("-w", a, "sync", check=0)
-    manifest = json.loads((remote / "manifest.json").read_text())
+    manifest = folder_manifest(remote)
     assert all(p.endswith(".md") for p in manifest["files"])
     assert not any(p.startswith(".memory") for p in manifest["files"])
 
@@ -231,7 +232,7 @@ def test_killed_syncs_leave_files_intact_and_the_next_run_completes(tmp_path):
         if delay == 0.4:
             assert not (remote / "manifest.json").exists()  # killed before publishing
         if (remote / "manifest.json").exists():  # whatever was published references complete revisions
-            manifest = json.loads((remote / "manifest.json").read_text())
+            manifest = folder_manifest(remote)
             for entry in manifest["files"].values():
                 rev = entry["rev"]
                 assert rev_of((remote / "objects" / rev[:2] / rev).read_bytes()) == rev

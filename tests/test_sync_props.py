@@ -17,6 +17,7 @@ import pytest
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from memtool.sync import encryption as enc
 from memtool.sync import engine
 from memtool.sync.local import sync_files
 from memtool.workspace import Workspace
@@ -25,8 +26,12 @@ FILES = ["memory/2026-11-30.md", "memory/2026-12-01.md", "bank/world.md"]
 
 
 class Replicas:
-    def __init__(self, n: int, remote_url: str | None = None, remote_texts=None):
+    def __init__(self, n: int, remote_url: str | None = None, remote_texts=None, encrypted: bool = False):
         self.root = Path(tempfile.mkdtemp(prefix="mem-sync-prop-"))
+        self.key_file = None
+        if encrypted:  # every replica holds the same key file (the first sync makes the remote encrypted)
+            self.key_file = self.root / "sync.key"
+            self.key_file.write_text(enc.key_line(enc.new_master()) + "\n")
         self.remote = self.root / "remote"
         self.remote_url = remote_url or str(self.remote)  # a folder, or s3://bucket/prefix
         self.remote_texts = remote_texts  # for S3: a function listing the revisions' texts
@@ -77,7 +82,8 @@ class Replicas:
     def sync(self, i: int) -> dict:
         for rel in FILES:
             self.seen.update(self.lines(i, rel) or [])
-        report = engine.run(self.ws[i], self.remote_url)
+        report = engine.run(self.ws[i], self.remote_url, encrypt=self.key_file is not None, key_file=self.key_file)
+        assert report["encrypted"] is (self.key_file is not None)
         self.conflicts += len(report["conflicts"])
         for rel in report["conflicts"]:
             engine.resolve(self.ws[i], rel, "both")
@@ -100,12 +106,26 @@ class Replicas:
 
     def everywhere(self) -> str:
         """All text in files, conflict copies and backups of every replica, and the remote's revisions."""
-        out = list(self.remote_texts()) if self.remote_texts else []
-        for root in [ws.root for ws in self.ws] + [self.remote]:
+        out = [self.opened(name, data) for name, data in self.remote_texts()] if self.remote_texts else []
+        for root in [ws.root for ws in self.ws]:
             for path in root.rglob("*"):
                 if path.is_file() and "locks" not in path.parts and path.suffix != ".sqlite":
                     out.append(path.read_text(errors="replace"))
+        for path in self.remote.rglob("*"):
+            if path.is_file():
+                out.append(self.opened(path.name, path.read_bytes()))
         return "\n".join(out)
+
+    def opened(self, name: str, data: bytes) -> str:
+        """A remote object's text: decrypted when the remote is encrypted (and asserted to be sealed)."""
+        if self.key_file is None:
+            return data.decode("utf-8", "replace")
+        keys = enc.keys_of(enc.parse_key_line(self.key_file.read_text(), "key"))
+        if name.startswith("manifest") or name.startswith(".") or name == enc.MARKER:
+            return ""
+        plain = enc.unseal(keys.body, data, name.encode())
+        assert plain is not None, f"remote object {name} is not sealed"
+        return plain.decode("utf-8", "replace")
 
 
 ops = st.lists(st.tuples(st.sampled_from(["append", "append", "edit", "delete", "sync", "sync"]),
@@ -138,6 +158,12 @@ def _run(history, n, **remote):
 @given(ops, st.integers(2, 3))
 def test_random_histories_converge_and_lose_nothing(history, n):
     _run(history, n)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops, st.integers(2, 3))
+def test_1_random_histories_converge_encrypted(history, n):
+    _run(history, n, encrypted=True)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -178,6 +204,21 @@ def test_random_histories_converge_through_s3(s3_bucket, history, n):
         pages = s3_bucket.get_paginator("list_objects_v2").paginate(Bucket="mem-props", Prefix=f"{prefix}/objects/")
         for page in pages:
             for obj in page.get("Contents", []):
-                yield s3_bucket.get_object(Bucket="mem-props", Key=obj["Key"])["Body"].read().decode("utf-8", "replace")
+                yield obj["Key"].rsplit("/", 1)[-1], s3_bucket.get_object(Bucket="mem-props", Key=obj["Key"])["Body"].read()
 
     _run(history, n, remote_url=f"s3://mem-props/{prefix}", remote_texts=texts)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(ops, st.integers(2, 3))
+def test_1_random_histories_converge_through_encrypted_s3(s3_bucket, history, n):
+    prefix = f"p{uuid.uuid4().hex[:10]}"
+
+    def texts():
+        pages = s3_bucket.get_paginator("list_objects_v2").paginate(Bucket="mem-props", Prefix=f"{prefix}/objects/")
+        for page in pages:
+            for obj in page.get("Contents", []):
+                yield obj["Key"].rsplit("/", 1)[-1], s3_bucket.get_object(Bucket="mem-props", Key=obj["Key"])["Body"].read()
+
+    _run(history, n, remote_url=f"s3://mem-props/{prefix}", remote_texts=texts, encrypted=True)

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from remote_manifest import whole
 from conftest import mem_env, run_json, run_mem, write
 from s3_server import S3_ENV, CuttableProxy, start_s3
 
@@ -39,7 +40,8 @@ def bucket(s3, monkeypatch):
 
 def manifest(client, url: str) -> dict:
     bucket, prefix = url[5:].split("/", 1)
-    return json.loads(client.get_object(Bucket=bucket, Key=f"{prefix}/manifest.json")["Body"].read())
+    get = lambda key: client.get_object(Bucket=bucket, Key=f"{prefix}/{key}")["Body"].read()  # noqa: E731
+    return whole(get("manifest.json"), lambda r: get(f"objects/{r[:2]}/{r}"))
 
 
 def test_two_workspaces_converge_through_s3(bucket, tmp_path):

@@ -54,6 +54,8 @@ def watch(
     interval: float = typer.Option(2.0, "--interval", help="Seconds between checks when polling (and the longest wait between rounds)."),
     poll: bool = typer.Option(False, "--poll", help="Check every file each interval instead of following file events (e.g. on network drives, where events from other machines do not arrive)."),
     embedder: Optional[str] = EmbedderOpt,
+    sync: bool = typer.Option(False, "--sync", help="Also sync with the bound remote by itself: push when edits settle, pull every --sync-interval seconds (also: [sync] auto = true)."),
+    sync_interval: Optional[float] = typer.Option(None, "--sync-interval", help="Seconds between pulls with --sync (default: [sync] interval, 60).", show_default=False),
 ) -> None:
     """Keep the index current while you write: re-index (and embed) files as they change.
 
@@ -63,7 +65,10 @@ def watch(
     """
     if interval <= 0:
         raise typer.BadParameter("must be more than 0", param_hint="--interval")
-    watching.run(memory(embedder), interval, poll, embedder)
+    if sync_interval is not None and sync_interval <= 0:
+        raise typer.BadParameter("must be more than 0", param_hint="--sync-interval")
+    mem = memory(embedder)
+    watching.run(mem, interval, poll, embedder, sync=sync or mem.config.sync_auto, sync_interval=sync_interval)
 
 
 def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None:

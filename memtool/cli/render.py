@@ -215,7 +215,16 @@ def status(data: dict) -> None:
     sync = data["memory"]["sync"]
     o.print("[bold]sync[/bold]      " + ("not set up (mem sync REMOTE)" if not sync["remote"] else
             f"{sync['remote']}" + (", [yellow]off[/yellow]" if sync["off"] else "")
-            + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")))
+            + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")
+            + f", last sync {sync.get('last_sync') or 'never'}"))
+    auto = sync.get("auto")
+    if auto:
+        error = auto.get("last_error") or {}
+        o.print("[bold]auto sync[/bold] " + ("running" if auto["running"] else "not running")
+                + f" (every {auto['interval']:g} s), last success {auto.get('last_success') or 'never'}"
+                + (f", [yellow]last error {error.get('time')}: {escape(str(error.get('message')))}"
+                   f" ({auto['failures']} in a row; next try {auto.get('next_try')})[/yellow]"
+                   if auto.get("failures") else ""))
     c = data["memory"].get("consolidation")
     if c:
         o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -29,17 +30,21 @@ sync_app = typer.Typer(cls=_SyncGroup, help="Three-way sync with a folder or S3 
 @sync_app.command("run")
 def sync_run(
     remote: Optional[str] = typer.Argument(None, help="A folder or s3://bucket/prefix (default: the bound remote, else [sync] remote in memtool.toml).", show_default=False),
+    encrypt: bool = typer.Option(False, "--encrypt", help="Encrypt a new remote (bodies, manifest, names); from then on it is always encrypted. The key: [sync] key_file, else a passphrase (prompt or $MEM_SYNC_PASSPHRASE)."),
     json_: bool = JsonOpt,
 ) -> None:
     """Sync with a remote: pull, push, merge; overlapping edits become conflicts that wait for you.
 
-    Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere, or the remote went
-    backwards; 6 when the remote cannot be reached or a file's copy there is damaged.
+    Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere, the remote went
+    backwards, or its key is missing or wrong; 6 when the remote cannot be reached or a file's copy
+    there is damaged.
 
-    Example: mem sync /mnt/nas/memory   (later just: mem sync)
+    Example: mem sync /mnt/nas/memory --encrypt   (later just: mem sync)
     """
+    mem = memory("none")
     with render.progress_bar("uploading") as up, render.progress_bar("downloading") as down:
-        report = memory("none").sync(remote, progress={"upload": up, "download": down})
+        report = with_passphrase(lambda passphrase: mem.sync(remote, progress={"upload": up, "download": down},
+                                                             encrypt=encrypt, passphrase=passphrase))
     if json_:
         render.emit_json(report)
     else:
@@ -48,6 +53,27 @@ def sync_run(
         raise typer.Exit(ExitStatus.CONFLICTS)
     if report["damaged"]:
         raise typer.Exit(ExitStatus.PROVIDER)
+
+
+def with_passphrase(call):
+    """`call(None)`; when an encrypted remote wants a passphrase and a person is at the terminal, ask
+    for it (twice for a new key) and call again."""
+    import sys
+
+    from memtool.sync.encryption import SyncKeyError
+
+    try:
+        return call(None)
+    except SyncKeyError as exc:
+        if not exc.wants_passphrase or not sys.stdin.isatty():
+            raise
+        render.err.print(escape(exc.message))
+        import getpass
+
+        passphrase = getpass.getpass("new sync passphrase: " if exc.new else "sync passphrase: ")
+        if exc.new and getpass.getpass("again: ") != passphrase:
+            raise SyncKeyError("the two passphrases differ; nothing was written", "run the command again") from None
+        return call(passphrase)
 
 
 def _show_report(report: dict) -> None:
@@ -98,7 +124,8 @@ def sync_gc(
 
 @sync_app.command("status")
 def sync_status(json_: bool = JsonOpt) -> None:
-    """Show the bound remote, the off switch, waiting conflicts and local changes not yet synced (no network).
+    """Show the bound remote, the off switch, waiting conflicts (here and, as of the last sync, on other
+    machines) and local changes not yet synced (no network).
 
     Example: mem sync status
     """
@@ -125,6 +152,13 @@ def _show_status(data: dict) -> None:
     print(f"conflicts: {len(data['conflicts'])}")
     for path, record in sorted(data["conflicts"].items()):
         print(f"  {path}  (remote version from {record['device']} in {record['copy']})")
+    elsewhere = data["conflicts_elsewhere"]
+    if elsewhere:
+        print(f"conflicts on other machines: {len(elsewhere)} (as of the last sync; resolve there, or here with "
+              "mem sync resolve PATH --keep local|remote|both)")
+    for item in elsewhere:
+        print(f"  {item['path']}  (on {item['device']} since {item['time']}; its version is revision "
+              f"{item['rev'][:12]} on the remote)")
 
 
 @sync_app.command("resolve")
@@ -133,7 +167,8 @@ def sync_resolve(
     keep: str = typer.Option(..., "--keep", help="local, remote, or both (local lines, then the remote's)."),
     json_: bool = JsonOpt,
 ) -> None:
-    """End a conflict; the version that loses is backed up; the next mem sync publishes the result.
+    """End a conflict, here or one another machine listed (then remote means its version); the version
+    that loses is backed up; the next mem sync publishes the result.
 
     Example: mem sync resolve memory/2026-11-30.md --keep both
     """
@@ -143,6 +178,70 @@ def sync_resolve(
     else:
         render.err.print(f"resolved {escape(data['resolved'])} (kept {keep}); backups: "
                          + (", ".join(data["backups"]) or "none") + "; run mem sync to publish")
+
+
+@sync_app.command("clone")
+def sync_clone(
+    remote: str = typer.Argument(..., help="A folder or s3://bucket/prefix holding a memory."),
+    directory: Path = typer.Argument(..., help="The new workspace: a folder that does not exist yet, or is empty."),
+    key_file: Optional[Path] = typer.Option(None, "--key-file", help="The encrypted remote's key file (named in the new workspace's memtool.toml); else a passphrase (prompt or $MEM_SYNC_PASSPHRASE).", show_default=False),
+    json_: bool = JsonOpt,
+) -> None:
+    """Start a second machine: a new workspace holding the remote's memory, bound to it, index built.
+
+    Use this rather than mem init followed by mem sync, which would mix starter files into the memory.
+
+    Example: mem sync clone /mnt/nas/memory ~/memory
+    """
+    from memtool.memory import Memory
+
+    with render.progress_bar("downloading") as down:
+        report = with_passphrase(lambda passphrase: Memory.sync_clone(remote, directory, key_file=key_file,
+                                                                      passphrase=passphrase, embedder="none",
+                                                                      progress={"download": down}))
+    if json_:
+        render.emit_json(report)
+    else:
+        render.err.print(f"cloned {escape(report['remote'])} into {escape(report['workspace'])}: "
+                         f"{len(report['pulled'])} files{', encrypted' if report['encrypted'] else ''}, "
+                         f"{report['indexed']} indexed; later: mem -w {escape(report['workspace'])} sync")
+
+
+@sync_app.command("key")
+def sync_key(
+    show: bool = typer.Option(False, "--show", help="Print the key itself (one line, a key file's content) on stdout."),
+    json_: bool = JsonOpt,
+) -> None:
+    """How to bring the encrypted remote's key to a second machine (and, with --show, the key).
+
+    Example: mem sync key --show > /media/usb/memory.key
+    """
+    data = memory("none").sync_key(show)
+    if json_:
+        render.emit_json(data)
+    elif show:
+        print(data["key"])
+    else:
+        _explain_key(data)
+
+
+def _explain_key(data: dict) -> None:
+    if not data["remote"]:
+        render.err.print("not bound to a remote yet; mem sync REMOTE --encrypt makes a new remote encrypted")
+        return
+    if not data["encrypted"]:
+        render.err.print(f"{escape(data['remote'])} is not encrypted (encryption is chosen when a remote is first "
+                         "used: mem sync NEW-REMOTE --encrypt)")
+        return
+    where = f"in {data['key_path']}" if data["key_path"] else "nowhere on this machine (give the passphrase)"
+    passphrase = ("  - type the same passphrase there: mem sync clone REMOTE DIR (or set MEM_SYNC_PASSPHRASE), or\n"
+                  if data["kdf"] == "scrypt" else "")
+    render.err.print(escape(f"{data['remote']} is encrypted ({data['kdf'] or '?'}); this machine's key is {where}.\n"
+                            "To bring it to a second machine, either:\n" + passphrase +
+                            "  - copy the key: mem sync key --show > FILE here, move FILE over a channel you trust "
+                            "(a USB stick, scp; never the remote itself), chmod 600 it, and name it there in "
+                            "memtool.toml: [sync] key_file = \"/path/to/FILE\"\n"
+                            "Whoever holds the key (or the passphrase) and the remote can read the whole memory."))
 
 
 @sync_app.command("off")

@@ -11,8 +11,9 @@ from memtool.cli import render
 from memtool.read_server import ReadServer
 
 
-def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
-    """Watch `mem`'s workspace until interrupted; closes `mem` at the end."""
+def run(mem, interval: float, poll: bool, embedder: str | None, sync: bool = False,
+        sync_interval: float | None = None) -> None:
+    """Watch `mem`'s workspace until interrupted (syncing by itself with `sync`); closes `mem` at the end."""
     problem = "--poll was given" if poll else mem.follow()
     if problem:
         render.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
@@ -25,6 +26,8 @@ def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
                      "answering mem recall calls from other processes (.memory/read.sock)")
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too
     auto = auto_reflect(mem, embedder)
+    stop = threading.Event()
+    syncer = _start_sync(mem, stop, sync_interval) if sync else None
     try:
         mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
     except KeyboardInterrupt:
@@ -32,6 +35,9 @@ def run(mem, interval: float, poll: bool, embedder: str | None) -> None:
     finally:
         if auto:
             auto.stop()
+        stop.set()
+        if syncer is not None:
+            syncer.join(timeout=60)  # a round in progress ends at its next file (or finishes)
         server.close()
         mem.close()
 
@@ -46,6 +52,15 @@ def auto_reflect(mem, embedder: str | None):
     render.err.print(f"reflect runs by itself when its gates open (looking every {every:g} min; [reflect] auto)")
     return AutoReflect(mem.ws.root, every, embedder,
                        tell=lambda line: render.err.print(f"{time.strftime('%H:%M:%S')} {render.escape(line)}")).start()
+
+
+def _start_sync(mem, stop: threading.Event, interval: float | None) -> threading.Thread:
+    every = interval or mem.config.sync_interval
+    render.err.print(f"syncing by itself: a push when edits settle, a pull every {every:g}s (mem sync off stops it)")
+    say = lambda line: render.err.print(f"{time.strftime('%H:%M:%S')} {render.escape(line)}")  # noqa: E731
+    thread = threading.Thread(target=mem.sync_auto, args=(say, stop, every), name="mem-auto-sync", daemon=True)
+    thread.start()
+    return thread
 
 
 def _interrupt(*_) -> None:

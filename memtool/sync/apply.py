@@ -27,8 +27,13 @@ def link_problem(ws: Workspace, path: str) -> str | None:
     return None
 
 
-def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list]) -> None:
-    """Write what the published manifest now says, file by file, never over an unseen edit."""
+def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list], stop=None) -> None:
+    """Write what the published manifest now says, file by file, never over an unseen edit. When
+    `stop()` turns true (sync switched off), the files not yet written are listed as `stopped`: their
+    base is unchanged, so the next round writes them."""
+    if stop and stop():
+        done["stopped"].extend(path for path, _, _ in writes)
+        return
     fresh = {path: blob for path, expected, blob in writes if expected is None and blob is not None}
     if fresh:  # files new here: created in one batch, never replacing one that appeared meanwhile
         created = set(ws.create_new(fresh))
@@ -41,6 +46,9 @@ def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list]) -> None
             done["pulled"].append(path)
     for path, expected, blob in writes:
         if path in fresh:
+            continue
+        if done["stopped"] or (stop and stop()):
+            done["stopped"].append(path)
             continue
         with ws.lock(path):
             target = ws.resolve(path)

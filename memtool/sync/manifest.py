@@ -11,6 +11,7 @@ import hashlib
 import json
 
 from memtool.errors import WorkspaceError
+from memtool.sync.plan import REV
 from memtool.sync.state import SyncBlocked
 
 FORMAT = "memtool-sync/1"
@@ -52,6 +53,25 @@ def parse_manifest(data: bytes, url: str) -> dict:
         raise WorkspaceError(f"the manifest on {url} is not a memtool sync manifest ({exc})",
                              "point sync at a folder or prefix used only by memtool") from None
     return manifest
+
+
+def conflict_listing(manifest: dict | None) -> dict[str, dict[str, dict]]:
+    """The manifest's waiting conflicts, `path → device → {rev, size, against, time}`; malformed entries
+    (the manifest is untrusted) are dropped."""
+    raw = (manifest or {}).get("conflicts")
+    out: dict[str, dict[str, dict]] = {}
+    if not isinstance(raw, dict):
+        return out
+    for path, by_device in raw.items():
+        if not isinstance(path, str) or not isinstance(by_device, dict):
+            continue
+        good = {device: entry for device, entry in by_device.items()
+                if isinstance(device, str) and isinstance(entry, dict)
+                and all(isinstance(entry.get(k), str) and REV.fullmatch(entry[k]) for k in ("rev", "against"))
+                and (entry.get("base") is None or (isinstance(entry["base"], str) and REV.fullmatch(entry["base"])))}
+        if good:
+            out[path] = good
+    return out
 
 
 def check_generation(manifest: dict | None, data: bytes | None, seen: dict | None, url: str) -> None:

@@ -3,6 +3,7 @@
 Layout on every remote (under the folder or `s3://bucket/prefix/`):
 
     manifest.json            the current state; replaced only by compare-and-swap on its ETag
+    encryption.json          present when the remote is encrypted (see encryption.py); never replaced
     objects/<ab>/<sha256>    immutable revisions, named by the SHA-256 of their bytes
 
 A revision is uploaded before any manifest names it, so an interrupted upload is never referenced.
@@ -19,7 +20,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
-from memtool.safe_writes import remove_stale_temp, replace_atomically
+from memtool.safe_writes import create_whole, remove_stale_temp, replace_atomically
 
 NOT_MODIFIED = object()
 _REV = re.compile(r"[0-9a-f]{64}")
@@ -58,6 +59,11 @@ class Remote(Protocol):
 
     def delete_object(self, rev: str) -> None:
         """Delete a revision (only `mem sync gc` does, for revisions no manifest names)."""
+    def read_named(self, name: str) -> bytes | None:
+        """A small object at the top of the remote (e.g. `encryption.json`); None when there is none."""
+
+    def create_named(self, name: str, data: bytes) -> bool:
+        """Create a small object at the top of the remote, never replacing one; False if it exists."""
 
 
 def object_key(rev: str) -> str:
@@ -134,6 +140,16 @@ class FolderRemote:
 
     def delete_object(self, rev: str) -> None:
         (self.root / object_key(rev)).unlink(missing_ok=True)
+    def read_named(self, name: str) -> bytes | None:
+        self._check()
+        try:
+            return (self.root / name).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def create_named(self, name: str, data: bytes) -> bool:
+        self._check()
+        return create_whole(self.root / name, data)
 
     def get_object(self, rev: str) -> bytes:
         try:
@@ -248,6 +264,26 @@ class S3Remote:
 
     def delete_object(self, rev: str) -> None:
         self._call("delete", self._client.delete_object, Key=self._key(object_key(rev)))
+    def read_named(self, name: str) -> bytes | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            return self._call("read", self._client.get_object, Key=self._key(name))["Body"].read()
+        except ClientError as exc:
+            if self._status(exc) == 404:
+                return None
+            raise
+
+    def create_named(self, name: str, data: bytes) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._call("write", self._client.put_object, Key=self._key(name), Body=data, IfNoneMatch="*")
+        except ClientError as exc:
+            if self._status(exc) in (412, 409):
+                return False
+            raise
+        return True
 
     def get_object(self, rev: str) -> bytes:
         from botocore.exceptions import ClientError

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from memtool.sync.apply import apply_writes, link_problem, write_conflicts
 from memtool.sync.local import local_revs, sync_files, unchanged
-from memtool.sync.manifest import FORMAT, check_generation, digest, encode, parse_manifest, rev_of, safe_device, shown
-from memtool.sync.merge import merge_texts
+from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, digest, encode, parse_manifest, rev_of,
+                                   safe_device, shown)
+from memtool.sync.merge import merge_texts, starter_text
 from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
-from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, now_iso
+from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped, now_iso
 from memtool.workspace import Workspace
 
 PARALLEL = 8  # requests in flight for uploads and downloads
@@ -50,13 +51,15 @@ class Round:
 
     def __init__(self, ws: Workspace, remote: Remote, state: SyncState, identity: dict, progress: dict | None = None):
         self.ws, self.remote, self.state, self.identity = ws, remote, state, identity
+        self.stop = lambda: state.off() is not None  # `mem sync off` during the round: stop between files
         self.progress = progress or {}  # "upload" / "download" → progress(done, total)
         self.requests: Counter = Counter()
+        self.bytes: Counter = Counter()  # revisions' bytes up and down (the manifest's: the remote's `traffic`)
         self._count_lock = threading.Lock()
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired")}
+                                       "repaired", "resolved_elsewhere", "stopped")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -65,6 +68,8 @@ class Round:
         with self._count_lock:
             self.requests["object_read"] += 1
         data = self.remote.get_object(rev)
+        with self._count_lock:
+            self.bytes["down"] += len(data)
         if rev_of(data) != rev:
             raise DamagedObject(f"revision {rev[:12]} on {self.remote.url} does not match its hash",
                                 "the remote copy is damaged; a machine holding the right version repairs it")
@@ -89,6 +94,7 @@ class Round:
         started = time.monotonic()
         if self._read():  # nothing changed on either side: the common case
             return self._report(self.stats, started)
+        self._settle_listing()
         self._decide_all()
         self._publish()
         return self._apply_and_save(started)
@@ -104,7 +110,8 @@ class Round:
         self.stats = sync_files(self.ws)
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
-            if not self.conflicts and not self.state.damaged() and unchanged(self.stats, self.base):
+            if (not self.conflicts and not self.state.damaged() and not self.state.listed()
+                    and not self.state.dismissed() and unchanged(self.stats, self.base)):
                 return True
         elif got is None:
             self.data, self.etag = None, None
@@ -116,8 +123,22 @@ class Round:
         if got is not NOT_MODIFIED and self.base:
             check_generation(self.manifest, self.data, self.seen, self.remote.url)
         self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
+        self.listing = conflict_listing(self.manifest)
         self.local, self.cache = local_revs(self.ws, self.stats, self.base)
+        self._refuse_starters_into_a_memory()
         return False
+
+    def _refuse_starters_into_a_memory(self) -> None:
+        """A workspace holding only what `mem init` wrote does not join a remote's memory by merging its
+        starter files into it (the first sync of a second machine): the user is told to clone instead."""
+        if self.base or self.state.binding() or not self.cache or not any(
+                isinstance(e, dict) and not e.get("deleted") for e in self.entries.values()):
+            return
+        if all(starter_text(path) == data.decode("utf-8", "replace") for path, data in self.cache.items()):
+            raise SyncBlocked(f"{self.remote.url} already holds a memory ({len(self.entries)} files), and this workspace "
+                              "holds only the starter files of mem init; nothing was changed",
+                              f"to start this machine from that memory: mem sync clone {self.remote.url} NEW-DIR; or "
+                              "delete the starter files here and run mem sync again")
 
     def _memory_id(self) -> str:
         """The memory this round syncs; refused when the remote holds another one than the bound one."""
@@ -128,6 +149,28 @@ class Round:
                               f"than the one this workspace syncs ({binding['memory_id'][:8]})",
                               "sync paused; use a separate folder or prefix for each memory")
         return memory_id
+
+    def _settle_listing(self) -> None:
+        """Follow the remote's conflict list: a conflict of this device that another machine resolved
+        (its entry is gone) ends here too, its version becoming the base so the resolution is pulled (or
+        merged with edits made since); another device's waiting version is fetched for `resolve`."""
+        me = self.identity["device"]
+        for path in [p for p in self.state.listed() if p in self.conflicts and me not in self.listing.get(p, {})]:
+            record = self.conflicts.pop(path)
+            self.base[path] = BaseEntry(record["local_rev"], -1, -1)
+            copy = self.ws.resolve(record["copy"])
+            if copy.exists():  # the remote's side of it, now part of the resolution: backed up, then removed
+                self.done["backups"].append(self.ws.backup(record["copy"]))
+                copy.unlink()
+            self.done["resolved_elsewhere"].append(path)
+        if self.done["resolved_elsewhere"]:
+            self.state.save_conflicts(self.conflicts)
+            self.state.save_base(self.base, self.state.last_sync() or {})
+        wanted = {rev for by_device in self.listing.values() for d, e in by_device.items() if d != me
+                  for rev in (e["rev"], e["against"], e.get("base")) if rev and not self.state.has_base_text(rev)}
+        for rev, data in zip(sorted(wanted), _parallel(self._fetch, sorted(wanted))):
+            if data is not None:
+                self.state.keep_base_text(rev, data)
 
     def _decide_all(self) -> None:
         """Decide every path either side knows, collecting the uploads, writes and conflict copies."""
@@ -163,36 +206,76 @@ class Round:
         behind = seen is not None and generation < seen["generation"]  # accepted only without a base
         if self.uploads or self.repairs:
             self.requests["object_write"] += len(self.uploads) + len(self.repairs)
-        _parallel(lambda item: self.remote.put_object(*item), list(self.uploads.items()), self.progress.get("upload"))
+            self.bytes["up"] += sum(map(len, self.uploads.values())) + sum(map(len, self.repairs.values()))
+        _parallel(self._upload, list(self.uploads.items()), self.progress.get("upload"))
         _parallel(lambda item: self.remote.put_object(*item, replace=True), list(self.repairs.items()))
         self.writes = self._fetch_writes(self.writes, self.entries, self.new_entries)
-        self.manifest_changed = self.new_entries != self.entries or self.manifest is None or behind
+        listing = self._new_listing()
+        self.manifest_changed = (self.new_entries != self.entries or self.manifest is None or behind
+                                 or listing != self.listing)
         if self.manifest_changed:
+            self._stop_here("before publishing; nothing was published")
             generation = max(generation, seen["generation"] if seen else 0) + 1
             new_manifest = {"format": FORMAT, "memory_id": self.memory_id,
                             "generation": generation,
                             "updated": now_iso(), "device": self.identity["device"], "files": self.new_entries}
+            if listing:
+                new_manifest["conflicts"] = listing
             self.data = encode(new_manifest)
             self.requests["manifest_write"] += 1
             self.etag = self.remote.write_manifest(self.data, self.etag)
         self.generation = generation
 
+    def _upload(self, item: tuple[str, bytes]) -> None:
+        self._stop_here("during the uploads; nothing was published (the uploaded revisions are unreferenced)")
+        self.remote.put_object(*item)
+
+    def _stop_here(self, where: str) -> None:
+        if self.stop():
+            raise SyncStopped(f"sync was switched off {where}; nothing here changed", "mem sync on, then mem sync")
+
+    def _new_listing(self) -> dict:
+        """The remote's list of waiting conflicts: this device's entries are those still waiting here plus
+        the new ones (a resolved one drops out); other devices' entries are kept as they are."""
+        me = self.identity["device"]
+        waiting = set(self.conflicts) | {path for path, *_ in self.copies}
+        dismissed = self.state.dismissed()
+        listing = {}
+        for path, by_device in self.listing.items():
+            kept = {d: e for d, e in by_device.items() if (d != me or path in waiting)
+                    and dismissed.get(path, {}).get(d) != e["rev"]}
+            if kept:
+                listing[path] = kept
+        for path, record, _, _ in self.copies:
+            listing.setdefault(path, {})[me] = {"rev": record["local_rev"], "size": record["local_size"],
+                                                "against": record["remote_rev"], "time": record["time"],
+                                                **({"base": record["base_rev"]} if record["base_rev"] else {})}
+        self.mine_listed = sorted(p for p, by_device in listing.items() if me in by_device)
+        return listing
+
     def _apply_and_save(self, started: float) -> dict:
         """Write the local files and conflict copies, then save the manifest cache, binding, base."""
         data, seen, generation = self.data, self.seen, self.generation
-        apply_writes(self.ws, self.writes, self.new_base, self.done)
+        apply_writes(self.ws, self.writes, self.new_base, self.done, self.stop)
         if self.copies:
             write_conflicts(self.ws, self.state, self.copies, self.conflicts, self.done)
-        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed)
+        # A stopped round leaves the manifest uncached, so the next round reads it whole and writes the rest.
+        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not self.done["stopped"]
         if fresh:
             self.state.cache_manifest(data, self.etag)
+        elif self.done["stopped"]:
+            self.state.forget_manifest()
         if not self.state.binding():
-            self.state.bind(self.remote.url, self.memory_id)
+            self.state.bind(self.remote.url, self.memory_id, encrypted=getattr(self.remote, "encrypted", False))
         if fresh:
             if seen is None or (generation, digest(data)) != (seen["generation"], seen.get("manifest")):
                 self.state.save_seen(generation, digest(data))
         if self.done["damaged"] or self.state.damaged():
             self.state.save_damaged(self.done["damaged"])
+        if self.mine_listed != self.state.listed():
+            self.state.save_listed(self.mine_listed)
+        if self.manifest_changed and self.state.dismissed():
+            self.state.save_dismissed({})
         report = self._report(self.stats, started)
         last = {"time": now_iso(), "remote": self.remote.url,
                 "changed": sum(len(report[k]) for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted"))}
@@ -219,8 +302,11 @@ class Round:
         report = {k: sorted(v) for k, v in self.done.items()}
         report["new_conflicts"] = report["conflicts"]  # made by this round
         report["conflicts"] = sorted(self.state.conflicts())  # all waiting
+        traffic = getattr(self.remote, "traffic", Counter())
+        requests = self.requests + Counter({k: traffic[k] for k in ("shard_read", "shard_write") if traffic[k]})
         report.update(remote=self.remote.url, device=self.identity["device"], files=len(stats),
-                      requests=dict(self.requests), seconds=round(time.monotonic() - started, 3))
+                      requests=dict(requests), seconds=round(time.monotonic() - started, 3),
+                      bytes={"up": self.bytes["up"] + traffic["bytes_up"], "down": self.bytes["down"] + traffic["bytes_down"]})
         return report
 
     def _entry(self, rev: str | None, size: int = 0) -> dict:
@@ -302,9 +388,10 @@ class Round:
             merged = None
         if merged is None or not merged.clean:
             record = {"remote_rev": entry["rev"], "base_rev": base_rev, "local_rev": mine,
-                      "device": safe_device(entry.get("device")), "time": now_iso(),
+                      "device": safe_device(entry.get("device")), "time": now_iso(), "local_size": len(ours),
                       "lines": [c.line for c in merged.conflicts] if merged else []}
             copies.append((path, record, theirs, base_bytes))
+            uploads[mine] = ours  # the version the remote does not hold: kept there too, listed for every machine
             return
         blob = merged.text.encode("utf-8")
         rev = rev_of(blob)

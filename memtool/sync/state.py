@@ -1,19 +1,25 @@
 """Machine-local sync state under `.memory/sync/` (never synced, never in the index).
 
     identity.json    this workspace's id (created once) and device name
-    binding.json     the remote this workspace is bound to, and the memory id found there
+    binding.json     the remote this workspace is bound to, the memory id found there, whether it is encrypted
+    encryption.json  the encrypted remote's marker, as first read (the remote's copy is not trusted later)
+    key              the encrypted remote's key (mode 600), unless a key file named in memtool.toml holds it
     base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
     damaged.json     paths whose remote copy was found damaged (present only while there are any)
     seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
                      goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
+    listed.json      paths whose conflict this device listed in the remote's manifest (until resolved)
+    dismissed.json   other devices' listed conflicts resolved here, until the next sync drops them
     off.json         present while sync is switched off
+    auto.json        what automatic sync (`mem watch --sync`) last did: success, error, next try
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 import uuid
@@ -30,6 +36,10 @@ class SyncBlocked(MemError):
     """Sync is switched off, or this workspace is bound to another remote or memory."""
 
     exit_code = ExitStatus.SYNC_BLOCKED
+
+
+class SyncStopped(SyncBlocked):
+    """`mem sync off` arrived during a round, which stopped between two files (everything consistent)."""
 
 
 class BaseEntry(NamedTuple):
@@ -79,8 +89,39 @@ class SyncState:
     def binding(self) -> dict | None:
         return self._read("binding.json")
 
-    def bind(self, remote: str, memory_id: str) -> None:
-        self._write("binding.json", {"remote": remote, "memory_id": memory_id, "bound": now_iso()})
+    def bind(self, remote: str, memory_id: str, encrypted: bool = False) -> None:
+        self._write("binding.json", {"remote": remote, "memory_id": memory_id, "bound": now_iso(),
+                                     "encrypted": encrypted})
+
+    # --- the key of an encrypted remote --------------------------------------------------------
+
+    @property
+    def key_path(self) -> Path:
+        return self.dir / "key"
+
+    def marker(self) -> bytes | None:
+        try:
+            return (self.dir / "encryption.json").read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def save_marker(self, data: bytes) -> None:
+        self.ws.write_atomic(f"{DIR}/encryption.json", data)
+
+    def saved_key(self) -> str | None:
+        try:
+            return self.key_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def save_key(self, line: str) -> None:
+        """Keep the key for the next rounds (cron, mem watch --sync), readable by this user only."""
+        from memtool.safe_writes import create_whole, replace_atomically
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not create_whole(self.key_path, line.encode() + b"\n", mode=0o600):
+            os.chmod(self.key_path, 0o600)
+            replace_atomically(self.key_path, line.encode() + b"\n")
 
     # --- off switch --------------------------------------------------------------------------
 
@@ -117,6 +158,10 @@ class SyncState:
         self.ws.write_atomic(f"{DIR}/manifest.json", data)
         self._write("manifest.etag.json", {"etag": etag})
 
+    def forget_manifest(self) -> None:
+        """Drop the cached manifest: the next round reads the remote's whole."""
+        (self.dir / "manifest.etag.json").unlink(missing_ok=True)
+
     def seen(self) -> dict | None:
         """{"generation": N, "manifest": digest} of the newest remote manifest this workspace synced with."""
         data = self._read("seen.json")
@@ -124,6 +169,14 @@ class SyncState:
 
     def save_seen(self, generation: int, digest: str) -> None:
         self._write("seen.json", {"generation": generation, "manifest": digest})
+
+    def auto(self) -> dict | None:
+        """The record of automatic sync (`mem watch --sync`): last success, last error, next try."""
+        data = self._read("auto.json")
+        return data if isinstance(data, dict) else None
+
+    def save_auto(self, record: dict) -> None:
+        self._write("auto.json", record)
 
     def damaged(self) -> list[str]:
         """Paths whose remote copy was found damaged and not yet pulled (the next round tries again)."""
@@ -142,6 +195,30 @@ class SyncState:
 
     def save_conflicts(self, conflicts: dict[str, dict]) -> None:
         self._write("conflicts.json", conflicts)
+
+    def listed(self) -> list[str]:
+        """Paths whose conflict this device has listed on the remote (cleared there once resolved here)."""
+        return self._read("listed.json", [])
+
+    def save_listed(self, paths: list[str]) -> None:
+        if paths:
+            self._write("listed.json", sorted(paths))
+        else:
+            (self.dir / "listed.json").unlink(missing_ok=True)
+
+    def dismissed(self) -> dict[str, dict[str, str]]:
+        """Other devices' listed conflicts resolved here (`path → device → rev`), dropped from the remote's
+        list by the next sync."""
+        return self._read("dismissed.json", {})
+
+    def save_dismissed(self, dismissed: dict) -> None:
+        if dismissed:
+            self._write("dismissed.json", dismissed)
+        else:
+            (self.dir / "dismissed.json").unlink(missing_ok=True)
+
+    def has_base_text(self, rev: str) -> bool:
+        return (self.dir / "conflicts" / rev).exists()
 
     def keep_base_text(self, rev: str, data: bytes) -> None:
         self.ws.write_atomic(f"{DIR}/conflicts/{rev}", data)
