@@ -41,6 +41,7 @@ def build_server(mem):
     _add_lookup_tools(server, mem, call, ann)
     _add_core_tools(server, mem, call, ann)
     _add_model_tools(server, mem, call, ann)
+    _add_review_tool(server, mem, call, ann)
     _add_resources(server, mem)
     return server
 
@@ -171,6 +172,29 @@ def _add_model_tools(server, mem, call, ann) -> None:
         "Fails with a hint when no Ollama is reachable; text marked trust: legal is never sent."))
     def summarize(target: str, lang: str = "auto") -> dict[str, Any]:
         return call(mem.summarize, target, lang=lang)
+
+
+def _add_review_tool(server, mem, call, ann) -> None:
+    """The review queue: `review` (list, show or decide; a decision is a line in bank/decisions.md)."""
+
+    @server.tool(annotations=ann["appends"], description=(
+        "The review queue of what consolidation could not settle: near-duplicates, unclear contradictions, "
+        "suggested connections. action 'list' (status: open, decided or all), 'show' (item), or 'decide' "
+        "(item, decision: fold, keep, supersede or dismiss for pairs; link or dismiss for connections; optional "
+        "note). A decision is appended to bank/decisions.md and honoured by recall and reflect."))
+    def review(action: str = "list", item: str | None = None, decision: str | None = None, note: str = "",
+               status: str = "open") -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            if action == "list":
+                return mem.review_list(status)
+            if action not in ("show", "decide") or not item or (action == "decide" and not decision):
+                from memtool.errors import UsageError
+
+                raise UsageError("review needs action list, show ITEM or decide ITEM DECISION",
+                                 "list first: review(action='list') gives the item ids")
+            return mem.review_show(item) if action == "show" else mem.review_decide(item, decision, note)
+
+        return call(run)
 
 
 def _add_resources(server, mem) -> None:

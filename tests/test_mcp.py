@@ -11,7 +11,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"recall", "episodes", "retain", "get", "about", "opinions", "status", "core_append", "core_replace",
-         "core_insert", "summarize"}
+         "core_insert", "summarize", "review"}
 
 
 def session(ws, script):

@@ -15,6 +15,7 @@ import typer
 from memtool import __version__
 from memtool.cli import index_commands, memory_commands, render
 from memtool.cli.common import TEXT_ARGS, state
+from memtool.cli.review_commands import review_app
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
 
@@ -75,6 +76,7 @@ core_app.command("append", context_settings=TEXT_ARGS)(memory_commands.core_appe
 core_app.command("replace", context_settings=TEXT_ARGS)(memory_commands.core_replace)
 core_app.command("insert", context_settings=TEXT_ARGS)(memory_commands.core_insert)
 app.add_typer(core_app, name="core")
+app.add_typer(review_app, name="review")
 
 
 def main(args: list[str] | None = None) -> None:
