@@ -243,6 +243,10 @@ class Memory:
         found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
         return reflect.queue.decide(self.ws, self.local, found, action, note)
 
+    def review_standing(self) -> tuple[dict, list]:
+        """The decisions that stand in bank/decisions.md (item → Decision) and lines that do not parse."""
+        return reflect.queue.standing(self.ws)
+
     def _facts_by_key(self) -> dict:
         self.refresh()
         return {f["key"]: f for f in reflect.consolidation.load_facts(self.store, self.config.trust_globs)}

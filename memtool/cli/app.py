@@ -16,6 +16,7 @@ from memtool import __version__
 from memtool.cli import index_commands, memory_commands, render
 from memtool.cli.common import TEXT_ARGS, state
 from memtool.cli.review_commands import review_app
+from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
 
@@ -64,6 +65,7 @@ for command, settings in [  # the order `mem --help` lists them in
     (index_commands.reflect, {}),
     (index_commands.schedule, {}),
     (index_commands.mcp, {}),
+    (serve, {}),
 ]:
     app.command(context_settings=settings or None)(command)
 
