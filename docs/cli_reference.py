@@ -16,7 +16,7 @@ BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
 COMMANDS = ["", "init", "retain", "index", "watch", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
             "core", "core show", "core append", "core replace", "core insert", "sync", "sync run",
             "sync status", "sync resolve", "sync off", "sync on", "sync restore", "review", "review list", "review show",
-            "review decide", "status", "check", "schedule", "mcp"]
+            "review decide", "status", "check", "schedule", "mcp", "serve"]
 
 
 def help_text(command: str) -> str:

@@ -99,10 +99,11 @@ def render_markdown(text: str, path: str, span: tuple[int, int] | None = None) -
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(text)
     for t in tokens:
-        if t.map and t.type in _LEAVES:
+        if t.map and (t.type in _LEAVES and not t.hidden or t.type == "list_item_open"):
             first, end = t.map[0] + 1, t.map[1]
             t.attrSet("id", f"L{first}")
-            if span and first <= span[1] and end >= span[0]:
+            # a list item is cited when it starts in the span (its map covers its sub-items too)
+            if span and (span[0] <= first <= span[1] if t.type == "list_item_open" else first <= span[1] and end >= span[0]):
                 t.attrJoin("class", "cited")
         for child in t.children or ():
             if child.type == "link_open":
