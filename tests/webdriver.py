@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-ELEMENT = "element-6066-11e4-a52f-4a4e1ff8e54f"
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C web element reference key
 CHROMIUM = ("chromium", "chromium-browser")
 
 
