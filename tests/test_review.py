@@ -130,3 +130,21 @@ def test_20_the_mcp_review_tool_decides_like_the_cli(tmp_path):
     item, decided, wrong = session(ws, script)
     assert decided["action"] == "dismiss" and f"dismiss {item}" in (ws / decisions.PAGE).read_text()
     assert wrong.is_error and "hint" in wrong.content[0].text
+
+
+def test_20_world_and_experience_are_generated_indexes_of_typed_facts(tmp_path):
+    ws = _ws(tmp_path)
+    write(ws, "bank/world.md", "# World\n\nMy own notes stay.\n")
+    write(ws, "bank/legal/x.md", "# X\n\n- W @Anna: Anna's case number is 3 O 418/26.\n")
+    write(ws, "memtool.toml", "[trust]\nlegal = [\"bank/legal/*\"]\n")
+    write(ws, "memory/2026-11-21.md", "# 2026-11-21\n\n## Retain\n- B: I fixed the boiler with Anna's help.\n")
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    world, experience = (ws / "bank/world.md").read_text(), (ws / "bank/experience.md").read_text()
+    assert world.startswith("# World\n\nMy own notes stay.\n") and "<!-- memtool:begin world" in world
+    lines = [x for x in world.splitlines() if x.startswith("- ")]
+    assert [x.split(":")[0] for x in lines] == ["- 2026-11-20", "- 2026-11-02", "- 2026-11-02"]
+    assert "[memory/2026-11-20.md#L4](../memory/2026-11-20.md)" in world
+    assert "3 O 418" not in world  # a legal fact never moves to a page of a weaker tier
+    assert "I fixed the boiler" in experience and "<!-- memtool:begin experience" in experience
+    _, data = run_json("-w", ws, "recall", "Kenji languages")
+    assert all(not r["source"].startswith("bank/world.md") for r in data["results"])  # the block is not indexed
