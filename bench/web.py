@@ -6,7 +6,8 @@
 Generates a workspace (bench.generate), indexes it, runs `mem reflect --force` once (so the review
 queue, journal and opinions have content), starts a real `mem serve` on 127.0.0.1 and times each
 page over HTTP from this process: the time to the last byte, server work included (index freshness
-check, facade call, template). One warm-up request per page first. Prints a table and writes
+check, facade call, template). The first request per page is reported apart ("first visit": it
+fills the page's cache of index aggregates, kept until the index changes). Prints a table and writes
 bench/results/web.json.
 """
 
@@ -81,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         with httpx.Client(base_url=base, timeout=60, follow_redirects=True) as client:
             client.get(url)  # the token becomes a cookie
             for name, (path, headers) in pages(ws, client).items():
-                client.get(path, headers=headers).raise_for_status()  # warm-up
+                started = time.perf_counter()
+                client.get(path, headers=headers).raise_for_status()  # warm-up: the first visit
+                cold = time.perf_counter() - started
                 times = []
                 for _ in range(args.runs):
                     started = time.perf_counter()
@@ -89,16 +92,16 @@ def main(argv: list[str] | None = None) -> int:
                     times.append(time.perf_counter() - started)
                     reply.raise_for_status()
                 times.sort()
-                rows.append({"page": name, "path": path, "p50_ms": round(statistics.median(times) * 1000, 1),
+                rows.append({"page": name, "path": path, "first_ms": round(cold * 1000, 1), "p50_ms": round(statistics.median(times) * 1000, 1),
                              "p95_ms": round(times[min(len(times) - 1, int(0.95 * len(times)))] * 1000, 1),
                              "bytes": len(reply.content)})
     finally:
         server.terminate()
         server.wait(15)
-    print(f"| page ({args.facts:,} facts) | p50 | p95 | size |\n|---|---:|---:|---:|")
+    print(f"| page ({args.facts:,} facts) | first visit | p50 | p95 | size |\n|---|---:|---:|---:|---:|")
     for r in rows:
         ok = "✓" if r["p95_ms"] < 200 else "✗"
-        print(f"| {r['page']} | {r['p50_ms']:.0f} ms | {r['p95_ms']:.0f} ms {ok} | {r['bytes'] / 1024:.0f} KB |")
+        print(f"| {r['page']} | {r['first_ms']:.0f} ms | {r['p50_ms']:.0f} ms | {r['p95_ms']:.0f} ms {ok} | {r['bytes'] / 1024:.0f} KB |")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "web.json").write_text(json.dumps({"facts": args.facts, "runs": args.runs, "pages": rows}, indent=1))
     return 0

@@ -145,3 +145,15 @@ def test_20_confidence_series_replays_the_evidence_rule():
     assert points[-1]["confidence"] == round(o.confidence, 3)
     assert points[2]["why"] == "supporting" and points[2]["confidence"] > 0.6
     assert points[3]["why"] == "contradicting" and points[3]["confidence"] < points[2]["confidence"]
+
+
+def test_20_cached_aggregates_follow_edits_on_disk(served):
+    assert "Zoltan" not in served.get("/entities").text  # the aggregates are now cached
+    before = served.get("/timeline?until=2026-12-03").text
+    assert 'title="2026-12-03: 1 world"' not in before
+    write(served.ws, "memory/2026-12-03.md", "# 2026-12-03\n\n## Retain\n- W @Zoltan @Kenji: Zoltan met Kenji.\n")
+    assert 'title="2026-12-03: 1 world"' in served.get("/timeline?until=2026-12-03").text
+    entities = served.get("/entities").text
+    assert "/entity/Zoltan" in entities and ("Zoltan ↔ Kenji" in entities or "Kenji ↔ Zoltan" in entities)
+    (served.ws / "memory/2026-12-03.md").unlink()
+    assert "/entity/Zoltan" not in served.get("/entities").text

@@ -274,6 +274,10 @@ class Store:
         """Changes whenever another connection commits to the index."""
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
+    def state_version(self) -> tuple[int, int]:
+        """Changes whenever the index changes, by another connection or by this one."""
+        return self.data_version(), self.conn.total_changes
+
     def latest(self, filters: Filters, k: int) -> list[dict]:
         """Facts matching only the filters, newest first."""
         where, params = filters.sql()

@@ -22,12 +22,14 @@ from memtool.store import entity_key
 from memtool.web import guard, views
 
 STATIC = Path(__file__).with_name("static")
+OPINIONS_SHOWN = 20  # an entity page lists its newest opinion threads (`mem opinions --entity` lists all)
 NAV = (("/", "Search"), ("/timeline", "Timeline"), ("/entities", "Entities"), ("/review", "Review"),
        ("/journal", "Journal"), ("/status", "Status"))
 
 
 def build_app(mem, token: str, port: int) -> Starlette:
     """The web app over `mem` (a `memtool.memory.Memory`), guarded by `token` for 127.0.0.1:`port`."""
+    memo = Memo(mem)
     env = Environment(loader=PackageLoader("memtool.web", "templates"), autoescape=select_autoescape(["html"]))
     env.globals.update(nav=NAV, kinds=views.KINDS, citation=views.citation)
 
@@ -67,7 +69,7 @@ def build_app(mem, token: str, port: int) -> Starlette:
 
     def timeline(request: Request) -> HTMLResponse:
         mem.refresh()
-        heat = views.heat_map(mem.store.day_kind_counts(), _day_param(request, "until"), today=date.today().isoformat())
+        heat = views.heat_map(memo.get("days", mem.store.day_kind_counts), _day_param(request, "until"), today=date.today().isoformat())
         as_of = _day_param(request, "as_of") or heat["until"]
         return page(request, "timeline.html", heat=heat, as_of=as_of, ordinal=_ordinal, daily=_daily_paths(mem, heat),
                     facts=_as_of_facts(mem, as_of))
@@ -81,22 +83,24 @@ def build_app(mem, token: str, port: int) -> Starlette:
 
     def entities(request: Request) -> HTMLResponse:
         mem.refresh()
-        counts = mem.store.entity_counts(1)
+        counts = memo.get("entities", lambda: mem.store.entity_counts(1))
         names = {entity_key(n): n for n, _ in counts}
         standing, _ = mem.review_standing()
         linked = {frozenset((entity_key(d.a), entity_key(d.b))) for d in standing.values()
                   if d.kind == "connection" and d.action == "link"}
         return page(request, "entities.html", counts=counts[:500], more=max(0, len(counts) - 500),
-                    aliases=mem.store.aliases(), graph=views.graph(mem.store.co_mentions(60), names, linked))
+                    aliases=mem.store.aliases(), graph=views.graph(memo.get("pairs", lambda: mem.store.co_mentions(60)), names, linked))
 
     def entity(request: Request) -> HTMLResponse:
         name = request.path_params["name"]
         about = mem.about(name, k=60)
-        threads = mem.opinion_threads(name)
+        threads = memo.get(("threads", name), lambda: mem.opinion_threads(name))
+        threads = sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)[:OPINIONS_SHOWN]
         written = {f["source"]: f.get("confidence") for f in mem.list_facts(kinds=["opinion"], entities=[name], k=500)}
         charted = [{"label": views.quote_label(o.statement), "statement": o.statement, "confidence": round(o.confidence, 2),
                     "anchor": o.anchor, "source": o.source, "points": opinions.series(o, written)} for o in threads]
-        return page(request, "entity.html", about=about, threads=charted, chart=views.confidence_chart(charted))
+        return page(request, "entity.html", about=about, threads=charted,
+                    chart=views.confidence_chart(charted[:views.CHART_SERIES]))
 
     def review(request: Request) -> HTMLResponse:
         return page(request, "review.html", queue=mem.review_list("all"))
@@ -152,6 +156,23 @@ def _daily_paths(mem, heat: dict) -> set[str]:
 
 def _as_of_facts(mem, day: str | None) -> list[dict]:
     return mem.recall("", as_of=day, k=30).results if day else []
+
+
+class Memo:
+    """Answers computed from the index, kept while the index stays the same (its state version):
+    aggregates over every fact and opinion threads, which cost a scan at 10⁵ facts. Callers refresh
+    the index first, so a change on disk is seen."""
+
+    def __init__(self, mem):
+        self.mem, self.version, self.values = mem, None, {}
+
+    def get(self, key, compute):
+        version = self.mem.store.state_version()
+        if version != self.version:
+            self.version, self.values = version, {}
+        if key not in self.values:
+            self.values[key] = compute()
+        return self.values[key]
 
 
 class Guarded:

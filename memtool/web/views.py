@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 KINDS = ("world", "experience", "opinion", "observation", "log", "page")
 HEAT_DAYS = 182  # the heat map shows 26 weeks ending at `until`
 GRAPH_NODES = 30
+CHART_SERIES = 8  # opinions drawn in one confidence chart (more lines cannot be told apart)
 _LEAVES = {"paragraph_open", "heading_open", "fence", "code_block", "hr", "tr_open", "html_block"}
 
 
