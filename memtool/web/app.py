@@ -71,8 +71,7 @@ def build_app(mem, token: str, port: int) -> Starlette:
         mem.refresh()
         heat = views.heat_map(memo.get("days", mem.store.day_kind_counts), _day_param(request, "until"), today=date.today().isoformat())
         as_of = _day_param(request, "as_of") or heat["until"]
-        return page(request, "timeline.html", heat=heat, as_of=as_of, ordinal=_ordinal, daily=_daily_paths(mem, heat),
-                    facts=_as_of_facts(mem, as_of))
+        return page(request, "timeline.html", heat=heat, as_of=as_of, ordinal=_ordinal, daily=_daily_paths(mem, heat))
 
     def timeline_as_of(request: Request) -> HTMLResponse:
         raw = request.query_params.get("day", "")
