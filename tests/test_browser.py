@@ -67,6 +67,8 @@ def test_20_journey_search_citation_timeline_and_entity_chart(session):
 
     b.get(server.base + "/timeline?until=2026-11-30")
     b.find("table.heat td.l1, table.heat td.l2, table.heat td.l3, table.heat td.l4")
+    b.wait("document.querySelector('#as-of-facts [data-as-of]') !== null")  # the list for the newest day
+    assert b.js("return document.querySelector('.heat-wrap').scrollLeft") > 0  # the newest days are in view
     b.js("const r = document.getElementById('as-of'); r.value = r.min; r.dispatchEvent(new Event('input'));"
          "r.dispatchEvent(new Event('change'));")
     first = b.js("return document.getElementById('as-of-label').textContent")

@@ -24,5 +24,9 @@
                scales: {y: {range: [0, 1]}}, axes: [{}, {label: "confidence"}]}, rows, box);
     box.setAttribute("data-drawn", String(c.x.length));
   }
-  document.addEventListener("DOMContentLoaded", function () { slider(); chart(); });
+  function newestDays() {  // the heat map ends at the newest day: show that end first
+    var wrap = document.querySelector(".heat-wrap");
+    if (wrap) wrap.scrollLeft = wrap.scrollWidth;
+  }
+  document.addEventListener("DOMContentLoaded", function () { slider(); chart(); newestDays(); });
 })();
