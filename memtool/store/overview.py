@@ -13,11 +13,13 @@ def day_kind_counts(conn) -> list[tuple[str, str, int]]:
 
 
 def co_mentions(conn, limit: int) -> list[tuple[str, str, int]]:
-    """(entity key, entity key, facts mentioning both), the most frequent pairs first."""
+    """(entity, entity, facts mentioning both), the most frequent pairs first; a mention by an alias
+    counts for the page it names (its slug), any other by its key."""
     return conn.execute(
-        "SELECT a.key, b.key, COUNT(*) AS n FROM fact_entities a JOIN fact_entities b"
-        " ON a.fact_id = b.fact_id AND a.key < b.key GROUP BY a.key, b.key ORDER BY n DESC, a.key, b.key LIMIT ?",
-        (limit,)).fetchall()
+        "WITH m AS (SELECT e.fact_id, COALESCE((SELECT a.entity FROM aliases a WHERE a.key = e.key LIMIT 1), e.key) AS name"
+        " FROM fact_entities e)"
+        " SELECT x.name, y.name, COUNT(DISTINCT x.fact_id) AS n FROM m x JOIN m y ON x.fact_id = y.fact_id AND x.name < y.name"
+        " GROUP BY x.name, y.name ORDER BY n DESC, x.name, y.name LIMIT ?", (limit,)).fetchall()
 
 
 def aliases(conn) -> dict[str, list[str]]:

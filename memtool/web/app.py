@@ -83,9 +83,9 @@ def build_app(mem, token: str, port: int) -> Starlette:
     def entities(request: Request) -> HTMLResponse:
         mem.refresh()
         counts = memo.get("entities", lambda: mem.store.entity_counts(1))
-        names = {entity_key(n): n for n, _ in counts}
+        names = {k: n for n, _ in counts for k in (n, entity_key(n))}
         standing, _ = mem.review_standing()
-        linked = {frozenset((entity_key(d.a), entity_key(d.b))) for d in standing.values()
+        linked = {frozenset((_node(d.a, names), _node(d.b, names))) for d in standing.values()
                   if d.kind == "connection" and d.action == "link"}
         return page(request, "entities.html", counts=counts[:500], more=max(0, len(counts) - 500),
                     aliases=mem.store.aliases(), graph=views.graph(memo.get("pairs", lambda: mem.store.co_mentions(60)), names, linked))
@@ -131,6 +131,11 @@ def build_app(mem, token: str, port: int) -> Starlette:
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes)
     return Guarded(app, token, port)
+
+
+def _node(name: str, names: dict[str, str]) -> str:
+    """The graph's name for an entity a decision names (its page slug where it has one)."""
+    return names.get(name) or names.get(entity_key(name)) or entity_key(name)
 
 
 def _day_param(request: Request, name: str) -> str | None:
