@@ -16,7 +16,8 @@ BEGIN, END = "<!-- BEGIN GENERATED HELP -->", "<!-- END GENERATED HELP -->"
 COMMANDS = ["", "init", "retain", "index", "watch", "recall", "episodes", "about", "opinions", "reflect", "get", "summarize",
             "core", "core show", "core append", "core replace", "core insert", "sync", "sync run",
             "sync status", "sync resolve", "sync off", "sync on", "sync restore", "sync key", "sync clone", "sync gc",
-            "status", "check", "schedule", "mcp", "forget", "note", "recent", "entities", "import"]
+            "status", "check", "schedule", "mcp", "forget", "note", "recent", "entities", "import", "review",
+            "review list", "review show", "review decide", "serve"]
 
 
 def help_text(command: str) -> str:

@@ -26,6 +26,7 @@ MAX_NESTING = 60
 # daily-note layouts such as memory/2025/10/2025-10-01.md).
 _DAILY_NAME = re.compile(r"^memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
 JOURNAL = "bank/journal.md"
+DECISIONS = "bank/decisions.md"  # review decisions (memtool.reflect.decisions): sources and keys, no facts
 
 
 @lru_cache(maxsize=1)
@@ -116,7 +117,7 @@ def parse(path: str, text: str) -> ParsedFile:
     kept = [""] * body_start + lines[body_start:]
     for a, b in _generated_spans(kept):
         kept[a:b] = [""] * (b - a)
-    if path == JOURNAL:  # reflect's own account of its runs: it quotes facts, indexing it would echo them
+    if path in (JOURNAL, DECISIONS):  # reflect's account of its runs quotes facts; decisions name them
         return out
     body = "\n".join(kept)
     base_kind = "log" if file_kind == "daily" else "page"

@@ -247,7 +247,7 @@ def _add_core_tools(server, mem, call, ann) -> None:
 
 
 def _add_upkeep_tools(server, mem, call, ann) -> None:
-    """`forget` (removes text everywhere) and `reflect` (consolidation)."""
+    """`forget` (removes text everywhere), `reflect` (consolidation) and `review` (what it could not settle)."""
     from mcp.types import CallToolResult
 
     @server.tool(annotations=ann["removes"], description=(
@@ -268,6 +268,31 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
     def reflect(force: Annotated[bool, Field(description="Run even when the gates say it is too early.")] = False,
                 dry_run: Annotated[bool, Field(description="Plan only; write nothing.")] = False) -> CallToolResult:
         return call(lambda: reflect_summary(mem.reflect(dry_run=dry_run, force=force)))
+
+    @server.tool(annotations=ann["appends"], description=(
+        "The review queue of what consolidation could not settle: near-duplicates, unclear contradictions, "
+        "suggested connections, each with its evidence. action 'list' (by status), 'show' (one item), or "
+        "'decide' (an item and a decision: fold, keep, supersede or dismiss for pairs; link or dismiss for "
+        "connections; an optional note). A decision is appended to bank/decisions.md and honoured by recall and "
+        "reflect on every machine. Ask the user before deciding."))
+    def review(action: Annotated[Literal["list", "show", "decide"], Field(description="What to do.")] = "list",
+               item: Annotated[Optional[str], Field(description="The item id from list (show, decide).")] = None,
+               decision: Annotated[Optional[Literal["fold", "keep", "supersede", "dismiss", "link"]], Field(
+                   description="The decision (decide only).")] = None,
+               note: Annotated[str, Field(description="Why, in a few words (decide only).")] = "",
+               status: Annotated[Literal["open", "decided", "all"], Field(description="Which items list shows.")] = "open",
+               ) -> CallToolResult:
+        from memtool.errors import UsageError
+
+        def run() -> dict:
+            if action == "list":
+                return mem.review_list(status)
+            if not item or (action == "decide" and not decision):
+                raise UsageError(f"review with action '{action}' needs item" + (" and decision" if action == "decide" else ""),
+                                 "list first: review with action 'list' gives the item ids")
+            return mem.review_show(item) if action == "show" else mem.review_decide(item, decision, note)
+
+        return call(run)
 
 
 def reflect_summary(report: dict) -> dict:

@@ -300,6 +300,40 @@ class Memory:
                            dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits, review=review,
                            time_limit=time_limit)
 
+    # --- the review queue (memtool.reflect.queue; decisions live in bank/decisions.md) ---------------
+
+    def review_list(self, status: str = "open") -> dict:
+        """Review items (`open`, `decided` or `all`) with their evidence, open ones first."""
+        if status not in ("open", "decided", "all"):
+            raise UsageError(f"unknown status '{status}'", "use open, decided or all")
+        everything = reflect.queue.items(self.ws, self.local, self._facts_by_key)
+        shown = [i for i in everything if status == "all" or (i["status"] == "open") == (status == "open")]
+        _, problems = reflect.queue.standing(self.ws)
+        return {"status": status, "items": shown, "open": sum(i["status"] == "open" for i in everything),
+                "decided": sum(i["status"] != "open" for i in everything), "page": reflect.decisions.PAGE,
+                "warnings": [f"{p.path}:{p.line}: {p.message}" for p in problems]}
+
+    def review_show(self, item: str) -> dict:
+        """One review item; a connection also lists facts that mention both entities."""
+        found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
+        if found["kind"] == "connection":
+            self.refresh()
+            found = dict(found, evidence=self.list_facts(entities=[found["a"]["name"], found["b"]["name"]], k=10))
+        return found
+
+    def review_decide(self, item: str, action: str, note: str = "") -> dict:
+        """Decide a review item: one line appended to bank/decisions.md, and folds/supersessions updated."""
+        found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
+        return reflect.queue.decide(self.ws, self.local, found, action, note)
+
+    def review_standing(self) -> tuple[dict, list]:
+        """The decisions that stand in bank/decisions.md (item → Decision) and lines that do not parse."""
+        return reflect.queue.standing(self.ws)
+
+    def _facts_by_key(self) -> dict:
+        self.refresh()
+        return {f["key"]: f for f in reflect.consolidation.load_facts(self.store, self.config.trust_globs)}
+
     # --- sync (memtool.sync.engine: ~20 ms to import, so only when used) ----------------------------
 
     def sync(self, remote: str | None = None, progress: dict | None = None, encrypt: bool = False,

@@ -12,7 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 TOOLS = {"recall", "episodes", "retain", "get", "about", "opinions", "status", "core_append", "core_replace",
-         "core_insert", "summarize", "note", "recent", "entities", "forget", "reflect"}
+         "core_insert", "summarize", "note", "recent", "entities", "forget", "reflect", "review"}
 
 
 def answer(result):

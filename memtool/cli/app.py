@@ -15,6 +15,8 @@ import typer
 from memtool import __version__
 from memtool.cli import forget_command, import_command, index_commands, memory_commands, render
 from memtool.cli.common import TEXT_ARGS, state
+from memtool.cli.review_commands import review_app
+from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
 
@@ -67,6 +69,7 @@ for command, settings in [  # the order `mem --help` lists them in
     (memory_commands.note, TEXT_ARGS),
     (memory_commands.recent, {}),
     (memory_commands.entities, {}),
+    (serve, {}),
 ]:
     app.command(context_settings=settings or None)(command)
 
@@ -80,6 +83,7 @@ core_app.command("append", context_settings=TEXT_ARGS)(memory_commands.core_appe
 core_app.command("replace", context_settings=TEXT_ARGS)(memory_commands.core_replace)
 core_app.command("insert", context_settings=TEXT_ARGS)(memory_commands.core_insert)
 app.add_typer(core_app, name="core")
+app.add_typer(review_app, name="review")
 
 
 def main(args: list[str] | None = None) -> None:

@@ -9,12 +9,15 @@
     opinions.py       opinion threads, evidence and the confidence rule (pure)
     sources.py        `Sources`: the collaborators the facade passes in (never the facade itself)
     deadline.py       the run's time limit
+    decisions.py      review decisions as lines of bank/decisions.md (pure)
+    queue.py          the review queue: open items with evidence, a person's decisions, honouring them
 
 Trust tiers (`memtool.trust`) and the stability rule (`memtool.stability`) stay top-level: embedders,
 summarize and recall use them too.
 """
 
+from memtool.reflect import consolidation, decisions, queue
 from memtool.reflect.runner import opinion_threads, run
 from memtool.reflect.sources import Sources
 
-__all__ = ["Sources", "opinion_threads", "run"]
+__all__ = ["Sources", "consolidation", "decisions", "queue", "opinion_threads", "run"]

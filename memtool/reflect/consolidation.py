@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
+from memtool.reflect import queue
 from memtool.reflect import review as model_review
 from memtool.reflect import rules
 from memtool.reflect.deadline import Deadline
@@ -154,6 +155,9 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
                     "skipped_legal": 0, "stopped_at": None, "examined": 0}
     words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
     found = _compare(src, facts, by_key, unseen, words, deadline)
+    decided, _ = queue.standing(src.ws)  # a person's decisions (bank/decisions.md) are not asked again
+    found.near = queue.undecided("near-duplicate", found.near, decided)
+    found.unclear = queue.undecided("contradiction", found.unclear, decided)
     report["skipped_legal"] = sum(1 for f in facts if f["trust"] == trust.LEGAL)
     report["examined"] = len(found.examined)
     _report_pairs(report, by_key, found)
@@ -168,7 +172,10 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
         linked = _linked_pairs(src.store)
         report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
                                  rules.connections([f for f in facts if f["entities"]], linked)
-                                 if a.lower() in touched or b.lower() in touched][:10]
+                                 if a.lower() in touched or b.lower() in touched]
+        report["connections"] = queue.undecided("connection", [(c["a"], c["b"], c) for c in report["connections"]],
+                                                decided)
+        report["connections"] = [c for *_, c in report["connections"]][:10]
     # Phase 7: the optional model review of what rules could not decide.
     decisions: list[tuple] = []
     if review and not deadline.passed("review"):
@@ -176,6 +183,9 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
     report["stopped_at"] = deadline.hit_at
     if not dry_run:
         _record(local, by_key, found, words, decisions, usage_rows, last_rowid)
+        with local.transaction():
+            queue.keep_connections(local, report["connections"], decided)
+            queue.honour(local, decided, by_key)
     return report
 
 
@@ -240,8 +250,9 @@ def _record(local: LocalState, by_key: dict, found: _Compared, words: _Sets, dec
         local.put_folds([(b, a, cos, lex, "rule") for a, b, cos, lex in _dedupe(found.folds)])
         local.put_supersede([(o, n, by_key[n]["day"], "rule", why, by_key[o]["source"], by_key[o]["content"],
                               by_key[n]["source"]) for o, n, why in found.supersede])
-        local.put_review([(a, b, "near-duplicate", "open", None, None) for a, b, *_ in _dedupe(found.near)]
-                         + [(o, n, "contradiction", "open", None, None) for o, n in found.unclear])
+        local.put_review([(a, b, "near-duplicate", "open", None, queue.detail(by_key[a], by_key[b], cos, lex))
+                          for a, b, cos, lex in _dedupe(found.near)]
+                         + [(o, n, "contradiction", "open", None, queue.detail(by_key[o], by_key[n])) for o, n in found.unclear])
         for kind, a, b, decision, reason in decisions:
             model_review.apply_decision(local, by_key, kind, a, b, decision, reason)
         local.put_usage(usage_rows)

@@ -123,6 +123,27 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
     return threads
 
 
+def series(o: Opinion, written: dict[str, float | None]) -> list[dict]:
+    """How an opinion's confidence moved over time, replayed from the Markdown: each bullet of the
+    thread (its own `c=…`, else the value before it; `written` maps source → explicit c), then each
+    piece of evidence after the newest anchor, in date order, through `update`. Oldest first."""
+    points, c = [], None
+    for source in [*o.history, o.source]:
+        explicit = written.get(source)
+        c = explicit if explicit is not None else (c if c is not None else DEFAULT_ANCHOR)
+        points.append({"day": _day(source), "confidence": round(c, 3), "source": source, "why": "written"})
+        if source == o.anchor_source:
+            break
+    evidence = sorted([(_day(s) or "", s, "supporting") for s in o.supporting]
+                      + [(_day(s) or "", s, "contradicting") for s in o.contradicting])
+    seen: dict[str, set[str]] = {"supporting": set(), "contradicting": set()}
+    for day, source, why in evidence:
+        seen[why].add(source.split("#")[0])
+        c = update(o.anchor, len(seen["supporting"]), len(seen["contradicting"]))
+        points.append({"day": day or None, "confidence": round(c, 3), "source": source, "why": why})
+    return points
+
+
 def _day(source: str) -> str | None:
     m = re.match(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md", source)
     return m.group(1) if m else None

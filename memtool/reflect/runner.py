@@ -78,6 +78,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         threads = opinion_threads(src.store, refresh=src.refresh)
         _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
         _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+        _plan_typed_indexes(src, plan, fits, overwrite_edits)
         plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
@@ -145,6 +146,24 @@ def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opini
     current = ws.read_text(page) if (ws.root / page).exists() else None
     body = pages.opinions_body(threads, fits(page))
     plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
+
+
+def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: bool) -> None:
+    """Plan bank/world.md and bank/experience.md: generated indexes of the W and B facts a page may show
+    (a legal page is never modified; the page's own facts are not listed on it)."""
+    tier_of = src.tier_lookup()
+    for kind, page in pages.TYPED_PAGES.items():
+        if tier_of(page) == trust.LEGAL:
+            plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason="trust: legal (never modified)"))
+            continue
+        visible = fits(page)
+        found = src.facts(kinds=[kind], k=MAX_K)
+        facts = [f for f in found if f["source"].split("#")[0] != page and visible(f["source"])]
+        if not facts:
+            continue
+        current = src.ws.read_text(page) if (src.ws.root / page).exists() else None
+        plan.pages.append(pages.plan_page(kind.title(), page, current, pages.typed_index_body(kind, facts, page, len(found) < MAX_K),
+                                          overwrite_edits, block=kind))
 
 
 def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:

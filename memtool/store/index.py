@@ -11,7 +11,7 @@ from typing import Iterable
 
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile
-from memtool.store import entities, summary
+from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
@@ -285,6 +285,10 @@ class Store:
         """Changes whenever another connection commits to the index."""
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
+    def state_version(self) -> tuple[int, int]:
+        """Changes whenever the index changes, by another connection or by this one."""
+        return self.data_version(), self.conn.total_changes
+
     def latest(self, filters: Filters, k: int) -> list[dict]:
         """Facts matching only the filters, newest first."""
         where, params = filters.sql()
@@ -386,6 +390,17 @@ class Store:
     def entity_page_mentions(self) -> list[tuple[str, str]]:
         """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""
         return entities.entity_page_mentions(self.conn)
+
+    # --- aggregates for the web view (store/overview.py) -----------------------------------
+
+    def day_kind_counts(self) -> list[tuple[str, str, int]]:
+        return overview.day_kind_counts(self.conn)
+
+    def co_mentions(self, limit: int = 60) -> list[tuple[str, str, int]]:
+        return overview.co_mentions(self.conn, limit)
+
+    def aliases(self) -> dict[str, list[str]]:
+        return overview.aliases(self.conn)
 
 
 def _aside_name(index: Path, why: str) -> Path:

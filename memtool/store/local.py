@@ -140,6 +140,20 @@ class LocalState:
         self.conn.execute("UPDATE review SET status = ?, reason = ? WHERE a = ? AND b = ? AND kind = ?",
                           (status, reason, a, b, kind))
 
+    def decide_pair(self, a: str, b: str, kind: str, status: str, reason: str) -> None:
+        """Mark a review item decided, whichever order its sides were stored in."""
+        self.conn.execute("UPDATE review SET status = ?, reason = ? WHERE kind = ? AND ((a = ? AND b = ?) OR (a = ? AND b = ?))",
+                          (status, reason, kind, a, b, b, a))
+
+    def clear_pair(self, a: str, b: str) -> None:
+        """Undo any fold or supersession between two facts (a person's decision replaces it)."""
+        self.conn.execute("DELETE FROM folds WHERE (key = ? AND kept = ?) OR (key = ? AND kept = ?)", (a, b, b, a))
+        self.conn.execute("DELETE FROM supersede WHERE (old = ? AND new = ?) OR (old = ? AND new = ?)", (a, b, b, a))
+
+    def reviews(self) -> list[tuple[str, str, str, str, str | None, str | None]]:
+        """(kind, a, b, status, reason, detail) of every review item, open or decided."""
+        return self.conn.execute("SELECT kind, a, b, status, reason, detail FROM review ORDER BY kind, a, b").fetchall()
+
     def open_reviews(self) -> list[tuple[str, str, str]]:
         """(kind, a, b) of every review item still open, as `put_review` stored them."""
         return self.conn.execute("SELECT kind, a, b FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()

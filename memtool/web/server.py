@@ -1,0 +1,51 @@
+"""Running `mem serve`: a socket on 127.0.0.1 (never another address), a fresh random token, the
+address printed on stdout, then uvicorn until interrupted."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import sys
+
+from memtool.errors import UsageError
+
+HOST = "127.0.0.1"
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:`port` (0: any free port); a clear error when taken."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"port {port} is out of range", "use 1-65535, or 0 for any free port")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {HOST}:{port} ({exc.strerror})",
+                         "pick another --port, or --port 0 for any free one") from None
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(mem, port: int = 0, open_browser: bool = False) -> None:
+    """Serve `mem` on 127.0.0.1 until interrupted; the first stdout line is the address with its token."""
+    import uvicorn
+
+    from memtool.web.app import build_app
+
+    sock = bind(port)
+    port = sock.getsockname()[1]
+    token = secrets.token_urlsafe(24)
+    url = f"http://{HOST}:{port}/?token={token}"
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+    sys.stderr.write("mem serve: loopback only; anyone with this address can read and decide. Ctrl-C stops.\n")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    config = uvicorn.Config(build_app(mem, token, port), log_level="warning", access_log=False,
+                            server_header=False, date_header=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
