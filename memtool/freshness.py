@@ -62,6 +62,7 @@ class Freshness:
     def store(self) -> Store:
         if self._store is None:
             self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
+            self._store.vectors.search_mode = self.config.vector_search
             if notice:
                 self.notices.append(notice)
         return self._store
@@ -93,6 +94,8 @@ class Freshness:
         if self.embedding.embedder is not None:
             self._embed_all(report, embed_progress)
         self._collect_garbage(sweep=rebuild and self.embedding.embedder is not None)
+        self.store.vectors.approximate()  # the sign file follows the vectors (made, caught up, repaired)
+        report.notices.extend(self.store.vectors.take_notices())
         return report
 
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
@@ -114,13 +117,18 @@ class Freshness:
                     self._feed.request_full()
             raise
         self.last_refresh = report
-        self._collect_garbage(sweep=False)
+        changed = self._collect_garbage(sweep=False)
         if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():
             try:
-                indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
-                                      globs=self.config.trust_globs, seconds=self.config.embed_on_read_seconds)
+                changed += indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
+                                                 globs=self.config.trust_globs,
+                                                 seconds=self.config.embed_on_read_seconds).embedded
             except ProviderUnavailable:
                 pass  # recall reports it as degraded
+        if changed:  # the sign file follows the vectors (only then: a lexical read never loads numpy)
+            self.store.vectors.approximate()
+            for message in self.store.vectors.take_notices():
+                self.notice(message)
         return report
 
     def _refreshed(self, progress: indexer.Progress | None, paths: set[str] | None) -> indexer.IndexReport:
@@ -188,13 +196,14 @@ class Freshness:
             report.notices.append(f"{emb.withheld} record(s) withheld from the embedder at "
                                   f"{embedder.destination.url} by their trust tier; recall finds them by words")
 
-    def _collect_garbage(self, sweep: bool) -> None:
+    def _collect_garbage(self, sweep: bool) -> int:
         """Drop the vectors of facts just removed that no fact refers to any more (with `sweep`, every
-        such vector: after a rebuild, which forgets what it removed)."""
+        such vector: after a rebuild, which forgets what it removed); returns how many."""
         dropped = self.store.take_dropped_hashes()
         if sweep or dropped:
             with self.store.transaction():
-                self.store.vectors.gc(None if sweep else dropped)
+                return self.store.vectors.gc(None if sweep else dropped)
+        return 0
 
     def _file_states(self) -> dict:
         """The index's file table, re-read only when some connection has written to it since."""

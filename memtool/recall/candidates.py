@@ -32,6 +32,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         degraded = embedding.unusable(store)
         if degraded is None:
             found = semantic(store, embedding, query, filters, n)
+            warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
                 warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")

@@ -15,7 +15,7 @@ from memtool.store import entities, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
-from memtool.store.vectors import Vectors
+from memtool.store.vectors import ANN_FILE, Vectors
 
 
 class Store:
@@ -37,7 +37,7 @@ class Store:
             conn, vec_problem = connect(str(path))
             store = cls(path, conn)
             store._migrate()
-            store.vectors = Vectors(conn, vec_problem)
+            store.vectors = Vectors(conn, vec_problem, path.parent / ANN_FILE)
         except sqlite.DatabaseError as exc:
             storage = as_mem_error(exc, str(path))
             if storage is not None:
