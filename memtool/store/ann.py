@@ -29,6 +29,10 @@ class Damaged(Exception):
     """The file cannot be used as it is (say why); it is rebuilt from the index."""
 
 
+class Stale(Damaged):
+    """The file was made for other vectors (another model, or another index): made anew."""
+
+
 def tag(hash_: str) -> int:
     """A signed 64-bit tag of a vector's hash: tells a record from another vector with the same id."""
     return int.from_bytes(hashlib.blake2b(hash_.encode(), digest_size=8).digest(), "little", signed=True)
@@ -134,7 +138,7 @@ def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | No
     if not ok or len(head) < HEADER:
         raise Damaged("its header cannot be read")
     if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
-        raise Damaged("it was made for other vectors (another model or another index)")
+        raise Stale("it was made for other vectors (another model or another index)")
     width = (2 + words_for(dim)) * 8
     rows = (path.stat().st_size - HEADER) // width  # a torn last append is not read
     if rows == 0:

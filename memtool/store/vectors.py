@@ -269,6 +269,8 @@ class Vectors:
         list(select_in(self.conn, "DELETE FROM embeddings WHERE id IN ({marks})", orphans))
         if orphans and self.accelerated and self._has_vec_table():
             list(select_in(self.conn, f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({{marks}})", orphans))
+        if orphans and self.ann_path is not None and self.ann_path.exists():
+            self.approximate()  # cut the newest records now: the index gives their ids out again
         return len(orphans)
 
     # --- search ----------------------------------------------------------------------------
@@ -334,9 +336,13 @@ class Vectors:
         return signs
 
     def _signs_in_step(self, fingerprint: str, dim: int) -> "ann.Signs | None":
-        signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
+        try:
+            signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
+        except ann.Stale:
+            self.ann_path.unlink(missing_ok=True)
+            signs = None
         if signs is None:
-            count = self.count() if (self._top() or (0, ""))[0] >= ANN_MIN or self.search_mode == "approximate" else 0
+            count = self.count()  # cheap below ANN_MIN; above it the file is made once
             if count < ANN_MIN and not (self.search_mode == "approximate" and count):
                 self._exact_why = f"{count:,} vectors: an exact scan is fast enough below {ANN_MIN:,}"
                 return None
