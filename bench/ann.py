@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -137,13 +138,75 @@ def bench_usearch(q8, queries, truth, workdir: Path) -> list[dict]:
     return out
 
 
+def bench_store(q8, queries, truth, workdir: Path) -> dict:
+    """The product path at this size: an index holding these vectors, searched through
+    `Vectors.nearest` (sign file + exact rescoring from SQLite) in this process, against the exact
+    scan (sqlite-vec) of a fresh process; recall@10 of the product path against exact search."""
+    import numpy as np
+
+    from memtool.store import Store
+
+    n = len(q8)
+    path = workdir / f"store-{n}" / "index.sqlite"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = Store.open(path)
+        with store.transaction():
+            store.vectors.reset("bench", q8.shape[1])
+        for s in range(0, n, 20_000):
+            with store.transaction():
+                store.vectors.put([f"v{i}" for i in range(s, min(n, s + 20_000))], rows(q8, s, s + 20_000))
+        store.close()
+    np.save(path.parent / "queries.npy", queries)
+    child = subprocess.run([sys.executable, "-m", "bench.ann", "--search", str(path)], capture_output=True,
+                           text=True, check=True)
+    out = json.loads(child.stdout.strip().splitlines()[-1])
+    hits = [len({int(h[1:]) for h in got[:10]} & want) / len(want) for got, want in zip(out.pop("found"), truth)]
+    return {"size": n, **out, "recall_at_10": statistics.mean(hits)}
+
+
+def search_child(path: Path) -> None:
+    """In a fresh process (its RSS is the search's own): open the index, search every query."""
+    import resource
+
+    import numpy as np
+
+    from memtool.store import Store
+
+    queries = np.load(path.parent / "queries.npy")
+    store = Store.open(path)
+    t = time.perf_counter()
+    store.vectors.nearest(queries[0], 10)  # the first search opens (or builds) the sign file
+    first = time.perf_counter() - t
+    lat, found = [], []
+    for q in queries:
+        t = time.perf_counter()
+        got = store.vectors.nearest(q, 100)
+        lat.append(time.perf_counter() - t)
+        found.append([h for h, _ in got[:10]])
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    exact = Store.open(path)
+    exact.vectors.search_mode = "exact"
+    t = time.perf_counter()
+    exact.vectors.nearest(queries[0], 100)
+    print(json.dumps({"first_search_s": first, "p50_ms": statistics.median(lat) * 1000,
+                      "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000,
+                      "exact_scan_ms": (time.perf_counter() - t) * 1000, "path": store.vectors.search_path(),
+                      "peak_rss_mb": rss, "found": found}))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=Path("/tmp/memtool-ann-cache"))
     ap.add_argument("--sizes", default="0", help="comma-separated sizes; 0: the real vectors cached")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--usearch", action="store_true", help="also an HNSW index (needs usearch)")
+    ap.add_argument("--store", action="store_true", help="the product path instead: an index of this size, searched")
+    ap.add_argument("--search", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.search:
+        search_child(args.search)
+        return 0
     real, queries = load(args.cache)
     queries = queries[:args.queries]
     print(f"{len(real):,} real vectors, {len(queries)} queries", file=sys.stderr)
@@ -152,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         size = size or len(real)
         q8 = corpus(real, size)
         truth = exact_top(q8, queries)
+        if args.store:
+            row = bench_store(q8, queries, truth, args.cache)
+            print(json.dumps(row), flush=True)
+            report.append(row)
+            continue
         found = bench_signs(q8, queries, truth, args.cache)
         if args.usearch:
             found += bench_usearch(q8, queries, truth, args.cache)
