@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from datetime import date
 
-from memtool import core_memory, health, reading, reflect, retain_log, writing
+from memtool import core_memory, health, reading, retain_log, writing
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
@@ -17,7 +17,6 @@ from memtool.episodes import report as episodes_report
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
-from memtool.reflect import opinions
 from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
 from memtool.recall import run as run_recall
 from memtool.records import Diagnostic
@@ -155,10 +154,14 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
+        from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
+
         return opinions.listing(self.opinion_threads(entity), entity, k)
 
     def opinion_threads(self, entity: str | None = None):
         """Every opinion thread (see `memtool.reflect.opinions`), optionally only those about one entity."""
+        from memtool import reflect
+
         return reflect.opinion_threads(self.store, entity, refresh=self.refresh)
 
     def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
@@ -211,6 +214,8 @@ class Memory:
         `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
         facts from that time on; `overwrite_edits` regenerates blocks a person edited.
         """
+        from memtool import reflect
+
         return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
                                            refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
                                            vectors_usable=self.vectors_usable),
