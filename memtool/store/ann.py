@@ -23,6 +23,7 @@ from pathlib import Path
 
 FORMAT = "memtool-signs-1"
 HEADER = 4096
+BLOCK = 65_536  # records per pass of the Hamming scan (4 MiB at 384 dimensions: stays in cache)
 
 
 class Damaged(Exception):
@@ -106,13 +107,19 @@ class Signs:
         if n <= count:
             return np.array(self.ids)
         q = pack_signs(np.asarray(query, dtype=np.float32)[None, :], self.mean)[0]
-        dist = np.zeros(n, dtype=np.uint16)
-        word = np.empty(n, dtype=np.uint64)
-        ones = np.empty(n, dtype=np.uint8)
-        for i in range(q.shape[0]):
-            np.bitwise_xor(self.table[:, 2 + i], q[i], out=word)
-            np.bitwise_count(word, out=ones)
-            np.add(dist, ones, out=dist)
+        dist = np.empty(n, dtype=np.uint16)
+        block = BLOCK
+        word = np.empty(block, dtype=np.uint64)
+        ones = np.empty(block, dtype=np.uint8)
+        for start in range(0, n, block):  # a block of records stays in cache across its words
+            rows = self.table[start:start + block]
+            m = len(rows)
+            out = dist[start:start + m]
+            out[:] = 0
+            for i in range(q.shape[0]):
+                np.bitwise_xor(rows[:, 2 + i], q[i], out=word[:m])
+                np.bitwise_count(word[:m], out=ones[:m])
+                np.add(out, ones[:m], out=out)
         # The distances are small integers: a histogram finds the cut in two passes (no sort).
         cumulative = np.cumsum(np.bincount(dist))
         cut = int(np.searchsorted(cumulative, count))
