@@ -121,6 +121,29 @@ def recall_latency(mem, queries: list[str], runs: int, **kw) -> tuple[float, flo
     return pct(lat, 50) * 1000, pct(lat, 95) * 1000
 
 
+def pruning_cost(mem, queries: list[str]) -> dict:
+    """What leaving out very common terms (Store.prune_common) costs and saves on the lexical side:
+    top-10 overlap with the full OR query, and both queries' p50, over `queries`."""
+    from memtool.analyzer import fts_match, query_terms
+    from memtool.store import Filters
+
+    store, overlap, full_t, pruned_t, changed = mem.store, [], [], [], 0
+    for q in queries:
+        terms = query_terms(q)
+        kept = store.prune_common(terms)
+        t = time.perf_counter()
+        full = [i for i, _ in store.search_ids(fts_match(terms), Filters(), 10)]
+        full_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        pruned = [i for i, _ in store.search_ids(fts_match(kept), Filters(), 10)]
+        pruned_t.append(time.perf_counter() - t)
+        changed += kept != terms
+        overlap.append(len(set(full) & set(pruned)) / max(1, len(full)))
+    return {"prune_queries_changed": changed, "prune_overlap_at_10": statistics.mean(overlap),
+            "lexical_full_p50_ms": pct(full_t, 50) * 1000, "lexical_pruned_p50_ms": pct(pruned_t, 50) * 1000,
+            "lexical_full_p95_ms": pct(full_t, 95) * 1000, "lexical_pruned_p95_ms": pct(pruned_t, 95) * 1000}
+
+
 def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     from memtool.memory import Memory
     from memtool.workspace import Workspace

@@ -13,7 +13,7 @@ CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int) -> list[tuple[int, float]]:
     """(fact id, BM25 score) of the best `n` facts holding the query's terms."""
-    return store.search_ids(fts_match(terms), filters, n)
+    return store.search_ids(fts_match(store.prune_common(terms)), filters, n)
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
