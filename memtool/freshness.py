@@ -18,12 +18,13 @@ from memtool.analyzer import ANALYZER_VERSION
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.embedding import Embedding
-from memtool.errors import MemError, ProviderUnavailable
+from memtool.errors import Busy, MemError, ProviderUnavailable
 from memtool.records import PARSER_VERSION
 from memtool.store import Store
 from memtool.workspace import Workspace
 
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
+EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 
 
@@ -120,11 +121,15 @@ class Freshness:
         changed = self._collect_garbage(sweep=False)
         if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():
             try:
-                changed += indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
-                                                 globs=self.config.trust_globs,
-                                                 seconds=self.config.embed_on_read_seconds).embedded
+                with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
+                    changed += indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
+                                                     globs=self.config.trust_globs,
+                                                     seconds=self.config.embed_on_read_seconds).embedded
             except ProviderUnavailable:
                 pass  # recall reports it as degraded
+            except Busy:  # e.g. the first embedding of a big memory: answer now with what is there
+                self.notice(f"another process (mem index or mem watch) is embedding; answering by words and"
+                            f" the {self.store.vectors.count():,} vectors made so far")
         if changed:  # the sign file follows the vectors (only then: a lexical read never loads numpy)
             self.store.vectors.approximate()
             for message in self.store.vectors.take_notices():
@@ -182,7 +187,12 @@ class Freshness:
         """Give every record a vector (for `index`), saying in `report` what stood in the way."""
         embedder = self.embedding.embedder
         try:
-            emb = indexer.embed_pending(self.store, embedder, embed_progress, globs=self.config.trust_globs)
+            with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
+                emb = indexer.embed_pending(self.store, embedder, embed_progress, globs=self.config.trust_globs)
+        except Busy:
+            report.notices.append("another process (mem index or mem watch) is embedding; it makes the"
+                                  " vectors this run would have made")
+            return
         except ProviderUnavailable as exc:
             report.degraded = f"{exc.message} ({exc.hint})"
             report.notices.append(f"no vectors made: {report.degraded}")
