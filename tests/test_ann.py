@@ -76,7 +76,7 @@ def test_1_approximate_search_rescores_exactly_and_follows_every_change(tmp_path
     assert vectors.nearest(more[7], 1)[0][0] == "a7"
     assert "3,050 vectors" in vectors.search_path()
 
-    with store.transaction():  # the largest ids go, and the next vectors take their ids again
+    with store.transaction():  # the largest ids go; the next vectors get new ids (the file only grows)
         vectors.gc({f"a{i}" for i in range(40, 50)})
     reused = rng.standard_normal((10, DIM)).astype(np.float32)
     put(store, [f"r{i}" for i in range(10)], reused)
@@ -88,6 +88,11 @@ def test_1_approximate_search_rescores_exactly_and_follows_every_change(tmp_path
     with store.transaction():  # removed in the middle: never returned
         vectors.gc({"h5"})
     assert all(h != "h5" for h, _ in vectors.nearest(matrix[5], 20))
+
+    with store.transaction():  # most vectors removed: the file is remade without their records
+        vectors.gc({f"h{i}" for i in range(6, 2900)})
+    assert len(vectors.approximate()) == vectors.count() < 200
+    assert_like_exact(store, near(matrix, rng, [2950, 2990]))
 
     with store.transaction():  # another model: the file of the old vectors is not used
         vectors.reset("model-b", DIM)

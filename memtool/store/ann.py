@@ -4,8 +4,9 @@ The file `.memory/vectors.signs` is derived (rebuilt from the index at any time)
 header (format, embedding fingerprint, the index's vector epoch, dimension, the centring mean),
 then one fixed-size record per vector in increasing id order: its id, a 64-bit tag of its hash,
 and the signs of (vector − mean) packed into 64-bit words (48 bytes for 384 dimensions). The file
-only grows by appends, under an exclusive lock on it; a vector removed from the index is simply not
-found when candidates are rescored.
+only grows by appends, under an exclusive lock (the index never gives an id out twice); a vector
+removed from the index is simply not found when candidates are rescored, and the file is remade
+once such records are many.
 
 A search ranks every record by Hamming distance between its signs and the query's, and the best
 candidates are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
@@ -15,7 +16,6 @@ index (HNSW): docs/benchmarks.md, "Approximate vector search".
 from __future__ import annotations
 
 import base64
-import fcntl
 import hashlib
 import json
 import os
@@ -181,25 +181,18 @@ def write(path: Path, fingerprint: str, epoch: str, mean, blocks) -> None:
         temp.unlink(missing_ok=True)
 
 
-def append(path: Path, signs: Signs, keep_upto: int | None, blocks_after) -> None:
-    """Under an exclusive lock: cut the records beyond id `keep_upto` (vectors the index no longer
-    has, whose ids it may give out again), then append `blocks_after(last_id)`: (ids, tags, matrix)
-    blocks of the vectors with larger ids than the file's last record."""
+def append(path: Path, signs: Signs, blocks_after) -> None:
+    """Under an exclusive lock, append `blocks_after(last_id)`: (ids, tags, matrix) blocks of the
+    vectors with larger ids than the file's last record. The file is never cut or rewritten in
+    place (a reader's mapping stays valid); a torn last record is written over."""
     import numpy as np
 
+    from filelock import FileLock  # as the workspace's locks (portable); only writers get here
+
     width = signs.table.shape[1] * 8
-    with open(path, "r+b") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            rows = (os.fstat(f.fileno()).st_size - HEADER) // width
-            ids = np.memmap(path, dtype=np.int64, mode="r", offset=HEADER, shape=(rows, width // 8))[:, 0] \
-                if rows else np.zeros(0, dtype=np.int64)
-            keep = rows if keep_upto is None else int(np.searchsorted(ids, keep_upto, side="right"))
-            last = int(ids[keep - 1]) if keep else 0
-            del ids
-            f.truncate(HEADER + keep * width)
-            f.seek(HEADER + keep * width)
-            for ids, tags, matrix in blocks_after(last):
-                f.write(records(ids, tags, pack_signs(matrix, signs.mean)).tobytes())
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b") as f:
+        rows = (os.fstat(f.fileno()).st_size - HEADER) // width
+        last = int(np.fromfile(f, dtype=np.int64, count=1, offset=HEADER + (rows - 1) * width)[0]) if rows else 0
+        f.seek(HEADER + rows * width)
+        for ids, tags, matrix in blocks_after(last):
+            f.write(records(ids, tags, pack_signs(matrix, signs.mean)).tobytes())

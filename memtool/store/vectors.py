@@ -24,6 +24,7 @@ VEC_TABLE = "vec_embeddings"
 ANN_MIN = 20_000
 ANN_CANDIDATES = 1000  # sign-bit candidates rescored exactly (trade-off curve: docs/benchmarks.md)
 ANN_FILE = "vectors.signs"
+ANN_STALE_MAX = 1.5  # records per live vector before the sign file is remade
 # Up to this many vectors, a process that searches more than once keeps them in memory as float32
 # (~1.5 KB each): 11 ms per search at 10^5 against 117 ms for sqlite-vec's int8 scan on 2 cores.
 MEMORY_SEARCH_MAX = 200_000
@@ -153,7 +154,7 @@ class Vectors:
         """Which vector search answers, and why."""
         signs = self.approximate()
         if signs is not None:
-            return (f"approximate: sign bits over {len(signs):,} vectors, the best {ANN_CANDIDATES:,}"
+            return (f"approximate: sign bits over {self.count():,} vectors, the best {ANN_CANDIDATES:,}"
                     " rescored exactly")
         exact = "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
         return f"{exact} (exact: {self._exact_why})" if self._exact_why else f"{exact} (exact)"
@@ -178,6 +179,7 @@ class Vectors:
         self.conn.execute("UPDATE files SET embedded = 0")
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         self._meta.set("vectors_epoch", os.urandom(8).hex())  # the sign file of the old vectors is stale
+        self._meta.delete("vectors_high_water")
         self._meta.set("embed_fingerprint", fingerprint)
         self._meta.set("embed_dim", str(dim))
         self.ensure_vec_table()
@@ -252,11 +254,21 @@ class Vectors:
     def put(self, hashes: list[str], matrix) -> None:
         """Store one vector per hash (rows of a float matrix), quantized to int8."""
         mirror = self.accelerated and self._has_vec_table()
+        # Ids only grow (SQLite alone would give the largest removed ids out again): the sign file
+        # then only ever needs appends.
+        top = self.conn.execute("SELECT MAX(id) FROM embeddings").fetchone()[0] or 0
+        next_id = max(top, int(self._meta.get("vectors_high_water") or 0)) + 1
+        first = next_id
         for h, row in zip(hashes, quantize(matrix)):
-            cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(hash, vec) VALUES (?, ?)", (h, row.tobytes()))
-            if cur.rowcount and mirror:
-                self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
-                                  (cur.lastrowid, row.tobytes()))
+            cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(id, hash, vec) VALUES (?, ?, ?)",
+                                    (next_id, h, row.tobytes()))
+            if cur.rowcount:
+                if mirror:
+                    self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                                      (next_id, row.tobytes()))
+                next_id += 1
+        if next_id > first:
+            self._meta.set("vectors_high_water", str(next_id - 1))
 
     def gc(self, candidates: set[str] | None = None) -> int:
         """Drop vectors no fact refers to any more (all, or among `candidates`: the hashes of facts
@@ -271,7 +283,7 @@ class Vectors:
         if orphans and self.accelerated and self._has_vec_table():
             list(select_in(self.conn, f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({{marks}})", orphans))
         if orphans and self.ann_path is not None and self.ann_path.exists():
-            self.approximate()  # cut the newest records now: the index gives their ids out again
+            self._compact_signs()
         return len(orphans)
 
     # --- search ----------------------------------------------------------------------------
@@ -354,17 +366,23 @@ class Vectors:
         top_id, last_id = (top[0] if top else 0), (last[0] if last else 0)
         if top_id == last_id and _matches(self.conn, last):
             return signs  # in step: the file ends where the index does
-        if top_id > last_id and _matches(self.conn, last, gone_ok=True):
-            keep = None  # vectors stored since: append them
-        elif top_id < last_id:
-            keep = top_id  # the newest vectors were removed: cut them (the index gives their ids out again)
-        else:
+        if top_id < last_id:  # ids given out again (by a memtool before sign files): made anew
+            self.ann_path.unlink(missing_ok=True)
+            return self._build_signs(fingerprint, dim)
+        if not _matches(self.conn, last, gone_ok=True):
             raise ann.Damaged("its last vector is not the index's")
-        ann.append(self.ann_path, signs, keep, self._blocks_after)
+        ann.append(self.ann_path, signs, self._blocks_after)  # vectors stored since
         signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
         if not _matches(self.conn, signs.last()):
             raise ann.Damaged("its last vector is not the index's")
         return signs
+
+    def _compact_signs(self) -> None:
+        """Remake the sign file once most of its records name removed vectors (they cost scan time)."""
+        signs = self.approximate()
+        if signs is not None and len(signs) > ANN_STALE_MAX * max(1, self.count()):
+            self._signs = None
+            self._build_signs(self.fingerprint(), self.dim())
 
     def _build_signs(self, fingerprint: str, dim: int) -> "ann.Signs":
         import numpy as np
