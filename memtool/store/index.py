@@ -31,6 +31,7 @@ class Store:
         self._meta = Meta(conn)
         self._dropped: set[str] = set()
         self.prune_min_facts = PRUNE_MIN_FACTS  # see `prune_common`
+        self._facts: tuple | None = None  # ((data version, own changes), fact count)
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -235,7 +236,9 @@ class Store:
         exact = [t for t in terms if not t.endswith("*")]
         if len(exact) < 2 or len(terms) < 2:
             return terms
-        facts = self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0  # ≈ the count, in O(1)
+        if (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) < self.prune_min_facts:
+            return terms  # O(1), and never below the count: small indexes stop here
+        facts = self._fact_count()
         if facts < self.prune_min_facts:
             return terms
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
@@ -244,6 +247,13 @@ class Store:
                   > PRUNE_SHARE * facts}
         kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
         return kept if kept else terms
+
+    def _fact_count(self) -> int:
+        """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
+        version = (self.data_version(), self.conn.total_changes)
+        if self._facts is None or self._facts[0] != version:
+            self._facts = (version, self.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0])
+        return self._facts[1]
 
     def search(self, match: str, filters: Filters, k: int) -> list[dict]:
         """Full rows of the best `k` facts matching an FTS5 expression, with their `score`."""
