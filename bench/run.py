@@ -121,6 +121,29 @@ def recall_latency(mem, queries: list[str], runs: int, **kw) -> tuple[float, flo
     return pct(lat, 50) * 1000, pct(lat, 95) * 1000
 
 
+def pruning_cost(mem, queries: list[str]) -> dict:
+    """What leaving out very common terms (Store.prune_common) costs and saves on the lexical side:
+    top-10 overlap with the full OR query, and both queries' p50, over `queries`."""
+    from memtool.analyzer import fts_match, query_terms
+    from memtool.store import Filters
+
+    store, overlap, full_t, pruned_t, changed = mem.store, [], [], [], 0
+    for q in queries:
+        terms = query_terms(q)
+        kept = store.prune_common(terms)
+        t = time.perf_counter()
+        full = [i for i, _ in store.search_ids(fts_match(terms), Filters(), 10)]
+        full_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        pruned = [i for i, _ in store.search_ids(fts_match(kept), Filters(), 10)]
+        pruned_t.append(time.perf_counter() - t)
+        changed += kept != terms
+        overlap.append(len(set(full) & set(pruned)) / max(1, len(full)))
+    return {"prune_queries_changed": changed, "prune_overlap_at_10": statistics.mean(overlap),
+            "lexical_full_p50_ms": pct(full_t, 50) * 1000, "lexical_pruned_p50_ms": pct(pruned_t, 50) * 1000,
+            "lexical_full_p95_ms": pct(full_t, 95) * 1000, "lexical_pruned_p95_ms": pct(pruned_t, 95) * 1000}
+
+
 def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     from memtool.memory import Memory
     from memtool.workspace import Workspace
@@ -175,6 +198,7 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
     # the same in a long-running process that follows file events (mem watch, mem mcp)
     mem.follow()
     out["recall_follow_p50_ms"], out["recall_follow_p95_ms"] = recall_latency(mem, queries, runs)
+    out.update(pruning_cost(mem, queries))  # what Store.prune_common costs and saves (from 50,000 facts)
     mem.close()
 
     # recall as a CLI process, and the grep / rg references for the same single-word queries
@@ -301,7 +325,8 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
     mem.recall(queries[0], k=10, mode="hybrid")  # the first search in a process uses sqlite-vec …
     t = time.perf_counter()
     mem.recall(queries[1], k=10, mode="hybrid")  # … the second loads the vectors into memory
-    out = {"facts": facts, "synthetic_vectors": len(hashes), "hybrid_load_s": time.perf_counter() - t}
+    out = {"facts": facts, "synthetic_vectors": len(hashes), "hybrid_load_s": time.perf_counter() - t,
+           "vector_search": mem.store.vectors.search_path().split(":")[0]}
     lat = []
     for _ in range(max(1, runs // 2)):
         for q in queries:
@@ -392,7 +417,8 @@ WATCH_ROWS = [
 
 LATENCY_ROWS = [
     ("records with a (synthetic) vector", "synthetic_vectors", "{:,.0f}"),
-    ("second search: vectors loaded into memory", "hybrid_load_s", "{:.2f} s"),
+    ("vector search in use", "vector_search", "{}"),
+    ("second search (exact: vectors loaded into memory; approximate: sign file opened)", "hybrid_load_s", "{:.2f} s"),
     ("hybrid recall in-process p50", "hybrid_synth_p50_ms", "{:.1f} ms"),
     ("hybrid recall in-process p95", "hybrid_synth_p95_ms", "{:.1f} ms"),
     ("hybrid in-process p50, following file events", "hybrid_follow_p50_ms", "{:.1f} ms"),
@@ -426,6 +452,12 @@ ROWS = [
     ("recall in-process p95", "recall_inproc_p95_ms", "{:.1f} ms"),
     ("recall in-process p50, following file events", "recall_follow_p50_ms", "{:.1f} ms"),
     ("recall in-process p95, following file events", "recall_follow_p95_ms", "{:.1f} ms"),
+    ("queries whose very common terms were left out (of 60)", "prune_queries_changed", "{:.0f}"),
+    ("lexical top-10 overlap, pruned vs full OR query", "prune_overlap_at_10", "{:.2f}"),
+    ("lexical side p50, full OR query", "lexical_full_p50_ms", "{:.1f} ms"),
+    ("lexical side p95, full OR query", "lexical_full_p95_ms", "{:.1f} ms"),
+    ("lexical side p50, pruned", "lexical_pruned_p50_ms", "{:.1f} ms"),
+    ("lexical side p95, pruned", "lexical_pruned_p95_ms", "{:.1f} ms"),
     ("mem recall (CLI process) p50", "recall_cli_p50_s", "{:.3f} s"),
     ("mem recall (CLI) p50, answered by mem watch", "recall_cli_served_p50_s", "{:.3f} s"),
     ("grep -rni, same word, p50", "grep_p50_s", "{:.3f} s"),
@@ -465,7 +497,14 @@ def main() -> None:
                     help="sizes for hybrid search latency with synthetic vectors; run after --sizes; '' for none")
     ap.add_argument("--watch-sizes", default="100000",
                     help="sizes for the mem watch save-to-searchable lag; '' for none")
+    ap.add_argument("--ann", action="store_true",
+                    help="also approximate vs exact vector search on the cached real vectors (bench.ann; fill the"
+                         " cache first with bench.ann_vectors)")
     args = ap.parse_args()
+    if args.ann:
+        from bench import ann
+
+        ann.main(["--sizes", "0,1000000" if args.large else "0"])
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     if args.large:
         sizes.append(1_000_000)

@@ -50,10 +50,41 @@ _stemmers: tuple | None = None
 def _get_stemmers():
     global _stemmers
     if _stemmers is None:
-        import snowballstemmer  # uses PyStemmer's C code when installed
-
-        _stemmers = (snowballstemmer.stemmer("english"), snowballstemmer.stemmer("german"))
+        _stemmers = (_snowball("english"), _snowball("german"))
     return _stemmers
+
+
+def _snowball(language: str):
+    """One Snowball stemmer: PyStemmer's C code when installed, else the pure-Python algorithm,
+    loaded alone (the package's `__init__` imports all ~35 languages: ~15 ms of a one-shot recall)."""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    try:
+        import Stemmer
+
+        return Stemmer.Stemmer(language)
+    except ImportError:
+        pass
+    package = sys.modules.get("snowballstemmer")
+    spec = None if package else importlib.util.find_spec("snowballstemmer")
+    if package is None and spec is not None and spec.submodule_search_locations:
+        shell = types.ModuleType("snowballstemmer")  # the package without its __init__, while one module loads
+        shell.__path__ = list(spec.submodule_search_locations)
+        sys.modules["snowballstemmer"] = shell
+        try:
+            module = importlib.import_module(f"snowballstemmer.{language}_stemmer")
+            return getattr(module, f"{language.capitalize()}Stemmer")()
+        except (ImportError, AttributeError):
+            pass  # another layout: the package's own way below
+        finally:
+            if sys.modules.get("snowballstemmer") is shell:
+                del sys.modules["snowballstemmer"]
+    import snowballstemmer
+
+    return snowballstemmer.stemmer(language)
 
 
 def fold(word: str) -> str:

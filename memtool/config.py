@@ -6,13 +6,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtool.errors import WorkspaceError
+from memtool.errors import UsageError, WorkspaceError
 from memtool.trust import TIERS
 
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
 
 MODES = ("hybrid", "lexical", "semantic")
+VECTOR_SEARCH = ("auto", "exact", "approximate")  # approximate: the sign-bit index at any size
 # Every section and key memtool.toml may hold ([trust] keys are tiers, checked where they are read).
 # Anything else is a typo until proven otherwise: it is named in a warning, never silently ignored.
 KNOWN_SETTINGS: dict[str, set[str] | None] = {
@@ -103,13 +104,19 @@ class Config:
     sync_auto: bool = False  # mem watch syncs by itself (as with --sync)
     sync_interval: float = 60.0  # seconds between mem watch --sync's cheap pulls
     warnings: tuple = ()  # unknown sections and keys in memtool.toml, one line each
+    vector_search: str = "auto"  # auto | exact | approximate; $MEM_VECTOR_SEARCH (see store/vectors.py)
 
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
         from dataclasses import replace
 
         env = os.environ.get("MEM_EMBEDDER", "").strip()
-        return replace(self, embedder=env) if env else self
+        config = replace(self, embedder=env) if env else self
+        search = os.environ.get("MEM_VECTOR_SEARCH", "").strip().lower()
+        if search and search not in VECTOR_SEARCH:
+            raise UsageError(f"MEM_VECTOR_SEARCH={search!r} is not a vector search mode",
+                             f"use one of: {', '.join(VECTOR_SEARCH)}")
+        return replace(config, vector_search=search) if search else config
 
     @classmethod
     def load(cls, path: Path) -> "Config":

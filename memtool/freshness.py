@@ -18,12 +18,13 @@ from memtool.analyzer import ANALYZER_VERSION
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.embedding import Embedding
-from memtool.errors import MemError, ProviderUnavailable
+from memtool.errors import Busy, MemError, ProviderUnavailable
 from memtool.records import PARSER_VERSION
 from memtool.store import Store
 from memtool.workspace import Workspace
 
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
+EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 
 
@@ -62,6 +63,7 @@ class Freshness:
     def store(self) -> Store:
         if self._store is None:
             self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
+            self._store.vectors.search_mode = self.config.vector_search
             if notice:
                 self.notices.append(notice)
         return self._store
@@ -93,6 +95,8 @@ class Freshness:
         if self.embedding.embedder is not None:
             self._embed_all(report, embed_progress)
         self._collect_garbage(sweep=rebuild and self.embedding.embedder is not None)
+        self.store.vectors.approximate()  # the sign file follows the vectors (made, caught up, repaired)
+        report.notices.extend(self.store.vectors.take_notices())
         return report
 
     def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
@@ -114,13 +118,22 @@ class Freshness:
                     self._feed.request_full()
             raise
         self.last_refresh = report
-        self._collect_garbage(sweep=False)
+        changed = self._collect_garbage(sweep=False)
         if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():
             try:
-                indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
-                                      globs=self.config.trust_globs, seconds=self.config.embed_on_read_seconds)
+                with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
+                    changed += indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
+                                                     globs=self.config.trust_globs,
+                                                     seconds=self.config.embed_on_read_seconds).embedded
             except ProviderUnavailable:
                 pass  # recall reports it as degraded
+            except Busy:  # e.g. the first embedding of a big memory: answer now with what is there
+                self.notice(f"another process (mem index or mem watch) is embedding; answering by words and"
+                            f" the {self.store.vectors.count():,} vectors made so far")
+        if changed:  # the sign file follows the vectors (only then: a lexical read never loads numpy)
+            self.store.vectors.approximate()
+            for message in self.store.vectors.take_notices():
+                self.notice(message)
         return report
 
     def _refreshed(self, progress: indexer.Progress | None, paths: set[str] | None) -> indexer.IndexReport:
@@ -174,7 +187,12 @@ class Freshness:
         """Give every record a vector (for `index`), saying in `report` what stood in the way."""
         embedder = self.embedding.embedder
         try:
-            emb = indexer.embed_pending(self.store, embedder, embed_progress, globs=self.config.trust_globs)
+            with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
+                emb = indexer.embed_pending(self.store, embedder, embed_progress, globs=self.config.trust_globs)
+        except Busy:
+            report.notices.append("another process (mem index or mem watch) is embedding; it makes the"
+                                  " vectors this run would have made")
+            return
         except ProviderUnavailable as exc:
             report.degraded = f"{exc.message} ({exc.hint})"
             report.notices.append(f"no vectors made: {report.degraded}")
@@ -188,13 +206,14 @@ class Freshness:
             report.notices.append(f"{emb.withheld} record(s) withheld from the embedder at "
                                   f"{embedder.destination.url} by their trust tier; recall finds them by words")
 
-    def _collect_garbage(self, sweep: bool) -> None:
+    def _collect_garbage(self, sweep: bool) -> int:
         """Drop the vectors of facts just removed that no fact refers to any more (with `sweep`, every
-        such vector: after a rebuild, which forgets what it removed)."""
+        such vector: after a rebuild, which forgets what it removed); returns how many."""
         dropped = self.store.take_dropped_hashes()
         if sweep or dropped:
             with self.store.transaction():
-                self.store.vectors.gc(None if sweep else dropped)
+                return self.store.vectors.gc(None if sweep else dropped)
+        return 0
 
     def _file_states(self) -> dict:
         """The index's file table, re-read only when some connection has written to it since."""

@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 
 from memtool import budget as budgets
-from memtool import core_memory, forget as forgetting, health, purge, reading, reflect, retain_log, writing
+from memtool import core_memory, forget as forgetting, health, purge, reading, retain_log, writing
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
@@ -19,7 +19,6 @@ from memtool.episodes import report as episodes_report
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
-from memtool.reflect import opinions
 from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
 from memtool.recall import run as run_recall
 from memtool.records import Diagnostic
@@ -189,10 +188,14 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
+        from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
+
         return opinions.listing(self.opinion_threads(entity), entity, k)
 
     def opinion_threads(self, entity: str | None = None):
         """Every opinion thread (see `memtool.reflect.opinions`), optionally only those about one entity."""
+        from memtool import reflect
+
         return reflect.opinion_threads(self.store, entity, refresh=self.refresh)
 
     def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
@@ -294,6 +297,8 @@ class Memory:
         `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
         facts from that time on; `overwrite_edits` regenerates blocks a person edited.
         """
+        from memtool import reflect
+
         return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
                                            refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
                                            vectors_usable=self.vectors_usable),
@@ -304,6 +309,8 @@ class Memory:
 
     def review_list(self, status: str = "open") -> dict:
         """Review items (`open`, `decided` or `all`) with their evidence, open ones first."""
+        from memtool import reflect  # loaded where used: a recall needs none of reflect
+
         if status not in ("open", "decided", "all"):
             raise UsageError(f"unknown status '{status}'", "use open, decided or all")
         everything = reflect.queue.items(self.ws, self.local, self._facts_by_key)
@@ -315,6 +322,8 @@ class Memory:
 
     def review_show(self, item: str) -> dict:
         """One review item; a connection also lists facts that mention both entities."""
+        from memtool import reflect  # loaded where used: a recall needs none of reflect
+
         found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
         if found["kind"] == "connection":
             self.refresh()
@@ -323,14 +332,20 @@ class Memory:
 
     def review_decide(self, item: str, action: str, note: str = "") -> dict:
         """Decide a review item: one line appended to bank/decisions.md, and folds/supersessions updated."""
+        from memtool import reflect  # loaded where used: a recall needs none of reflect
+
         found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
         return reflect.queue.decide(self.ws, self.local, found, action, note)
 
     def review_standing(self) -> tuple[dict, list]:
         """The decisions that stand in bank/decisions.md (item → Decision) and lines that do not parse."""
+        from memtool import reflect  # loaded where used: a recall needs none of reflect
+
         return reflect.queue.standing(self.ws)
 
     def _facts_by_key(self) -> dict:
+        from memtool import reflect  # loaded where used: a recall needs none of reflect
+
         self.refresh()
         return {f["key"]: f for f in reflect.consolidation.load_facts(self.store, self.config.trust_globs)}
 

@@ -20,7 +20,7 @@ from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, StorageError, UsageError
 
-app = typer.Typer(
+APP_SETTINGS = dict(
     name="mem",
     help="Local-first long-term memory over plain Markdown.\n\nExample: mem recall \"Peter Lisbon\" --since 30d",
     no_args_is_help=True,
@@ -29,6 +29,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**APP_SETTINGS)
 
 
 def _version(value: bool) -> None:
@@ -49,7 +50,7 @@ def _root(
     state.workspace = workspace
 
 
-for command, settings in [  # the order `mem --help` lists them in
+COMMANDS = [  # the order `mem --help` lists them in
     (index_commands.init, {}),
     (memory_commands.retain, TEXT_ARGS),
     (index_commands.index, {}),
@@ -70,7 +71,8 @@ for command, settings in [  # the order `mem --help` lists them in
     (memory_commands.recent, {}),
     (memory_commands.entities, {}),
     (serve, {}),
-]:
+]
+for command, settings in COMMANDS:
     app.command(context_settings=settings or None)(command)
 
 app.command("import")(import_command.import_)
@@ -97,7 +99,7 @@ def main(args: list[str] | None = None) -> None:
     except UsageError as exc:  # nothing is parsed yet: the arguments tell whether --json was asked
         _fail(exc, "--json" in args)
     try:
-        code = app(args=args, prog_name="mem", standalone_mode=False)
+        code = _app_for(args)(args=args, prog_name="mem", standalone_mode=False)
         sys.exit(code if isinstance(code, int) else ExitStatus.OK)
     except MemError as exc:
         _fail(exc, state.json)
@@ -117,6 +119,33 @@ def main(args: list[str] | None = None) -> None:
         if failure is None:
             raise
         _fail(failure, state.json)
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """An app of only the command `args` run (typer builds every command's parameters on each
+    run: ~15 % of a one-shot `mem recall`); the whole app for anything else (help, groups, typos)."""
+    name = _command_name(args)
+    for command, settings in COMMANDS:
+        if command.__name__ == name:
+            one = typer.Typer(**APP_SETTINGS)
+            one.callback()(_root)
+            one.command(context_settings=settings or None)(command)
+            return one
+    return app
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command word of `args`, past the root's own options (None when a root option other
+    than the workspace comes first, e.g. --help or --version)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-w", "--workspace"):
+            skip = True
+        elif not arg.startswith("--workspace="):
+            return None if arg.startswith("-") else arg
+    return None
 
 
 def _fail(exc: MemError, as_json: bool) -> NoReturn:

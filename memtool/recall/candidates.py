@@ -15,7 +15,7 @@ CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int) -> list[tuple[int, float]]:
     """(fact id, BM25 score) of the best `n` facts holding the query's terms."""
-    return store.search_ids(fts_match(terms), filters, n)
+    return store.search_ids(fts_match(store.prune_common(terms)), filters, n)
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
@@ -43,6 +43,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         degraded = embedding.unusable(store)
         if degraded is None:
             found = semantic(store, embedding, query, filters, n)
+            warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
                 warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")

@@ -15,7 +15,11 @@ from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
-from memtool.store.vectors import Vectors
+from memtool.store.vectors import ANN_FILE, Vectors
+
+
+PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)
+PRUNE_SHARE = 0.10  # a term in more than this share of the facts is left out when a rarer one remains
 
 
 class Store:
@@ -26,6 +30,8 @@ class Store:
         self.conn = conn
         self._meta = Meta(conn)
         self._dropped: set[str] = set()
+        self.prune_min_facts = PRUNE_MIN_FACTS  # see `prune_common`
+        self._facts: tuple | None = None  # ((data version, own changes), fact count)
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -37,7 +43,7 @@ class Store:
             conn, vec_problem = connect(str(path))
             store = cls(path, conn)
             store._migrate()
-            store.vectors = Vectors(conn, vec_problem)
+            store.vectors = Vectors(conn, vec_problem, path.parent / ANN_FILE)
         except sqlite.DatabaseError as exc:
             storage = as_mem_error(exc, str(path))
             if storage is not None:
@@ -227,6 +233,36 @@ class Store:
         Ranking touches only the FTS index (and `facts` when filtering)."""
         top, params = top_sql(filters)
         return [(i, -r) for i, r in self.conn.execute(top, [match, *params, k])]
+
+    def prune_common(self, terms: list[str]) -> list[str]:
+        """`terms` without those too common to be worth their cost in a large index.
+
+        An OR query costs the sum of its terms' posting lists: at 10^5 facts a term in half of them
+        takes ~0.2 s to rank, and weighs little in BM25 (its IDF is near zero). In an index of at
+        least PRUNE_MIN_FACTS facts, terms found in more than PRUNE_SHARE of them are left out when a
+        rarer term remains, with the prefix form of each (the recall cost is measured in
+        docs/benchmarks.md); smaller indexes and queries of only common terms are untouched."""
+        exact = [t for t in terms if not t.endswith("*")]
+        if len(exact) < 2 or len(terms) < 2:
+            return terms
+        if (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) < self.prune_min_facts:
+            return terms  # O(1), and never below the count: small indexes stop here
+        facts = self._fact_count()
+        if facts < self.prune_min_facts:
+            return terms
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
+        common = {t for t in exact
+                  if (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (t,)).fetchone() or (0,))[0]
+                  > PRUNE_SHARE * facts}
+        kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
+        return kept if kept else terms
+
+    def _fact_count(self) -> int:
+        """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
+        version = (self.data_version(), self.conn.total_changes)
+        if self._facts is None or self._facts[0] != version:
+            self._facts = (version, self.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0])
+        return self._facts[1]
 
     def search(self, match: str, filters: Filters, k: int) -> list[dict]:
         """Full rows of the best `k` facts matching an FTS5 expression, with their `score`."""

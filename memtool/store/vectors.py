@@ -12,9 +12,20 @@ point (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
+from memtool.store import ann
 from memtool.store.driver import Meta, Transaction, select_in
 
 VEC_TABLE = "vec_embeddings"
+# Approximate search (store/ann.py) from this many vectors on; below it an exact scan takes ≲ 20 ms.
+ANN_MIN = 20_000
+ANN_CANDIDATES = 1000  # sign-bit candidates rescored exactly, at least (trade-off curve: docs/benchmarks.md) …
+ANN_CANDIDATE_SHARE = 1 / 250  # … and this share of the vectors: 4,000 at 10^6 (recall@10 .96 there)
+ANN_FILE = "vectors.signs"
+ANN_STALE_MAX = 1.5  # records per live vector before the sign file is remade
 # Up to this many vectors, a process that searches more than once keeps them in memory as float32
 # (~1.5 KB each): 11 ms per search at 10^5 against 117 ms for sqlite-vec's int8 scan on 2 cores.
 MEMORY_SEARCH_MAX = 200_000
@@ -118,10 +129,15 @@ class Resident:
 
 
 class Vectors:
-    def __init__(self, conn, vec_problem: str | None):
+    def __init__(self, conn, vec_problem: str | None, ann_path: Path | None = None):
         self.conn = conn
         self._meta = Meta(conn)
         self.vec_problem = vec_problem  # None when sqlite-vec is loaded
+        self.ann_path = ann_path  # the sign file beside the index (None: exact search only)
+        self.search_mode = "auto"  # auto | exact | approximate (Config.vector_search)
+        self.notices: list[str] = []  # what the user should hear (the sign file rebuilt, …)
+        self._signs: tuple | None = None  # (index version, file identity, ann.Signs) last checked
+        self._exact_why: str | None = None  # why the last search was exact
         self._resident: Resident | None = None  # in memory for a long-running process (or without sqlite-vec)
         self._resident_version = None
         self._mirror_checked = False
@@ -136,7 +152,17 @@ class Vectors:
         return self.conn.execute("SELECT vec_version()").fetchone()[0] if self.accelerated else None
 
     def search_path(self) -> str:
-        return "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
+        """Which vector search answers, and why."""
+        signs = self.approximate()
+        if signs is not None:
+            best = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE))
+            return f"approximate: sign bits over {self.count():,} vectors, the best {best:,} rescored exactly"
+        exact = "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
+        return f"{exact} (exact: {self._exact_why})" if self._exact_why else f"{exact} (exact)"
+
+    def take_notices(self) -> list[str]:
+        out, self.notices = self.notices, []
+        return out
 
     # --- identity --------------------------------------------------------------------------
 
@@ -153,6 +179,8 @@ class Vectors:
         self.conn.execute("DELETE FROM embeddings")
         self.conn.execute("UPDATE files SET embedded = 0")
         self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        self._meta.set("vectors_epoch", os.urandom(8).hex())  # the sign file of the old vectors is stale
+        self._meta.delete("vectors_high_water")
         self._meta.set("embed_fingerprint", fingerprint)
         self._meta.set("embed_dim", str(dim))
         self.ensure_vec_table()
@@ -227,11 +255,21 @@ class Vectors:
     def put(self, hashes: list[str], matrix) -> None:
         """Store one vector per hash (rows of a float matrix), quantized to int8."""
         mirror = self.accelerated and self._has_vec_table()
+        # Ids only grow (SQLite alone would give the largest removed ids out again): the sign file
+        # then only ever needs appends.
+        top = self.conn.execute("SELECT MAX(id) FROM embeddings").fetchone()[0] or 0
+        next_id = max(top, int(self._meta.get("vectors_high_water") or 0)) + 1
+        first = next_id
         for h, row in zip(hashes, quantize(matrix)):
-            cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(hash, vec) VALUES (?, ?)", (h, row.tobytes()))
-            if cur.rowcount and mirror:
-                self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
-                                  (cur.lastrowid, row.tobytes()))
+            cur = self.conn.execute("INSERT OR IGNORE INTO embeddings(id, hash, vec) VALUES (?, ?, ?)",
+                                    (next_id, h, row.tobytes()))
+            if cur.rowcount:
+                if mirror:
+                    self.conn.execute(f"INSERT INTO {VEC_TABLE}(rowid, embedding) VALUES (?, vec_int8(?))",
+                                      (next_id, row.tobytes()))
+                next_id += 1
+        if next_id > first:
+            self._meta.set("vectors_high_water", str(next_id - 1))
 
     def gc(self, candidates: set[str] | None = None) -> int:
         """Drop vectors no fact refers to any more (all, or among `candidates`: the hashes of facts
@@ -245,6 +283,8 @@ class Vectors:
         list(select_in(self.conn, "DELETE FROM embeddings WHERE id IN ({marks})", orphans))
         if orphans and self.accelerated and self._has_vec_table():
             list(select_in(self.conn, f"DELETE FROM {VEC_TABLE} WHERE rowid IN ({{marks}})", orphans))
+        if orphans and self.ann_path is not None and self.ann_path.exists():
+            self._compact_signs()
         return len(orphans)
 
     # --- search ----------------------------------------------------------------------------
@@ -263,6 +303,9 @@ class Vectors:
                 except Exception:  # another process is building it, or cannot: numpy answers meanwhile
                     pass
         self._searches += 1
+        signs = self.approximate()
+        if signs is not None:
+            return self._approximate_nearest(signs, query, n)
         scan = self.accelerated and self._has_vec_table()  # sqlite-vec can answer from disk
         if not scan or self._resident is not None or (self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX):
             resident = self._in_memory(capped=scan)  # a long-running process (MCP, watch), or no sqlite-vec
@@ -273,6 +316,127 @@ class Vectors:
             f" WHERE embedding MATCH vec_int8(?) AND k = ?) v JOIN embeddings e ON e.id = v.rowid ORDER BY v.distance",
             (quantize(query[None, :])[0].tobytes(), min(n, 4096))).fetchall()
         return [(h, 1.0 - d) for h, d in rows]
+
+    # --- approximate search (store/ann.py) ---------------------------------------------------
+
+    def approximate(self) -> "ann.Signs | None":
+        """The sign file, in step with the vectors (made, caught up or rebuilt here, with a notice
+        when it was missing or damaged), when approximate search applies; else None, and
+        `_exact_why` says why."""
+        if self.search_mode == "exact" or self.ann_path is None:
+            self._exact_why = "MEM_VECTOR_SEARCH=exact" if self.ann_path else None
+            return None
+        import numpy as np
+
+        if not hasattr(np, "bitwise_count"):
+            self._exact_why = f"approximate search needs numpy 2 (this is numpy {np.__version__})"
+            return None
+        version = self._version()
+        if self._signs is not None and self._signs[0] == version and self._signs[1] == _identity(self.ann_path):
+            return self._signs[2]
+        fingerprint, dim = self.fingerprint(), self.dim()
+        signs = None
+        if fingerprint and dim:
+            try:
+                signs = self._signs_in_step(fingerprint, dim)
+            except ann.Damaged as exc:
+                self.notices.append(f"the approximate vector index {self.ann_path.name} was unusable ({exc});"
+                                    " rebuilt it from the index")
+                signs = self._build_signs(fingerprint, dim)
+            except OSError as exc:  # e.g. a read-only .memory/: exact search still answers
+                self._exact_why = f"the approximate vector index cannot be written ({exc.strerror})"
+                return None
+        self._signs = (self._version(), _identity(self.ann_path), signs) if signs is not None else None
+        return signs
+
+    def _signs_in_step(self, fingerprint: str, dim: int) -> "ann.Signs | None":
+        try:
+            signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
+        except ann.Stale:
+            self.ann_path.unlink(missing_ok=True)
+            signs = None
+        if signs is None:
+            count = self.count()  # cheap below ANN_MIN; above it the file is made once
+            if count < ANN_MIN and not (self.search_mode == "approximate" and count):
+                self._exact_why = f"{count:,} vectors: an exact scan is fast enough below {ANN_MIN:,}"
+                return None
+            self.notices.append(f"built the approximate vector index for {count:,} vectors ({self.ann_path.name})")
+            return self._build_signs(fingerprint, dim)
+        signs.check_order()
+        top, last = self._top(), signs.last()
+        top_id, last_id = (top[0] if top else 0), (last[0] if last else 0)
+        if top_id == last_id and _matches(self.conn, last):
+            return signs  # in step: the file ends where the index does
+        if top_id < last_id:  # ids given out again (by a memtool before sign files): made anew
+            self.ann_path.unlink(missing_ok=True)
+            return self._build_signs(fingerprint, dim)
+        if not _matches(self.conn, last, gone_ok=True):
+            raise ann.Damaged("its last vector is not the index's")
+        ann.append(self.ann_path, signs, self._blocks_after)  # vectors stored since
+        signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
+        if not _matches(self.conn, signs.last()):
+            raise ann.Damaged("its last vector is not the index's")
+        return signs
+
+    def _compact_signs(self) -> None:
+        """Remake the sign file once most of its records name removed vectors (they cost scan time)."""
+        signs = self.approximate()
+        if signs is not None and len(signs) > ANN_STALE_MAX * max(1, self.count()):
+            self._signs = None
+            self._build_signs(self.fingerprint(), self.dim())
+
+    def _build_signs(self, fingerprint: str, dim: int) -> "ann.Signs":
+        import numpy as np
+
+        top = (self._top() or (0, ""))[0]
+        step = max(1, top // 20_000)
+        sample = [r[0] for r in self.conn.execute("SELECT vec FROM embeddings WHERE id % ? = 0", (step,))]
+        mean = dequantize(sample, dim).mean(axis=0) if sample else np.zeros(dim, dtype=np.float32)
+        ann.write(self.ann_path, fingerprint, self._epoch(), mean, self._blocks_after(0))
+        return ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
+
+    def _blocks_after(self, last_id: int, size: int = 20_000):
+        """(ids, tags, float matrix) blocks of the vectors with ids beyond `last_id`, in id order."""
+        dim = self.dim() or 0
+        cursor = self.conn.execute("SELECT id, hash, vec FROM embeddings WHERE id > ? ORDER BY id", (last_id,))
+        while rows := cursor.fetchmany(size):
+            yield [r[0] for r in rows], [ann.tag(r[1]) for r in rows], dequantize([r[2] for r in rows], dim)
+
+    def _top(self) -> tuple[int, str] | None:
+        return self.conn.execute("SELECT id, hash FROM embeddings ORDER BY id DESC LIMIT 1").fetchone()
+
+    def _epoch(self) -> str:
+        """Names this index's set of vectors: a sign file made for another index (or for vectors
+        since dropped) is not used."""
+        epoch = self._meta.get("vectors_epoch")
+        if epoch is None:
+            epoch = os.urandom(8).hex()
+            if self.conn.in_transaction:
+                self._meta.set("vectors_epoch", epoch)
+            else:
+                with Transaction(self.conn):
+                    epoch = self._meta.get("vectors_epoch") or epoch
+                    self._meta.set("vectors_epoch", epoch)
+        return epoch
+
+    def _approximate_nearest(self, signs: "ann.Signs", query, n: int) -> list[tuple[str, float]]:
+        """The sign file's candidates, rescored exactly from the stored vectors (and any vector
+        stored since the file was last brought in step)."""
+        import numpy as np
+
+        ids = signs.candidates(query, max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)).tolist()
+        last = signs.last()
+        rows = self.conn.execute(  # one statement: ~1,000 ids, bound as one JSON array
+            "SELECT hash, vec FROM embeddings WHERE id IN (SELECT value FROM json_each(?)) OR id > ?",
+            (json.dumps(ids), last[0] if last else 0)).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        norms[norms == 0] = 1.0
+        sims = (matrix @ (query / (np.linalg.norm(query) or 1.0))) / norms
+        top = np.argsort(-sims, kind="stable")[:n]
+        return [(rows[i][0], float(sims[i])) for i in top]
 
     def _in_memory(self, capped: bool) -> Resident | None:
         """The resident vectors, synced with the index when any connection has written since the last
@@ -298,3 +462,20 @@ class Vectors:
                 blobs.append(vec)
         matrix = dequantize(blobs, self.dim() or 0) if blobs else None
         return found, matrix
+
+
+def _identity(path: Path) -> tuple | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size
+
+
+def _matches(conn, last: tuple[int, int] | None, gone_ok: bool = False) -> bool:
+    """Whether the index holds the vector a sign file's last record describes (or, with `gone_ok`,
+    holds nothing under its id any more)."""
+    if last is None:
+        return conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None
+    row = conn.execute("SELECT hash FROM embeddings WHERE id = ?", (last[0],)).fetchone()
+    return (row is None and gone_ok) or (row is not None and ann.tag(row[0]) == last[1])

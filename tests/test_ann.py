@@ -1,0 +1,172 @@
+"""Approximate vector search (store/ann.py): the sign file beside the index, rescored exactly,
+kept in step with the vectors, rebuilt when missing or damaged, and said in `mem status`."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import mem_env, run_mem, write
+from ollama_stub import OllamaStub
+
+from memtool.store import Store
+from memtool.store.vectors import ANN_FILE
+
+DIM = 64
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    s = OllamaStub()
+    monkeypatch.setenv("OLLAMA_HOST", s.url)
+    yield s
+    s.stop()
+
+
+def _store(tmp_path, n, seed=5):
+    rng = np.random.default_rng(seed)
+    store = Store.open(tmp_path / "index.sqlite")
+    store.vectors.search_mode = "approximate"
+    with store.transaction():
+        store.vectors.reset("model-a", DIM)
+    matrix = rng.standard_normal((n, DIM)).astype(np.float32)
+    put(store, [f"h{i}" for i in range(n)], matrix)
+    return store, matrix, rng
+
+
+def put(store, hashes, matrix):
+    with store.transaction():
+        store.vectors.put(hashes, matrix)
+
+
+def exact(store, query, n):
+    """The `n` nearest by brute force over every stored vector (float query, as the rescoring)."""
+    hashes = [h for (h,) in store.conn.execute("SELECT hash FROM embeddings")]
+    found, matrix = store.vectors.for_hashes(hashes)
+    sims = matrix @ (query / np.linalg.norm(query))
+    order = np.argsort(-sims)[:n]
+    by_row = {row: h for h, row in found.items()}
+    return [(by_row[i], float(sims[i])) for i in order]
+
+
+def assert_like_exact(store, queries, n=5):
+    """Every cosine returned is the exact one, and the exact nearest vector is found first."""
+    for q in queries:
+        got, want = store.vectors.nearest(q, n), exact(store, q, n)
+        assert got[0][0] == want[0][0]
+        exact_of = dict(exact(store, q, 10_000))
+        assert all(abs(exact_of[h] - s) < 1e-5 for h, s in got)
+
+
+def near(matrix, rng, rows):
+    """Queries close to stored vectors (their nearest neighbour is known)."""
+    return [matrix[i] + 0.3 * rng.standard_normal(DIM).astype(np.float32) for i in rows]
+
+
+def test_1_approximate_search_rescores_exactly_and_follows_every_change(tmp_path):
+    store, matrix, rng = _store(tmp_path, 3000)  # 3,000 > the 1,000 candidates: the prefilter is at work
+    vectors = store.vectors
+    assert_like_exact(store, near(matrix, rng, [5, 1500, 2999]))
+    assert (tmp_path / ANN_FILE).exists()
+    assert vectors.search_path().startswith("approximate: sign bits over 3,000 vectors")
+    assert any("built the approximate vector index" in m for m in vectors.take_notices())
+
+    more = rng.standard_normal((50, DIM)).astype(np.float32)
+    put(store, [f"a{i}" for i in range(50)], more)  # appended: found at once
+    assert vectors.nearest(more[7], 1)[0][0] == "a7"
+    assert "3,050 vectors" in vectors.search_path()
+
+    with store.transaction():  # the largest ids go; the next vectors get new ids (the file only grows)
+        vectors.gc({f"a{i}" for i in range(40, 50)})
+    reused = rng.standard_normal((10, DIM)).astype(np.float32)
+    put(store, [f"r{i}" for i in range(10)], reused)
+    for i in range(10):
+        assert vectors.nearest(reused[i], 1)[0][0] == f"r{i}"
+    assert vectors.nearest(more[45], 1)[0][0] != "a45"
+    assert "3,050 vectors" in vectors.search_path()
+
+    with store.transaction():  # removed in the middle: never returned
+        vectors.gc({"h5"})
+    assert all(h != "h5" for h, _ in vectors.nearest(matrix[5], 20))
+
+    with store.transaction():  # most vectors removed: the file is remade without their records
+        vectors.gc({f"h{i}" for i in range(6, 2900)})
+    assert len(vectors.approximate()) == vectors.count() < 200
+    assert_like_exact(store, near(matrix, rng, [2950, 2990]))
+
+    with store.transaction():  # another model: the file of the old vectors is not used
+        vectors.reset("model-b", DIM)
+    fresh = rng.standard_normal((1200, DIM)).astype(np.float32)
+    put(store, [f"m{i}" for i in range(1200)], fresh)
+    assert vectors.nearest(fresh[3], 1)[0][0] == "m3"
+    assert "1,200 vectors" in vectors.search_path()
+    assert not [m for m in vectors.take_notices() if "unusable" in m]
+    store.close()
+
+
+def _garble_header(path):
+    data = bytearray(path.read_bytes())
+    data[:12] = b"\x00garbage!!\xff\xfe"
+    path.write_bytes(bytes(data))
+
+
+def _shuffle_records(path):
+    data = bytearray(path.read_bytes())
+    width = (2 + DIM // 64) * 8
+    first, second = data[4096:4096 + width], data[4096 + width:4096 + 2 * width]
+    data[4096:4096 + width], data[4096 + width:4096 + 2 * width] = second, first
+    path.write_bytes(bytes(data))
+
+
+def _truncate_mid_record(path):
+    with open(path, "r+b") as f:
+        f.truncate(path.stat().st_size - 100)
+
+
+def _empty(path):
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("damage", [_garble_header, _shuffle_records, _truncate_mid_record, _empty, lambda p: p.unlink()])
+def test_1_a_damaged_or_missing_sign_file_is_rebuilt_with_a_notice(tmp_path, damage):
+    store, matrix, rng = _store(tmp_path, 2500)
+    store.vectors.nearest(matrix[0], 3)
+    store.vectors.take_notices()
+    store.close()
+    damage(tmp_path / ANN_FILE)
+
+    reopened = Store.open(tmp_path / "index.sqlite")
+    reopened.vectors.search_mode = "approximate"
+    assert_like_exact(reopened, near(matrix, rng, [1, 2000, 2499]))
+    notices = " ".join(reopened.vectors.take_notices())
+    if damage is _truncate_mid_record:  # a torn append: the missing vectors are simply appended again
+        assert "2,500 vectors" in reopened.vectors.search_path()
+    else:
+        assert "approximate vector index" in notices and ("rebuilt" in notices or "built" in notices)
+    assert "2,500 vectors" in reopened.vectors.search_path()
+    reopened.close()
+
+
+def test_1_below_the_threshold_search_is_exact_and_status_says_why(tmp_path, stub):
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n- Bought a red bicycle for the commute.\n- The plumber fixed the sink.\n")
+    write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    env = mem_env(MEM_EMBEDDER="ollama", OLLAMA_HOST=stub.url, MEM_WORKSPACE=str(ws))
+    run_mem("index", env=env, check=0)
+    status = json.loads(run_mem("status", "--json", env=env, check=0).stdout)
+    assert status["embedder"]["vector_search"] == "sqlite-vec (exact: 2 vectors: an exact scan is fast enough below 20,000)"
+    assert not (ws / ".memory" / ANN_FILE).exists()
+
+    forced = dict(env, MEM_VECTOR_SEARCH="approximate")
+    status = json.loads(run_mem("status", "--json", env=forced, check=0).stdout)
+    assert status["embedder"]["vector_search"].startswith("approximate: sign bits over 2 vectors")
+    human = run_mem("status", env=forced, check=0).stdout
+    assert "approximate: sign bits" in human
+
+    (ws / ".memory" / ANN_FILE).write_bytes(b"not a sign file")
+    proc = run_mem("recall", "red bicycle", env=forced, check=0)
+    assert "memory/2026-11-01.md#L2" in proc.stdout
+    assert "approximate vector index vectors.signs was unusable (its header cannot be read); rebuilt it" in proc.stderr + proc.stdout
+
+    bad = run_mem("status", env=dict(env, MEM_VECTOR_SEARCH="fastest"))
+    assert bad.returncode != 0 and "MEM_VECTOR_SEARCH" in bad.stderr and "Traceback" not in bad.stderr
