@@ -394,7 +394,8 @@ class Memory:
     def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
         """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
         return _sync().gc(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
-                          configured=self.config.sync_remote, min_age=min_age, dry_run=dry_run)
+                          configured=self.config.sync_remote, min_age=min_age, dry_run=dry_run,
+                          key_file=self.sync_key_file)
 
     def sync_status(self) -> dict:
         return _sync().status(self.ws)

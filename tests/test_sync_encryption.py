@@ -187,3 +187,21 @@ def test_1_encrypted_s3_remote_holds_no_plaintext(s3, tmp_path):
             blobs[obj["Key"]] = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
     assert any(key.endswith("manifest.json") for key in blobs) and len(blobs) >= 5
     assert_no_plaintext(blobs)
+
+
+def test_1_gc_on_an_encrypted_sharded_remote_keeps_what_the_manifest_names(tmp_path):
+    """`mem sync gc` reads the manifest as sync does (sealed, in shards): it deletes only the revision
+    that held forgotten text, and a second machine still gets every file from the remote."""
+    a, b, remote = make_ws(tmp_path / "a"), tmp_path / "b", tmp_path / "remote"
+    keyfile = tmp_path / "keys" / "sync.key"
+    write(a, "memtool.toml", f'[sync]\nkey_file = "{keyfile}"\n')
+    run_mem("-w", a, "sync", remote, "--encrypt", env=mem_env(), check=0)
+    run_mem("-w", a, "forget", "PLAINMARKER-prefers tea", "--yes", env=mem_env(), check=0)
+    run_mem("-w", a, "sync", env=mem_env(), check=0)
+    proc, gc = run_json("-w", a, "sync", "gc", "--min-age", "0", env=mem_env())
+    assert proc.returncode == 0 and gc["deleted"], proc.stderr
+    write(b, "memtool.toml", f'[sync]\nkey_file = "{keyfile}"\n')
+    run_mem("-w", b, "sync", remote, env=mem_env(), check=0)
+    assert (b / SECRET_FILE).read_text() == FILES[SECRET_FILE]
+    assert (b / "memory/2026-11-30.md").read_text() == FILES["memory/2026-11-30.md"]
+    assert "PLAINMARKER-prefers tea" not in (b / "memory.md").read_text()

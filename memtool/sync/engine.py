@@ -81,8 +81,10 @@ def _rounds(ws: Workspace, state: SyncState, unlocked: Unlocked, progress: dict 
 
 
 def gc(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None, region: str | None = None,
-       configured: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
-    """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
+       configured: str | None = None, min_age: float | None = None, dry_run: bool = False,
+       key_file: Path | None = None) -> dict:
+    """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`); an
+    encrypted remote needs its key, as for a sync."""
     from memtool.sync import gc as collector
 
     url = url or (SyncState(ws).binding() or {}).get("remote") or configured
@@ -91,7 +93,7 @@ def gc(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = None
     remote = open_remote(url, endpoint_url=endpoint_url, region=region)
     state = SyncState(ws)
     with ws.lock("sync", busy="another mem sync is running in this workspace"):
-        keyed = open_remote_keyed(remote, state, passphrase=_passphrase(None)).remote  # an encrypted remote needs its key
+        keyed = open_remote_keyed(remote, state, key_file=key_file, passphrase=_passphrase(None)).remote
         manifest = ShardedRemote(keyed, state.dir / "shards", (state.binding() or {}).get("memory_id"))
         return collector.collect(remote, manifest, manifest.stored_name,
                                  collector.MIN_AGE if min_age is None else min_age, dry_run)
