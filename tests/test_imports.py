@@ -53,18 +53,19 @@ def test_15_help_imports_no_heavy_library_and_not_the_library_behind_the_facade(
 def test_15_recall_json_loads_the_index_but_no_ui_model_or_server_library(tmp_path, example_ws):
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
-    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--json", env=env)
+    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
     assert "memtool.memory" in modules and any(m.startswith("memtool.store") for m in modules)
     assert heavy(modules) == [], heavy(modules)
     assert len(modules) <= 140, (len(modules), modules)  # ~100 today
 
 
 def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_path, example_ws):
-    """A cold `mem recall` imports what a recall needs: not the reflect package (opinions, pages,
-    consolidation), not Snowball's ~35 languages for the two it stems with."""
+    """A cold `mem recall` imports what a recall needs: not the reflect package (pages, consolidation;
+    only a recall that returns opinions loads reflect's opinion threads, for their current confidence),
+    not Snowball's ~35 languages for the two it stems with."""
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
-    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--json", env=env)
+    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
     assert "memtool.memory" in modules and "snowballstemmer.english_stemmer" in modules
     assert not [m for m in modules if m.startswith("memtool.reflect")]
     assert not [m for m in modules if m.startswith("snowballstemmer.") and m.split(".")[1].split("_")[0]

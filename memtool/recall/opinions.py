@@ -24,11 +24,11 @@ def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) 
 
     Threads are read per entity the hits are about (a thread belongs to the first entity its
     bullets mention, so one entity's threads are whole), all of them for opinions about none."""
-    from memtool.reflect.runner import opinion_threads  # reflect reads recall's helpers: import when used
-
     wanted = [h for h in hits if h.kind == "opinion"]
     if not wanted:
         return
+    from memtool.reflect.runner import opinion_threads  # reflect reads recall's helpers: import when used
+
     names = {h.mentions[0] if h.mentions else None for h in wanted}
     scopes = [None] if None in names else sorted(names)
     try:
