@@ -70,6 +70,16 @@ class Plan:
     def skip(self, origin: str, reason: str) -> None:
         self.skipped.append(Skipped(origin, reason))
 
+    def text_of(self, rel: str, raw: bytes) -> str | None:
+        """The text of source file `rel`, or None after noting why it is skipped (not UTF-8, empty)."""
+        text = decode(raw)
+        if text is None:
+            self.skip(rel, "not UTF-8 text")
+        elif not text.strip():
+            self.skip(rel, "empty")
+            return None
+        return text
+
 
 def key(fmt: str, *parts: str) -> str:
     """A provenance key: `fmt:part/part`, percent-encoded to one word (no spaces, no `-->`)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from memtool import frontmatter
-from memtool.importers import Item, Plan, Source, decode, key
+from memtool.importers import Item, Plan, Source, key
 
 EXPECTS = "a basic-memory project (a folder of Markdown notes with front matter, observations and relations)"
 # `- [category] text`, but not a task (`- [ ]`, `- [x]`) and not a link (`- [text](url)`).
@@ -51,12 +51,8 @@ def plan(source: Source, tz=None) -> Plan:
     out = Plan()
     taken: dict[str, str] = {}
     for rel in sorted(source.files):
-        text = decode(source.files[rel])
+        text = out.text_of(rel, source.files[rel])
         if text is None:
-            out.skip(rel, "not UTF-8 text")
-            continue
-        if not text.strip():
-            out.skip(rel, "empty")
             continue
         lines = text.split("\n")
         meta, end, _ = frontmatter.split(lines, rel)

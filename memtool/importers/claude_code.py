@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from memtool.importers import Item, Plan, Source, bank_path, decode, key
+from memtool.importers import Item, Plan, Source, bank_path, key
 
 EXPECTS = "Claude Code memory files (a project with CLAUDE.md or .claude/, or your ~/.claude folder)"
 _MEMORY = re.compile(r"(?:^|/)(?:CLAUDE|CLAUDE\.local)\.md$")
@@ -45,12 +45,8 @@ def plan(source: Source, tz=None) -> Plan:
     for rel in sorted(source.files):
         if not (_MEMORY.search(rel) or _CLAUDE_DIR.search(rel) or user and _USER_DIR.match(rel)):
             continue  # rules/ or projects/ of a project folder: not Claude Code's
-        text = decode(source.files[rel])
+        text = out.text_of(rel, source.files[rel])
         if text is None:
-            out.skip(rel, "not UTF-8 text")
-            continue
-        if not text.strip():
-            out.skip(rel, "empty")
             continue
         out.items.append(Item(rel, key("claude-code", label, rel), text, target=bank_path("claude-code", label, rel)))
     return out
