@@ -53,3 +53,17 @@ def test_highlight_spans_point_at_matching_words():
 ])
 def test_14_12_language_of_noun_only_queries(text, lang):
     assert detect_language(text) == lang
+
+
+def test_c_stemmer_and_pure_python_fallback_give_the_same_terms():
+    """PyStemmer (C) is used where it installs, snowballstemmer (pure Python) elsewhere: an index
+    built by one and queried through the other must meet, so their stems must be identical."""
+    Stemmer = pytest.importorskip("Stemmer", reason="PyStemmer not installed: only the fallback runs here")
+    from snowballstemmer import english_stemmer, german_stemmer
+
+    words = ["running", "generously", "relational", "häuser", "straßenbahnhaltestellen", "verhandlungen",
+             "aufgestanden", "müllers", "hopefulness", "skies", "dying", "kindergärten", "bücher",
+             "geschäftsführerin", "arguing", "conditional", "früchte", "vorgestern", "analysed"]
+    for language, pure in (("english", english_stemmer.EnglishStemmer()), ("german", german_stemmer.GermanStemmer())):
+        c = Stemmer.Stemmer(language)
+        assert c.stemWords(words) == [pure.stemWord(w) for w in words], language

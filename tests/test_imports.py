@@ -66,7 +66,8 @@ def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
     modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
-    assert "memtool.memory" in modules and "snowballstemmer.english_stemmer" in modules
+    assert "memtool.memory" in modules
+    assert "Stemmer" in modules or "snowballstemmer.english_stemmer" in modules  # PyStemmer's C, or the fallback
     assert not [m for m in modules if m.startswith("memtool.reflect")]
     assert not [m for m in modules if m.startswith("snowballstemmer.") and m.split(".")[1].split("_")[0]
                 not in ("english", "german", "basestemmer", "among")]
