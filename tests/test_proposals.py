@@ -198,3 +198,22 @@ def test_i7_each_run_sends_at_most_propose_lines_new_lines(stub, tmp_path):
     lines = [c["messages"][1]["content"] for c in stub.chats if c["messages"][1]["content"].startswith("Note (")]
     assert first["consolidation"]["proposals"]["asked"] == 2  # one line, and the week's observation once
     assert second["consolidation"]["proposals"]["asked"] == 1 and len(lines) == len(set(lines)) == 2
+
+
+def test_i7_the_review_page_accepts_a_proposal_with_an_edited_text(stub, tmp_path):
+    from test_serve import Served
+
+    ws = _ws(tmp_path)
+    _reflect(ws, stub.url)
+    fact = next(i for i in _queue(ws) if i["kind"] == "typed-fact")
+    served = Served(ws)
+    try:
+        page = served.get("/review")
+        assert page.status_code == 200 and 'name="text" value="W @Peter: Moved to Lisbon in May."' in page.text
+        answer = served.post(f"/review/{fact['id']}", headers={"Origin": served.base, "HX-Request": "true"},
+                             data={"action": "accept", "text": "B @Peter: Met Peter; he lives in Lisbon now."})
+    finally:
+        served.stop()
+    assert answer.status_code == 200 and "decided: accept" in answer.text, answer.text
+    assert (ws / f"memory/{DAY}.md").read_text().endswith(
+        f"- B @Peter: Met Peter; he lives in Lisbon now. [from:: memory/{DAY}.md#L3]\n")

@@ -83,4 +83,7 @@ def _one_line(item: dict) -> str:
         return s.get("source") or s.get("name") or s.get("key", "?")[:8]
 
     status = item["status"] if item["status"] == "open" else f"decided: {item['status']}"
+    if item["kind"] in ("typed-fact", "observation"):  # a model's proposal: its source, and the line it would write
+        return render.escape(f"{item['id']}  {item['kind']:<14} {side(item['a'])} → "
+                             f"{item['b'].get('content') or side(item['b'])}  [{status}]")
     return render.escape(f"{item['id']}  {item['kind']:<14} {side(item['a'])} ~ {side(item['b'])}  [{status}]")

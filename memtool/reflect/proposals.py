@@ -119,7 +119,8 @@ def week_before(today: date) -> tuple[str, date, date]:
 def candidates(facts: list[dict], examined: set[str], decided: dict[str, Decision], pending: set[str]) -> list[dict]:
     """Untyped lines of daily logs worth a proposal, newest first: not legal, not asked about before
     on this machine, not waiting in the queue, and no person decided about them."""
-    out = [f for f in facts if f["kind"] == "log" and f["day"] and f["trust"] != trust.LEGAL
+    out = [f for f in facts if f["kind"] == "log" and f["day"] and f["path"].startswith("memory/")
+           and f["trust"] != trust.LEGAL
            and len(f["content"].split()) >= MIN_WORDS and f["key"] not in examined
            and decisions.item_id("typed-fact", f["key"], f["path"]) not in decided
            and decisions.item_id("typed-fact", f["key"], f["path"]) not in pending]

@@ -53,7 +53,8 @@ def items(ws: Workspace, local: LocalState, facts_by_key: Callable[[], dict]) ->
         item = _item(p["kind"], p["a"]["key"], p["b"]["key"], p)
         out.setdefault(item["id"], item)
     for item_id, d in decided.items():
-        item = out.get(item_id) or _item(d.kind, d.a, d.b, {"a": {"key": d.a}, "b": {"key": d.b}})
+        b = {"key": d.b, "source": d.b} if d.kind in decisions.PROPOSALS else {"key": d.b}  # b: the daily log
+        item = out.get(item_id) or _item(d.kind, d.a, d.b, {"a": {"key": d.a}, "b": b})
         item["status"], item["decision"] = d.action, {"action": d.action, "day": d.day, "note": d.note,
                                                       "line": d.line, "by": "person"}
         out[item_id] = item
@@ -198,7 +199,7 @@ def _side(f: dict) -> dict:
 def _item(kind: str, a: str, b: str, sides: dict, status: str | None = None, reason: str | None = None) -> dict:
     item = {"id": decisions.item_id(kind, a, b), "kind": kind, "status": status or "open",
             "actions": list(decisions.ACTIONS[kind]), "a": sides["a"], "b": sides["b"], "decision": None}
-    for k in ("cosine", "words", "facts"):
+    for k in ("cosine", "words", "facts", "model"):
         if sides.get(k) is not None:
             item[k] = sides[k]
     if status and status != "open":  # decided before, by the model (a person's line replaces this below)
