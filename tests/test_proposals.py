@@ -217,3 +217,15 @@ def test_i7_the_review_page_accepts_a_proposal_with_an_edited_text(stub, tmp_pat
     assert answer.status_code == 200 and "decided: accept" in answer.text, answer.text
     assert (ws / f"memory/{DAY}.md").read_text().endswith(
         f"- B @Peter: Met Peter; he lives in Lisbon now. [from:: memory/{DAY}.md#L3]\n")
+
+
+def test_i7_model_answers_are_checked_before_anything_is_proposed():
+    from memtool.reflect import proposals
+
+    assert proposals.parse_typed('{"fact": "- O(c=0.8) @Peter: Prefers tea."}') == "O(c=0.8) @Peter: Prefers tea."
+    assert proposals.parse_typed('{"fact": null}') == ""
+    for bad in ('{"fact": "Peter prefers tea"}', '{"fact": "O(c=7): x"}', '{"fact": "W: a\\nB: b"}',
+                '{"fact": "W: a\\u001b[2J"}', '{"decision": "merge"}', "W @Peter: Prefers tea.", '{"fact": 3}'):
+        assert proposals.parse_typed(bad) is None, bad
+    assert proposals.parse_observation('{"observation": "W: not an observation"}') is None
+    assert proposals.week_before(date(2026, 12, 1)) == ("2026-W48", date(2026, 11, 23), date(2026, 11, 29))

@@ -42,16 +42,13 @@ WEEK_SYSTEM = (
 # --- pure -------------------------------------------------------------------------------------
 
 
-def parse_typed(answer: str) -> tuple[str | None] | None:
-    """The model's answer to a typed-fact prompt: (line,) for a typed line, (None,) for 'no fact',
-    None when the answer is not exactly what was asked for."""
+def parse_typed(answer: str) -> str | None:
+    """The model's answer to a typed-fact prompt: a typed line, "" for 'no fact', None when the
+    answer is not exactly what was asked for."""
     data = _json_object(answer)
     if data is None or "fact" not in data:
         return None
-    if data["fact"] is None:
-        return (None,)
-    line = _typed_line(data["fact"])
-    return (line,) if line else None
+    return "" if data["fact"] is None else _typed_line(data["fact"])
 
 
 def parse_observation(answer: str) -> str | None:
@@ -158,15 +155,15 @@ def run(src: Sources, facts: list[dict], decided: dict[str, Decision], deadline:
         examined.add(f["key"])  # a malformed answer is not asked again either: the next run moves on
         if parsed is None:
             report["rejected"] += 1
-        elif parsed[0]:
-            found.append(_typed_fact(f, parsed[0], llm.model))
+        elif parsed:
+            found.append(_typed_fact(f, parsed, llm.model))
     if not report["warning"] and not deadline.passed("proposals"):
         found += _observation(llm, report, facts, examined, set(decided) | pending, tier_of, today or date.today())
     report["proposed"] = len(found)
     live = {f["key"] for f in facts}
     with local.transaction():
         queue.keep_proposals(local, found, decided, live)
-        local.set_meta(EXAMINED, json.dumps(sorted(k for k in examined if k in live or k.startswith("week:"))[-100000:]))
+        local.set_meta(EXAMINED, json.dumps(sorted(k for k in examined if k in live or k.startswith("week:"))))
     return report
 
 
