@@ -229,3 +229,21 @@ def test_i7_model_answers_are_checked_before_anything_is_proposed():
         assert proposals.parse_typed(bad) is None, bad
     assert proposals.parse_observation('{"observation": "W: not an observation"}') is None
     assert proposals.week_before(date(2026, 12, 1)) == ("2026-W48", date(2026, 11, 23), date(2026, 11, 29))
+
+
+def test_i7_an_agent_lists_and_dismisses_a_proposal_through_the_mcp_tool(stub, tmp_path):
+    from test_mcp import answer, call, session
+
+    ws = _ws(tmp_path)
+    _reflect(ws, stub.url)
+    before = _snapshot(ws)
+
+    async def script(s):
+        listed = answer(await call(s, "review"))
+        fact = next(i for i in listed["items"] if i["kind"] == "typed-fact")
+        wrong = await call(s, "review", action="decide", item=fact["id"], decision="dismiss", text="W: edited")
+        return fact, wrong, answer(await call(s, "review", action="decide", item=fact["id"], decision="dismiss"))
+    fact, wrong, done = session(ws, script)
+    assert wrong.is_error and "only with accept" in wrong.content[0].text
+    assert done["action"] == "dismiss" and done["written"] is None and _snapshot(ws) == before
+    assert f"dismiss {fact['id']}:" in (ws / "bank/decisions.md").read_text()
