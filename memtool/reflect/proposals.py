@@ -158,7 +158,9 @@ def run(src: Sources, facts: list[dict], decided: dict[str, Decision], deadline:
         elif parsed:
             found.append(_typed_fact(f, parsed, llm.model))
     if not report["warning"] and not deadline.passed("proposals"):
-        found += _observation(llm, report, facts, examined, set(decided) | pending, tier_of, today or date.today())
+        weeks = {d.a for d in decided.values() if d.kind == "observation"} \
+            | {p["a"]["key"] for p in queue.proposals(local) if p["kind"] == "observation"}
+        found += _observation(llm, report, facts, examined, weeks, tier_of, today or date.today())
     report["proposed"] = len(found)
     live = {f["key"] for f in facts}
     with local.transaction():
@@ -191,11 +193,9 @@ def _observation(llm, report: dict, facts: list[dict], examined: set[str], settl
     week = sorted((f for f in facts if f["day"] and monday.isoformat() <= f["day"] <= sunday.isoformat()
                    and f["path"].startswith("memory/") and f["trust"] != trust.LEGAL),
                   key=lambda f: (f["day"], f["source"]))
-    if not week or f"week:{label}" in examined:
+    if not week or f"week:{label}" in examined or label in settled:  # asked here, decided, or waiting
         return []
     target = week[-1]  # the week's last daily log holds its observation
-    if decisions.item_id("observation", label, target["path"]) in settled:  # decided, or waiting already
-        return []
     limit = trust.rank(tier_of(target["path"]))
     notes, tiers = [], []
     for f in week:

@@ -101,7 +101,7 @@ def decide(ws: Workspace, local: LocalState, item: dict, action: str, note: str 
 def _decide_proposal(ws: Workspace, local: LocalState, item: dict, action: str, note: str, today: date,
                      text: str | None) -> dict:
     """Accept (the typed line appended to its daily log, like `mem retain`) or dismiss a model's proposal."""
-    from memtool.reflect import proposals as proposing  # the writing side of proposals
+    from memtool.reflect import proposals as proposing  # here: `proposals` imports this module
 
     a, b = item["a"], item["b"]
     written = None
