@@ -197,20 +197,19 @@ def _observation(llm, report: dict, facts: list[dict], examined: set[str], settl
         return []
     target = week[-1]  # the week's last daily log holds its observation
     limit = trust.rank(tier_of(target["path"]))
-    notes, tiers = [], []
+    notes = []  # (fact, its tier): only what the target log may hold and the model's host may receive
     for f in week:
         tier = trust.text_tier(f["trust"], f["content"], tier_of)
         if trust.rank(tier) <= limit and llm.destination.allows(tier):
-            notes.append(f)
-            tiers.append(tier)
+            notes.append((f, tier))
         else:
             report["withheld"] += 1
-    notes = notes[-WEEK_NOTES:]
     if not notes:
         return []
+    tier = trust.strictest(t for _, t in notes[-WEEK_NOTES:])
+    notes = [f for f, _ in notes[-WEEK_NOTES:]]
     prompt = "\n".join(f"- ({f['day']}, {f['kind']}) {' '.join(f['content'].split())}" for f in notes)
-    answer = _ask(llm, report, WEEK_SYSTEM, f"The notes of {label} ({monday} to {sunday}):\n{prompt}",
-                  trust.strictest(tiers))
+    answer = _ask(llm, report, WEEK_SYSTEM, f"The notes of {label} ({monday} to {sunday}):\n{prompt}", tier)
     if answer is None:
         return []
     examined.add(f"week:{label}")
