@@ -21,7 +21,7 @@ KNOWN_SETTINGS: dict[str, set[str] | None] = {
     "embedder": {"provider", "model"},
     "recall": {"mode", "track_access", "min_score"},
     "reflect": {"min_hours", "min_new_facts", "time_limit", "llm_review", "fold_cosine", "fold_lexical",
-                "review_cosine", "auto", "auto_every_minutes"},
+                "review_cosine", "auto", "auto_every_minutes", "propose_typed", "propose_lines"},
     "trust": None,
     "core": {"max_chars"},
     "llm": {"model", "timeout"},
@@ -92,6 +92,8 @@ class Config:
     reflect_review: bool = False  # send unclear cases to the local LLM (Ollama)
     reflect_auto: bool = True  # `mem watch` and `mem mcp` run reflect when its gates open …
     reflect_auto_every: float = 30.0  # … looking every this many minutes (the first time after one such wait)
+    reflect_propose: bool = False  # ask the local LLM to propose typed facts for the review queue
+    reflect_propose_lines: int = 20  # log lines sent for proposals per run at most
     fold_cosine: float = 0.95
     fold_lexical: float = 0.85
     review_cosine: float = 0.95
@@ -135,6 +137,7 @@ class Config:
                    **_llm_settings(data.get("llm", {}), name),
                    **_sync_settings(data.get("sync", {}), name),
                    **_reflect_settings(data.get("reflect", {}), name),
+                   **_proposal_settings(data.get("reflect", {}), data.get("llm", {}), name),
                    **_trust_settings(data.get("trust", {}), name),
                    **_access_settings(data.get("recall", {}), name),
                    warnings=warnings)
@@ -225,6 +228,19 @@ def _reflect_settings(reflect: dict, name: str) -> dict:
             "fold_cosine": float(numbers["fold_cosine"]), "fold_lexical": float(numbers["fold_lexical"]),
             "review_cosine": float(numbers["review_cosine"]), "reflect_auto": auto,
             "reflect_auto_every": float(numbers["auto_every_minutes"])}
+
+
+def _proposal_settings(reflect: dict, llm: dict, name: str) -> dict:
+    """`[reflect] propose_typed` (off by default) needs a model named in `[llm]`: text goes nowhere by accident."""
+    propose, lines = reflect.get("propose_typed", False), reflect.get("propose_lines", 20)
+    if not isinstance(propose, bool):
+        raise WorkspaceError(f"{name}: reflect.propose_typed must be true or false, not {propose!r}")
+    if isinstance(lines, bool) or not isinstance(lines, int) or not 1 <= lines <= 1000:
+        raise WorkspaceError(f"{name}: reflect.propose_lines must be a whole number from 1 to 1000, not {lines!r}")
+    if propose and "model" not in llm:
+        raise WorkspaceError(f"{name}: reflect.propose_typed needs the model it asks",
+                             'name it in [llm], e.g. model = "llama3.2" (see docs/configuration.md)')
+    return {"reflect_propose": propose, "reflect_propose_lines": lines}
 
 
 def _trust_settings(section: dict, name: str) -> dict:

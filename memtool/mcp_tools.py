@@ -271,15 +271,20 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
 
     @server.tool(annotations=ann["appends"], description=(
         "The review queue of what consolidation could not settle: near-duplicates, unclear contradictions, "
-        "suggested connections, each with its evidence. action 'list' (by status), 'show' (one item), or "
-        "'decide' (an item and a decision: fold, keep, supersede or dismiss for pairs; link or dismiss for "
-        "connections; an optional note). A decision is appended to bank/decisions.md and honoured by recall and "
-        "reflect on every machine. Ask the user before deciding."))
+        "suggested connections, and a local model's proposals (typed facts, a week's observation), each with its "
+        "evidence. action 'list' (by status), 'show' (one item), or 'decide' (an item and a decision: fold, keep, "
+        "supersede or dismiss for pairs; link or dismiss for connections; accept or dismiss for proposals, accept "
+        "with an optional edited text; an optional note). A decision is appended to bank/decisions.md and honoured "
+        "by recall and reflect on every machine; accepting a proposal writes its typed line to the daily log. "
+        "Ask the user before deciding."))
     def review(action: Annotated[Literal["list", "show", "decide"], Field(description="What to do.")] = "list",
                item: Annotated[Optional[str], Field(description="The item id from list (show, decide).")] = None,
-               decision: Annotated[Optional[Literal["fold", "keep", "supersede", "dismiss", "link"]], Field(
+               decision: Annotated[Optional[Literal["fold", "keep", "supersede", "dismiss", "link", "accept"]], Field(
                    description="The decision (decide only).")] = None,
                note: Annotated[str, Field(description="Why, in a few words (decide only).")] = "",
+               text: Annotated[Optional[str], Field(description=(
+                   "accept only: the typed line to write instead of the proposed one, e.g. 'W @Peter: Moved to "
+                   "Lisbon.'"))] = None,
                status: Annotated[Literal["open", "decided", "all"], Field(description="Which items list shows.")] = "open",
                ) -> CallToolResult:
         from memtool.errors import UsageError
@@ -290,7 +295,7 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
             if not item or (action == "decide" and not decision):
                 raise UsageError(f"review with action '{action}' needs item" + (" and decision" if action == "decide" else ""),
                                  "list first: review with action 'list' gives the item ids")
-            return mem.review_show(item) if action == "show" else mem.review_decide(item, decision, note)
+            return mem.review_show(item) if action == "show" else mem.review_decide(item, decision, note, text)
 
         return call(run)
 

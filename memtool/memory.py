@@ -330,12 +330,13 @@ class Memory:
             found = dict(found, evidence=self.list_facts(entities=[found["a"]["name"], found["b"]["name"]], k=10))
         return found
 
-    def review_decide(self, item: str, action: str, note: str = "") -> dict:
-        """Decide a review item: one line appended to bank/decisions.md, and folds/supersessions updated."""
+    def review_decide(self, item: str, action: str, note: str = "", text: str | None = None) -> dict:
+        """Decide a review item: one line appended to bank/decisions.md, and folds/supersessions updated;
+        accepting a proposal also appends its typed line (or `text`, an edit of it) to its daily log."""
         from memtool import reflect  # loaded where used: a recall needs none of reflect
 
         found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
-        return reflect.queue.decide(self.ws, self.local, found, action, note)
+        return reflect.queue.decide(self.ws, self.local, found, action, note, text=text)
 
     def review_standing(self) -> tuple[dict, list]:
         """The decisions that stand in bank/decisions.md (item → Decision) and lines that do not parse."""

@@ -378,6 +378,11 @@ def reflect_warnings(data: dict) -> None:
         warn(llm["warning"])
     if llm.get("rejected"):
         warn(f"{llm['rejected']} answer(s) from the model were malformed and were not applied")
+    proposed = data["consolidation"].get("proposals") or {}
+    if proposed.get("warning"):
+        warn(proposed["warning"])
+    if proposed.get("rejected"):
+        warn(f"proposals: {proposed['rejected']} answer(s) from the model were malformed; nothing was proposed for them")
 
 
 def cron_jobs(jobs: list[dict]) -> None:

@@ -8,7 +8,8 @@ from memtool.cli import render
 from memtool.cli.common import JsonOpt, memory
 
 review_app = typer.Typer(help="The review queue: what mem reflect could not settle (near-duplicates, unclear "
-                              "contradictions, suggested connections); decisions are written to bank/decisions.md.",
+                              "contradictions, suggested connections) and a model's proposals (typed facts, a "
+                              "week's observation); decisions are written to bank/decisions.md.",
                          no_args_is_help=True)
 
 
@@ -57,19 +58,24 @@ def review_show(item: str = typer.Argument(..., help="An item id from mem review
 @review_app.command("decide")
 def review_decide(
     item: str = typer.Argument(..., help="An item id (a unique prefix works)."),
-    action: str = typer.Argument(..., help="fold, keep, supersede, dismiss (pairs); link, dismiss (connections)."),
+    action: str = typer.Argument(..., help="fold, keep, supersede, dismiss (pairs); link, dismiss (connections); "
+                                             "accept, dismiss (proposals)."),
     note: str = typer.Option("", "--note", help="Why (one line, kept in the decision)."),
+    text: str = typer.Option(None, "--text", help="accept only: the typed line to write instead of the proposed one."),
     json_: bool = JsonOpt,
 ) -> None:
     """Decide a review item: one line appended to bank/decisions.md, honoured by recall and mem reflect.
+    Accepting a proposal also appends its typed line to the daily log it came from.
 
     Example: mem review decide r-3f2a fold --note "same trip"
     """
-    data = memory("none").review_decide(item, action, note)
+    data = memory("none").review_decide(item, action, note, text)
     if json_:
         render.emit_json(data)
-    else:
-        render.out.print(f"{data['action']} {data['item']} → {data['source']}")
+        return
+    if data.get("written"):
+        render.out.print(render.escape(f"wrote {data['written']['source']}: {data['written']['text']}"))
+    render.out.print(f"{data['action']} {data['item']} → {data['source']}")
 
 
 def _one_line(item: dict) -> str:
@@ -77,4 +83,7 @@ def _one_line(item: dict) -> str:
         return s.get("source") or s.get("name") or s.get("key", "?")[:8]
 
     status = item["status"] if item["status"] == "open" else f"decided: {item['status']}"
+    if item["kind"] in ("typed-fact", "observation"):  # a model's proposal: its source, and the line it would write
+        return render.escape(f"{item['id']}  {item['kind']:<14} {side(item['a'])} → "
+                             f"{item['b'].get('content') or side(item['b'])}  [{status}]")
     return render.escape(f"{item['id']}  {item['kind']:<14} {side(item['a'])} ~ {side(item['b'])}  [{status}]")

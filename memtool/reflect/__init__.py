@@ -11,6 +11,7 @@
     deadline.py       the run's time limit
     decisions.py      review decisions as lines of bank/decisions.md (pure)
     queue.py          the review queue: open items with evidence, a person's decisions, honouring them
+    proposals.py      the optional model proposals of typed facts and a week's observation (trust-gated)
 
 Trust tiers (`memtool.trust`) and the stability rule (`memtool.stability`) stay top-level: embedders,
 summarize and recall use them too.

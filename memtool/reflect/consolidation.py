@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
-from memtool.reflect import queue
+from memtool.reflect import proposals, queue
 from memtool.reflect import review as model_review
 from memtool.reflect import rules
 from memtool.reflect.deadline import Deadline
@@ -144,7 +144,7 @@ class _Compared:
 
 
 def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
-    """Phases 1–5 and 7; returns what was found and done (the journal is written by the caller)."""
+    """Phases 1–5 and 7, then proposals; returns what was found and done (the journal is written by the caller)."""
     facts = load_facts(src.store, src.config.trust_globs)
     by_key = {f["key"]: f for f in facts}
     local = src.local
@@ -152,7 +152,7 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
     unseen = [k for k in by_key if k not in seen]
     report: dict = {"orient": orient(src.store, local, facts, len(unseen)), "folded": [], "review": [],
                     "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
-                    "skipped_legal": 0, "stopped_at": None, "examined": 0}
+                    "skipped_legal": 0, "stopped_at": None, "examined": 0, "proposals": None}
     words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
     found = _compare(src, facts, by_key, unseen, words, deadline)
     decided, _ = queue.standing(src.ws)  # a person's decisions (bank/decisions.md) are not asked again
@@ -180,6 +180,9 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
     decisions: list[tuple] = []
     if review and not deadline.passed("review"):
         report["llm"], decisions = model_review.ask(src, by_key, _dedupe(found.near), found.unclear, deadline)
+    # Proposals of typed facts and the week's observation, for the review queue (never on a dry run).
+    if src.config.reflect_propose and not dry_run and not deadline.passed("proposals"):
+        report["proposals"] = proposals.run(src, facts, decided, deadline)
     report["stopped_at"] = deadline.hit_at
     if not dry_run:
         _record(local, by_key, found, words, decisions, usage_rows, last_rowid)

@@ -7,8 +7,11 @@ waits in the review queue; a person's decision is one appended line, so it survi
     - 2026-12-01 fold r-3f2a9c1b: `memory/2026-11-02.md#L4` into `memory/2026-11-01.md#L3` [kind:: near-duplicate] [a:: 1a2b…] [b:: 9c8d…]
 
 `a` and `b` are the facts' keys (`fact_key`: a hash of file and text, stable when lines move) or,
-for a connection, the two entity names. The meaning of the order: `fold` folds b into a;
-`supersede` ends a's validity at b (a is the older). `keep`, `dismiss` and `link` are symmetric.
+for a connection, the two entity names. A model's proposal (a `typed-fact` for an untyped log line,
+or a week's `observation`) names its source (the line's key, or the week as `2026-W48`) in `a` and
+the daily log the typed line goes to in `b`; `accept` writes the line there, `dismiss` does not.
+The meaning of the order: `fold` folds b into a; `supersede` ends a's validity at b (a is the
+older). `keep`, `dismiss` and `link` are symmetric.
 The newest line about an item wins; a line that does not parse is reported, never fatal.
 """
 
@@ -24,11 +27,14 @@ PAGE = "bank/decisions.md"
 HEADER = ("# Review decisions\n\nOne line per decision on what `mem reflect` could not settle, written by "
           "`mem review decide` or `mem serve`. `mem reflect` honours them; the newest line about an item wins. "
           "See docs/format.md.\n")
-KINDS = ("near-duplicate", "contradiction", "connection")
+KINDS = ("near-duplicate", "contradiction", "connection", "typed-fact", "observation")
+PROPOSALS = ("typed-fact", "observation")  # a model's suggestion of a line to write: accept or dismiss
 ACTIONS = {"near-duplicate": ("fold", "keep", "supersede", "dismiss"),
            "contradiction": ("supersede", "keep", "fold", "dismiss"),
-           "connection": ("link", "dismiss")}
-_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}) (fold|keep|supersede|link|dismiss) (r-[0-9a-f]{8})\b.*?"
+           "connection": ("link", "dismiss"),
+           "typed-fact": ("accept", "dismiss"),
+           "observation": ("accept", "dismiss")}
+_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}) (fold|keep|supersede|link|dismiss|accept) (r-[0-9a-f]{8})\b.*?"
                    r"\[kind:: ([a-z-]+)\] \[a:: ([^\]]+)\] \[b:: ([^\]]+)\](?: \[note:: ([^\]]*)\])?\s*$")
 
 
@@ -67,7 +73,7 @@ def parse(text: str, path: str = PAGE) -> tuple[list[Decision], list[Diagnostic]
                 continue
             problems.append(Diagnostic(path, n, "warning", "bad-decision",
                                        f"'{action}' does not fit item {shown} ({kind}); the item stays open"))
-        elif re.match(r"^- \d{4}-\d{2}-\d{2} (fold|keep|supersede|link|dismiss) ", line):
+        elif re.match(r"^- \d{4}-\d{2}-\d{2} (fold|keep|supersede|link|dismiss|accept) ", line):
             problems.append(Diagnostic(path, n, "warning", "bad-decision",
                                        "a decision line without [kind:: …] [a:: …] [b:: …]; the item stays open"))
     return out, problems
@@ -80,7 +86,8 @@ def latest(decisions: list[Decision]) -> dict[str, Decision]:
 
 def render(d: Decision, shown_a: str, shown_b: str) -> str:
     """One decision line; `shown_a`/`shown_b` say what a person reads (sources, or entity names)."""
-    verb = {"fold": "into", "supersede": "superseded by", "keep": "and", "dismiss": "and", "link": "↔"}[d.action]
+    verb = {"fold": "into", "supersede": "superseded by", "keep": "and", "dismiss": "and", "link": "↔",
+            "accept": "→"}[d.action]
     first, second = (shown_b, shown_a) if d.action == "fold" else (shown_a, shown_b)
     note = f" [note:: {_clean(d.note)}]" if d.note else ""
     return (f"- {d.day} {d.action} {d.item}: `{_clean(first)}` {verb} `{_clean(second)}` "

@@ -119,6 +119,14 @@ def _consolidation_lines(s: dict, shown=lambda items, *keys: items) -> list[str]
                   for d in llm["decided"][:10]]
         if llm["warning"]:
             lines.append(f"  - {llm['warning']}")
+    p = s.get("proposals")
+    if p:  # counts only: the proposed text waits in the review queue, never in the journal
+        lines.append(f"- Proposals ({p['model']}): {p['proposed']} wait in the review queue (mem review)"
+                     + (f", among them the observation of {p['observation']}" if p["observation"] else "")
+                     + f"; {p['asked']} asked, {p['rejected']} malformed answer(s) rejected, "
+                     f"{p['withheld']} withheld by trust tier.")
+        if p["warning"]:
+            lines.append(f"  - {p['warning']}")
     if s["skipped_legal"]:
         lines.append(f"- Skipped (legal: {s['skipped_legal']}): never folded, superseded or sent to a model.")
     if s["stopped_at"]:

@@ -13,6 +13,7 @@ import json
 from datetime import date
 from typing import Callable
 
+from memtool import retain_log
 from memtool.errors import UsageError
 from memtool.reflect import decisions
 from memtool.reflect.decisions import Decision
@@ -20,6 +21,7 @@ from memtool.store.local import LocalState
 from memtool.workspace import Workspace
 
 CONNECTIONS = "review_connections"  # local meta key: connections suggested and not yet decided
+PROPOSALS = "review_proposals"  # local meta key: a model's typed-fact and observation proposals, not yet decided
 
 
 def standing(ws: Workspace) -> tuple[dict[str, Decision], list]:
@@ -47,12 +49,16 @@ def items(ws: Workspace, local: LocalState, facts_by_key: Callable[[], dict]) ->
     for c in connections(local):
         item = _item("connection", c["a"], c["b"], {"a": {"name": c["a"]}, "b": {"name": c["b"]}, "facts": c["facts"]})
         out.setdefault(item["id"], item)
+    for p in proposals(local):
+        item = _item(p["kind"], p["a"]["key"], p["b"]["key"], p)
+        out.setdefault(item["id"], item)
     for item_id, d in decided.items():
-        item = out.get(item_id) or _item(d.kind, d.a, d.b, {"a": {"key": d.a}, "b": {"key": d.b}})
+        b = {"key": d.b, "source": d.b} if d.kind in decisions.PROPOSALS else {"key": d.b}  # b: the daily log
+        item = out.get(item_id) or _item(d.kind, d.a, d.b, {"a": {"key": d.a}, "b": b})
         item["status"], item["decision"] = d.action, {"action": d.action, "day": d.day, "note": d.note,
                                                       "line": d.line, "by": "person"}
         out[item_id] = item
-    order = {"contradiction": 0, "near-duplicate": 1, "connection": 2}
+    order = {"contradiction": 0, "near-duplicate": 1, "connection": 2, "typed-fact": 3, "observation": 4}
     return sorted(out.values(), key=lambda i: (i["status"] != "open", order[i["kind"]], i["id"]))
 
 
@@ -67,27 +73,57 @@ def find(all_items: list[dict], item_id: str) -> dict:
 
 
 def decide(ws: Workspace, local: LocalState, item: dict, action: str, note: str = "",
-           today: date | None = None) -> dict:
+           today: date | None = None, text: str | None = None) -> dict:
     """Write a person's decision about `item` to bank/decisions.md (appended under a lock) and put it
-    into the local state; returns the decision line and where it landed."""
+    into the local state; returns the decision line and where it landed. Accepting a proposal first
+    appends its typed line (or `text`, the person's edit of it) to the daily log it names."""
     allowed = decisions.ACTIONS[item["kind"]]
     if action not in allowed:
         raise UsageError(f"'{action}' is not an action for a {item['kind']}", f"choose one of: {', '.join(allowed)}")
     if any(c in note for c in "\r\n\x00"):
         raise UsageError("the note must be one line", "leave out line breaks")
+    if text is not None and action != "accept":
+        raise UsageError("an edited text goes only with accept", "leave out the text, or accept the proposal")
+    if item["kind"] in decisions.PROPOSALS:
+        return _decide_proposal(ws, local, item, action, note, today or date.today(), text)
     a, b = item["a"], item["b"]
     if action == "supersede" and (b.get("day") or "", b.get("source") or "") < (a.get("day") or "", a.get("source") or ""):
         a, b = b, a  # the older is superseded by the newer
     key = "name" if item["kind"] == "connection" else "key"
     d = Decision((today or date.today()).isoformat(), action, item["kind"], a[key], b[key], note.strip())
     line = decisions.render(d, a.get("source") or a.get("name") or a[key], b.get("source") or b.get("name") or b[key])
+    source = _append_decision(ws, line)
+    with local.transaction():
+        honour(local, {d.item: d}, {a[key]: a, b[key]: b} if key == "key" else {})
+    return {"item": d.item, "action": action, "kind": d.kind, "line": line.rstrip("\n"), "source": source}
+
+
+def _decide_proposal(ws: Workspace, local: LocalState, item: dict, action: str, note: str, today: date,
+                     text: str | None) -> dict:
+    """Accept (the typed line appended to its daily log, like `mem retain`) or dismiss a model's proposal."""
+    from memtool.reflect import proposals as proposing  # here: `proposals` imports this module
+
+    a, b = item["a"], item["b"]
+    written = None
+    if action == "accept":
+        line, kind = proposing.line_to_write(text if text is not None else b["content"], item)
+        at = retain_log.write(ws, b["key"], line, kind, b.get("day") or today.isoformat())
+        written = {"source": f"{b['key']}#L{at}", "text": line, "kind": kind}
+    d = Decision(today.isoformat(), action, item["kind"], a["key"], b["key"], note.strip())
+    entry = decisions.render(d, a.get("source") or a["key"], written["source"] if written else b["key"])
+    source = _append_decision(ws, entry)
+    with local.transaction():
+        keep_proposals(local, [], {d.item: d})
+    return {"item": d.item, "action": action, "kind": d.kind, "line": entry.rstrip("\n"), "source": source,
+            "written": written}
+
+
+def _append_decision(ws: Workspace, line: str) -> str:
+    """Append one decision line to the page under its lock; returns `bank/decisions.md#Ln`."""
     with ws.lock(decisions.PAGE):
         before, _ = ws.append(decisions.PAGE, lambda current: _with_header(current, line))
     at = (before.count(b"\n") + 1 + (not before.endswith(b"\n"))) if before.strip() else decisions.HEADER.count("\n") + 2
-    with local.transaction():
-        honour(local, {d.item: d}, {a[key]: a, b[key]: b} if key == "key" else {})
-    return {"item": d.item, "action": action, "kind": d.kind, "line": line.rstrip("\n"),
-            "source": f"{decisions.PAGE}#L{at}"}
+    return f"{decisions.PAGE}#L{at}"
 
 
 def _with_header(current: bytes, line: str) -> bytes:
@@ -101,6 +137,8 @@ def honour(local: LocalState, decided: dict[str, Decision], by_key: dict) -> Non
     undo what rules decided about the pair. Facts no longer in `by_key` are left alone (their text
     changed: a new fact, a new question). Callers hold a transaction."""
     for d in decided.values():
+        if d.kind in decisions.PROPOSALS:  # honoured by reflect: never proposed again (see `proposals`)
+            continue
         if d.kind == "connection":
             local.decide_pair(d.a, d.b, d.kind, d.action, "person")
             continue
@@ -127,6 +165,21 @@ def keep_connections(local: LocalState, found: list[dict], decided: dict[str, De
     local.set_meta(CONNECTIONS, json.dumps([c for i, c in merged.items() if i not in decided]))
 
 
+def proposals(local: LocalState) -> list[dict]:
+    """A model's proposals waiting for a decision ({kind, a, b}: a the source, b the line to write)."""
+    return json.loads(local.meta(PROPOSALS, "[]") or "[]")
+
+
+def keep_proposals(local: LocalState, found: list[dict], decided: dict[str, Decision],
+                   live: set[str] | None = None) -> None:
+    """Remember new proposals with earlier ones, minus decided ones (and, given `live`, those whose
+    source line is gone: its text changed or it was deleted)."""
+    merged = {decisions.item_id(p["kind"], p["a"]["key"], p["b"]["key"]): p for p in proposals(local) + found}
+    local.set_meta(PROPOSALS, json.dumps([p for i, p in merged.items() if i not in decided
+                                          and (live is None or p["kind"] != "typed-fact" or p["a"]["key"] in live)],
+                                         ensure_ascii=False))
+
+
 def undecided(kind: str, pairs: list, decided: dict[str, Decision]) -> list:
     """The pairs (a, b, …) no person has decided about."""
     return [p for p in pairs if decisions.item_id(kind, p[0], p[1]) not in decided]
@@ -146,7 +199,7 @@ def _side(f: dict) -> dict:
 def _item(kind: str, a: str, b: str, sides: dict, status: str | None = None, reason: str | None = None) -> dict:
     item = {"id": decisions.item_id(kind, a, b), "kind": kind, "status": status or "open",
             "actions": list(decisions.ACTIONS[kind]), "a": sides["a"], "b": sides["b"], "decision": None}
-    for k in ("cosine", "words", "facts"):
+    for k in ("cosine", "words", "facts", "model"):
         if sides.get(k) is not None:
             item[k] = sides[k]
     if status and status != "open":  # decided before, by the model (a person's line replaces this below)

@@ -86,7 +86,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
         changed = [p for p in plan.pages if p.action in ("create", "update")]
         consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
-                                              "strengthened")) or found["faded"]
+                                              "strengthened")) or found["faded"] \
+            or bool((found["proposals"] or {}).get("proposed"))
         if not dry_run:
             _save_state(src.ws, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})

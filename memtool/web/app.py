@@ -107,7 +107,9 @@ def build_app(mem, token: str, port: int) -> Starlette:
     async def decide(request: Request) -> Response:
         form = await request.form()
         try:
-            done = mem.review_decide(request.path_params["item"], str(form.get("action", "")), str(form.get("note", "")))
+            text = form.get("text") if form.get("action") == "accept" else None
+            done = mem.review_decide(request.path_params["item"], str(form.get("action", "")), str(form.get("note", "")),
+                                     None if text is None else str(text))
         except MemError as exc:
             return page(request, "error.html", 400, error=exc.message, hint=exc.hint)
         if request.headers.get("HX-Request") != "true":
