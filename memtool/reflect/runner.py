@@ -11,7 +11,7 @@ from typing import Callable
 from memtool import trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
-from memtool.reflect import consolidation, journal, opinions, pages
+from memtool.reflect import cache, consolidation, journal, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store import Filters, Store
@@ -68,18 +68,30 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
         src.refresh()
         state = _load_state(src.ws)
-        gate = None if force else _gate(src, state)
+        review = cfg.reflect_review if review is None else review
+        sig = cache.signature(src, since, overwrite_edits)
+        cached = None if review else cache.load(src, sig)  # the model review may have open items to ask
+        if cached and state.get("opinions") not in (None, {}, cached["opinions"]):
+            cached = None  # the "moved from" values are another run's: recompute the moves
+        gate = None if force else _gate(src, state, nothing_new=cached is not None)
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        found = consolidation.run(src, deadline=deadline, dry_run=dry_run,
-                                  review=cfg.reflect_review if review is None else review)
-        plan = pages.Plan(consolidation=found)
-        threads = opinion_threads(src.store, refresh=src.refresh)
-        _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
-        _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
-        _plan_typed_indexes(src, plan, fits, overwrite_edits)
-        plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+        if cached:
+            found = consolidation.replay(src, cached["orient"], cached["skipped_legal"], dry_run=dry_run)
+            plan = cache.plan_from(cached)
+            plan.consolidation, confidences = found, cached["opinions"]
+        else:
+            if not dry_run:
+                cache.forget(src)
+            found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review)
+            plan = pages.Plan(consolidation=found)
+            threads = opinion_threads(src.store, refresh=src.refresh)
+            _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
+            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+            _plan_typed_indexes(src, plan, fits, overwrite_edits)
+            plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+            confidences = {o.key: round(o.confidence, 3) for o in threads}
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
@@ -88,10 +100,15 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                               "strengthened")) or found["faded"]
         if not dry_run:
-            _save_state(src.ws, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time(),
+            if changed or consolidated:
+                _write(src.ws, changed, entry)
+            _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
-        if not dry_run and (changed or consolidated):
-            _write(src.ws, changed, entry)
+            if deadline.hit_at is None and not review:  # state after the Markdown: a killed run leaves no cache
+                if changed or consolidated:
+                    src.refresh()  # what this run wrote is part of the next run's inputs
+                cache.save(src, cache.signature(src, since, overwrite_edits), plan, found["orient"],
+                           found["skipped_legal"], confidences)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -178,8 +195,9 @@ def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:
         ws.write_atomic(JOURNAL, text + sep + entry)
 
 
-def _gate(src: Sources, state: dict) -> str | None:
-    """Why this run should not do work yet (None: it should)."""
+def _gate(src: Sources, state: dict, nothing_new: bool = False) -> str | None:
+    """Why this run should not do work yet (None: it should); `nothing_new`: no fact is new (known
+    without reading them)."""
     cfg = src.config
     last = state.get("last_run")
     if last is not None:
@@ -187,7 +205,8 @@ def _gate(src: Sources, state: dict) -> str | None:
         if hours < cfg.reflect_min_hours:
             return f"the last run was {hours:.1f} h ago (runs need {cfg.reflect_min_hours:g} h between them)"
     if cfg.reflect_min_new:
-        new = len(src.local.unseen([fact_key(path, content) for path, content in src.store.fact_texts()]))
+        new = 0 if nothing_new else len(src.local.unseen([fact_key(path, content)
+                                                          for path, content in src.store.fact_texts()]))
         if new < cfg.reflect_min_new and last is not None:
             return f"{new} new fact(s) since the last run (runs need {cfg.reflect_min_new})"
     return None

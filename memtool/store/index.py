@@ -4,6 +4,7 @@ builds from filters is in `queries.py`; entity lookups in `entities.py`; counts 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -104,6 +105,14 @@ class Store:
     def file_digests(self) -> dict[str, str]:
         """path → content hash for every indexed file."""
         return dict(self.conn.execute("SELECT path, hash FROM files"))
+
+    def files_signature(self) -> str:
+        """A hash of every indexed file's path, content hash, status and trust tier: it changes
+        whenever what the index holds changes (a touched file with the same text does not count)."""
+        h = hashlib.blake2b(digest_size=16)
+        for row in self.conn.execute("SELECT path, hash, status, trust FROM files ORDER BY path"):
+            h.update("\x1f".join(map(str, row)).encode() + b"\x1e")
+        return h.hexdigest()
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))

@@ -111,6 +111,19 @@ class LocalState:
     def mark_seen(self, items: list[tuple[str, str]]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO seen(key, words) VALUES (?, ?)", items)
 
+    def decisions_signature(self) -> str:
+        """A hash of what reflect decided (folds, supersessions, review items) and of how many facts it
+        has examined: it changes whenever a run, a person or a model changes any of them."""
+        h = hashlib.blake2b(digest_size=16)
+        for sql in ("SELECT key, kept, how FROM folds ORDER BY key",
+                    "SELECT old, new, until, how, why, old_source, old_content, new_source FROM supersede ORDER BY old",
+                    "SELECT a, b, kind, status, reason FROM review ORDER BY a, b, kind",
+                    "SELECT COUNT(*) FROM seen"):
+            for row in self.conn.execute(sql):
+                h.update("\x1f".join(map(str, row)).encode() + b"\x1e")
+            h.update(b"\x1d")
+        return h.hexdigest()
+
     def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
         """key → access times after access row `rowid`, and the last rowid read."""
         out: dict[str, list[float]] = {}
