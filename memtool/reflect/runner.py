@@ -22,11 +22,13 @@ JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
 
 
-def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object]) -> list[opinions.Opinion]:
+def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
+                    reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`.
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
-    straight from the index, with the terms it analysed when indexing."""
+    straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
+    may fill in an entity's evidence from an earlier run (True): its facts are then not read."""
     stored: dict[str, str] = {}
 
     def light(row: dict, name: str | None = None) -> dict:
@@ -45,9 +47,16 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     for f in ops:
         f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
     ops.reverse()  # oldest first
-    names = sorted({f["entity"] for f in ops if f["entity"] != "general"})
-    others = [light(r, r["name"]) for r in store.evidence_rows({n: store.entity_keys(n) for n in names}, MAX_K)]
-    return opinions.build(ops, others, terms)
+    terms_of = opinions.memo(terms)
+    threads = opinions.threads_of(ops, terms_of)
+    names = sorted({o.entity for o in threads if o.entity != "general"})
+    keys = {n: store.entity_keys(n) for n in names}
+    if reuse is not None:
+        names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
+    others = [light(r, r["name"]) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
+    fresh = set(names)
+    opinions.add_evidence([o for o in threads if o.entity in fresh], others, terms_of)
+    return threads
 
 
 def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -69,25 +78,33 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         src.refresh()
         state = _load_state(src.ws)
         review = cfg.reflect_review if review is None else review
-        sig = cache.signature(src, since, overwrite_edits)
-        cached = None if review else cache.load(src, sig)  # the model review may have open items to ask
-        if cached and state.get("opinions") not in (None, {}, cached["opinions"]):
-            cached = None  # the "moved from" values are another run's: recompute the moves
-        gate = None if force else _gate(src, state, nothing_new=cached is not None)
+        opts, files, decided = cache.options(src, since, overwrite_edits), src.store.file_rows(), src.local.decisions_signature()
+        record = None if review else cache.previous(src, opts)  # the model review may have open items to ask
+        replay = cache.replayable(record, cache.signature(opts, files, decided))
+        if replay and state.get("opinions") not in (None, {}, record["opinions"]):
+            replay = False  # the "moved from" values are another run's: recompute the moves
+        gate = None if force else _gate(src, state, nothing_new=replay)
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        if cached:
-            found = consolidation.replay(src, cached["orient"], cached["skipped_legal"], dry_run=dry_run)
-            plan = cache.plan_from(cached)
-            plan.consolidation, confidences = found, cached["opinions"]
+        changes, made, evidence = None, {}, {}
+        if replay:
+            found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
+            plan = cache.plan_from(record)
+            plan.consolidation, confidences = found, record["opinions"]
         else:
+            changes = cache.since_last(src, record, files, decided)
             if not dry_run:
                 cache.forget(src)
+            before = src.local.supersessions()
             found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review)
+            if changes is not None:
+                changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
-            threads = opinion_threads(src.store, refresh=src.refresh)
-            _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
+            threads = opinion_threads(src.store, refresh=src.refresh,
+                                      reuse=_reuse_evidence(changes) if changes is not None else None)
+            evidence = _evidence(threads)
+            _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -100,15 +117,20 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                               "strengthened")) or found["faded"]
         if not dry_run:
+            written = []
             if changed or consolidated:
                 _write(src.ws, changed, entry)
+                written = [p.path for p in changed] + [JOURNAL]
             _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
-            if deadline.hit_at is None and not review:  # state after the Markdown: a killed run leaves no cache
-                if changed or consolidated:
+            if deadline.hit_at is None and not review:  # recorded after the Markdown: a killed run leaves none
+                if written:
                     src.refresh()  # what this run wrote is part of the next run's inputs
-                cache.save(src, cache.signature(src, since, overwrite_edits), plan, found["orient"],
-                           found["skipped_legal"], confidences)
+                if replay:
+                    if written:
+                        cache.resave(src, record, files, written)
+                else:
+                    cache.save(src, opts, files, written, plan, found, confidences, made, evidence, changes)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -126,9 +148,14 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
-                       tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool) -> None:
-    """Plan the entity pages: one per entity with enough facts it may show (legal pages never)."""
+                       tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
+                       changes: cache.Changes | None = None, made: dict | None = None) -> None:
+    """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
+
+    An entity nothing in `changes` touches keeps what the last run planned for it; `made` receives
+    what each page was made from (see `cache`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
+    made = {} if made is None else made
     recent = None
     if since:
         recent = {e for f in src.facts(since=since) for e in f["entities"]}
@@ -137,22 +164,64 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
             continue
         if deadline.passed("entity pages"):
             break
-        page = src.store.entity_page(name)
-        path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
-        entity = page["entity"] if page else name
-        if tier_of(path) == trust.LEGAL:
-            plan.pages.append(pages.PagePlan(entity, path, "skipped", reason="trust: legal (never modified)"))
-            continue
-        facts = [f for f in src.facts(entities=[name], k=500) if f["source"].split("#")[0] not in (path, JOURNAL)]
-        visible = fits(path)
-        shown = [f for f in facts if visible(f["source"])]
-        plan.held_back += len(facts) - len(shown)
-        if len(shown) < pages.MIN_FACTS:
-            continue
-        plan.facts += len(shown)
-        current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-        plan.pages.append(pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path),
-                                          overwrite_edits))
+        rec = changes.entities.get(name) if changes is not None else None
+        if rec is None or not _untouched(rec, changes, src.store.entity_keys(name), confidences):
+            rec = _plan_entity_page(src, name, confidences, tier_of, fits, overwrite_edits)
+        made[name] = rec
+        plan.held_back += rec["held"]
+        if rec["action"] is not None:
+            plan.facts += rec["facts"]
+            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
+
+
+def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
+    """Whether an entity page is made from the same facts, supersessions and confidences as last time."""
+    return (not changes.named(keys) and changes.paths.isdisjoint(rec["paths"])
+            and all(confidences.get(s) == c for s, c in rec["conf"].items()))
+
+
+def _plan_entity_page(src: Sources, name: str, confidences: dict[str, float], tier_of, fits,
+                      overwrite_edits: bool) -> dict:
+    """One entity page's plan (`action` None: no page), with what it is made from."""
+    page = src.store.entity_page(name)
+    path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
+    entity = page["entity"] if page else name
+    rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
+    if tier_of(path) == trust.LEGAL:
+        return dict(rec, action="skipped", reason="trust: legal (never modified)")
+    listed = src.facts(entities=[name], k=500)
+    facts = [f for f in listed if f["source"].split("#")[0] not in (path, JOURNAL)]
+    visible = fits(path)
+    shown = [f for f in facts if visible(f["source"])]
+    rec.update(held=len(facts) - len(shown), paths=sorted({f["source"].split("#")[0] for f in listed}),
+               conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
+    if len(shown) < pages.MIN_FACTS:
+        return rec
+    current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
+    p = pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path), overwrite_edits)
+    return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
+
+
+def _reuse_evidence(changes: cache.Changes):
+    """`opinion_threads`' reuse: an entity whose facts no change mentions keeps last run's evidence."""
+    def reuse(name: str, keys: list[str], threads: list[opinions.Opinion]) -> bool:
+        known = changes.evidence.get(name)
+        if known is None or len(known) != len(threads) or not changes.keys.isdisjoint(keys):
+            return False
+        for o, (supporting, contradicting) in zip(threads, known):
+            o.supporting, o.contradicting = list(supporting), list(contradicting)
+        return True
+
+    return reuse
+
+
+def _evidence(threads: list[opinions.Opinion]) -> dict[str, list]:
+    """entity → its threads' (supporting, contradicting), in order."""
+    out: dict[str, list] = {}
+    for o in threads:
+        if o.entity != "general":
+            out.setdefault(o.entity, []).append([o.supporting, o.contradicting])
+    return out
 
 
 def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opinion], state: dict, fits,

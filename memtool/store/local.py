@@ -124,6 +124,10 @@ class LocalState:
             h.update(b"\x1d")
         return h.hexdigest()
 
+    def supersessions(self) -> dict[str, tuple]:
+        """old key → (new key, until, old source, new source) of every supersession."""
+        return {r[0]: r[1:] for r in self.conn.execute("SELECT old, new, until, old_source, new_source FROM supersede")}
+
     def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
         """key → access times after access row `rowid`, and the last rowid read."""
         out: dict[str, list[float]] = {}
