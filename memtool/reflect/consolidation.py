@@ -62,6 +62,12 @@ class _Sets(dict):
         value = self[key] = frozenset(text.split()) if text is not None else self.make(key)
         return value
 
+    def listed(self, key: str):
+        """The distinct words of `key`, from the cache's text when its set was not made yet."""
+        if key not in self and key in self.cached:
+            return self.cached[key].split()
+        return self[key]
+
 
 def term_set(terms_text: str) -> frozenset:
     """Index terms (forms and stems): do two facts talk about the same thing?"""
@@ -235,7 +241,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     index = None
     if unseen:  # a few new facts need the postings of their own words only
         vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
-        index = rules.WordIndex(facts, words, vocabulary)
+        index = rules.WordIndex(facts, words, vocabulary, words.listed)
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
