@@ -87,7 +87,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence = None, {}, {}
+        changes, made, evidence, reused = None, {}, {}, 0
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -104,7 +104,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             threads = opinion_threads(src.store, refresh=src.refresh,
                                       reuse=_reuse_evidence(changes) if changes is not None else None)
             evidence = _evidence(threads)
-            _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -135,6 +135,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
+            "reused": {"replayed": replay, "entity_pages": len(record["entities"]) if replay else reused,
+                       "entity_pages_made": 0 if replay else len(made) - reused},
             "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -149,14 +151,14 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
-                       changes: cache.Changes | None = None, made: dict | None = None) -> None:
+                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
-    An entity nothing in `changes` touches keeps what the last run planned for it; `made` receives
-    what each page was made from (see `cache`)."""
+    An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
+    did); `made` receives what each page was made from (see `cache`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
-    recent = None
+    recent, reused = None, 0
     if since:
         recent = {e for f in src.facts(since=since) for e in f["entities"]}
     for name, _count in src.store.entity_counts(pages.MIN_FACTS):
@@ -167,11 +169,14 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         rec = changes.entities.get(name) if changes is not None else None
         if rec is None or not _untouched(rec, changes, src.store.entity_keys(name), confidences):
             rec = _plan_entity_page(src, name, confidences, tier_of, fits, overwrite_edits)
+        else:
+            reused += 1
         made[name] = rec
         plan.held_back += rec["held"]
         if rec["action"] is not None:
             plan.facts += rec["facts"]
             plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
+    return reused
 
 
 def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
