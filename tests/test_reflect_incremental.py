@@ -166,3 +166,20 @@ def test_a_run_killed_anywhere_leaves_no_record_that_hides_work(tmp_path, exampl
 
 def pages(ws: Path) -> dict[str, str]:
     return {k: v for k, v in markdown(ws).items() if not k.endswith("journal.md")}
+
+
+def test_forgetting_a_fact_leaves_no_copy_in_the_reflect_record(example_ws):
+    write(example_ws, "memory/2026-09-03.md", "# 2026-09-03\n\n## Retain\n"
+                                              '- O(c=0.95) @Mira: Says "Zwieback-7" is her secret word.\n')
+    reflect(example_ws)
+    local = example_ws / ".memory" / "local.sqlite"
+    conn = sqlite3.connect(local)
+    assert "Zwieback-7" in conn.execute("SELECT v FROM meta WHERE k = ?", (KEY,)).fetchone()[0]
+    conn.close()
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        assert mem.forget('"Zwieback-7" is her', confirm=True)["forgotten"]
+    finally:
+        mem.close()
+    assert b"Zwieback-7" not in local.read_bytes()
+    assert reflect(example_ws)["reused"]["replayed"] is False

@@ -28,8 +28,9 @@ from datetime import date
 from memtool import __version__
 from memtool.reflect import pages
 from memtool.reflect.sources import Sources
+from memtool.store.local import REFLECT_CACHE
 
-KEY = "reflect_cache"  # local meta key
+KEY = REFLECT_CACHE  # local meta key (`mem forget` drops it whole: its JSON escapes would hide a quote)
 FORMAT = 1  # bump when what a run plans from the same inputs changes
 STATIC_ORIENT = ("facts", "kinds", "folders", "trust")  # orient figures fixed by the Markdown
 

@@ -45,6 +45,9 @@ MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the file from version n to n 
 LOCAL_VERSION = len(MIGRATIONS)
 
 
+REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
+
+
 def fact_key(path: str, content: str) -> str:
     return hashlib.blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
 
@@ -197,6 +200,7 @@ class LocalState:
             for table in ("access", "usage", "seen"):
                 self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM live_keys)")
             self.forget(live)
+            self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_CACHE,))  # a cache quoting facts as JSON
             for needle in needles:
                 n = needle.casefold()
                 for table, cols in (("supersede", ("why", "old_content")), ("review", ("reason", "detail")),
