@@ -457,7 +457,7 @@ class Store:
         return overview.aliases(self.conn)
 
 
-_WORDS = re.compile(r"\w+")  # FTS5's unicode61 tokens, as a superset
+_WORDS = re.compile(r"[^\W_]+")  # FTS5 unicode61 tokens (letters and digits), as a superset
 
 
 def _aside_name(index: Path, why: str) -> Path:
