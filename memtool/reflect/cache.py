@@ -32,7 +32,7 @@ from memtool.store.local import REFLECT_CACHE
 
 KEY = REFLECT_CACHE  # local meta key (`mem forget` drops it whole: its JSON escapes would hide a quote)
 FORMAT = 1  # bump when what a run plans from the same inputs changes
-STATIC_ORIENT = ("facts", "kinds", "folders", "trust")  # orient figures fixed by the Markdown
+STATIC_ORIENT = ("facts", "kinds", "folders", "trust", "embedded", "not_embedded")  # see consolidation.orient_from
 
 
 def options(src: Sources, since: str | None, overwrite_edits: bool) -> str:
@@ -131,7 +131,7 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
         "decisions": decisions, "files": files, "file_keys": file_keys,
         "pages": [[p.entity, p.path, done(p.action), p.reason] for p in plan.pages],
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,
-        "orient": {k: report["orient"][k] for k in STATIC_ORIENT}, "skipped_legal": report["skipped_legal"],
+        "orient": _orient(src, report["orient"], written), "skipped_legal": report["skipped_legal"],
         "opinions": opinions, "evidence": evidence,
         "entities": {name: {k: v for k, v in rec.items() if k != "text"} | {"action": done(rec["action"])}
                      for name, rec in entities.items()},
@@ -142,8 +142,17 @@ def resave(src: Sources, record: dict, files: dict[str, list], written: list[str
     """Keep a replayed record valid after its run wrote `written` (a journal entry)."""
     files = _as_written(src, files, written)
     decisions = src.local.decisions_signature()
-    record.update(files=files, decisions=decisions, signature=signature(record["options"], files, decisions))
+    record.update(files=files, decisions=decisions, signature=signature(record["options"], files, decisions),
+                  orient=_orient(src, record["orient"], written))
     src.local.set_meta(KEY, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+
+
+def _orient(src: Sources, orient: dict, written: list[str]) -> dict:
+    """The orient figures to record: the embedding counts as they are after the run's own writes."""
+    out = {k: orient[k] for k in STATIC_ORIENT if k in orient}
+    if written:  # the journal's new lines have no vector yet
+        out.update(embedded=src.store.vectors.count(), not_embedded=src.store.vectors.count_missing())
+    return out
 
 
 def _as_written(src: Sources, files: dict[str, list], written: list[str]) -> dict[str, list]:

@@ -92,14 +92,17 @@ def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> d
 
 def orient_from(static: dict, store: Store, local: LocalState, unseen: int) -> dict:
     """Phase 1 from the figures the Markdown fixes (`static`: facts, kinds, folders, trust) and those that
-    change without it (embedding coverage, stability)."""
+    change without it (embedding coverage, stability). A `static` from a run on the same Markdown may
+    carry its embedding counts: while as many vectors are stored, none is missing anew (no scan)."""
     usage = local.usage_all()
     n = static["facts"]
     total_s = sum(s for s, _, _ in usage.values()) + stability.STABILITY_DEFAULT * max(0, n - len(usage))
     vectors = store.vectors
+    embedded = vectors.count()
+    missing = static["not_embedded"] if static.get("embedded") == embedded else vectors.count_missing()
     return {
         "facts": n, "new": unseen, "kinds": static["kinds"], "folders": static["folders"],
-        "embedded": vectors.count(), "not_embedded": vectors.count_missing(),
+        "embedded": embedded, "not_embedded": missing,
         "average_stability_days": round(total_s / n, 1) if n else None,
         "used_facts": len(usage), "trust": static["trust"],
     }
