@@ -105,8 +105,8 @@ def test_a_changed_fact_and_a_hand_edit_outside_the_block_are_picked_up(tmp_path
     assert "Changed later." in (a / "bank/entities/Peter.md").read_text(encoding="utf-8")
 
     page = a / "bank/entities/Peter.md"
-    change_both(a, b, "bank/entities/Peter.md",
-                page.read_text(encoding="utf-8").replace("\n# Peter\n", "\n# Peter\n\nPlays chess with @Ravi.\nRuns with @Ravi on Sundays.\n", 1))
+    hand = "\n# Peter\n\nPlays chess with @Ravi.\nRuns with @Ravi on Sundays.\n"
+    change_both(a, b, "bank/entities/Peter.md", page.read_text(encoding="utf-8").replace("\n# Peter\n", hand, 1))
     got = both(a, b)
     assert not got["reused"]["replayed"] and not got["reused"]["entity_pages"]  # a bank page: every entity again
     assert "Plays chess with @Ravi." in page.read_text(encoding="utf-8")
