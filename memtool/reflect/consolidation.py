@@ -62,6 +62,12 @@ class _Sets(dict):
         value = self[key] = frozenset(text.split()) if text is not None else self.make(key)
         return value
 
+    def listed(self, key: str):
+        """The distinct words of `key`, from the cache's text when its set was not made yet."""
+        if key not in self and key in self.cached:
+            return self.cached[key].split()
+        return self[key]
+
 
 def term_set(terms_text: str) -> frozenset:
     """Index terms (forms and stems): do two facts talk about the same thing?"""
@@ -76,17 +82,29 @@ def word_set(content: str) -> frozenset:
 
 def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> dict:
     """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
-    usage = local.usage_all()
-    total_s = sum(s for s, _, _ in usage.values()) + stability.STABILITY_DEFAULT * max(0, len(facts) - len(usage))
-    vectors = store.vectors
-    return {
-        "facts": len(facts), "new": unseen,
+    return orient_from({
+        "facts": len(facts),
         "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
         "folders": dict(Counter(f["path"].split("/", 1)[0] if "/" in f["path"] else "." for f in facts).most_common()),
-        "embedded": vectors.count(), "not_embedded": vectors.count_missing(),
-        "average_stability_days": round(total_s / len(facts), 1) if facts else None,
-        "used_facts": len(usage),
         "trust": dict(Counter(f["trust"] for f in {f["path"]: f for f in facts}.values()).most_common()),
+    }, store, local, unseen)
+
+
+def orient_from(static: dict, store: Store, local: LocalState, unseen: int) -> dict:
+    """Phase 1 from the figures the Markdown fixes (`static`: facts, kinds, folders, trust) and those that
+    change without it (embedding coverage, stability). A `static` from a run on the same Markdown may
+    carry its embedding counts: while as many vectors are stored, none is missing anew (no scan)."""
+    usage = local.usage_all()
+    n = static["facts"]
+    total_s = sum(s for s, _, _ in usage.values()) + stability.STABILITY_DEFAULT * max(0, n - len(usage))
+    vectors = store.vectors
+    embedded = vectors.count()
+    missing = static["not_embedded"] if static.get("embedded") == embedded else vectors.count_missing()
+    return {
+        "facts": n, "new": unseen, "kinds": static["kinds"], "folders": static["folders"],
+        "embedded": embedded, "not_embedded": missing,
+        "average_stability_days": round(total_s / n, 1) if n else None,
+        "used_facts": len(usage), "trust": static["trust"],
     }
 
 
@@ -192,6 +210,29 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
     return report
 
 
+def replay(src: Sources, static: dict, skipped_legal: int, *, dry_run: bool) -> dict:
+    """What `run` finds when no fact is new and no decision changed since the run that left `static`
+    (its orient figures) and `skipped_legal`: nothing to compare, so only stability (phase 4) and the
+    live orient figures are computed."""
+    local = src.local
+    report: dict = {"orient": orient_from(static, src.store, local, 0), "folded": [], "review": [],
+                    "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
+                    "skipped_legal": skipped_legal, "stopped_at": None, "examined": 0, "clusters": []}
+    strengthened, faded, usage_rows, last_rowid = _stability(local)
+    by_key = {}
+    if strengthened:  # facts recalled since the last run: find them by key (the one scan a replay may need)
+        keys = {k for k, _, _ in strengthened}
+        by_key = {f["key"]: f for f in load_facts(src.store, src.config.trust_globs) if f["key"] in keys}
+    report["strengthened"] = [{"source": by_key[k]["source"], "content": by_key[k]["content"], "stability": round(s, 1),
+                               "uses": u} for k, s, u in strengthened if k in by_key]
+    report["faded"] = faded
+    if not dry_run:
+        with local.transaction():
+            local.put_usage(usage_rows)
+            local.set_meta("access_rowid", str(last_rowid))
+    return report
+
+
 def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], words: _Sets,
              deadline: Deadline) -> _Compared:
     """Phases 2 and 3, dedup and contradictions: only what is new is examined, against everything,
@@ -206,7 +247,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     index = None
     if unseen:  # a few new facts need the postings of their own words only
         vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
-        index = rules.WordIndex(facts, words, vocabulary)
+        index = rules.WordIndex(facts, words, vocabulary, words.listed)
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""

@@ -78,6 +78,14 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
     Facts are recall results plus `entity` (the entity they are filed under); `terms(text)` gives a
     fact's analysed terms.
     """
+    cached = memo(terms)
+    threads = threads_of(opinion_facts, cached)
+    add_evidence(threads, other_facts, cached)
+    return threads
+
+
+def memo(terms):
+    """`terms`, computed once per text."""
     cache: dict[str, set[str]] = {}
 
     def cached(text: str) -> set[str]:
@@ -85,7 +93,11 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
             cache[text] = terms(text)
         return cache[text]
 
-    terms_of = cached
+    return cached
+
+
+def threads_of(opinion_facts: list[dict], terms_of) -> list[Opinion]:
+    """The threads of opinion facts (oldest first), without evidence (see `build`)."""
     threads: list[Opinion] = []
     by_entity: dict[str, list[Opinion]] = {}
     for f in opinion_facts:
@@ -105,6 +117,11 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
         if explicit is not None:  # a person's number resets the evidence
             match.anchor, match.anchor_source = explicit, f["source"]
             match.supporting, match.contradicting = [], []
+    return threads
+
+
+def add_evidence(threads: list[Opinion], other_facts: list[dict], terms_of) -> None:
+    """Each thread's supporting and contradicting sources among `other_facts` (see `build`)."""
     others: dict[str, list[dict]] = {}
     for f in other_facts:
         others.setdefault(f["entity"], []).append(f)
@@ -120,7 +137,6 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
             if overlap(o.terms, terms_of(f["content"])) < EVIDENCE:
                 continue
             (o.contradicting if negated(f["content"]) != negated(o.statement) else o.supporting).append(f["source"])
-    return threads
 
 
 def series(o: Opinion, written: dict[str, float | None]) -> list[dict]:

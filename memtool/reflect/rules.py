@@ -74,13 +74,18 @@ class WordIndex:
     """Document frequency and postings of every fact's words (or only of `vocabulary`, the words of
     the facts a run examines: all that `candidate_pairs` reads): built once per run."""
 
-    def __init__(self, facts: list[dict], words: dict[str, frozenset], vocabulary: set[str] | None = None):
+    def __init__(self, facts: list[dict], words: dict[str, frozenset], vocabulary: set[str] | None = None,
+                 listed=None):
+        """`listed(key)`, if given, yields a fact's distinct words without making its set (faster
+        when only `vocabulary` is kept)."""
         self.df: Counter = Counter()
         self.postings: dict[str, list[str]] = defaultdict(list)
+        listed = listed or words.__getitem__
         for f in facts:
-            for w in (words[f["key"]] if vocabulary is None else words[f["key"]] & vocabulary):
+            key = f["key"]
+            for w in (words[key] if vocabulary is None else [w for w in listed(key) if w in vocabulary]):
                 self.df[w] += 1
-                self.postings[w].append(f["key"])
+                self.postings[w].append(key)
 
 
 def candidate_pairs(new: list[dict], index: WordIndex, words: dict[str, frozenset],
@@ -169,7 +174,8 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     for f in facts:
         if _eligible(f):
             by_entity[f["entities"][0].lower()].append(f)
-    markers = {e: [f for f in group if CHANGE.search(f["content"])] for e, group in by_entity.items()}
+    wanted = {f["entities"][0].lower() for f in new if _eligible(f)}  # only new facts' entities are read
+    markers = {e: [f for f in by_entity[e] if CHANGE.search(f["content"])] for e in wanted if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}
     by_key_day = {f["key"]: f["day"] for f in facts}
 

@@ -11,7 +11,7 @@ from typing import Callable
 from memtool import trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
-from memtool.reflect import consolidation, journal, opinions, pages
+from memtool.reflect import cache, consolidation, journal, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store import Filters, Store
@@ -22,11 +22,13 @@ JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
 
 
-def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object]) -> list[opinions.Opinion]:
+def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
+                    reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`.
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
-    straight from the index, with the terms it analysed when indexing."""
+    straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
+    may fill in an entity's evidence from an earlier run (True): its facts are then not read."""
     stored: dict[str, str] = {}
 
     def light(row: dict, name: str | None = None) -> dict:
@@ -45,9 +47,16 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     for f in ops:
         f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
     ops.reverse()  # oldest first
-    names = sorted({f["entity"] for f in ops if f["entity"] != "general"})
-    others = [light(r, r["name"]) for r in store.evidence_rows({n: store.entity_keys(n) for n in names}, MAX_K)]
-    return opinions.build(ops, others, terms)
+    terms_of = opinions.memo(terms)
+    threads = opinions.threads_of(ops, terms_of)
+    names = sorted({o.entity for o in threads if o.entity != "general"})
+    keys = {n: store.entity_keys(n) for n in names}
+    if reuse is not None:
+        names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
+    others = [light(r, r["name"]) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
+    fresh = set(names)
+    opinions.add_evidence([o for o in threads if o.entity in fresh], others, terms_of)
+    return threads
 
 
 def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -68,18 +77,38 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"):
         src.refresh()
         state = _load_state(src.ws)
-        gate = None if force else _gate(src, state)
+        review = cfg.reflect_review if review is None else review
+        opts, files, decided = cache.options(src, since, overwrite_edits), src.store.file_rows(), src.local.decisions_signature()
+        record = None if review else cache.previous(src, opts)  # the model review may have open items to ask
+        replay = cache.replayable(record, cache.signature(opts, files, decided))
+        if replay and state.get("opinions") not in (None, {}, record["opinions"]):
+            replay = False  # the "moved from" values are another run's: recompute the moves
+        gate = None if force else _gate(src, state, nothing_new=replay)
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        found = consolidation.run(src, deadline=deadline, dry_run=dry_run,
-                                  review=cfg.reflect_review if review is None else review)
-        plan = pages.Plan(consolidation=found)
-        threads = opinion_threads(src.store, refresh=src.refresh)
-        _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits)
-        _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
-        _plan_typed_indexes(src, plan, fits, overwrite_edits)
-        plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+        changes, made, evidence, reused = None, {}, {}, 0
+        if replay:
+            found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
+            plan = cache.plan_from(record)
+            plan.consolidation, confidences = found, record["opinions"]
+        else:
+            changes = cache.since_last(src, record, files, decided)
+            if not dry_run:
+                cache.forget(src)
+            before = src.local.supersessions()
+            found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review)
+            if changes is not None:
+                changes.paths |= cache.superseded_paths(before, src.local.supersessions())
+            plan = pages.Plan(consolidation=found)
+            threads = opinion_threads(src.store, refresh=src.refresh,
+                                      reuse=_reuse_evidence(changes) if changes is not None else None)
+            evidence = _evidence(threads)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
+            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+            _plan_typed_indexes(src, plan, fits, overwrite_edits)
+            plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+            confidences = {o.key: round(o.confidence, 3) for o in threads}
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
@@ -89,14 +118,26 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                                               "strengthened")) or found["faded"] \
             or bool((found["proposals"] or {}).get("proposed"))
         if not dry_run:
-            _save_state(src.ws, {"opinions": {o.key: round(o.confidence, 3) for o in threads}, "last_run": time.time(),
+            written = []
+            if changed or consolidated:
+                _write(src.ws, changed, entry)
+                written = [p.path for p in changed] + [JOURNAL]
+            _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
-        if not dry_run and (changed or consolidated):
-            _write(src.ws, changed, entry)
+            if deadline.hit_at is None and not review:  # recorded after the Markdown: a killed run leaves none
+                if written:
+                    src.refresh()  # what this run wrote is part of the next run's inputs
+                if replay:
+                    if written:
+                        cache.resave(src, record, files, written)
+                else:
+                    cache.save(src, opts, files, written, plan, found, confidences, made, evidence, changes)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
+            "reused": {"replayed": replay, "entity_pages": len(record["entities"]) if replay else reused,
+                       "entity_pages_made": 0 if replay else len(made) - reused},
             "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -110,10 +151,15 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
-                       tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool) -> None:
-    """Plan the entity pages: one per entity with enough facts it may show (legal pages never)."""
+                       tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
+                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
+    """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
+
+    An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
+    did); `made` receives what each page was made from (see `cache`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
-    recent = None
+    made = {} if made is None else made
+    recent, reused = None, 0
     if since:
         recent = {e for f in src.facts(since=since) for e in f["entities"]}
     for name, _count in src.store.entity_counts(pages.MIN_FACTS):
@@ -121,22 +167,67 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
             continue
         if deadline.passed("entity pages"):
             break
-        page = src.store.entity_page(name)
-        path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
-        entity = page["entity"] if page else name
-        if tier_of(path) == trust.LEGAL:
-            plan.pages.append(pages.PagePlan(entity, path, "skipped", reason="trust: legal (never modified)"))
-            continue
-        facts = [f for f in src.facts(entities=[name], k=500) if f["source"].split("#")[0] not in (path, JOURNAL)]
-        visible = fits(path)
-        shown = [f for f in facts if visible(f["source"])]
-        plan.held_back += len(facts) - len(shown)
-        if len(shown) < pages.MIN_FACTS:
-            continue
-        plan.facts += len(shown)
-        current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-        plan.pages.append(pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path),
-                                          overwrite_edits))
+        rec = changes.entities.get(name) if changes is not None else None
+        if rec is None or not _untouched(rec, changes, src.store.entity_keys(name), confidences):
+            rec = _plan_entity_page(src, name, confidences, tier_of, fits, overwrite_edits)
+        else:
+            reused += 1
+        made[name] = rec
+        plan.held_back += rec["held"]
+        if rec["action"] is not None:
+            plan.facts += rec["facts"]
+            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
+    return reused
+
+
+def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
+    """Whether an entity page is made from the same facts, supersessions and confidences as last time."""
+    return (not changes.named(keys) and changes.paths.isdisjoint(rec["paths"])
+            and all(confidences.get(s) == c for s, c in rec["conf"].items()))
+
+
+def _plan_entity_page(src: Sources, name: str, confidences: dict[str, float], tier_of, fits,
+                      overwrite_edits: bool) -> dict:
+    """One entity page's plan (`action` None: no page), with what it is made from."""
+    page = src.store.entity_page(name)
+    path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
+    entity = page["entity"] if page else name
+    rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
+    if tier_of(path) == trust.LEGAL:
+        return dict(rec, action="skipped", reason="trust: legal (never modified)")
+    listed = src.facts(entities=[name], k=500)
+    facts = [f for f in listed if f["source"].split("#")[0] not in (path, JOURNAL)]
+    visible = fits(path)
+    shown = [f for f in facts if visible(f["source"])]
+    rec.update(held=len(facts) - len(shown), paths=sorted({f["source"].split("#")[0] for f in listed}),
+               conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
+    if len(shown) < pages.MIN_FACTS:
+        return rec
+    current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
+    p = pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path), overwrite_edits)
+    return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
+
+
+def _reuse_evidence(changes: cache.Changes):
+    """`opinion_threads`' reuse: an entity whose facts no change mentions keeps last run's evidence."""
+    def reuse(name: str, keys: list[str], threads: list[opinions.Opinion]) -> bool:
+        known = changes.evidence.get(name)
+        if known is None or len(known) != len(threads) or not changes.keys.isdisjoint(keys):
+            return False
+        for o, (supporting, contradicting) in zip(threads, known):
+            o.supporting, o.contradicting = list(supporting), list(contradicting)
+        return True
+
+    return reuse
+
+
+def _evidence(threads: list[opinions.Opinion]) -> dict[str, list]:
+    """entity → its threads' (supporting, contradicting), in order."""
+    out: dict[str, list] = {}
+    for o in threads:
+        if o.entity != "general":
+            out.setdefault(o.entity, []).append([o.supporting, o.contradicting])
+    return out
 
 
 def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opinion], state: dict, fits,
@@ -179,8 +270,9 @@ def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:
         ws.write_atomic(JOURNAL, text + sep + entry)
 
 
-def _gate(src: Sources, state: dict) -> str | None:
-    """Why this run should not do work yet (None: it should)."""
+def _gate(src: Sources, state: dict, nothing_new: bool = False) -> str | None:
+    """Why this run should not do work yet (None: it should); `nothing_new`: no fact is new (known
+    without reading them)."""
     cfg = src.config
     last = state.get("last_run")
     if last is not None:
@@ -188,7 +280,8 @@ def _gate(src: Sources, state: dict) -> str | None:
         if hours < cfg.reflect_min_hours:
             return f"the last run was {hours:.1f} h ago (runs need {cfg.reflect_min_hours:g} h between them)"
     if cfg.reflect_min_new:
-        new = len(src.local.unseen([fact_key(path, content) for path, content in src.store.fact_texts()]))
+        new = 0 if nothing_new else len(src.local.unseen([fact_key(path, content)
+                                                          for path, content in src.store.fact_texts()]))
         if new < cfg.reflect_min_new and last is not None:
             return f"{new} new fact(s) since the last run (runs need {cfg.reflect_min_new})"
     return None

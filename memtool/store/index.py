@@ -4,7 +4,9 @@ builds from filters is in `queries.py`; entity lookups in `entities.py`; counts 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Iterable
@@ -104,6 +106,22 @@ class Store:
     def file_digests(self) -> dict[str, str]:
         """path → content hash for every indexed file."""
         return dict(self.conn.execute("SELECT path, hash FROM files"))
+
+    def file_rows(self) -> dict[str, list]:
+        """path → [content hash, status, trust tier] of every indexed file: what changes when the index
+        holds something new (a touched file with the same text does not count)."""
+        return {r[0]: [r[1], r[2], r[3]] for r in self.conn.execute("SELECT path, hash, status, trust FROM files")}
+
+    def file_mentions(self, paths: Iterable[str]) -> dict[str, tuple[set[str], set[str]]]:
+        """For each of `paths` with facts: the entity keys they mention, and the words of their
+        analysed terms (what a plain-name entity match looks at)."""
+        out: dict[str, tuple[set[str], set[str]]] = {}
+        for path, terms in select_in(self.conn, "SELECT path, terms FROM facts WHERE path IN ({marks})", paths):
+            out.setdefault(path, (set(), set()))[1].update(_WORDS.findall((terms or "").lower()))
+        for path, key in select_in(self.conn, "SELECT f.path, e.key FROM facts f JOIN fact_entities e"
+                                              " ON e.fact_id = f.id WHERE f.path IN ({marks})", paths):
+            out.setdefault(path, (set(), set()))[0].add(key)
+        return out
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
@@ -437,6 +455,9 @@ class Store:
 
     def aliases(self) -> dict[str, list[str]]:
         return overview.aliases(self.conn)
+
+
+_WORDS = re.compile(r"[^\W_]+")  # FTS5 unicode61 tokens (letters and digits), as a superset
 
 
 def _aside_name(index: Path, why: str) -> Path:

@@ -45,6 +45,9 @@ MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the file from version n to n 
 LOCAL_VERSION = len(MIGRATIONS)
 
 
+REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
+
+
 def fact_key(path: str, content: str) -> str:
     return hashlib.blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
 
@@ -110,6 +113,23 @@ class LocalState:
 
     def mark_seen(self, items: list[tuple[str, str]]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO seen(key, words) VALUES (?, ?)", items)
+
+    def decisions_signature(self) -> str:
+        """A hash of what reflect decided (folds, supersessions, review items) and of how many facts it
+        has examined: it changes whenever a run, a person or a model changes any of them."""
+        h = hashlib.blake2b(digest_size=16)
+        for sql in ("SELECT key, kept, how FROM folds ORDER BY key",
+                    "SELECT old, new, until, how, why, old_source, old_content, new_source FROM supersede ORDER BY old",
+                    "SELECT a, b, kind, status, reason FROM review ORDER BY a, b, kind",
+                    "SELECT COUNT(*) FROM seen"):
+            for row in self.conn.execute(sql):
+                h.update("\x1f".join(map(str, row)).encode() + b"\x1e")
+            h.update(b"\x1d")
+        return h.hexdigest()
+
+    def supersessions(self) -> dict[str, tuple]:
+        """old key → (new key, until, old source, new source) of every supersession."""
+        return {r[0]: r[1:] for r in self.conn.execute("SELECT old, new, until, old_source, new_source FROM supersede")}
 
     def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
         """key → access times after access row `rowid`, and the last rowid read."""
@@ -180,6 +200,7 @@ class LocalState:
             for table in ("access", "usage", "seen"):
                 self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM live_keys)")
             self.forget(live)
+            self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_CACHE,))  # a cache quoting facts as JSON
             for needle in needles:
                 n = needle.casefold()
                 for table, cols in (("supersede", ("why", "old_content")), ("review", ("reason", "detail")),

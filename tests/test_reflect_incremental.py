@@ -1,0 +1,185 @@
+"""Reflect proportional to what is new (issue 19, item 5): a run replays or reuses what the last run
+recorded in `.memory/local.sqlite`, and its Markdown is byte for byte what a run without that record
+writes. Each test keeps two copies of one workspace, changes both alike, drops the record in one,
+and compares."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import mem_env, write
+
+from memtool.memory import Memory
+from memtool.reflect.cache import KEY
+from memtool.workspace import Workspace
+
+
+def reflect(ws: Path) -> dict:
+    mem = Memory(Workspace(ws), embedder="none")
+    try:
+        return mem.reflect(force=True)
+    finally:
+        mem.close()
+
+
+def drop_record(ws: Path) -> None:
+    """What deleting the cache does (the rest of the local state stays: seen facts, decisions)."""
+    conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+    with conn:
+        conn.execute("DELETE FROM meta WHERE k = ?", (KEY,))
+    conn.close()
+
+
+def markdown(ws: Path) -> dict[str, str]:
+    """Every bank page, with the journal's clock readings (its stamp and the run's duration) blanked."""
+    out = {}
+    for p in sorted((ws / "bank").rglob("*.md")):
+        text = p.read_text(encoding="utf-8")
+        text = re.sub(r"^## .* — reflect$", "## STAMP — reflect", text, flags=re.M)
+        out[str(p.relative_to(ws))] = re.sub(r"the run took [\d.]+ s", "the run took T s", text)
+    return out
+
+
+def comparable(result: dict) -> str:
+    result = {k: v for k, v in result.items() if k not in ("seconds", "reused")}
+    result["entry"] = re.sub(r"the run took [\d.]+ s", "", re.sub(r"^## .*\n", "", result["entry"] or ""))
+    return json.dumps(result, sort_keys=True, ensure_ascii=False)
+
+
+def twins(tmp_path: Path, ws: Path) -> tuple[Path, Path]:
+    """`ws` after two runs (the second replays the first), and a copy of it."""
+    reflect(ws)
+    assert reflect(ws)["reused"]["replayed"]
+    twin = tmp_path / "twin"
+    shutil.copytree(ws, twin)
+    return ws, twin
+
+
+def both(a: Path, b: Path) -> dict:
+    """Reflect in `a` with its record and in `b` without; their output must be the same."""
+    drop_record(b)
+    got, full = reflect(a), reflect(b)
+    assert not full["reused"]["replayed"] and not full["reused"]["entity_pages"]
+    assert comparable(got) == comparable(full)
+    assert markdown(a) == markdown(b)
+    return got
+
+
+def change_both(a: Path, b: Path, rel: str, text: str) -> None:
+    for ws in (a, b):
+        write(ws, rel, text)
+
+
+def test_reflect_with_nothing_new_replays_the_last_plan_and_writes_what_a_full_run_writes(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    got = both(a, b)
+    assert got["reused"]["replayed"] and got["reused"]["entity_pages"] > 0
+    assert not got["changed"] and got["pages"] and all(p["action"] in ("unchanged", "skipped") for p in got["pages"])
+
+
+def test_reflect_after_new_facts_recomputes_only_the_entities_they_touch(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-30.md", "# 2026-11-30\n\n- @Peter still prefers concise replies on WhatsApp.\n"
+                                              "- Met @Quinn at the café.\n- @Quinn sent the slides.\n")
+    got = both(a, b)
+    assert not got["reused"]["replayed"]
+    assert got["reused"]["entity_pages"] > 0 and got["reused"]["entity_pages_made"] >= 2  # Peter, Quinn
+    assert "Quinn" in {p["entity"] for p in got["pages"] if p["action"] == "create"}
+
+
+def test_a_changed_fact_and_a_hand_edit_outside_the_block_are_picked_up(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    log = next(p for p in sorted((a / "memory").glob("*.md"), reverse=True) if "@Peter" in p.read_text(encoding="utf-8"))
+    old = next(line for line in log.read_text(encoding="utf-8").splitlines() if "@Peter" in line and "O(" not in line)
+    change_both(a, b, str(log.relative_to(a)), log.read_text(encoding="utf-8").replace(old, old.rstrip() + " Changed later."))
+    got = both(a, b)
+    assert got["reused"]["entity_pages"] > 0 and "Peter" in {p["entity"] for p in got["pages"] if p["action"] == "update"}
+    assert "Changed later." in (a / "bank/entities/Peter.md").read_text(encoding="utf-8")
+
+    page = a / "bank/entities/Peter.md"
+    hand = "\n# Peter\n\nPlays chess with @Ravi.\nRuns with @Ravi on Sundays.\n"
+    change_both(a, b, "bank/entities/Peter.md", page.read_text(encoding="utf-8").replace("\n# Peter\n", hand, 1))
+    got = both(a, b)
+    assert not got["reused"]["replayed"] and not got["reused"]["entity_pages"]  # a bank page: every entity again
+    assert "Plays chess with @Ravi." in page.read_text(encoding="utf-8")
+
+
+def test_a_new_supersession_marks_the_older_fact_on_a_page_whose_files_did_not_change(tmp_path, example_ws):
+    write(example_ws, "memory/2026-09-01.md", "# 2026-09-01\n\n- @Zed lives in Berlin with @Yara.\n"
+                                              "- @Yara plays chess on Sundays.\n- @Zed works at Acme.\n")
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-29.md", "# 2026-11-29\n\n- @Zed now lives in Lisbon.\n")
+    got = both(a, b)
+    assert got["consolidation"]["superseded"] and got["reused"]["entity_pages"] > 0
+    assert "superseded by" in (a / "bank/entities/Yara.md").read_text(encoding="utf-8")
+
+
+def test_an_opinion_moved_by_new_evidence_updates_the_pages_of_other_entities_it_names(tmp_path, example_ws):
+    write(example_ws, "memory/2026-09-02.md", "# 2026-09-02\n\n## Retain\n"
+                                              "- O(c=0.6) @Kai: The pasta of @Lena is the best pasta in town.\n"
+                                              "- W @Lena: Cooks on Fridays.\n")
+    a, b = twins(tmp_path, example_ws)
+    before = (a / "bank/entities/Lena.md").read_text(encoding="utf-8")
+    change_both(a, b, "memory/2026-11-28.md", "# 2026-11-28\n\n- @Kai: the pasta there is the best pasta in town.\n")
+    got = both(a, b)
+    assert got["reused"]["entity_pages"] > 0 and got["opinion_moves"]
+    after = (a / "bank/entities/Lena.md").read_text(encoding="utf-8")
+    assert "c=0.60" in before and "c=0.64" in after
+
+
+def test_rebuilding_the_index_keeps_the_replay_and_the_pages(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    mem = Memory(Workspace(a), embedder="none")
+    try:
+        mem.index(rebuild=True)
+    finally:
+        mem.close()
+    got = both(a, b)
+    assert got["reused"]["replayed"] and not got["changed"]
+
+
+def test_a_run_killed_anywhere_leaves_no_record_that_hides_work(tmp_path, example_ws):
+    for i in range(28):  # enough entities that a run takes a moment
+        write(example_ws, f"memory/2026-08-{1 + i % 28:02d}.md",
+              "".join(f"- @Person{i}-{j} met @Person{i}-{(j + 1) % 3} about project {j}.\n" for j in range(3)))
+    a, b = twins(tmp_path, example_ws)
+    for n, delay in enumerate((0.4, 0.8, 1.2, 1.6)):
+        change_both(a, b, f"memory/2026-11-{20 + n}.md", f"# day\n\n- @Person{n}-1 moved the meeting to room {n}.\n")
+        proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect", "--force"], cwd=a, env=mem_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    drop_record(b)
+    reflect(a), reflect(b)
+    assert pages(a) == pages(b)  # the journals differ: the killed runs may have written entries
+    assert all(f"room {n}" in (a / f"bank/entities/Person{n}-1.md").read_text(encoding="utf-8") for n in range(4))
+
+
+def pages(ws: Path) -> dict[str, str]:
+    return {k: v for k, v in markdown(ws).items() if not k.endswith("journal.md")}
+
+
+def test_forgetting_a_fact_leaves_no_copy_in_the_reflect_record(example_ws):
+    write(example_ws, "memory/2026-09-03.md", "# 2026-09-03\n\n## Retain\n"
+                                              '- O(c=0.95) @Mira: Says "Zwieback-7" is her secret word.\n')
+    reflect(example_ws)
+    local = example_ws / ".memory" / "local.sqlite"
+    conn = sqlite3.connect(local)
+    assert "Zwieback-7" in conn.execute("SELECT v FROM meta WHERE k = ?", (KEY,)).fetchone()[0]
+    conn.close()
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        assert mem.forget('"Zwieback-7" is her', confirm=True)["forgotten"]
+    finally:
+        mem.close()
+    assert b"Zwieback-7" not in local.read_bytes()
+    assert reflect(example_ws)["reused"]["replayed"] is False
