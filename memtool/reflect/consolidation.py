@@ -217,7 +217,8 @@ def replay(src: Sources, static: dict, skipped_legal: int, *, dry_run: bool) -> 
     local = src.local
     report: dict = {"orient": orient_from(static, src.store, local, 0), "folded": [], "review": [],
                     "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
-                    "skipped_legal": skipped_legal, "stopped_at": None, "examined": 0, "clusters": []}
+                    "skipped_legal": skipped_legal, "stopped_at": None, "examined": 0, "clusters": [],
+                    "proposals": None}
     strengthened, faded, usage_rows, last_rowid = _stability(local)
     by_key = {}
     if strengthened:  # facts recalled since the last run: find them by key (the one scan a replay may need)

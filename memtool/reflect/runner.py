@@ -80,7 +80,9 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         review = cfg.reflect_review if review is None else review
         opts, files, decided = cache.options(src, since, overwrite_edits), src.store.file_rows(), src.local.decisions_signature()
         record = None if review else cache.previous(src, opts)  # the model review may have open items to ask
-        replay = cache.replayable(record, cache.signature(opts, files, decided))
+        # Proposals depend on more than changes (a backlog over runs, the calendar's weeks): such a run
+        # reads the facts; the per-entity reuse below still applies.
+        replay = cache.replayable(record, cache.signature(opts, files, decided)) and not cfg.reflect_propose
         if replay and state.get("opinions") not in (None, {}, record["opinions"]):
             replay = False  # the "moved from" values are another run's: recompute the moves
         gate = None if force else _gate(src, state, nothing_new=replay)
