@@ -102,7 +102,8 @@ def build_app(mem, token: str, port: int) -> Starlette:
                     chart=views.confidence_chart(charted[:views.CHART_SERIES]))
 
     def review(request: Request) -> HTMLResponse:
-        return page(request, "review.html", queue=mem.review_list("all"))
+        queue = mem.review_list("all")
+        return page(request, "review.html", queue=queue, counts=views.review_counts(queue["items"]))
 
     async def decide(request: Request) -> Response:
         form = await request.form()
@@ -112,8 +113,10 @@ def build_app(mem, token: str, port: int) -> Starlette:
             return page(request, "error.html", 400, error=exc.message, hint=exc.hint)
         if request.headers.get("HX-Request") != "true":
             return RedirectResponse("/review", status_code=303)
-        item = next(i for i in mem.review_list("all")["items"] if i["id"] == done["item"])
-        return page(request, "_review_item.html", item=item, done=done)
+        queue = mem.review_list("all")  # the header's counts travel with the item (hx-swap-oob)
+        item = next(i for i in queue["items"] if i["id"] == done["item"])
+        return page(request, "_review_item.html", item=item, done=done, queue=queue,
+                    counts=views.review_counts(queue["items"]))
 
     def journal(request: Request) -> HTMLResponse:
         text = mem.ws.read_text("bank/journal.md")
