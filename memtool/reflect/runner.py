@@ -22,8 +22,10 @@ JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
 
 
-def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object]) -> list[opinions.Opinion]:
-    """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`.
+def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
+                    pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None) -> list[opinions.Opinion]:
+    """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
+    with `pick`, only the threads it picks (evidence is then read for their entities alone).
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
     straight from the index, with the terms it analysed when indexing."""
@@ -45,9 +47,13 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     for f in ops:
         f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
     ops.reverse()  # oldest first
-    names = sorted({f["entity"] for f in ops if f["entity"] != "general"})
+    terms_of = opinions.cached_terms(terms)
+    threads = opinions.group(ops, terms_of)
+    if pick is not None:
+        threads = pick(threads)
+    names = sorted({o.entity for o in threads if o.entity != "general"})
     others = [light(r, r["name"]) for r in store.evidence_rows({n: store.entity_keys(n) for n in names}, MAX_K)]
-    return opinions.build(ops, others, terms)
+    return opinions.weigh(threads, others, terms_of)
 
 
 def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,

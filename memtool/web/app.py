@@ -93,8 +93,7 @@ def build_app(mem, token: str, port: int) -> Starlette:
     def entity(request: Request) -> HTMLResponse:
         name = request.path_params["name"]
         about = mem.about(name, k=60)
-        threads = memo.get(("threads", name), lambda: mem.opinion_threads(name))
-        threads = sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)[:OPINIONS_SHOWN]
+        threads = memo.get(("threads", name), lambda: mem.opinion_threads(name, newest=OPINIONS_SHOWN))
         written = {f["source"]: f.get("confidence") for f in mem.list_facts(kinds=["opinion"], entities=[name], k=500)}
         charted = [{"label": views.quote_label(o.statement), "statement": o.statement, "confidence": round(o.confidence, 2),
                     "anchor": o.anchor, "source": o.source, "points": opinions.series(o, written)} for o in threads]
