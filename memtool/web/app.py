@@ -166,8 +166,8 @@ def _as_of_facts(mem, day: str | None) -> list[dict]:
 
 class Memo:
     """Answers computed from the index, kept while the index stays the same (its state version):
-    aggregates over every fact and opinion threads, which cost a scan at 10⁵ facts. Callers refresh
-    the index first, so a change on disk is seen."""
+    entity counts and co-mentions (a pass over every mention) and an entity's newest opinion
+    threads. Callers refresh the index first, so a change on disk is seen."""
 
     def __init__(self, mem):
         self.mem, self.version, self.values = mem, None, {}
