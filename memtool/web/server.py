@@ -42,9 +42,6 @@ def serve(mem, port: int = 0, open_browser: bool = False) -> None:
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
     sys.stderr.write("mem serve: loopback only; anyone with this address can read and decide. Ctrl-C stops.\n")
-    problem = mem.follow()  # a page stats only the files that file events name, not every file
-    if problem:
-        sys.stderr.write(f"mem serve: {problem}; every page checks every file\n")
     if open_browser:
         import webbrowser
 
