@@ -190,13 +190,16 @@ class Memory:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
         from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
 
-        return opinions.listing(self.opinion_threads(entity), entity, k)
+        return opinions.listing(self.opinion_threads(entity, newest=k), entity, k)
 
-    def opinion_threads(self, entity: str | None = None):
-        """Every opinion thread (see `memtool.reflect.opinions`), optionally only those about one entity."""
+    def opinion_threads(self, entity: str | None = None, newest: int | None = None):
+        """Every opinion thread (see `memtool.reflect.opinions`), optionally only those about one entity;
+        with `newest`, only that many of the most recently written (their evidence alone is read)."""
         from memtool import reflect
+        from memtool.reflect.opinions import newest as newest_of
 
-        return reflect.opinion_threads(self.store, entity, refresh=self.refresh)
+        pick = None if newest is None else lambda threads: newest_of(threads, newest)
+        return reflect.opinion_threads(self.store, entity, refresh=self.refresh, pick=pick)
 
     def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
         """A 3-5 sentence recap of a day or of a query's episodes by a local model (Ollama)."""

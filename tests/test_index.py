@@ -189,3 +189,47 @@ def test_processes_creating_the_index_at_once_do_not_collide(tmp_path):
     assert [p.returncode for p in procs] == [0] * 6, [e for _, e in outs]
     assert all('"count": 1' in o for o, _ in outs)
     assert not list((ws / ".memory").glob("index.sqlite.corrupt-*")), "no process mistook a busy index for a corrupt one"
+
+
+# --- issue 20: the web view's aggregates are kept at index time ---------------------------------
+
+RECOUNT = ("SELECT substr(COALESCE(fi.date, f.date, f.valid_from), 1, 10) AS day, f.kind, COUNT(*) FROM facts f"
+           " JOIN files fi ON fi.path = f.path WHERE day IS NOT NULL AND length(day) = 10 GROUP BY day, f.kind ORDER BY day")
+
+
+def test_20_facts_per_day_and_kind_are_kept_through_edits_and_equal_a_rebuild(example_ws):
+    mem = open_mem(example_ws)
+    mem.index()
+    first = mem.store.day_kind_counts()
+    assert first == mem.store.conn.execute(RECOUNT).fetchall()
+    p = example_ws / "memory" / "2026-11-27.md"
+    p.write_text(p.read_text(encoding="utf-8") + "- W @Peter: Back in Lisbon next week.\n- O(c=0.4) @Peter: Lisbon suits him.\n",
+                 encoding="utf-8")
+    write(example_ws, "memory/2026-11-30.md", "# 2026-11-30\n\n## Retain\n- B @memtool: Wrote the index tests.\n")
+    (example_ws / "memory" / "2026-10-01.md").unlink()
+    mem.index()
+    counted = mem.store.day_kind_counts()
+    assert counted == mem.store.conn.execute(RECOUNT).fetchall()
+    assert ("2026-11-30", "experience", 1) in counted and ("2026-11-30", "experience", 1) not in first
+    assert [r for r in counted if r[0] == "2026-10-01"] != [r for r in first if r[0] == "2026-10-01"]
+    kinds = mem.store.conn.execute("SELECT kind, COUNT(*) FROM facts GROUP BY kind ORDER BY kind").fetchall()
+    assert mem.store.stats()["facts_by_kind"] == dict(kinds)
+    before = mem.store.dump()
+    assert before["fact_days"]
+    mem.index(rebuild=True)
+    assert mem.store.dump() == before
+
+
+def test_20_an_index_from_before_fact_days_gets_them_filled_by_the_migration(example_ws):
+    mem = open_mem(example_ws)
+    mem.index()
+    expected = mem.store.day_kind_counts()
+    conn = mem.store.conn
+    conn.execute("DROP TABLE fact_days")  # what schema 5 had: no such table
+    conn.execute("PRAGMA user_version = 5")
+    conn.commit()
+    mem.close()
+    again = open_mem(example_ws)
+    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert again.store.day_kind_counts() == expected and expected
+    assert again.index().parsed == 0  # nothing re-read: the counts came from the facts indexed

@@ -82,3 +82,30 @@ def test_5_recall_shows_an_opinions_updated_confidence_trend_and_evidence(empty_
     text = run_mem("recall", "Peter short replies WhatsApp", "--kind", "opinion", cwd=empty_ws, check=0).stdout
     assert f"c=0.60→{op['confidence']:.2f} ↑" in text
     assert all(src in text for src in op["supporting"])
+
+
+# --- issue 20: an entity page reads evidence only for the opinions it shows ----------------------
+
+def test_20_the_newest_threads_are_weighed_alone_and_equal_the_full_computation(empty_ws):
+    from conftest import write
+
+    from memtool.memory import Memory
+
+    write(empty_ws, "memory/2026-11-01.md", "# 2026-11-01\n\n## Retain\n- O(c=0.6) @Anna: Anna likes long walks by the river.\n"
+                                            "- W @Anna: Anna took a long walk by the river.\n")
+    write(empty_ws, "memory/2026-11-02.md", "# 2026-11-02\n\n## Retain\n- O(c=0.7) @Peter: Peter prefers short replies.\n")
+    write(empty_ws, "memory/2026-11-03.md", "# 2026-11-03\n\n## Retain\n- W @Peter: Peter asked for short replies again.\n"
+                                            "- W @Anna: Anna did not like the long walk by the river.\n")
+    mem = Memory.open(empty_ws, embedder="none")
+    try:
+        everything = {o.source: o.to_dict() for o in mem.opinion_threads()}
+        statements: list[str] = []
+        mem.store.conn.set_trace_callback(statements.append)
+        [newest] = mem.opinion_threads(newest=1)
+        mem.store.conn.set_trace_callback(None)
+    finally:
+        mem.close()
+    assert newest.to_dict() == everything[newest.source] and newest.entity == "Peter" and newest.supporting
+    assert everything["memory/2026-11-01.md#L4"]["contradicting"]  # Anna's thread has evidence of its own...
+    evidence = [s for s in statements if "ROW_NUMBER" in s]
+    assert len(evidence) == 1 and "'Peter'" in evidence[0] and "'Anna'" not in evidence[0]  # ...not read here

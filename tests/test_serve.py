@@ -157,3 +157,19 @@ def test_20_cached_aggregates_follow_edits_on_disk(served):
     assert "/entity/Zoltan" in entities and ("Zoltan ↔ Kenji" in entities or "Kenji ↔ Zoltan" in entities)
     (served.ws / "memory/2026-12-03.md").unlink()
     assert "/entity/Zoltan" not in served.get("/entities").text
+
+
+def test_20_review_decision_refreshes_the_header_counts(served):
+    before = run_json("-w", served.ws, "review", "list", "--status", "all")[1]
+    item = next(i for i in before["items"] if i["status"] == "open")
+    page = served.get("/review").text
+    assert f'id="review-counts" class="muted">{before["open"]} open, {before["decided"]} decided' in page
+    answer = served.post(f"/review/{item['id']}", data={"action": "keep"}, headers={"Origin": served.base, "HX-Request": "true"})
+    assert answer.status_code == 200 and "decided: keep" in answer.text
+    _, found, counts = answer.text.partition('<span id="review-counts"')
+    assert found and 'hx-swap-oob="true"' in counts  # htmx puts it in place of the header's counts
+    assert f"{before['open'] - 1} open, {before['decided'] + 1} decided" in counts
+    open_of_kind = sum(i["status"] == "open" for i in before["items"] if i["kind"] == item["kind"])
+    assert f"{item['kind']}: {open_of_kind - 1} open" in counts
+    assert f"{before['open'] - 1} open, {before['decided'] + 1} decided" in served.get("/review").text
+

@@ -31,8 +31,13 @@ def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) 
 
     names = {h.mentions[0] if h.mentions else None for h in wanted}
     scopes = [None] if None in names else sorted(names)
+    sources = {h.source for h in wanted}
+
+    def hit(threads: list) -> list:  # evidence is read only for the threads of the hits
+        return [o for o in threads if o.source in sources or sources.intersection(o.history)]
+
     try:
-        threads = [o for name in scopes for o in opinion_threads(store, name, refresh=_ready)]
+        threads = [o for name in scopes for o in opinion_threads(store, name, refresh=_ready, pick=hit)]
     except Exception as exc:  # a hint on top of recall: never fail a recall over it
         notice(f"could not weigh the evidence for opinions ({exc}); showing their written c")
         return

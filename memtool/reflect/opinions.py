@@ -78,30 +78,16 @@ def build(opinion_facts: list[dict], other_facts: list[dict], terms) -> list[Opi
     Facts are recall results plus `entity` (the entity they are filed under); `terms(text)` gives a
     fact's analysed terms.
     """
-    cached = memo(terms)
-    threads = threads_of(opinion_facts, cached)
-    add_evidence(threads, other_facts, cached)
-    return threads
+    terms_of = cached_terms(terms)
+    return weigh(group(opinion_facts, terms_of), other_facts, terms_of)
 
 
-def memo(terms):
-    """`terms`, computed once per text."""
-    cache: dict[str, set[str]] = {}
-
-    def cached(text: str) -> set[str]:
-        if text not in cache:
-            cache[text] = terms(text)
-        return cache[text]
-
-    return cached
-
-
-def threads_of(opinion_facts: list[dict], terms_of) -> list[Opinion]:
-    """The threads of opinion facts (oldest first), without evidence (see `build`)."""
+def group(opinion_facts: list[dict], terms) -> list[Opinion]:
+    """The threads of opinion facts (oldest first), without evidence yet (see `weigh`)."""
     threads: list[Opinion] = []
     by_entity: dict[str, list[Opinion]] = {}
     for f in opinion_facts:
-        t = terms_of(f["content"])
+        t = terms(f["content"])
         same = by_entity.setdefault(f["entity"], [])
         match = next((o for o in reversed(same) if overlap(o.terms, t) >= SAME_THREAD), None)
         explicit = f.get("confidence")
@@ -120,8 +106,9 @@ def threads_of(opinion_facts: list[dict], terms_of) -> list[Opinion]:
     return threads
 
 
-def add_evidence(threads: list[Opinion], other_facts: list[dict], terms_of) -> None:
-    """Each thread's supporting and contradicting sources among `other_facts` (see `build`)."""
+def weigh(threads: list[Opinion], other_facts: list[dict], terms) -> list[Opinion]:
+    """`threads` with their evidence among `other_facts` (facts filed under an entity): supporting or
+    contradicting. A thread's evidence depends on its own entity's facts only."""
     others: dict[str, list[dict]] = {}
     for f in other_facts:
         others.setdefault(f["entity"], []).append(f)
@@ -134,9 +121,27 @@ def add_evidence(threads: list[Opinion], other_facts: list[dict], terms_of) -> N
             day = (f.get("timestamp") or "")[:10]
             if anchor_day and day and day < anchor_day:
                 continue
-            if overlap(o.terms, terms_of(f["content"])) < EVIDENCE:
+            if overlap(o.terms, terms(f["content"])) < EVIDENCE:
                 continue
             (o.contradicting if negated(f["content"]) != negated(o.statement) else o.supporting).append(f["source"])
+    return threads
+
+
+def newest(threads: list[Opinion], k: int | None = None) -> list[Opinion]:
+    """The `k` (default: all) most recently written threads, newest first."""
+    return sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)[:k]
+
+
+def cached_terms(terms):
+    """`terms(text)`, computed once per text."""
+    cache: dict[str, set[str]] = {}
+
+    def cached(text: str) -> set[str]:
+        if text not in cache:
+            cache[text] = terms(text)
+        return cache[text]
+
+    return cached
 
 
 def series(o: Opinion, written: dict[str, float | None]) -> list[dict]:
@@ -173,9 +178,8 @@ def trend(before: float | None, after: float) -> str:
 
 def listing(threads: list[Opinion], entity: str | None, k: int) -> dict:
     """What `mem opinions` shows: the `k` newest threads with confidence, trend and evidence."""
-    threads = sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)
     out = []
-    for o in threads[:k]:
+    for o in newest(threads, k):
         d = o.to_dict()
         d["trend"] = trend(o.anchor, o.confidence)
         out.append(d)

@@ -23,8 +23,10 @@ STATE = "reflect-state.json"  # under .memory/: what the last run saw
 
 
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
-                    reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None) -> list[opinions.Opinion]:
-    """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`.
+                    reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
+                    pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None) -> list[opinions.Opinion]:
+    """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
+    with `pick`, only the threads it picks (evidence is then read for their entities alone).
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
     straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
@@ -47,15 +49,17 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     for f in ops:
         f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
     ops.reverse()  # oldest first
-    terms_of = opinions.memo(terms)
-    threads = opinions.threads_of(ops, terms_of)
+    terms_of = opinions.cached_terms(terms)
+    threads = opinions.group(ops, terms_of)
+    if pick is not None:
+        threads = pick(threads)
     names = sorted({o.entity for o in threads if o.entity != "general"})
     keys = {n: store.entity_keys(n) for n in names}
     if reuse is not None:
         names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
     others = [light(r, r["name"]) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
     fresh = set(names)
-    opinions.add_evidence([o for o in threads if o.entity in fresh], others, terms_of)
+    opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of)
     return threads
 
 

@@ -16,7 +16,7 @@ from memtool.records import ParsedFile
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
-from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION
+from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, day_counts
 from memtool.store.vectors import ANN_FILE, Vectors
 
 
@@ -134,7 +134,7 @@ class Store:
     def remove_file(self, path: str) -> None:
         self._dropped.update(h for (h,) in self.conn.execute(
             "SELECT ehash FROM facts WHERE path = ? AND ehash IS NOT NULL", (path,)))
-        for sql in ("DELETE FROM facts WHERE path = ?", "DELETE FROM aliases WHERE path = ?",
+        for sql in ("DELETE FROM facts WHERE path = ?", "DELETE FROM fact_days WHERE path = ?", "DELETE FROM aliases WHERE path = ?",
                     "DELETE FROM diagnostics WHERE path = ?", "DELETE FROM files WHERE path = ?"):
             self.conn.execute(sql, (path,))
 
@@ -172,6 +172,7 @@ class Store:
             )
             self.conn.executemany("INSERT OR IGNORE INTO fact_tags(fact_id, tag) VALUES (?, ?)",
                                   [(fid, t) for fid, _, tags in ids if tags for t in json.loads(tags)])
+            self.conn.execute(day_counts("f.path = ?"), (parsed.path,))
         if parsed.entity:
             names = {entity_key(parsed.entity)} | {entity_key(a) for a in parsed.aliases}
             if parsed.title:
@@ -215,7 +216,7 @@ class Store:
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
         self.conn.execute("DROP TRIGGER facts_ad")
-        for table in ("facts", "fact_entities", "fact_tags", "files", "aliases", "diagnostics"):
+        for table in ("facts", "fact_entities", "fact_tags", "fact_days", "files", "aliases", "diagnostics"):
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('delete-all')")
         self.conn.execute(DELETE_TRIGGER)

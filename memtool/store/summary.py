@@ -13,7 +13,7 @@ def diagnostics(conn) -> list[tuple]:
 
 def stats(conn) -> dict:
     q = conn.execute
-    kinds = dict(q("SELECT kind, COUNT(*) FROM facts GROUP BY kind").fetchall())
+    kinds = dict(q("SELECT kind, SUM(n) FROM fact_days GROUP BY kind ORDER BY kind").fetchall())
     files = dict(q("SELECT COALESCE(file_kind, 'unreadable'), COUNT(*) FROM files GROUP BY 1").fetchall())
     days = q("SELECT COUNT(*), MIN(date), MAX(date) FROM files WHERE date IS NOT NULL").fetchone()
     entities = q("SELECT COUNT(DISTINCT key) FROM fact_entities").fetchone()[0]
@@ -35,6 +35,7 @@ def dump(conn) -> dict[str, list[tuple]]:
         "files": sorted(q("SELECT * FROM files").fetchall()),
         "facts": sorted(q(f"SELECT {cols}, terms, ctx_terms FROM facts").fetchall(), key=repr),
         "fact_entities": sorted(q("SELECT f.path, f.ord, e.key FROM fact_entities e JOIN facts f ON f.id = e.fact_id").fetchall()),
+        "fact_days": sorted(q("SELECT * FROM fact_days").fetchall()),
         "fact_tags": sorted(q("SELECT f.path, f.ord, t.tag FROM fact_tags t JOIN facts f ON f.id = t.fact_id").fetchall()),
         "aliases": sorted(q("SELECT * FROM aliases").fetchall()),
         "diagnostics": sorted(q("SELECT * FROM diagnostics").fetchall(), key=repr),

@@ -93,8 +93,7 @@ def build_app(mem, token: str, port: int) -> Starlette:
     def entity(request: Request) -> HTMLResponse:
         name = request.path_params["name"]
         about = mem.about(name, k=60)
-        threads = memo.get(("threads", name), lambda: mem.opinion_threads(name))
-        threads = sorted(threads, key=lambda o: (o.date or "", o.source), reverse=True)[:OPINIONS_SHOWN]
+        threads = memo.get(("threads", name), lambda: mem.opinion_threads(name, newest=OPINIONS_SHOWN))
         written = {f["source"]: f.get("confidence") for f in mem.list_facts(kinds=["opinion"], entities=[name], k=500)}
         charted = [{"label": views.quote_label(o.statement), "statement": o.statement, "confidence": round(o.confidence, 2),
                     "anchor": o.anchor, "source": o.source, "points": opinions.series(o, written)} for o in threads]
@@ -102,7 +101,8 @@ def build_app(mem, token: str, port: int) -> Starlette:
                     chart=views.confidence_chart(charted[:views.CHART_SERIES]))
 
     def review(request: Request) -> HTMLResponse:
-        return page(request, "review.html", queue=mem.review_list("all"))
+        queue = mem.review_list("all")
+        return page(request, "review.html", queue=queue, counts=views.review_counts(queue["items"]))
 
     async def decide(request: Request) -> Response:
         form = await request.form()
@@ -114,8 +114,10 @@ def build_app(mem, token: str, port: int) -> Starlette:
             return page(request, "error.html", 400, error=exc.message, hint=exc.hint)
         if request.headers.get("HX-Request") != "true":
             return RedirectResponse("/review", status_code=303)
-        item = next(i for i in mem.review_list("all")["items"] if i["id"] == done["item"])
-        return page(request, "_review_item.html", item=item, done=done)
+        queue = mem.review_list("all")  # the header's counts travel with the item (hx-swap-oob)
+        item = next(i for i in queue["items"] if i["id"] == done["item"])
+        return page(request, "_review_item.html", item=item, done=done, queue=queue,
+                    counts=views.review_counts(queue["items"]))
 
     def journal(request: Request) -> HTMLResponse:
         text = mem.ws.read_text("bank/journal.md")
@@ -166,8 +168,8 @@ def _as_of_facts(mem, day: str | None) -> list[dict]:
 
 class Memo:
     """Answers computed from the index, kept while the index stays the same (its state version):
-    aggregates over every fact and opinion threads, which cost a scan at 10⁵ facts. Callers refresh
-    the index first, so a change on disk is seen."""
+    entity counts and co-mentions (a pass over every mention) and an entity's newest opinion
+    threads. Callers refresh the index first, so a change on disk is seen."""
 
     def __init__(self, mem):
         self.mem, self.version, self.values = mem, None, {}

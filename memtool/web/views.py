@@ -75,6 +75,15 @@ def graph(pairs: list[tuple[str, str, int]], names: dict[str, str], linked: set[
     return {"nodes": list(nodes.values()), "edges": edges, "size": size}
 
 
+def review_counts(items: list[dict]) -> list[dict]:
+    """Open and decided review items per kind (kinds by name)."""
+    counts: dict[str, dict] = {}
+    for item in items:
+        row = counts.setdefault(item["kind"], {"kind": item["kind"], "open": 0, "decided": 0})
+        row["open" if item["status"] == "open" else "decided"] += 1
+    return [counts[k] for k in sorted(counts)]
+
+
 def line_span(lines: str | None) -> tuple[int, int] | None:
     """`12` or `12-14` (or `L12-L14`) → (12, 14); None for nothing or nonsense."""
     if not lines:
