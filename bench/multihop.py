@@ -17,8 +17,8 @@ from bench import heldout as H
 
 GRID = {
     "context": {"seeds": (3, 5, 10), "window": (1, 2, 3), "share": (0.15, 0.3, 0.5)},
-    "entities": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35), "limit": (10, 20)},
-    "second-hop": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35), "limit": (10, 20)},
+    "entities": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35)},
+    "second-hop": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35)},
 }
 CATS = ("cat1-4", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial")
 
@@ -41,10 +41,9 @@ class QueryVectors:
         return self.memo[key]
 
 
-def points(kind: str, quick: bool) -> list[dict]:
+def points(kind: str) -> list[dict]:
     grid = GRID[kind]
-    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-    return combos[::3] if quick else combos
+    return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
 
 
 def objective(rows: list[dict]) -> float:
@@ -77,7 +76,7 @@ def report_multihop(args, wss, scorer, out: dict) -> None:
     variants = {"none": {"{}": base}}
     for kind in [k for k in GRID if k in (args.expansions or ",".join(GRID)).split(",")]:
         variants[kind] = {}
-        for point in points(kind, args.quick):
+        for point in points(kind):
             t = time.perf_counter()
             variants[kind][repr(point)] = rows_of(Expansion(kind=kind, **point))
             print(f"  {kind} {point}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
@@ -94,9 +93,12 @@ def report_multihop(args, wss, scorer, out: dict) -> None:
         print(f"\nmulti-hop expansion {kind!r}, held out (chosen on the other two: {chosen}); "
               f"hitL@10/25/50 (n), no expansion → {kind}\n{text}")
         tables.append(text)
+        sweep = H.markdown_table(["point", *(f"{c} multi-hop / cat1-4 hitL@10" for c in convs)],
+                                 [[p, *(_at10(grid[p][c]) for c in convs)] for p in grid])
+        print(f"\nevery point of {kind!r}, per conversation (untuned)\n{sweep}")
         summary.append([kind, *(f["figures"]["multi-hop"]["hitL@10"] for f in folds),
                         *(f["figures"]["cat1-4"]["hitL@10"] - f["base"]["cat1-4"]["hitL@10"] for f in folds)])
-        out[f"multihop/{kind}"] = {"table": text, "folds": folds}
+        out[f"multihop/{kind}"] = {"table": text, "sweep": sweep, "folds": folds}
     text = H.markdown_table(["variant", *(f"multi-hop hitL@10 ({c})" for c in convs),
                              *(f"Δ cat1-4 hitL@10 ({c})" for c in convs)], summary)
     print(f"\nmulti-hop expansion, held-out summary\n{text}")
@@ -109,3 +111,8 @@ def _pair(fold: dict, cat: str) -> str:
         return "–"
     return ("/".join(H.fmt(a[m]) for m in H.BUDGETS) + " → " + "/".join(H.fmt(b[m]) for m in H.BUDGETS)
             + f" ({b['n']})")
+
+
+def _at10(rows: list[dict]) -> str:
+    figs = H.category_figures(rows)
+    return f"{H.fmt(figs['multi-hop']['hitL@10'])} / {H.fmt(figs['cat1-4']['hitL@10'])}"

@@ -21,7 +21,7 @@ from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
 from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
 from memtool.recall import run as run_recall
-from memtool.recall.expansion import Expansion
+from memtool.recall.expansion import RECALL
 from memtool.records import Diagnostic
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
@@ -34,7 +34,7 @@ class Memory:
 
     `track_access` (default: the config's `recall.track_access`) records which facts recalls
     return, for stability; benchmarks turn it off. `recall_expansion` is the multi-hop expansion
-    recall runs (none; a benchmark sets a variant to measure it, memtool.recall.expansion)."""
+    recall runs (memtool.recall.expansion.RECALL; a benchmark sets variants to measure them)."""
 
     def __init__(self, workspace: Workspace, config: Config | None = None, embedder: str | None = None,
                  track_access: bool | None = None):
@@ -45,7 +45,7 @@ class Memory:
         self.freshness = Freshness(workspace, self.config, self.embedding, self.notices)
         self.local_file = LocalStateFile(workspace.state_dir / "local.sqlite")
         self.track_access = self.config.track_access if track_access is None else track_access
-        self.recall_expansion = Expansion()
+        self.recall_expansion = RECALL
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":

@@ -2,7 +2,7 @@
 their section (`context`), facts about the same entities (`entities`), or what a second query made
 of their own words finds (`second-hop`) — each at a share of the hit's score, before the list is
 cut to its line budget. Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall
-runs with `Expansion()` (none) unless a benchmark asks for a variant."""
+runs `RECALL`, a benchmark sets other variants (`Memory.recall_expansion`; `Expansion()` is none)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ class Expansion:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown expansion {self.kind!r}; one of {', '.join(KINDS)}")
+
+
+# What recall runs: a second query made of the words of the five best facts, at 0.35 of their score
+# (chosen leave-one-conversation-out: the only variant that helped held-out multi-hop without costing
+# any fold's cat 1–4 hitL@10; docs/recall.md, "Multi-hop").
+RECALL = Expansion(kind="second-hop", seeds=5, share=0.35)
 
 
 def spread(order: list[tuple[int, float]], links: dict[int, list[tuple[int, float]]], seeds: int,

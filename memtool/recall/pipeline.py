@@ -9,7 +9,7 @@ from typing import Callable
 
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
-from memtool.recall.expansion import Expansion
+from memtool.recall.expansion import RECALL, Expansion
 from memtool.recall.history import consolidated, fold_duplicates
 from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
@@ -22,11 +22,11 @@ from memtool.store.local import LocalStateFile
 
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
-        warnings: list[str], track_access: bool, floor: float, expansion: Expansion = Expansion()) -> RecallResult:
+        warnings: list[str], track_access: bool, floor: float, expansion: Expansion = RECALL) -> RecallResult:
     """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say. `floor` is
     the relevance the best result must reach (`q.min_score` overrides it); reflect's access log
-    counts only results at or above `floor`. `expansion`: the multi-hop expansion to run (none by
-    default; see memtool.recall.expansion)."""
+    counts only results at or above `floor`. `expansion`: the multi-hop expansion to run (see
+    memtool.recall.expansion)."""
     notice = _say_once(notices)
     filters = _filters(q, store)
     degraded, verdict = None, Verdict(best=None, floor=None)
