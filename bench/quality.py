@@ -6,6 +6,7 @@
     python -m bench.quality --set locomo --modes hybrid --eval-dir ../shared/eval
     python -m bench.quality --report heldout,offtopic,bilingual,latency   # the held-out tables (docs/recall.md)
     python -m bench.quality --report all --quick                          # a quicker look at everything
+    python -m bench.quality --report multihop [--expansions context]       # multi-hop expansion variants, held out
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or
@@ -230,6 +231,7 @@ def main() -> None:
                     help="folder whose workspace copies and indexes are reused between runs; '' for a fresh temporary one")
     ap.add_argument("--quick", action="store_true",
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
+    ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop (default: all)")
     ap.add_argument("--json", help="write all rows and tables to this file")
     args = ap.parse_args()
     chosen = args.report.split(",")

@@ -8,6 +8,7 @@ stores its rows and figures in `out` (written by --json).
     bilingual  example set hit@1 per direction (question language → evidence-line language)
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
+    multihop   LoCoMo dev, leave-one-conversation-out, per multi-hop expansion variant (bench/multihop.py)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import docset
+from bench import docset, multihop
 from bench import heldout as H
 from bench import signals as S
 
@@ -362,3 +363,4 @@ def report_latency(args, wss, scorer, out: dict) -> None:
 REPORTS = {"heldout": report_heldout, "offtopic": report_offtopic, "bilingual": report_bilingual,
            "latency": report_latency}
 REPORTS["docset"] = docset.report_docset
+REPORTS["multihop"] = multihop.report_multihop

@@ -21,6 +21,7 @@ from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
 from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
 from memtool.recall import run as run_recall
+from memtool.recall.expansion import RECALL
 from memtool.records import Diagnostic
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
@@ -32,7 +33,8 @@ class Memory:
     """One workspace and its index.
 
     `track_access` (default: the config's `recall.track_access`) records which facts recalls
-    return, for stability; benchmarks turn it off."""
+    return, for stability; benchmarks turn it off. `recall_expansion` is the multi-hop expansion
+    recall runs (memtool.recall.expansion.RECALL; a benchmark sets variants to measure them)."""
 
     def __init__(self, workspace: Workspace, config: Config | None = None, embedder: str | None = None,
                  track_access: bool | None = None):
@@ -43,6 +45,7 @@ class Memory:
         self.freshness = Freshness(workspace, self.config, self.embedding, self.notices)
         self.local_file = LocalStateFile(workspace.state_dir / "local.sqlite")
         self.track_access = self.config.track_access if track_access is None else track_access
+        self.recall_expansion = RECALL
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
@@ -124,7 +127,8 @@ class Memory:
         self.refresh(progress, embed=q.wants_vectors, embed_progress=embed_progress)
         warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.freshness.unlisted)
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
-                          warnings=warnings, track_access=self.track_access, floor=self.config.recall_floor)
+                          warnings=warnings, track_access=self.track_access, floor=self.config.recall_floor,
+                          expansion=self.recall_expansion)
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""

@@ -9,6 +9,7 @@ from typing import Callable
 
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
+from memtool.recall.expansion import RECALL, Expansion
 from memtool.recall.history import consolidated, fold_duplicates
 from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
@@ -21,10 +22,11 @@ from memtool.store.local import LocalStateFile
 
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
-        warnings: list[str], track_access: bool, floor: float) -> RecallResult:
+        warnings: list[str], track_access: bool, floor: float, expansion: Expansion = RECALL) -> RecallResult:
     """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say. `floor` is
     the relevance the best result must reach (`q.min_score` overrides it); reflect's access log
-    counts only results at or above `floor`."""
+    counts only results at or above `floor`. `expansion`: the multi-hop expansion to run (see
+    memtool.recall.expansion)."""
     notice = _say_once(notices)
     filters = _filters(q, store)
     degraded, verdict = None, Verdict(best=None, floor=None)
@@ -34,7 +36,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         found = candidates(store, embedding, q.search_text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings)
         used, degraded = found.mode, found.degraded
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
-                      q.timeframe.priors if q.timeframe else ())
+                      q.timeframe.priors if q.timeframe else (), expansion, q.terms)
         verdict = _verdict(found, q, floor, warnings)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)

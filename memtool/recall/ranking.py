@@ -7,6 +7,7 @@ import re
 from datetime import date
 
 from memtool.dialogue import speaker_of
+from memtool.recall.expansion import Expansion, expand
 from memtool.recall.results import Hit
 from memtool.store import Filters, Store
 
@@ -127,8 +128,10 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     return sorted(out.items(), key=lambda x: (x[0] in bare, -x[1], x[0]))
 
 
-def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int, spans=()) -> list[Hit]:
-    """The best `n` hits after the priors, each with its final score.
+def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int, spans=(),
+           expansion: Expansion = Expansion(), terms: list[str] = ()) -> list[Hit]:
+    """The best `n` hits after the priors and `expansion` (see memtool.recall.expansion), each with
+    its final score.
 
     Ranking reads only kind and text of the candidates; full rows are read for the best `n`."""
     heads = store.fact_heads(list(scores))
@@ -140,6 +143,8 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
         heads = {i: r for i, r in heads.items() if i in allowed}
     naming = store.facts_naming(query, list(heads))
     near = timely({i: heads[i] for i in scores if i in heads}, spans)
-    best = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads][:n]
+    order = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
+    order = expand(store, order, heads, query, list(terms), filters, expansion)
+    best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]

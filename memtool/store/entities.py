@@ -8,7 +8,7 @@ from typing import Iterable
 
 from memtool.analyzer import words
 from memtool.store.driver import select_in
-from memtool.store.queries import EntityMatch, entity_key, plain_name_match
+from memtool.store.queries import EntityMatch, Filters, entity_key, plain_name_match
 
 
 def entity_keys(conn, name: str) -> list[str]:
@@ -50,6 +50,14 @@ def facts_naming(conn, query: str, ids: list[int]) -> set[int]:
     sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))})"
            " AND fact_id IN ({marks})")
     return {r[0] for r in select_in(conn, sql, ids, before=list(keys))}
+
+
+def facts_sharing(conn, fact_id: int, filters: Filters, k: int) -> list[int]:
+    """Up to `k` other facts that mention an entity `fact_id` mentions, filters applied, in file order."""
+    where, params = filters.sql()
+    sql = ("SELECT DISTINCT f.id FROM fact_entities a JOIN fact_entities b ON b.key = a.key AND b.fact_id != a.fact_id"
+           f" JOIN facts f ON f.id = b.fact_id WHERE a.fact_id = ? AND {where} ORDER BY f.path, f.ord LIMIT ?")
+    return [r[0] for r in conn.execute(sql, [fact_id, *params, k])]
 
 
 def canonical_names(conn, names: Iterable[str]) -> dict[str, str]:

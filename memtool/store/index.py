@@ -325,6 +325,20 @@ class Store:
             out.setdefault(a, []).append(b)
         return out
 
+    def nearby(self, ids: list[int], window: int) -> dict[int, list[tuple[int, int]]]:
+        """(record, distance) within `window` records of each given fact, in its file and section."""
+        out: dict[int, list[tuple[int, int]]] = {}
+        sql = ("SELECT a.id, b.id, ABS(b.ord - a.ord) FROM facts a JOIN facts b ON b.path = a.path"
+               " AND b.context IS a.context AND b.ord BETWEEN a.ord - ? AND a.ord + ? AND b.id != a.id"
+               " WHERE a.id IN ({marks})")
+        for a, b, dist in select_in(self.conn, sql, ids, before=[window, window]):
+            out.setdefault(a, []).append((b, dist))
+        return out
+
+    def facts_sharing_entities(self, fact_id: int, filters: Filters, k: int) -> list[int]:
+        """Up to `k` other facts that mention an entity `fact_id` mentions (an @mention or a link)."""
+        return entities.facts_sharing(self.conn, fact_id, filters, k)
+
     def ids_for_hashes(self, hits: list[tuple[str, float]], filters: Filters) -> list[tuple[int, float]]:
         """(fact id, similarity) for vector hits (hash, similarity), filters applied, best first."""
         if not hits:
