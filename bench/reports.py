@@ -321,6 +321,23 @@ def report_bilingual(args, wss, scorer, out: dict) -> None:
     text = H.markdown_table(["mode", "question → evidence", "n", "hit@1", "hit@5", "hitL@10"], table_rows)
     print(f"\nexample set per direction (evidence language by memtool.analyzer.detect_language of the line)\n{text}")
     out["bilingual"] = {"table": text, "direction": direction}
+    if len(modes) > 1:
+        ranks = cross_ranks(questions, direction, {m: rows_for(wss, "example", "example", questions, m, scorer)
+                                                   for m in modes})
+        print(f"\ncross-lingual questions: rank of the first result citing an evidence line, per mode, before the floor (–: not among 50)\n{ranks}")
+        out["bilingual"]["ranks"] = ranks
+
+
+def cross_ranks(questions: list[dict], direction: dict, rows: dict[str, list[dict]]) -> str:
+    """Per cross-lingual question, the rank of the first result citing its evidence in each mode (1 / MRR):
+    tells a miss by words (lexical –) from one by meaning (semantic low) or by fusion."""
+    table = []
+    for i, q in enumerate(questions):
+        d = direction[q["qid"]]
+        if d.split("→")[0] not in d.split("→")[1]:
+            rr = [rows[m][i]["score_open"].get("mrr") for m in rows]  # before the floor
+            table.append([q["qid"], d, *(round(1 / r) if r else "–" for r in rr), q["question"]])
+    return H.markdown_table(["qid", "direction", *rows, "question"], table)
 
 
 # --- latency -----------------------------------------------------------------------------------

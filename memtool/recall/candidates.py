@@ -12,10 +12,6 @@ from memtool.recall.ranking import fuse
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
-TRANSLATE_LEXICAL = True  # EXPERIMENT
-TRANSLATE_SEMANTIC = "append"  # EXPERIMENT: off | append | mean | max
-FOREIGN_RULE = True  # EXPERIMENT
-KNOWN_ONLY = True  # EXPERIMENT
 
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
@@ -27,28 +23,19 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
              also: list[str] = ()) -> list[tuple[int, float]]:
-    """(fact id, cosine) of the facts nearest to the query (and the words `also`), filters applied."""
-    extra = list(also)
-    if TRANSLATE_SEMANTIC == "append" and extra:
-        query = query + " (" + ", ".join(extra) + ")"
-    qvec = embedding.embedder.embed([query], tiers=["normal"], query=True)[0]  # the caller's own words
-    if TRANSLATE_SEMANTIC == "mean" and extra:
-        qvec = qvec + embedding.embedder.embed([" ".join(extra)], tiers=["normal"], query=True)[0]
+    """(fact id, cosine) of the facts nearest to the query, filters applied. The words `also` (its
+    translations) are embedded with it, after it in brackets: `When does my passport expire?
+    (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual)."""
+    text = f"{query} ({', '.join(also)})" if also else query  # the caller's own words first
+    qvec = embedding.embedder.embed([text], tiers=["normal"], query=True)[0]
     hits = store.vectors.nearest(qvec, n * 4 if filters.active else n)
-    if TRANSLATE_SEMANTIC == "max" and extra:
-        tvec = embedding.embedder.embed([" ".join(extra)], tiers=["normal"], query=True)[0]
-        best = dict(hits)
-        for h, c in store.vectors.nearest(tvec, n * 4 if filters.active else n):
-            best[h] = max(best.get(h, -1.0), c)
-        hits = sorted(best.items(), key=lambda x: -x[1])
     return store.ids_for_hashes(hits, filters)[:n]
 
 
 def translated(store: Store, query: str) -> list[str]:
-    """The lexicon's translations of the query's words that the index holds (see recall/lexicon.py)."""
+    """The lexicon's translations of the query's words (see recall/lexicon.py) that the index holds:
+    the others cannot match a word, and would only blur the query's vector."""
     found = translations(query)
-    if not KNOWN_ONLY:
-        return found
     known = store.known_terms({t for w in found for t in word_terms(w)})
     return [w for w in found if known.intersection(word_terms(w))]
 
@@ -67,22 +54,22 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
                n: int, warnings: list[str]) -> Found:
     """Fused candidate scores and what ran; what the user should know goes to `warnings`."""
     found, degraded = [], None
-    also = translated(store, query) if TRANSLATE_LEXICAL or TRANSLATE_SEMANTIC != "off" else []
+    also = translated(store, query)  # an English query finds German notes, and the reverse
     if mode != "lexical":
         degraded = embedding.unusable(store)
         if degraded is None:
-            found = semantic(store, embedding, query, filters, n, also if TRANSLATE_SEMANTIC != "off" else [])
+            found = semantic(store, embedding, query, filters, n, also)
             warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
                 warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
         else:
             warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
-    words = lexical(store, terms, filters, n, also if TRANSLATE_LEXICAL else []) if mode != "semantic" or degraded else []
+    words = lexical(store, terms, filters, n, also) if mode != "semantic" or degraded else []
     used = "lexical" if degraded or mode == "lexical" else mode
     best = found[0][1] if found and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
-    foreign = _foreign(store, query, found) if FOREIGN_RULE and words and best is not None else set()
+    foreign = _foreign(store, query, found) if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded, best, fingerprint)
 
 

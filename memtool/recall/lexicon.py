@@ -13,21 +13,23 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from memtool.analyzer import STOPWORDS, fold, query_terms, word_terms, words
+from memtool.analyzer import STOPWORDS, fold, word_terms, words
 
 LEXICON = "lexicon_en_de.txt"
 
 
 @lru_cache(maxsize=1)
-def table() -> dict[str, tuple[str, ...]]:
-    """Folded word or stem → the other language's words, for both columns of the lexicon."""
+def table() -> dict[str, list[tuple[str, list[str]]]]:
+    """The lexicon in both directions, (word, the other language's words), bucketed by the first
+    three letters of the folded word: a query stems only the entries that share its words' start,
+    not all of them (stemming the whole list would cost a one-shot recall ~20 ms)."""
     text = resources.files("memtool.recall").joinpath(LEXICON).read_text(encoding="utf-8")
-    pairs: dict[str, dict[str, None]] = {}
+    buckets: dict[str, list[tuple[str, list[str]]]] = {}
     for english, german in parse(text):
         for source, targets in [(english, german), *((g, [english]) for g in german)]:
-            for key in _keys(source):
-                pairs.setdefault(key, {}).update({w: None for t in targets for w in t.split()})
-    return {key: tuple(ws) for key, ws in pairs.items()}
+            if " " not in source:  # phrases are targets only
+                buckets.setdefault(fold(source)[:3], []).append((source, targets))
+    return buckets
 
 
 def parse(text: str) -> list[tuple[str, list[str]]]:
@@ -44,30 +46,19 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _keys(phrase: str) -> tuple[str, ...]:
-    """The lookup keys of a one-word entry (its folded form and stems); none for a phrase."""
-    found = words(phrase)
-    if len(found) != 1:
-        return ()
-    return word_terms(found[0][2])
-
-
 def translations(text: str) -> list[str]:
     """The other language's words for the content words of `text` (first listed sense first)."""
-    lookup = table()
+    buckets = table()
     out: dict[str, None] = {}
     for _, _, word in words(text):
-        if fold(word) in STOPWORDS:
+        folded = fold(word)
+        if folded in STOPWORDS:
             continue
-        for key in word_terms(word):
-            if key in lookup:
-                out.update({w: None for w in lookup[key] if fold(w) not in STOPWORDS})
+        entries = buckets.get(folded[:3], ())
+        for term in word_terms(word):  # the word as written first, then its stems
+            found = [targets for source, targets in entries if term in word_terms(source)]
+            if found:  # a word spelt alike in both languages (`Hotel`) adds nothing
+                out.update({w: None for targets in found for t in targets for w in t.split()
+                            if fold(w) not in STOPWORDS and fold(w) != folded})
                 break
     return list(out)
-
-
-def translated_terms(text: str, terms: list[str]) -> list[str]:
-    """Search terms for the translations of `text`'s words, those already in `terms` left out."""
-    extra = query_terms(" ".join(translations(text))) if translations(text) else []
-    have = set(terms)
-    return [t for t in extra if t not in have]
