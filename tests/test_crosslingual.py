@@ -73,3 +73,23 @@ def test_4_the_lexicon_ships_inside_the_package():
     assert "lexicon_en_de.txt" in package_data["memtool.recall"]
     assert ("passport", ["Reisepass", "Pass"]) in parse((ROOT / "memtool" / "recall" / "lexicon_en_de.txt").read_text())
     assert {"flat", "apartment"} <= set(translations("Wohnung"))
+
+
+def test_4_translations_the_index_holds_never_leave_the_process(tmp_path):
+    """Which translations are added depends on the notes (of any trust tier): they go to the embedded
+    model only, never to Ollama, even on loopback (a legal note's words must not reach a model)."""
+    from ollama_stub import OllamaStub
+
+    write(tmp_path, "memory/2026-11-05.md", "---\ntrust: legal\n---\n- Reisepass beim Anwalt hinterlegt.\n")
+    write(tmp_path, "memory/2026-11-06.md", "# 2026-11-06\n- Lunch with Jonas near the office.\n")
+    write(tmp_path, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    stub = OllamaStub()
+    try:
+        env = mem_env(MEM_EMBEDDER="ollama", OLLAMA_HOST=stub.url)
+        proc, data = run_json("recall", "Where is my passport?", cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert data["results"][0]["source"] == "memory/2026-11-05.md#L4"  # found by its translated word
+        assert "Where is my passport?" in stub.embedded  # the query went out as written…
+        assert "Reisepass" not in stub.sent_text()  # …without the word the legal note holds
+    finally:
+        stub.stop()

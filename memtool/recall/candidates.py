@@ -58,7 +58,9 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     if mode != "lexical":
         degraded = embedding.unusable(store)
         if degraded is None:
-            found = semantic(store, embedding, query, filters, n, also)
+            # which translations the index holds tells of the notes (any trust tier): only in-process
+            inside = embedding.embedder.destination.in_process
+            found = semantic(store, embedding, query, filters, n, also if inside else [])
             warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
