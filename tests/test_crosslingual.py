@@ -93,3 +93,17 @@ def test_4_translations_the_index_holds_never_leave_the_process(tmp_path):
         assert "Reisepass" not in stub.sent_text()  # …without the word the legal note holds
     finally:
         stub.stop()
+
+
+def test_4_an_english_question_over_english_notes_is_left_as_it_is(tmp_path):
+    """English words that look German (`kind`, `art`) or whose translation is one of their own forms
+    (`plans` → `Plan`, `family` → `Familie` by stem) add nothing to an English query over English notes."""
+    write(tmp_path, "memory/2026-11-07.md", "# 2026-11-07\n- What kind of art do you make? Mostly plans for a family trip.\n"
+          "- The banker opened a new account.\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        for q in ("What kind of art does she make?", "What are her plans with the family?", "When did the banker open it?"):
+            assert translated(mem.store, q) == [], q
+    finally:
+        mem.close()

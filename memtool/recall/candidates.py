@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memtool.analyzer import detect_language, fts_match, query_terms, word_terms
+from memtool.analyzer import detect_language, fold, fts_match, query_terms
 from memtool.embedding import Embedding
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse
@@ -33,11 +33,12 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
 
 
 def translated(store: Store, query: str) -> list[str]:
-    """The lexicon's translations of the query's words (see recall/lexicon.py) that the index holds:
-    the others cannot match a word, and would only blur the query's vector."""
-    found = translations(query)
-    known = store.known_terms({t for w in found for t in word_terms(w)})
-    return [w for w in found if known.intersection(word_terms(w))]
+    """The lexicon's translations of the query's words, from the query's language (see
+    recall/lexicon.py), that the index holds as words: the others cannot match, and would only
+    blur the query's vector (an English query over English notes gets none)."""
+    found = translations(query, detect_language(query))
+    known = store.known_terms({fold(w) for w in found})
+    return [w for w in found if fold(w) in known]
 
 
 class Found(NamedTuple):

@@ -4,8 +4,8 @@ memtool, MIT).
 
 A query's words cannot find a note written in the other language; its translated content words
 can (`passport` finds `Reisepass`, `Wohnung` finds `flat`). Words are looked up by their folded
-form, then by their English and German Snowball stems, in both directions, so no language
-detection is needed: a word found in the English column yields its German words and vice versa.
+form, then by their English and German Snowball stems; a word found in the English column yields
+its German words and vice versa (recall translates from the query's language only).
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ LEXICON = "lexicon_en_de.txt"
 
 
 @lru_cache(maxsize=1)
-def table() -> dict[str, list[tuple[str, list[str]]]]:
-    """The lexicon in both directions, (word, the other language's words), bucketed by the first
-    three letters of the folded word: a query stems only the entries that share its words' start,
-    not all of them (stemming the whole list would cost a one-shot recall ~20 ms)."""
+def table() -> dict[str, list[tuple[str, str, list[str]]]]:
+    """The lexicon in both directions, (language of the word, word, the other language's words),
+    bucketed by the first three letters of the folded word: a query stems only the entries that
+    share its words' start, not all of them (stemming the whole list costs ~20 ms)."""
     text = resources.files("memtool.recall").joinpath(LEXICON).read_text(encoding="utf-8")
-    buckets: dict[str, list[tuple[str, list[str]]]] = {}
+    buckets: dict[str, list[tuple[str, str, list[str]]]] = {}
     for english, german in parse(text):
-        for source, targets in [(english, german), *((g, [english]) for g in german)]:
+        for lang, source, targets in [("en", english, german), *(("de", g, [english]) for g in german)]:
             if " " not in source:  # phrases are targets only
-                buckets.setdefault(fold(source)[:3], []).append((source, targets))
+                buckets.setdefault(fold(source)[:3], []).append((lang, source, targets))
     return buckets
 
 
@@ -46,19 +46,24 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def translations(text: str) -> list[str]:
-    """The other language's words for the content words of `text` (first listed sense first)."""
+def translations(text: str, lang: str | None = None) -> list[str]:
+    """The other language's words for the content words of `text` (first listed sense first); with
+    `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
+    word that looks German (`kind`, `art`) is not translated. A translation that is one of the
+    word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out."""
     buckets = table()
     out: dict[str, None] = {}
     for _, _, word in words(text):
         folded = fold(word)
         if folded in STOPWORDS:
             continue
-        entries = buckets.get(folded[:3], ())
-        for term in word_terms(word):  # the word as written first, then its stems
+        own = word_terms(word)
+        entries = [(source, targets) for language, source, targets in buckets.get(folded[:3], ())
+                   if lang in (None, language)]
+        for term in own:  # the word as written first, then its stems
             found = [targets for source, targets in entries if term in word_terms(source)]
-            if found:  # a word spelt alike in both languages (`Hotel`) adds nothing
+            if found:
                 out.update({w: None for targets in found for t in targets for w in t.split()
-                            if fold(w) not in STOPWORDS and fold(w) != folded})
+                            if fold(w) not in STOPWORDS and fold(w) not in own})
                 break
     return list(out)
