@@ -45,7 +45,7 @@ def test_4_an_english_question_finds_the_german_note_first(mixed_ws, question, l
 
 def test_4_words_cross_languages_without_vectors(tmp_path):
     """Lexical recall alone: an English word finds its German translation and vice versa."""
-    write(tmp_path, "memory/2026-11-03.md", "# 2026-11-03\n- Reisepass gültig bis März 2027.\n"
+    write(tmp_path, "memory/2026-11-03.md", "# 2026-11-03\n- Der Reisepass ist gültig bis März 2027.\n"
           "- Car insurance renewal is due in March.\n- Lunch with Jonas near the office.\n")
     proc, data = run_json("recall", "passport", "--mode", "lexical", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -56,8 +56,9 @@ def test_4_words_cross_languages_without_vectors(tmp_path):
 
 
 def test_4_translations_the_index_does_not_hold_are_left_out(tmp_path):
-    """An English-only workspace: no German word is added to an English query (nor to its vector)."""
-    write(tmp_path, "memory/2026-11-04.md", "# 2026-11-04\n- My passport expires in March.\n- The flat has three rooms.\n")
+    """An English-only workspace: no German word is added to an English query (nor to its vector);
+    a German question gets the English words the notes hold."""
+    write(tmp_path, "memory/2026-11-04.md", "# 2026-11-04\n- My passport expires in March.\n- The flat has three rooms and a balcony.\n")
     mem = Memory(Workspace(tmp_path), embedder="none")
     try:
         mem.index()
@@ -80,7 +81,7 @@ def test_4_translations_the_index_holds_never_leave_the_process(tmp_path):
     model only, never to Ollama, even on loopback (a legal note's words must not reach a model)."""
     from ollama_stub import OllamaStub
 
-    write(tmp_path, "memory/2026-11-05.md", "---\ntrust: legal\n---\n- Reisepass beim Anwalt hinterlegt.\n")
+    write(tmp_path, "memory/2026-11-05.md", "---\ntrust: legal\n---\n- Der Reisepass ist beim Anwalt hinterlegt.\n")
     write(tmp_path, "memory/2026-11-06.md", "# 2026-11-06\n- Lunch with Jonas near the office.\n")
     write(tmp_path, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
     stub = OllamaStub()
@@ -99,11 +100,12 @@ def test_4_an_english_question_over_english_notes_is_left_as_it_is(tmp_path):
     """English words that look German (`kind`, `art`) or whose translation is one of their own forms
     (`plans` → `Plan`, `family` → `Familie` by stem) add nothing to an English query over English notes."""
     write(tmp_path, "memory/2026-11-07.md", "# 2026-11-07\n- What kind of art do you make? Mostly plans for a family trip.\n"
-          "- The banker opened a new account.\n")
+          "- The banker opened a new account.\n- She joined a beginner's yoga class with Rob.\n")
     mem = Memory(Workspace(tmp_path), embedder="none")
     try:
         mem.index()
-        for q in ("What kind of art does she make?", "What are her plans with the family?", "When did the banker open it?"):
+        for q in ("What kind of art does she make?", "What are her plans with the family?", "When did the banker open it?",
+              "When did she start yoga?"):  # `start` → `Beginn`, and English notes hold the stem `beginn`
             assert translated(mem.store, q) == [], q
     finally:
         mem.close()

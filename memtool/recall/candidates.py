@@ -32,11 +32,22 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     return store.ids_for_hashes(hits, filters)[:n]
 
 
+# Words every text of a language holds: an index that holds at most one of them has (next to) no
+# text in that language, and nothing to translate a query into.
+_MARKERS = {"de": {"und", "der", "dem", "ist", "nicht", "ich", "mit", "auf", "ein", "zu"},
+            "en": {"the", "and", "is", "not", "with", "of", "to", "it", "was", "for"}}
+
+
 def translated(store: Store, query: str) -> list[str]:
     """The lexicon's translations of the query's words, from the query's language (see
-    recall/lexicon.py), that the index holds as words: the others cannot match, and would only
-    blur the query's vector (an English query over English notes gets none)."""
-    found = translations(query, detect_language(query))
+    recall/lexicon.py), that the index holds: the others cannot match, and would only blur the
+    query's vector. None when the notes are (next to) all in the query's language: `child` is not
+    turned into `Kind` for English notes that say "kind"."""
+    lang = detect_language(query)
+    other = "en" if lang == "de" else "de"
+    found = translations(query, lang)
+    if not found or len(store.known_terms(_MARKERS[other])) < 2:
+        return []
     known = store.known_terms({fold(w) for w in found})
     return [w for w in found if fold(w) in known]
 
