@@ -5,7 +5,8 @@ stores its rows and figures in `out` (written by --json).
                reported on the third; per fold and category hitL@10/25/50, their mean and pooled figures
     offtopic   candidate confidence signals (bench/signals.py) for answerable and off-topic queries:
                AUC, and a "nothing relevant" floor chosen on two folds and applied to the third
-    bilingual  example set hit@1 per direction (question language → evidence-line language)
+    bilingual  example set hit@1 per direction (question language → evidence-line language); with
+               several --modes also each cross-lingual question's rank per mode (words, meaning or fusion)
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
 """
