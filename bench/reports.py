@@ -5,7 +5,8 @@ stores its rows and figures in `out` (written by --json).
                reported on the third; per fold and category hitL@10/25/50, their mean and pooled figures
     offtopic   candidate confidence signals (bench/signals.py) for answerable and off-topic queries:
                AUC, and a "nothing relevant" floor chosen on two folds and applied to the third
-    bilingual  example set hit@1 per direction (question language → evidence-line language)
+    bilingual  example set hit@1 per direction (question language → evidence-line language); with
+               several --modes also each cross-lingual question's rank per mode (words, meaning or fusion)
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
     multihop   LoCoMo dev, leave-one-conversation-out, per multi-hop expansion variant (bench/multihop.py)
@@ -322,6 +323,23 @@ def report_bilingual(args, wss, scorer, out: dict) -> None:
     text = H.markdown_table(["mode", "question → evidence", "n", "hit@1", "hit@5", "hitL@10"], table_rows)
     print(f"\nexample set per direction (evidence language by memtool.analyzer.detect_language of the line)\n{text}")
     out["bilingual"] = {"table": text, "direction": direction}
+    if len(modes) > 1:
+        ranks = cross_ranks(questions, direction, {m: rows_for(wss, "example", "example", questions, m, scorer)
+                                                   for m in modes})
+        print(f"\ncross-lingual questions: rank of the first result citing an evidence line, per mode, before the floor (–: not among 50)\n{ranks}")
+        out["bilingual"]["ranks"] = ranks
+
+
+def cross_ranks(questions: list[dict], direction: dict, rows: dict[str, list[dict]]) -> str:
+    """Per cross-lingual question, the rank of the first result citing its evidence in each mode (1 / MRR):
+    tells a miss by words (lexical –) from one by meaning (semantic low) or by fusion."""
+    table = []
+    for i, q in enumerate(questions):
+        d = direction[q["qid"]]
+        if d.split("→")[0] not in d.split("→")[1]:
+            rr = [rows[m][i]["score_open"].get("mrr") for m in rows]  # before the floor
+            table.append([q["qid"], d, *(round(1 / r) if r else "–" for r in rr), q["question"]])
+    return H.markdown_table(["qid", "direction", *rows, "question"], table)
 
 
 # --- latency -----------------------------------------------------------------------------------

@@ -5,24 +5,55 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memtool.analyzer import detect_language, fts_match
+from memtool.analyzer import detect_language, fold, fts_match, query_terms
 from memtool.embedding import Embedding
+from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 
 
-def lexical(store: Store, terms: list[str], filters: Filters, n: int) -> list[tuple[int, float]]:
-    """(fact id, BM25 score) of the best `n` facts holding the query's terms."""
+def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
+    """(fact id, BM25 score) of the best `n` facts holding the query's terms (or the words `also`)."""
+    if also:
+        terms = terms + [t for t in query_terms(" ".join(also)) if t not in terms]
     return store.search_ids(fts_match(store.prune_common(terms)), filters, n)
 
 
-def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
-    """(fact id, cosine) of the facts nearest to the query, filters applied."""
-    qvec = embedding.embedder.embed([query], tiers=["normal"], query=True)[0]  # the caller's own words
-    hits = store.vectors.nearest(qvec, n * 4 if filters.active else n)
-    return store.ids_for_hashes(hits, filters)[:n]
+def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
+             also: list[str] = ()) -> tuple[list[tuple[int, float]], float | None]:
+    """(fact id, cosine) of the facts nearest to the query, filters applied, and the cosine of the
+    nearest to the query's own words (recall's relevance). The words `also` (its translations) are
+    embedded with it, after it in brackets, for the ranking: `When does my passport expire?
+    (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they would lift the
+    relevance of any question (off-topic ones too), so it comes from the query alone."""
+    texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
+    vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
+    pool = n * 4 if filters.active else n
+    found = store.ids_for_hashes(store.vectors.nearest(vecs[-1], pool), filters)[:n]
+    own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters)[:1] if also else found[:1]
+    return found, own[0][1] if own else None
+
+
+# Words every text of a language holds: an index that holds at most one of them has (next to) no
+# text in that language, and nothing to translate a query into.
+_MARKERS = {"de": {"und", "der", "dem", "ist", "nicht", "ich", "mit", "auf", "ein", "zu"},
+            "en": {"the", "and", "is", "not", "with", "of", "to", "it", "was", "for"}}
+
+
+def translated(store: Store, query: str) -> list[str]:
+    """The lexicon's translations of the query's words, from the query's language (see
+    recall/lexicon.py), that the index holds: the others cannot match, and would only blur the
+    query's vector. None when the notes are (next to) all in the query's language: `child` is not
+    turned into `Kind` for English notes that say "kind"."""
+    lang = detect_language(query)
+    other = "en" if lang == "de" else "de"
+    found = translations(query, lang)
+    if not found or len(store.known_terms(_MARKERS[other])) < 2:
+        return []
+    known = store.known_terms({fold(w) for w in found})
+    return [w for w in found if fold(w) in known]
 
 
 class Found(NamedTuple):
@@ -31,27 +62,30 @@ class Found(NamedTuple):
     scores: dict[int, float]  # fused ranking score per fact id
     mode: str  # the mode that actually ran
     degraded: str | None  # why the asked-for mode could not run in full
-    best_cosine: float | None  # raw cosine of the nearest fact passing the filters (before scaling)
+    best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
     fingerprint: str | None  # of the vectors that cosine comes from
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
                n: int, warnings: list[str]) -> Found:
     """Fused candidate scores and what ran; what the user should know goes to `warnings`."""
-    found, degraded = [], None
+    found, degraded, own = [], None, None
+    also = translated(store, query)  # an English query finds German notes, and the reverse
     if mode != "lexical":
         degraded = embedding.unusable(store)
         if degraded is None:
-            found = semantic(store, embedding, query, filters, n)
+            # which translations the index holds tells of the notes (any trust tier): only in-process
+            inside = embedding.embedder.destination.in_process
+            found, own = semantic(store, embedding, query, filters, n, also if inside else [])
             warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
                 warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
         else:
             warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
-    words = lexical(store, terms, filters, n) if mode != "semantic" or degraded else []
+    words = lexical(store, terms, filters, n, also) if mode != "semantic" or degraded else []
     used = "lexical" if degraded or mode == "lexical" else mode
-    best = found[0][1] if found and used != "lexical" else None
+    best = own if found and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
     foreign = _foreign(store, query, found) if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded, best, fingerprint)

@@ -276,6 +276,13 @@ class Store:
         kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
         return kept if kept else terms
 
+    def known_terms(self, terms: set[str]) -> set[str]:
+        """The exact `terms` that at least one fact (its text or context) holds."""
+        if not terms:
+            return set()
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
+        return {t for t in terms if self.conn.execute("SELECT 1 FROM temp.fts_terms WHERE term = ?", (t,)).fetchone()}
+
     def _fact_count(self) -> int:
         """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
         version = (self.data_version(), self.conn.total_changes)

@@ -1,0 +1,69 @@
+"""Query-side translation between English and German with a small bundled lexicon. Pure but for
+reading the list once (`lexicon_en_de.txt` beside this module: common words, written by hand for
+memtool, MIT).
+
+A query's words cannot find a note written in the other language; its translated content words
+can (`passport` finds `Reisepass`, `Wohnung` finds `flat`). Words are looked up by their folded
+form, then by their English and German Snowball stems; a word found in the English column yields
+its German words and vice versa (recall translates from the query's language only).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from memtool.analyzer import STOPWORDS, fold, word_terms, words
+
+LEXICON = "lexicon_en_de.txt"
+
+
+@lru_cache(maxsize=1)
+def table() -> dict[str, list[tuple[str, str, list[str]]]]:
+    """The lexicon in both directions, (language of the word, word, the other language's words),
+    bucketed by the first three letters of the folded word: a query stems only the entries that
+    share its words' start, not all of them (stemming the whole list costs ~20 ms)."""
+    text = resources.files("memtool.recall").joinpath(LEXICON).read_text(encoding="utf-8")
+    buckets: dict[str, list[tuple[str, str, list[str]]]] = {}
+    for english, german in parse(text):
+        for lang, source, targets in [("en", english, german), *(("de", g, [english]) for g in german)]:
+            if " " not in source:  # phrases are targets only
+                buckets.setdefault(fold(source)[:3], []).append((lang, source, targets))
+    return buckets
+
+
+def parse(text: str) -> list[tuple[str, list[str]]]:
+    """`english: deutsch, deutsch` lines → (english, [deutsch, …]); comments and blanks skipped."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or ":" not in line:
+            continue
+        english, _, german = line.partition(":")
+        targets = [g.strip() for g in german.split(",") if g.strip()]
+        if english.strip() and targets:
+            out.append((english.strip(), targets))
+    return out
+
+
+def translations(text: str, lang: str | None = None) -> list[str]:
+    """The other language's words for the content words of `text` (first listed sense first); with
+    `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
+    word that looks German (`kind`, `art`) is not translated. A translation that is one of the
+    word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out."""
+    buckets = table()
+    out: dict[str, None] = {}
+    for _, _, word in words(text):
+        folded = fold(word)
+        if folded in STOPWORDS:
+            continue
+        own = word_terms(word)
+        entries = [(source, targets) for language, source, targets in buckets.get(folded[:3], ())
+                   if lang in (None, language)]
+        for term in own:  # the word as written first, then its stems
+            found = [targets for source, targets in entries if term in word_terms(source)]
+            if found:
+                out.update({w: None for targets in found for t in targets for w in t.split()
+                            if fold(w) not in STOPWORDS and fold(w) not in own})
+                break
+    return list(out)
