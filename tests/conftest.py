@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,12 @@ EXAMPLE = ROOT / "examples" / "workspace"
 # `no_process_left_behind` can find any that outlive their test, and only ours.
 RUN_MARK = "MEMTOOL_TEST_RUN"
 os.environ[RUN_MARK] = f"{os.getpid()}-{os.urandom(4).hex()}"
+
+# Tests stop `mem watch` and servers with Ctrl-C (SIGINT). A test run started in the background of a
+# non-interactive shell (`cmd &`, as CI wrappers and nohup do) inherits SIGINT ignored, and so would
+# every child: a watch would then never stop. Children of this process get the default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
