@@ -4,6 +4,7 @@ with how to enable it."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from memtool import trust
@@ -11,6 +12,18 @@ from memtool.errors import ProviderUnavailable
 
 DEFAULT_MODEL = "llama3.2"
 DEFAULT_TIMEOUT = 60.0
+
+
+def json_object(answer: str) -> dict | None:
+    """The JSON object in a model's answer (from its first `{` to its last `}`), else None."""
+    start, end = answer.find("{"), answer.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        data = json.loads(answer[start:end + 1])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 class OllamaChat:

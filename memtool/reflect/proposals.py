@@ -17,6 +17,7 @@ from datetime import date, timedelta
 
 from memtool import control_chars, trust
 from memtool.errors import ProviderUnavailable, UsageError
+from memtool.llm import json_object
 from memtool.reflect import decisions, queue
 from memtool.reflect.decisions import Decision
 from memtool.reflect.deadline import Deadline
@@ -45,7 +46,7 @@ WEEK_SYSTEM = (
 def parse_typed(answer: str) -> str | None:
     """The model's answer to a typed-fact prompt: a typed line, "" for 'no fact', None when the
     answer is not exactly what was asked for."""
-    data = _json_object(answer)
+    data = json_object(answer)
     if data is None or "fact" not in data:
         return None
     return "" if data["fact"] is None else _typed_line(data["fact"])
@@ -53,21 +54,9 @@ def parse_typed(answer: str) -> str | None:
 
 def parse_observation(answer: str) -> str | None:
     """The model's `S:` line for a week, or None when the answer is not one."""
-    data = _json_object(answer)
+    data = json_object(answer)
     line = _typed_line(data.get("observation")) if data else None
     return line if line and parse_line(line).kind == "observation" else None
-
-
-def _json_object(answer: str) -> dict | None:
-    body = answer.strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(body[start:end + 1])
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _typed_line(value) -> str | None:

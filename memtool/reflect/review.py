@@ -6,11 +6,9 @@ rule-based results standing."""
 
 from __future__ import annotations
 
-import json
-
 from memtool import trust
 from memtool.errors import ProviderUnavailable
-from memtool.llm import OllamaChat
+from memtool.llm import OllamaChat, json_object
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store.local import LocalState
@@ -28,14 +26,8 @@ def parse_decision(text: str) -> dict | None:
     body = text.strip()
     if body.startswith("```"):
         body = body.strip("`").split("\n", 1)[-1] if "\n" in body else ""
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(body[start:end + 1])
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("decision") not in DECISIONS or not isinstance(data.get("reason"), str):
+    data = json_object(body)
+    if data is None or data.get("decision") not in DECISIONS or not isinstance(data.get("reason"), str):
         return None
     narrative = data.get("narrative")
     return {"decision": data["decision"], "reason": data["reason"].strip()[:300],
