@@ -373,6 +373,8 @@ def reflect_warnings(data: dict) -> None:
     for page in data["pages"]:
         if page["action"] == "skipped" and "legal" not in page["reason"]:
             warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
+    if data.get("reused", {}).get("notice"):
+        warn(data["reused"]["notice"])
     llm = data["consolidation"].get("llm") or {}
     if llm.get("warning"):
         warn(llm["warning"])

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
-from memtool.reflect import proposals, queue
+from memtool.reflect import postings, proposals, queue
 from memtool.reflect import review as model_review
 from memtool.reflect import rules
 from memtool.reflect.deadline import Deadline
@@ -159,10 +159,12 @@ class _Compared:
     near: list[tuple] = field(default_factory=list)  # near-duplicates to review, same shape
     supersede: list[tuple[str, str, str]] = field(default_factory=list)  # (older, newer, why)
     unclear: list[tuple[str, str]] = field(default_factory=list)  # possible contradictions (older, newer)
+    notice: str | None = None  # why the word postings were rebuilt
 
 
-def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dict:
-    """Phases 1–5 and 7, then proposals; returns what was found and done (the journal is written by the caller)."""
+def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool, ran_before: bool = False) -> dict:
+    """Phases 1–5 and 7, then proposals; returns what was found and done (the journal is written by the
+    caller). `ran_before`: an earlier run is known (lost word postings are then worth a notice)."""
     facts = load_facts(src.store, src.config.trust_globs)
     by_key = {f["key"]: f for f in facts}
     local = src.local
@@ -172,12 +174,13 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool) -> dic
                     "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
                     "skipped_legal": 0, "stopped_at": None, "examined": 0, "proposals": None}
     words = _Sets(lambda k: word_set(by_key[k]["content"]), seen)
-    found = _compare(src, facts, by_key, unseen, words, deadline)
+    found = _compare(src, facts, by_key, unseen, words, deadline, dry_run, ran_before)
     decided, _ = queue.standing(src.ws)  # a person's decisions (bank/decisions.md) are not asked again
     found.near = queue.undecided("near-duplicate", found.near, decided)
     found.unclear = queue.undecided("contradiction", found.unclear, decided)
     report["skipped_legal"] = sum(1 for f in facts if f["trust"] == trust.LEGAL)
     report["examined"] = len(found.examined)
+    report["notice"] = found.notice  # for the caller to say; not part of what the run found
     _report_pairs(report, by_key, found)
     # Phase 4: stability from the access log.
     strengthened, faded, usage_rows, last_rowid = _stability(local)
@@ -235,7 +238,7 @@ def replay(src: Sources, static: dict, skipped_legal: int, *, dry_run: bool) -> 
 
 
 def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], words: _Sets,
-             deadline: Deadline) -> _Compared:
+             deadline: Deadline, dry_run: bool, ran_before: bool) -> _Compared:
     """Phases 2 and 3, dedup and contradictions: only what is new is examined, against everything,
     in chunks between deadline checks. Near-duplicates that are really contradictions are dropped."""
     cfg = src.config
@@ -246,15 +249,15 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     names = {k: frozenset(v) for k, v in names.items()}
     space = VectorSpace.load(src, facts) if unseen else None
     index = None
-    if unseen:  # a few new facts need the postings of their own words only
-        vocabulary = set().union(*(words[k] for k in unseen)) if len(unseen) * 4 < len(facts) else None
-        index = rules.WordIndex(facts, words, vocabulary, words.listed)
+    if unseen:  # new facts need the postings of their own words only, kept up to date per file
+        vocabulary = set().union(*(words[k] for k in unseen))
+        index = postings.load(src.local, facts, words.listed, vocabulary, save=not dry_run, ran_before=ran_before)
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
         return rules.REVIEW_LEXICAL if f["entities"] and space is None else cfg.fold_lexical
 
-    out = _Compared()
+    out = _Compared(notice=index.notice if index is not None else None)
     for start in range(0, len(unseen), CHUNK):
         if deadline.passed("dedup"):
             break

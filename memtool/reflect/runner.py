@@ -93,7 +93,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused = None, {}, {}, 0
+        changes, made, evidence, reused, notice = None, {}, {}, 0, None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -103,7 +103,9 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             if not dry_run:
                 cache.forget(src)
             before = src.local.supersessions()
-            found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review)
+            found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review,
+                                      ran_before=state.get("last_run") is not None)
+            notice = found.pop("notice")
             if changes is not None:
                 changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
@@ -143,15 +145,23 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
             "reused": {"replayed": replay, "entity_pages": len(record["entities"]) if replay else reused,
-                       "entity_pages_made": 0 if replay else len(made) - reused},
+                       "entity_pages_made": 0 if replay else len(made) - reused,
+                       **({"notice": notice} if notice else {})},
             "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool]]:
     """page → whether a source may be shown on it: derived text never holds a stricter tier than its page."""
+    ranks: dict[str, int] = {}  # path → its tier's rank (asked once per cited fact)
+
+    def rank(path: str) -> int:
+        if path not in ranks:
+            ranks[path] = trust.rank(tier_of(path))
+        return ranks[path]
+
     def fits(page: str) -> Callable[[str], bool]:
-        limit = trust.rank(tier_of(page))
-        return lambda cited: trust.rank(tier_of(cited.split("#")[0])) <= limit
+        limit = rank(page)
+        return lambda cited: rank(cited.split("#")[0]) <= limit
 
     return fits
 

@@ -5,7 +5,9 @@
 - `folds`: facts folded into another (duplicates), `supersede`: older facts a newer one replaced,
   `review`: near-duplicates and possible contradictions waiting for a person or a model,
   with the model's decision once made;
-- `seen`: facts a reflect run has already examined (so a run costs what is new).
+- `seen`: facts a reflect run has already examined (so a run costs what is new);
+- `posted_files`, `fact_words`, `word_postings`: the word sets of every file's facts and the
+  postings consolidation searches for candidates, kept per file (a cache: emptied, it is rebuilt).
 
 Facts are named by `fact_key(path, content)`: stable when lines move, new when the text changes.
 `mem index --rebuild` never touches this file; deleting it forgets usage and decisions only.
@@ -41,7 +43,22 @@ def _migration_1(conn) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS = [_migration_1]  # MIGRATIONS[n] takes the file from version n to n + 1
+_POSTINGS = """
+CREATE TABLE IF NOT EXISTS posted_files (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fact_words (path TEXT NOT NULL, key TEXT NOT NULL, words TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS fact_words_path ON fact_words(path);
+CREATE TABLE IF NOT EXISTS word_postings (word TEXT PRIMARY KEY, n INTEGER NOT NULL, keys TEXT) WITHOUT ROWID;
+"""
+
+
+def _migration_2(conn) -> None:
+    """Reflect's word postings (a cache, see memtool.reflect.postings): per file, the word sets of its
+    facts; per word, how many facts hold it and, while few do, which."""
+    for statement in filter(str.strip, _POSTINGS.split(";")):
+        conn.execute(statement)
+
+
+MIGRATIONS = [_migration_1, _migration_2]  # MIGRATIONS[n] takes the file from version n to n + 1
 LOCAL_VERSION = len(MIGRATIONS)
 
 
@@ -113,6 +130,52 @@ class LocalState:
 
     def mark_seen(self, items: list[tuple[str, str]]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO seen(key, words) VALUES (?, ?)", items)
+
+    # --- reflect's word postings (memtool.reflect.postings) ---------------------------------------
+
+    def posted_files(self) -> dict[str, str]:
+        """path → digest of the fact keys its postings were made from."""
+        return dict(self.conn.execute("SELECT path, digest FROM posted_files"))
+
+    def posted_totals(self) -> tuple[int, int]:
+        """(fact rows, word occurrences) the postings hold: what a consistent cache must add up to."""
+        rows = self.conn.execute("SELECT COUNT(*) FROM fact_words").fetchone()[0]
+        return rows, self.conn.execute("SELECT COALESCE(SUM(n), 0) FROM word_postings").fetchone()[0]
+
+    def file_words(self, paths: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """path → (key, words) of each of its facts, in order, as the postings hold them."""
+        out: dict[str, list[tuple[str, str]]] = {}
+        for path, key, words in self._many("SELECT path, key, words FROM fact_words WHERE path IN ({marks})"
+                                           " ORDER BY rowid", paths):
+            out.setdefault(path, []).append((key, words))
+        return out
+
+    def postings(self, words: set[str]) -> dict[str, tuple[int, str | None]]:
+        """word → (facts holding it, their keys space-separated; None once too many to keep)."""
+        return {w: (n, keys) for w, n, keys in self._many("SELECT word, n, keys FROM word_postings WHERE word IN ({marks})",
+                                                           sorted(words))}
+
+    def put_postings(self, files: dict[str, tuple[str, list[tuple[str, str]]] | None],
+                     words: dict[str, tuple[int, str | None] | None]) -> None:
+        """Replace the postings of `files` (path → (digest, rows), None: gone) and of `words` (None: gone)."""
+        for path, value in files.items():
+            self.conn.execute("DELETE FROM fact_words WHERE path = ?", (path,))
+            if value is None:
+                self.conn.execute("DELETE FROM posted_files WHERE path = ?", (path,))
+                continue
+            digest, rows = value
+            self.conn.execute("INSERT OR REPLACE INTO posted_files(path, digest) VALUES (?, ?)", (path, digest))
+            self.conn.executemany("INSERT INTO fact_words(path, key, words) VALUES (?, ?, ?)",
+                                  [(path, k, w) for k, w in rows])
+        self.conn.executemany("DELETE FROM word_postings WHERE word = ?", [(w,) for w, v in words.items() if v is None])
+        self.conn.executemany("INSERT OR REPLACE INTO word_postings(word, n, keys) VALUES (?, ?, ?)",
+                              [(w, *v) for w, v in words.items() if v is not None])
+
+    def reset_postings(self) -> None:
+        """Empty the postings, making their tables again if something dropped them (the next run rebuilds them)."""
+        _migration_2(self.conn)
+        for table in ("posted_files", "fact_words", "word_postings"):
+            self.conn.execute(f"DELETE FROM {table}")
 
     def decisions_signature(self) -> str:
         """A hash of what reflect decided (folds, supersessions, review items) and of how many facts it
@@ -201,6 +264,7 @@ class LocalState:
                 self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM live_keys)")
             self.forget(live)
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_CACHE,))  # a cache quoting facts as JSON
+            self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run
             for needle in needles:
                 n = needle.casefold()
                 for table, cols in (("supersede", ("why", "old_content")), ("review", ("reason", "detail")),
