@@ -18,6 +18,7 @@ from pathlib import Path
 from conftest import mem_env, write
 
 from memtool.memory import Memory
+from memtool.reflect import consolidation, postings, rules
 from memtool.reflect.cache import KEY
 from memtool.workspace import Workspace
 
@@ -183,3 +184,120 @@ def test_forgetting_a_fact_leaves_no_copy_in_the_reflect_record(example_ws):
         mem.close()
     assert b"Zwieback-7" not in local.read_bytes()
     assert reflect(example_ws)["reused"]["replayed"] is False
+
+
+# --- item 5, second part: word postings kept per file (memtool.reflect.postings) ---------------------
+
+POSTING_TABLES = ("posted_files", "fact_words", "word_postings")
+
+
+def drop_derived(ws: Path) -> None:
+    """What a run from scratch lacks: the record and the word postings (seen facts and decisions stay)."""
+    conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+    with conn:
+        conn.execute("DELETE FROM meta WHERE k IN (?, ?)", (KEY, postings.META))
+        for table in POSTING_TABLES:
+            conn.execute(f"DELETE FROM {table}")
+    conn.close()
+
+
+def posted(ws: Path) -> tuple[dict, dict, dict]:
+    """The postings as stored: per file its rows (rowid, key, words); per word (n, sorted keys)."""
+    conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+    try:
+        files: dict = {}
+        for rowid, path, key, words in conn.execute("SELECT rowid, path, key, words FROM fact_words ORDER BY rowid"):
+            files.setdefault(path, []).append((rowid, key, words))
+        words = {w: (n, sorted((keys or "").split()) if keys is not None else None)
+                 for w, n, keys in conn.execute("SELECT word, n, keys FROM word_postings")}
+        return files, words, dict(conn.execute("SELECT path, digest FROM posted_files"))
+    finally:
+        conn.close()
+
+
+def oracle(ws: Path) -> dict:
+    """The postings made in memory from every fact (`rules.WordIndex`), for each word: (n, sorted keys)."""
+    mem = Memory(Workspace(ws), embedder="none")
+    try:
+        facts = consolidation.load_facts(mem.store, mem.config.trust_globs)
+    finally:
+        mem.close()
+    words = {f["key"]: consolidation.word_set(f["content"]) for f in facts}
+    index = rules.WordIndex(facts, words)
+    return {w: (n, sorted(index.postings[w]) if n <= rules.MAX_POSTING else None) for w, n in index.df.items()}
+
+
+def test_item5_rounds_of_appends_edits_and_deletions_give_what_a_run_from_scratch_gives(tmp_path, example_ws):
+    write(example_ws, "memory/2026-09-02.md", "# 2026-09-02\n\n## Retain\n"
+                                              "- O(c=0.6) @Kai: The pasta of @Lena is the best pasta in town.\n"
+                                              "- W @Lena: Cooks on Fridays.\n")
+    write(example_ws, "memory/2026-09-05.md", "# 2026-09-05\n\n- @Kai: the pasta there is the best pasta in town.\n"
+                                              "- @Zed lives in Berlin with @Yara.\n- Bought a new kettle.\n")
+    a, b = twins(tmp_path, example_ws)
+    evidence = "- @Kai: the pasta there is the best pasta in town.\n"
+    rounds = [
+        ("memory/2026-11-27.md", lambda t: "# 2026-11-27\n\n- @Zed now lives in Lisbon.\n- @Kai: the pasta there is "
+                                           "really the best pasta in town.\n- Bought a new kettle.\n"),  # new file
+        ("memory/2026-09-02.md", lambda t: t.replace("Cooks on Fridays.", "Cooks on Fridays and Sundays.")),  # an edit
+        ("memory/2026-09-05.md", lambda t: t.replace(evidence, "") + "- @Lena opened a second café.\n"),  # evidence gone
+        ("memory/2026-11-27.md", lambda t: t.replace("- Bought a new kettle.\n", "") + "- @Yara plays chess.\n"),
+        ("memory/2026-09-05.md", None),  # a whole file deleted
+        ("memory/2026-11-28.md", lambda t: "# 2026-11-28\n\n- @Kai: the pasta there is the best pasta in town.\n"),
+    ]
+    for n, (rel, change) in enumerate(rounds):
+        before, _, _ = posted(a)
+        for ws in (a, b):
+            if change is None:
+                (ws / rel).unlink()
+            else:
+                write(ws, rel, change((ws / rel).read_text(encoding="utf-8") if (ws / rel).exists() else ""))
+        drop_derived(b)
+        got, full = reflect(a), reflect(b)
+        assert comparable(got) == comparable(full), f"round {n}"
+        assert markdown(a) == markdown(b), f"round {n}"
+        assert "notice" not in got["reused"]
+        if not got["consolidation"]["examined"]:  # nothing new (a deletion): postings wait for the next new fact
+            continue
+        assert full["reused"]["notice"] == postings.REBUILT  # b had lost its postings
+        files, words, digests = posted(a)
+        assert words == oracle(a), f"round {n}"
+        assert {p: [r[1:] for r in rows] for p, rows in files.items()} == \
+            {p: [r[1:] for r in rows] for p, rows in posted(b)[0].items()}, f"round {n}"
+        kept = [p for p in before if p != rel and p in files]
+        assert kept and all(files[p] == before[p] for p in kept)  # unchanged files: the very same rows
+        assert set(digests) == set(files)
+
+
+def test_item5_word_postings_lost_or_damaged_are_rebuilt_with_a_notice_and_the_same_pages(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    damages = [
+        "UPDATE word_postings SET n = n + 1 WHERE word = (SELECT MIN(word) FROM word_postings)",
+        "DELETE FROM fact_words WHERE rowid % 3 = 0",
+        "UPDATE meta SET v = '{' WHERE k = 'reflect_postings'",
+        "DROP TABLE word_postings",
+        "DELETE FROM meta WHERE k = 'reflect_postings'",
+    ]
+    for n, damage in enumerate(damages):
+        change_both(a, b, f"memory/2026-11-2{n}.md", f"# 2026-11-2{n}\n\n- @Peter asked about room {n}.\n")
+        conn = sqlite3.connect(a / ".memory" / "local.sqlite")
+        with conn:
+            conn.execute(damage)
+        conn.close()
+        drop_derived(b)
+        got, full = reflect(a), reflect(b)
+        assert got["reused"]["notice"] == postings.REBUILT, damage
+        assert comparable(got) == comparable(full) and markdown(a) == markdown(b), damage
+        assert posted(a)[1] == oracle(a), damage
+        assert "notice" not in reflect(a)["reused"]  # rebuilt once, then kept
+
+
+def test_item5_the_cli_says_when_the_local_state_was_lost(example_ws):
+    from conftest import run_mem
+
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    (example_ws / ".memory" / "local.sqlite").unlink()
+    write(example_ws, "memory/2026-11-29.md", "# 2026-11-29\n\n- @Peter asked about the roadmap.\n")
+    proc = run_mem("reflect", "--force", cwd=example_ws, check=0)
+    assert "word postings" in proc.stderr and "rebuilt" in proc.stderr
+    again = run_mem("reflect", "--force", cwd=example_ws, check=0)
+    assert "word postings" not in again.stderr
