@@ -23,8 +23,8 @@ from memtool.store.local import LocalState
 
 META = "reflect_postings"  # local meta key: format, version and totals of the postings
 FORMAT = 1
-REBUILT = ("the word postings in .memory/local.sqlite were missing or did not add up; "
-           "rebuilt them from every fact (this run did the full work)")
+REBUILT = ("reflect's word postings in .memory/local.sqlite were missing or did not add up; "
+           "rebuilt them from every fact (a cache: the result is the same)")
 
 
 @dataclass

@@ -70,27 +70,10 @@ class Findings:
     skipped_legal: int = 0
 
 
-class WordIndex:
-    """Document frequency and postings of every fact's words (or only of `vocabulary`, the words of
-    the facts a run examines: all that `candidate_pairs` reads): built once per run."""
-
-    def __init__(self, facts: list[dict], words: dict[str, frozenset], vocabulary: set[str] | None = None,
-                 listed=None):
-        """`listed(key)`, if given, yields a fact's distinct words without making its set (faster
-        when only `vocabulary` is kept)."""
-        self.df: Counter = Counter()
-        self.postings: dict[str, list[str]] = defaultdict(list)
-        listed = listed or words.__getitem__
-        for f in facts:
-            key = f["key"]
-            for w in (words[key] if vocabulary is None else [w for w in listed(key) if w in vocabulary]):
-                self.df[w] += 1
-                self.postings[w].append(key)
-
-
-def candidate_pairs(new: list[dict], index: WordIndex, words: dict[str, frozenset],
+def candidate_pairs(new: list[dict], index, words: dict[str, frozenset],
                     threshold) -> set[tuple[str, str]]:
-    """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard).
+    """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard);
+    `index` holds facts per word (`df`) and the keys of the words few facts hold (`postings`).
 
     Prefix filtering: with every word set ordered rarest first, two sets with Jaccard ≥ t must
     share one of the first |x| − ⌈t·|x|⌉ + 1 words of x. So only those words' postings are read,
