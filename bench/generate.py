@@ -21,7 +21,8 @@ hosts, tickets and hashes). ~30 % of lines mention an `@Entity`, a few use `[[Wi
 
 Library use: `generate(out, facts, seed=42, start=date(2019, 1, 1)) -> dict` and
 `append_line(workspace, text) -> Path` (one narrative bullet into the newest daily log, for
-incremental re-index measurements). Standard library only.
+incremental re-index measurements), `append_days(workspace, facts) -> list[Path]` (new daily logs
+after the newest one, for a reflect run after new days). Standard library only.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from pathlib import Path
 from random import Random
 from string import Formatter
 
-__all__ = ["generate", "append_line", "main"]
+__all__ = ["generate", "append_line", "append_days", "main"]
 
 # --------------------------------------------------------------------------------------------
 # Shape of the workspace
@@ -1344,6 +1345,27 @@ def append_line(workspace: Path, text: str) -> Path:
     lines[end:end] = new
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
     return path
+
+
+def append_days(workspace: Path, facts: int, seed: int = 7, per_day: int = 38) -> list[Path]:
+    """Write `facts` new facts as new daily logs (`per_day` each, the last one takes the rest) on the
+    days after the newest log, from the same entities and vocabulary as the workspace (seed 42)
+    with a fresh text stream (`seed`): new days as they arrive, for measuring a run after them."""
+    memdir = Path(workspace) / "memory"
+    logs = sorted(p.name for p in memdir.glob("*.md") if _DAILY.match(p.name))
+    if not logs:
+        raise FileNotFoundError(f"no daily logs in {memdir}")
+    g = _Generator(42)
+    g.rng.seed(seed)
+    day, left, written = date.fromisoformat(logs[-1][:10]), facts, []
+    while left > 0:
+        day += timedelta(days=1)
+        n = left if left < 2 * per_day else per_day
+        path = memdir / f"{day.isoformat()}.md"
+        path.write_text(g.daily(day, n), encoding="utf-8")
+        written.append(path)
+        left -= n
+    return written
 
 
 def _count(value: str) -> int:
