@@ -36,7 +36,7 @@ def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
     tiers: dict[tuple[str, str], str] = {}
     parsed: dict[str | None, list[str]] = {}
     facts = []
-    for path, line, end, kind, day, entities, content, terms, ehash, declared in store.consolidation_rows():
+    for path, line, end, kind, day, entities, content, ehash, declared in store.consolidation_rows():
         names = parsed.get(entities)
         if names is None:
             names = parsed[entities] = json.loads(entities or "[]")
@@ -46,7 +46,7 @@ def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
         facts.append({"key": fact_key(path, content), "path": path,
                       "source": f"{path}#L{line}" + (f"-L{end}" if end and end != line else ""), "kind": kind,
                       "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
-                      "trust": tier, "terms_text": terms or ""})
+                      "trust": tier})
     return facts
 
 

@@ -430,11 +430,11 @@ class Store:
         return entities.entity_page(self.conn, name)
 
     def consolidation_rows(self) -> list[tuple]:
-        """(path, line_start, line_end, kind, day, entities, content, terms, ehash, trust) of every fact
+        """(path, line_start, line_end, kind, day, entities, content, ehash, trust) of every fact
         consolidation looks at: everything but the journal (generated blocks are never indexed)."""
         return self.conn.execute(
             "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
-            " f.terms, f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
+            " f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
             " WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
 
     def fact_texts(self) -> list[tuple[str, str]]:
