@@ -304,3 +304,15 @@ def test_item5_the_cli_says_when_the_local_state_was_lost(example_ws):
     assert "word postings" in proc.stderr and "rebuilt" in proc.stderr
     again = run_mem("reflect", "--force", cwd=example_ws, check=0)
     assert "word postings" not in again.stderr
+
+
+def test_item5_a_dry_run_stores_no_postings_and_a_real_run_does(example_ws):
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        assert mem.reflect(dry_run=True, force=True)["consolidation"]["examined"] > 0
+    finally:
+        mem.close()
+    assert posted(example_ws) == ({}, {}, {})
+    reflect(example_ws)
+    files, words, _ = posted(example_ws)
+    assert files and words == oracle(example_ws)
