@@ -187,6 +187,20 @@ def test_forgetting_a_fact_leaves_no_copy_in_the_reflect_record(example_ws):
     assert reflect(example_ws)["reused"]["replayed"] is False
 
 
+def test_item5_forgetting_drops_the_word_postings_and_the_next_run_rebuilds_them_quietly(example_ws):
+    reflect(example_ws)
+    assert posted(example_ws)[1]
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        assert mem.forget("Prefers concise replies", confirm=True)["forgotten"]
+    finally:
+        mem.close()
+    assert posted(example_ws) == ({}, {}, {})
+    write(example_ws, "memory/2026-11-29.md", "# 2026-11-29\n\n- @Peter asked about the roadmap.\n")
+    got = reflect(example_ws)
+    assert "notice" not in got["reused"] and posted(example_ws)[1] == oracle(example_ws)
+
+
 # --- item 5, second part: word postings kept per file (memtool.reflect.postings) ---------------------
 
 POSTING_TABLES = ("posted_files", "fact_words", "word_postings")

@@ -19,9 +19,9 @@ from typing import Callable, Iterable
 from memtool import __version__
 from memtool.reflect.rules import MAX_POSTING
 from memtool.store.driver import sqlite
-from memtool.store.local import LocalState
+from memtool.store.local import REFLECT_POSTINGS, LocalState
 
-META = "reflect_postings"  # local meta key: format, version and totals of the postings
+META = REFLECT_POSTINGS  # local meta key: format, version and totals of the postings
 FORMAT = 1
 REBUILT = ("reflect's word postings in .memory/local.sqlite were missing or did not add up; "
            "rebuilt them from every fact (a cache: the result is the same)")
