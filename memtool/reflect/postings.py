@@ -32,7 +32,7 @@ class Postings:
     """What `rules.candidate_pairs` reads: facts per word (`df`) and, for words held by no more than
     MAX_POSTING facts, their keys (repeats kept: one per fact row)."""
 
-    df: dict[str, int] = field(default_factory=dict)
+    df: Counter = field(default_factory=Counter)
     postings: dict[str, list[str]] = field(default_factory=dict)
     notice: str | None = None
 
