@@ -51,7 +51,26 @@ def load(local: LocalState, facts: list[dict], listed: Callable[[str], Iterable[
     for f in facts:
         by_path.setdefault(f["path"], []).append(f["key"])
     digests = {p: digest(keys) for p, keys in by_path.items()}
-    stored, totals, notice = _stored(local, ran_before)
+    stored, notice = _stored(local, ran_before)
+    files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
+    live = {f["key"] for f in facts}
+    if stored and any(len(keys) != out.df[w] or not live.issuperset(keys) for w, keys in out.postings.items()):
+        stored, notice = {}, REBUILT  # keys that are no fact's: made from every fact again
+        files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
+    if save and (files or notice):
+        with local.transaction():
+            if notice or not stored:
+                local.reset_postings()
+            local.put_postings(files, updated)
+            local.set_meta(META, json.dumps({"format": FORMAT, "version": __version__,
+                                             "rows": len(facts), "occurrences": local.posted_totals()[1]}))
+    out.notice = notice
+    return out
+
+
+def _brought_up_to_date(local: LocalState, facts: list[dict], listed, vocabulary: set[str],
+                        by_path: dict[str, list[str]], digests: dict[str, str], stored: dict[str, str]):
+    """What changes in the stored postings (files, words) and the postings of `vocabulary` after it."""
     changed = [p for p in digests if stored.get(p) != digests[p]]
     gone = [p for p in stored if p not in digests]
     old = local.file_words(changed + gone) if stored else {}
@@ -67,42 +86,35 @@ def load(local: LocalState, facts: list[dict], listed: Callable[[str], Iterable[
                 if w in rescan:
                     found[w].append(f["key"])
         updated.update({w: (updated[w][0], " ".join(found[w])) for w in rescan})
-    if save and (changed or gone or notice):
-        files = {p: (digests[p], new[p]) for p in changed} | {p: None for p in gone}
-        occurrences = totals[1] + sum(delta.values())
-        with local.transaction():
-            if notice or not stored:
-                local.reset_postings()
-            local.put_postings(files, updated)
-            local.set_meta(META, json.dumps({"format": FORMAT, "version": __version__,
-                                             "rows": len(facts), "occurrences": occurrences}))
-    out = Postings(notice=notice)
+    out = Postings()
     for w in vocabulary:
         n, keys = updated[w] if w in updated else current.get(w, (0, None))
         if n:
             out.df[w] = n
             if keys is not None:
                 out.postings[w] = keys.split()
-    return out
+    files = {p: (digests[p], new[p]) for p in changed} | {p: None for p in gone}
+    return files, updated, out
 
 
-def _stored(local: LocalState, ran_before: bool) -> tuple[dict[str, str], tuple[int, int], str | None]:
-    """The stored digests per file and totals when they add up; else nothing, and why to say so
-    (nothing to say when no run is known to have made postings, or another memtool version made them)."""
+def _stored(local: LocalState, ran_before: bool) -> tuple[dict[str, str], str | None]:
+    """The stored digest of each file when the postings add up; else nothing, and why to say so
+    (nothing to say when no run is known to have made postings, or `mem forget` or another memtool
+    version left them)."""
     try:
         meta = json.loads(local.meta(META) or "null")
         totals = local.posted_totals()
         if meta is None:
-            return {}, (0, 0), REBUILT if ran_before or totals != (0, 0) else None
+            return {}, REBUILT if ran_before or totals != (0, 0) else None
         if not isinstance(meta, dict) or "format" not in meta:
-            return {}, (0, 0), REBUILT
+            return {}, REBUILT
         if meta["format"] != FORMAT or meta.get("version") != __version__:
-            return {}, (0, 0), None
+            return {}, None
         if totals != (meta.get("rows"), meta.get("occurrences")):
-            return {}, (0, 0), REBUILT
-        return local.posted_files(), totals, None
+            return {}, REBUILT
+        return local.posted_files(), None
     except (ValueError, sqlite.DatabaseError):
-        return {}, (0, 0), REBUILT
+        return {}, REBUILT
 
 
 def _deltas(old: dict[str, list[tuple[str, str]]], new: dict[str, list[tuple[str, str]]]):
