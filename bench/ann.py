@@ -148,8 +148,15 @@ def bench_store(q8, queries, truth, workdir: Path, counts: str = "") -> list[dic
 
     from memtool.store import Store
 
+    import hashlib
+
     n = len(q8)
     path = workdir / f"store-{n}" / "index.sqlite"
+    digest = hashlib.blake2b(q8[::997].tobytes(), digest_size=8).hexdigest()  # the vectors it holds
+    marker = path.parent / "corpus"
+    if path.exists() and (not marker.exists() or marker.read_text() != digest):
+        for stale in path.parent.iterdir():  # made from other vectors (e.g. before the cache grew)
+            stale.unlink()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         store = Store.open(path)
@@ -159,6 +166,7 @@ def bench_store(q8, queries, truth, workdir: Path, counts: str = "") -> list[dic
             with store.transaction():
                 store.vectors.put([f"v{i}" for i in range(s, min(n, s + 20_000))], rows(q8, s, s + 20_000))
         store.close()
+        marker.write_text(digest)
     np.save(path.parent / "queries.npy", queries)
     out = []
     for count in counts.split(",") if counts else [""]:
@@ -173,8 +181,6 @@ def bench_store(q8, queries, truth, workdir: Path, counts: str = "") -> list[dic
 def search_child(path: Path, count: str) -> None:
     """In a fresh process (its RSS is the search's own): open the index, search every query (k = 100,
     as recall asks), with `count` candidates rescored (empty: the default)."""
-    import resource
-
     import numpy as np
 
     from memtool.store import Store, vectors
@@ -193,7 +199,7 @@ def search_child(path: Path, count: str) -> None:
         lat.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         found.append([h for h, _ in got[:10]])
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     exact = Store.open(path)
     exact.vectors.search_mode = "exact"
     t = time.perf_counter()
@@ -202,6 +208,16 @@ def search_child(path: Path, count: str) -> None:
                       "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000, "cpu_p50_ms": statistics.median(cpu) * 1000,
                       "exact_scan_ms": (time.perf_counter() - t) * 1000, "path": store.vectors.search_path(),
                       "peak_rss_mb": rss, "load": os.getloadavg()[0], "found": found}))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM: ru_maxrss would carry the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
