@@ -308,8 +308,13 @@ class Vectors:
             try:
                 return self._approximate_nearest(signs, query, n)
             except ann.Damaged as exc:  # found out while rescoring (its int8 copy out of step)
-                signs = self._rebuilt(exc)
-                return self._approximate_nearest(signs, query, n)
+                try:
+                    signs = self._rebuilt(exc)
+                except OSError as err:  # e.g. a read-only .memory/: exact search answers
+                    self._signs = None
+                    self._exact_why = f"the approximate vector index cannot be written ({err.strerror})"
+                else:
+                    return self._approximate_nearest(signs, query, n)
         scan = self.accelerated and self._has_vec_table()  # sqlite-vec can answer from disk
         if not scan or self._resident is not None or (self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX):
             resident = self._in_memory(capped=scan)  # a long-running process (MCP, watch), or no sqlite-vec
@@ -438,7 +443,7 @@ class Vectors:
         return epoch
 
     def _approximate_nearest(self, signs: "ann.Signs", query, n: int) -> list[tuple[str, float]]:
-        """The sign file's candidates rescored exactly from its memory-mapped int8 copy, then the
+        """The sign file's candidates rescored exactly from its int8 copy, then the
         best of them (and any vector stored since the files were last brought in step) read from
         the index: a removed vector is not returned, and every cosine returned is that of the
         index's own vector (a copy that differs there is Damaged)."""
