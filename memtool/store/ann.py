@@ -8,6 +8,13 @@ only grows by appends, under an exclusive lock (the index never gives an id out 
 removed from the index is simply not found when candidates are rescored, and the file is remade
 once such records are many.
 
+Beside it, `.memory/vectors.int8` holds the same records' int8 vectors (as the index stores
+them), row for row: a JSON header like the sign file's, then per vector its id and its `dim` int8
+components. The candidates are rescored from this copy (a few thousand `pread`s of one row each) instead of
+as many random row reads from SQLite, which cost most of a search at 10^6.
+The two files are written, appended and checked together: a missing, foreign or damaged copy is a
+damaged index, rebuilt.
+
 A search ranks every record by Hamming distance between its signs and the query's, and the best
 candidates are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
 index (HNSW): docs/benchmarks.md, "Approximate vector search".
@@ -19,9 +26,11 @@ import base64
 import hashlib
 import json
 import os
+import weakref
 from pathlib import Path
 
 FORMAT = "memtool-signs-1"
+COPY_FORMAT = "memtool-int8-1"
 HEADER = 4096
 BLOCK = 65_536  # records per pass of the Hamming scan (4 MiB at 384 dimensions: stays in cache)
 
@@ -41,6 +50,27 @@ def tag(hash_: str) -> int:
 
 def words_for(dim: int) -> int:
     return (dim + 63) // 64
+
+
+def copy_path(path: Path) -> Path:
+    """The int8 copy beside a sign file."""
+    return path.with_suffix(".int8")
+
+
+def copy_dtype(dim: int):
+    import numpy as np
+
+    return np.dtype([("id", "<i8"), ("vec", "i1", (dim,))])
+
+
+def unit(block):
+    """int8 rows → L2-normalised float32 rows."""
+    import numpy as np
+
+    m = np.asarray(block, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
 
 
 def pack_signs(matrix, mean):
@@ -68,15 +98,20 @@ def records(ids, tags, signs):
 class Signs:
     """An open sign file (memory-mapped: opening reads only its header)."""
 
-    def __init__(self, path: Path, header: dict, table):
+    def __init__(self, path: Path, header: dict, table, copy_fd: int):
         import numpy as np
 
         self.path = path
         self.header = header
         self.table = table  # (n, 2 + words) uint64, memory-mapped
+        # The int8 copy is read with pread, not mapped: the kernel maps ~64 KiB around every page a
+        # mapping faults in, so a gather of 4,000 rows would add most of the file to the RSS.
+        self.copy_fd = copy_fd
+        self.copy_dtype = copy_dtype(int(header["dim"]))
         self.mean = np.frombuffer(base64.b64decode(header["mean"]), dtype=np.float16).astype(np.float32)
         stat = path.stat()
         self.identity = (stat.st_ino, stat.st_size)
+        weakref.finalize(self, os.close, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
 
     def __len__(self) -> int:
         return self.table.shape[0]
@@ -100,12 +135,12 @@ class Signs:
             raise Damaged("its records are out of order")
 
     def candidates(self, query, count: int):
-        """Ids of the `count` records whose signs are nearest (Hamming) to the query's."""
+        """Row numbers of the `count` records whose signs are nearest (Hamming) to the query's."""
         import numpy as np
 
         n = len(self)
         if n <= count:
-            return np.array(self.ids)
+            return np.arange(n)
         q = pack_signs(np.asarray(query, dtype=np.float32)[None, :], self.mean)[0]
         dist = np.empty(n, dtype=np.uint16)
         block = BLOCK
@@ -125,7 +160,28 @@ class Signs:
         cut = int(np.searchsorted(cumulative, count))
         below = np.flatnonzero(dist < cut)
         at = np.flatnonzero(dist == cut)[:count - len(below)]
-        return self.ids[np.concatenate([below, at])]
+        return np.concatenate([below, at])
+
+    def rescore(self, rows, query):
+        """(ids, int8 vectors, cosines to the unit `query`) of these rows, from the int8 copy.
+        Damaged when the copy's ids there are not the sign file's."""
+        import numpy as np
+
+        rows = np.sort(np.asarray(rows, dtype=np.int64))  # in file order
+        size = self.copy_dtype.itemsize
+        fd = self.copy_fd
+        data = b"".join([os.pread(fd, size, HEADER + r * size) for r in rows.tolist()])
+        if len(data) != size * len(rows):
+            raise Damaged(f"its int8 copy {copy_path(self.path).name} was cut short")
+        found = np.frombuffer(data, dtype=self.copy_dtype)
+        ids = self.table[rows, 0].view(np.int64)
+        if not np.array_equal(found["id"], ids):
+            raise Damaged(f"its int8 copy {copy_path(self.path).name} is out of step with it")
+        vecs = found["vec"]
+        m = vecs.astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", m, m))
+        norms[norms == 0] = 1.0
+        return ids, vecs, (m @ query) / norms
 
 
 def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | None:
@@ -146,53 +202,113 @@ def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | No
         raise Damaged("its header cannot be read")
     if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
         raise Stale("it was made for other vectors (another model or another index)")
-    width = (2 + words_for(dim)) * 8
-    rows = (path.stat().st_size - HEADER) // width  # a torn last append is not read
-    if rows == 0:
-        table = np.zeros((0, 2 + words_for(dim)), dtype=np.uint64)
-    else:
-        table = np.memmap(path, dtype=np.uint64, mode="r", offset=HEADER, shape=(rows, 2 + words_for(dim)))
+    copy_fd = _open_copy(copy_path(path), fingerprint, epoch, dim)
     try:
-        return Signs(path, header, table)
+        width = (2 + words_for(dim)) * 8
+        copy_rows = (os.fstat(copy_fd).st_size - HEADER) // copy_dtype(dim).itemsize
+        rows = min((path.stat().st_size - HEADER) // width, copy_rows)  # a torn last append is not read
+        if rows == 0:
+            table = np.zeros((0, 2 + words_for(dim)), dtype=np.uint64)
+        else:
+            table = np.asarray(np.memmap(path, dtype=np.uint64, mode="r", offset=HEADER,
+                                         shape=(rows, 2 + words_for(dim))))  # a plain array: memmap's indexing is slow
+        return Signs(path, header, table, copy_fd)
     except (ValueError, KeyError, TypeError):
+        os.close(copy_fd)
         raise Damaged("its header cannot be read") from None
+    except BaseException:
+        os.close(copy_fd)
+        raise
+
+
+def _open_copy(path: Path, fingerprint: str, epoch: str, dim: int) -> int:
+    """The int8 copy opened for reading (a descriptor), checked against the sign file's identity."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise Damaged(f"its int8 copy {path.name} is missing") from None
+    try:
+        head = os.pread(fd, HEADER, 0)
+        _check_copy_header(path, head, fingerprint, epoch, dim)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_copy_header(path: Path, head: bytes, fingerprint: str, epoch: str, dim: int) -> None:
+    try:
+        header = json.loads(head.rstrip(b"\0 ").decode("utf-8"))
+        ok = isinstance(header, dict) and header.get("format") == COPY_FORMAT and len(head) == HEADER
+    except (ValueError, UnicodeDecodeError):
+        ok = False
+    if not ok:
+        raise Damaged(f"the header of its int8 copy {path.name} cannot be read")
+    if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or header.get("dim") != dim:
+        raise Damaged(f"its int8 copy {path.name} was made for other vectors")
+
+
+def copy_records(ids, block):
+    """Rows for the int8 copy."""
+    import numpy as np
+
+    out = np.empty(len(ids), dtype=copy_dtype(block.shape[1]))
+    out["id"] = ids
+    out["vec"] = block
+    return out
 
 
 def write(path: Path, fingerprint: str, epoch: str, mean, blocks) -> None:
-    """Write a new file from `blocks` of (ids, tags, float matrix), atomically (temp + rename)."""
+    """Write a new sign file and its int8 copy from `blocks` of (ids, tags, int8 matrix),
+    atomically (temp + rename each; a reader that opens one old and one new file finds their ids
+    apart at its first search: Damaged)."""
     import numpy as np
 
     mean16 = np.asarray(mean, dtype=np.float16)
-    header = json.dumps({"format": FORMAT, "fingerprint": fingerprint, "epoch": epoch, "dim": len(mean16),
+    identity = {"fingerprint": fingerprint, "epoch": epoch, "dim": len(mean16)}
+    header = json.dumps({"format": FORMAT, **identity,
                          "mean": base64.b64encode(mean16.tobytes()).decode("ascii")}).encode("utf-8")
+    copy_header = json.dumps({"format": COPY_FORMAT, **identity}).encode("utf-8")
     if len(header) > HEADER:
         raise ValueError("the sign file header does not fit")
     mean32 = mean16.astype(np.float32)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    copy = copy_path(path)
+    temp, copy_temp = (p.with_name(f".{p.name}.{os.getpid()}.tmp") for p in (path, copy))
     try:
-        with open(temp, "wb") as f:
+        with open(temp, "wb") as f, open(copy_temp, "wb") as g:
             f.write(header.ljust(HEADER, b" "))
-            for ids, tags, matrix in blocks:
-                f.write(records(ids, tags, pack_signs(matrix, mean32)).tobytes())
-            f.flush()
-            os.fsync(f.fileno())
+            g.write(copy_header.ljust(HEADER, b" "))
+            for ids, tags, block in blocks:
+                f.write(records(ids, tags, pack_signs(unit(block), mean32)).tobytes())
+                g.write(copy_records(ids, block).tobytes())
+            for h in (f, g):
+                h.flush()
+                os.fsync(h.fileno())
+        os.replace(copy_temp, copy)
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)
+        copy_temp.unlink(missing_ok=True)
 
 
 def append(path: Path, signs: Signs, blocks_after) -> None:
-    """Under an exclusive lock, append `blocks_after(last_id)`: (ids, tags, matrix) blocks of the
-    vectors with larger ids than the file's last record. The file is never cut or rewritten in
-    place (a reader's mapping stays valid); a torn last record is written over."""
+    """Under an exclusive lock, append `blocks_after(last_id)`: (ids, tags, int8 matrix) blocks of
+    the vectors with larger ids than the last record both files hold, to both. The files are never
+    cut (a reader's mapping stays valid); a torn last record, or the records one file holds beyond
+    the other (an append stopped between them), are written over with the same bytes."""
     import numpy as np
 
     from filelock import FileLock  # as the workspace's locks (portable); only writers get here
 
     width = signs.table.shape[1] * 8
-    with FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b") as f:
-        rows = (os.fstat(f.fileno()).st_size - HEADER) // width
+    copy_width = signs.copy_dtype.itemsize
+    with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b") as f,
+          open(copy_path(path), "r+b") as g):
+        rows = min((os.fstat(f.fileno()).st_size - HEADER) // width,
+                   (os.fstat(g.fileno()).st_size - HEADER) // copy_width)
         last = int(np.fromfile(f, dtype=np.int64, count=1, offset=HEADER + (rows - 1) * width)[0]) if rows else 0
         f.seek(HEADER + rows * width)
-        for ids, tags, matrix in blocks_after(last):
-            f.write(records(ids, tags, pack_signs(matrix, signs.mean)).tobytes())
+        g.seek(HEADER + rows * copy_width)
+        for ids, tags, block in blocks_after(last):
+            f.write(records(ids, tags, pack_signs(unit(block), signs.mean)).tobytes())
+            g.write(copy_records(ids, block).tobytes())

@@ -305,7 +305,16 @@ class Vectors:
         self._searches += 1
         signs = self.approximate()
         if signs is not None:
-            return self._approximate_nearest(signs, query, n)
+            try:
+                return self._approximate_nearest(signs, query, n)
+            except ann.Damaged as exc:  # found out while rescoring (its int8 copy out of step)
+                try:
+                    signs = self._rebuilt(exc)
+                except OSError as err:  # e.g. a read-only .memory/: exact search answers
+                    self._signs = None
+                    self._exact_why = f"the approximate vector index cannot be written ({err.strerror})"
+                else:
+                    return self._approximate_nearest(signs, query, n)
         scan = self.accelerated and self._has_vec_table()  # sqlite-vec can answer from disk
         if not scan or self._resident is not None or (self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX):
             resident = self._in_memory(capped=scan)  # a long-running process (MCP, watch), or no sqlite-vec
@@ -338,22 +347,29 @@ class Vectors:
         signs = None
         if fingerprint and dim:
             try:
-                signs = self._signs_in_step(fingerprint, dim)
-            except ann.Damaged as exc:
-                self.notices.append(f"the approximate vector index {self.ann_path.name} was unusable ({exc});"
-                                    " rebuilt it from the index")
-                signs = self._build_signs(fingerprint, dim)
+                try:
+                    signs = self._signs_in_step(fingerprint, dim)
+                except ann.Damaged as exc:
+                    return self._rebuilt(exc)
             except OSError as exc:  # e.g. a read-only .memory/: exact search still answers
                 self._exact_why = f"the approximate vector index cannot be written ({exc.strerror})"
                 return None
         self._signs = (self._version(), _identity(self.ann_path), signs) if signs is not None else None
         return signs
 
+    def _rebuilt(self, why: ann.Damaged) -> "ann.Signs":
+        """The sign file and its int8 copy made anew from the index, with a notice of why."""
+        self.notices.append(f"the approximate vector index {self.ann_path.name} was unusable ({why});"
+                            " rebuilt it from the index")
+        signs = self._build_signs(self.fingerprint(), self.dim())
+        self._signs = (self._version(), _identity(self.ann_path), signs)
+        return signs
+
     def _signs_in_step(self, fingerprint: str, dim: int) -> "ann.Signs | None":
         try:
             signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
         except ann.Stale:
-            self.ann_path.unlink(missing_ok=True)
+            self._drop_files()
             signs = None
         if signs is None:
             count = self.count()  # cheap below ANN_MIN; above it the file is made once
@@ -368,7 +384,7 @@ class Vectors:
         if top_id == last_id and _matches(self.conn, last):
             return signs  # in step: the file ends where the index does
         if top_id < last_id:  # ids given out again (by a memtool before sign files): made anew
-            self.ann_path.unlink(missing_ok=True)
+            self._drop_files()
             return self._build_signs(fingerprint, dim)
         if not _matches(self.conn, last, gone_ok=True):
             raise ann.Damaged("its last vector is not the index's")
@@ -377,6 +393,10 @@ class Vectors:
         if not _matches(self.conn, signs.last()):
             raise ann.Damaged("its last vector is not the index's")
         return signs
+
+    def _drop_files(self) -> None:
+        self.ann_path.unlink(missing_ok=True)
+        ann.copy_path(self.ann_path).unlink(missing_ok=True)
 
     def _compact_signs(self) -> None:
         """Remake the sign file once most of its records name removed vectors (they cost scan time)."""
@@ -396,11 +416,14 @@ class Vectors:
         return ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
 
     def _blocks_after(self, last_id: int, size: int = 20_000):
-        """(ids, tags, float matrix) blocks of the vectors with ids beyond `last_id`, in id order."""
+        """(ids, tags, int8 matrix) blocks of the vectors with ids beyond `last_id`, in id order."""
+        import numpy as np
+
         dim = self.dim() or 0
         cursor = self.conn.execute("SELECT id, hash, vec FROM embeddings WHERE id > ? ORDER BY id", (last_id,))
         while rows := cursor.fetchmany(size):
-            yield [r[0] for r in rows], [ann.tag(r[1]) for r in rows], dequantize([r[2] for r in rows], dim)
+            block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(len(rows), dim)
+            yield [r[0] for r in rows], [ann.tag(r[1]) for r in rows], block
 
     def _top(self) -> tuple[int, str] | None:
         return self.conn.execute("SELECT id, hash FROM embeddings ORDER BY id DESC LIMIT 1").fetchone()
@@ -420,23 +443,36 @@ class Vectors:
         return epoch
 
     def _approximate_nearest(self, signs: "ann.Signs", query, n: int) -> list[tuple[str, float]]:
-        """The sign file's candidates, rescored exactly from the stored vectors (and any vector
-        stored since the file was last brought in step)."""
+        """The sign file's candidates rescored exactly from its int8 copy, then the
+        best of them (and any vector stored since the files were last brought in step) read from
+        the index: a removed vector is not returned, and every cosine returned is that of the
+        index's own vector (a copy that differs there is Damaged)."""
         import numpy as np
 
-        ids = signs.candidates(query, max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)).tolist()
+        unit = query / (np.linalg.norm(query) or 1.0)
+        rows = signs.candidates(query, max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n))
+        ids, vecs, sims = signs.rescore(rows, unit)
+        order = np.argsort(-sims, kind="stable")
         last = signs.last()
-        rows = self.conn.execute(  # one statement: ~1,000 ids, bound as one JSON array
-            "SELECT hash, vec FROM embeddings WHERE id IN (SELECT value FROM json_each(?)) OR id > ?",
-            (json.dumps(ids), last[0] if last else 0)).fetchall()
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int8).reshape(len(rows), -1).astype(np.float32)
-        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
-        norms[norms == 0] = 1.0
-        sims = (matrix @ (query / (np.linalg.norm(query) or 1.0))) / norms
-        top = np.argsort(-sims, kind="stable")[:n]
-        return [(rows[i][0], float(sims[i])) for i in top]
+        since = self.conn.execute("SELECT id, hash, vec FROM embeddings WHERE id > ?", (last[0] if last else 0,)).fetchall()
+        found = [(h, float(s)) for h, s in zip((r[1] for r in since), _cosines([r[2] for r in since], unit))]
+        step = n + 16
+        for start in range(0, len(order), step):  # removed vectors are skipped: read on until n are found
+            part = order[start:start + step]
+            stored = {r[0]: r[1:] for r in self.conn.execute(
+                "SELECT id, hash, vec FROM embeddings WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids[part].tolist()),))}
+            for i in part.tolist():
+                row = stored.get(int(ids[i]))
+                if row is None:
+                    continue  # removed since
+                if row[1] != vecs[i].tobytes():
+                    raise ann.Damaged(f"its int8 copy {ann.copy_path(self.ann_path).name} differs from the index")
+                found.append((row[0], float(sims[i])))
+            if len(found) >= n + len(since):
+                break
+        found.sort(key=lambda hs: -hs[1])
+        return found[:n]
 
     def _in_memory(self, capped: bool) -> Resident | None:
         """The resident vectors, synced with the index when any connection has written since the last
@@ -462,6 +498,13 @@ class Vectors:
                 blobs.append(vec)
         matrix = dequantize(blobs, self.dim() or 0) if blobs else None
         return found, matrix
+
+
+def _cosines(blobs: list[bytes], unit):
+    """Cosines of int8 BLOBs to a unit query."""
+    import numpy as np
+
+    return dequantize(blobs, len(unit)) @ unit if blobs else np.zeros(0, dtype=np.float32)
 
 
 def _identity(path: Path) -> tuple | None:
