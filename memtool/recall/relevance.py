@@ -14,6 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from memtool.dialogue import speaker_of
+
+KINDS = ("dialogue", "notes")  # of text a calibration is fitted on: conversation turns, everything else
+
 @dataclass(frozen=True)
 class Calibration:
     """P(on topic) = 1 / (1 + exp(-(cos - midpoint) / scale)), fitted class-balanced on held-out folds."""
@@ -34,9 +38,19 @@ CALIBRATIONS: dict[str, Calibration] = {
 }
 
 
-def calibration_for(fingerprint: str | None) -> Calibration | None:
-    """The constants for vectors made with `fingerprint`, or None (scores then rank only)."""
-    return CALIBRATIONS.get(fingerprint or "")
+# Per embedder fingerprint and kind of text, where notes need their own (see text_kind).
+BY_KIND: dict[tuple[str, str], Calibration] = {}
+
+
+def text_kind(content: str) -> str:
+    """"dialogue" for a conversation turn (`**Name**: text`), else "notes"."""
+    return "dialogue" if speaker_of(content) else "notes"
+
+
+def calibration_for(fingerprint: str | None, kind: str = "dialogue") -> Calibration | None:
+    """The constants for vectors made with `fingerprint`, for a query whose nearest record is text of
+    `kind`, or None (scores then rank only)."""
+    return BY_KIND.get((fingerprint or "", kind)) or CALIBRATIONS.get(fingerprint or "")
 
 
 @dataclass
@@ -46,6 +60,8 @@ class Verdict:
     best: float | None
     floor: float | None  # the floor applied (None: no calibrated signal, nothing was held back)
     below: int = 0  # results held back because `best` fell under the floor
+    kind: str | None = None  # the calibration used: the kind of text nearest to the query
+    cosine: float | None = None  # the raw cosine it read
 
     @property
     def relevant(self) -> bool:
