@@ -63,8 +63,8 @@ class Found(NamedTuple):
     mode: str  # the mode that actually ran
     degraded: str | None  # why the asked-for mode could not run in full
     best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
-    nearest: int | None  # that fact's id (its text picks the calibration: dialogue turn or notes)
     fingerprint: str | None  # of the vectors that cosine comes from
+    nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
