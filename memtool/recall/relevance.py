@@ -69,7 +69,8 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return {"best_score": None if self.best is None else round(self.best, 4), "floor": self.floor,
-                "below_floor": self.below, "calibrated": self.best is not None}
+                "below_floor": self.below, "calibrated": self.best is not None,
+                "calibration": self.kind if self.best is not None else None}
 
 
 def scaled(scores: list[float], best: float | None) -> list[float]:
