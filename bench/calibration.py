@@ -130,19 +130,49 @@ def conversation_only(fingerprint: str) -> dict[str, tuple[float, float]]:
 RATE_COLUMNS = ["answerable", "off-topic", "AUC", "off-topic refused", "answerable lost", "answerable refused"]
 
 
-def per_kind_table(rows: list[dict], convs: list[str], cals: dict, floor: float, workspaces=None) -> str:
-    """Rates of a calibration per kind of workspace and of nearest text, per held-out fold and over all probes."""
-    rows = [r for r in rows if workspaces is None or r["ws"] in workspaces]
+GROUPS = (("LoCoMo (dialogue)", lambda r: r["wkind"] == "dialogue"), ("example (notes)", lambda r: r["ws"] == "example"),
+          ("docset (notes)", lambda r: r["ws"] == "docset"), ("notes workspaces", lambda r: r["wkind"] == "notes"))
+
+
+def per_kind_table(rows: list[dict], convs: list[str], cals: dict, floor: float) -> str:
+    """Rates of a calibration per workspace group, per held-out fold and over all probes, with the
+    calibrations the probes were read with (the kind of their nearest record)."""
     out = []
-    for wkind in ("dialogue", "notes"):
-        for near in ("dialogue", "notes", "any"):
-            sel = [r for r in rows if r["wkind"] == wkind and near in (r["near_kind"], "any")]
-            if not sel:
-                continue
-            for fold in [*convs, "all"]:
-                test = sel if fold == "all" else split(sel, fold)[1]
-                out.append([f"{wkind} workspaces", near, fold, *rates(test, cals, floor)])
-    return H.markdown_table(["workspaces", "nearest record", "held out", *RATE_COLUMNS], out)
+    for name, keep in GROUPS:
+        sel = [r for r in rows if keep(r)]
+        if not sel:
+            continue
+        used = ", ".join(f"{k} {sum(r['near_kind'] == k for r in sel)}" for k in ("dialogue", "notes")
+                         if any(r["near_kind"] == k for r in sel))
+        for fold in [*convs, "all"]:
+            test = sel if fold == "all" else split(sel, fold)[1]
+            out.append([name, used, fold, *rates(test, cals, floor)])
+    return H.markdown_table(["workspaces", "calibration used", "held out", *RATE_COLUMNS], out)
+
+
+def cosine_floors(rows: list[dict], convs: list[str]) -> str:
+    """For notes: the highest raw-cosine floor costing at most 1/2/3 % of the training probes'
+    answerable questions their evidence, and what it does on the held-out ones, per notes workspace."""
+    notes = [r for r in rows if r["near_kind"] == "notes"]
+    grid = [round(0.70 + i * 0.001, 3) for i in range(251)]
+    out = []
+    for max_loss in (0.01, 0.02, H.MAX_LOSS):
+        for fold in convs:
+            train, test = split(notes, fold)
+            tpos = [r for r in train if r["label"] == 1]
+            floor = H.highest_floor(grid, lambda f: _lost(tpos, f), max_loss)
+            cells = []
+            for ws in (*NOTES_WORKSPACES, None):
+                sel = [r for r in test if ws is None or r["ws"] == ws]
+                got = H.floor_rates(floor, [r for r in sel if r["label"] == 1], [r for r in sel if r["label"] == 0], "cos")
+                cells += [got["offtopic_refused"], got["answerable_lost"]]
+            out.append([f"≤ {max_loss:.0%}", fold, floor, *cells])
+    return H.markdown_table(["lost in training", "held out", "cos floor", "example refused", "example lost",
+                             "docset refused", "docset lost", "both refused", "both lost"], out)
+
+
+def _lost(rows: list[dict], floor: float) -> float:
+    return sum(r["score"].get("hitL@10") == 1.0 and r["cos"] < floor for r in rows) / len(rows)
 
 
 def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) -> tuple[str, list]:
@@ -203,6 +233,8 @@ def report(rows: list[dict], convs: list[str], fingerprint: str, floor: float) -
     tables["folds"], fits = notes_folds(rows, convs, floor, before)
     print(f"\nnotes constants fitted per fold (training probes whose nearest record is notes), held-out rates at "
           f"floor {floor}; before = conversation constants\n{tables['folds']}")
+    tables["floors"] = cosine_floors(rows, convs)
+    print(f"\nnotes: a raw-cosine floor chosen on the training folds, held-out rates per notes workspace\n{tables['floors']}")
     tables["signals"] = word_signals(rows, convs)
     print(f"\nword signals beside the cosine for notes (logistic, class-balanced, fitted per fold)\n{tables['signals']}")
     return {"tables": tables, "fits": fits}
