@@ -24,10 +24,10 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
              also: list[str] = ()) -> tuple[list[tuple[int, float]], tuple[int, float] | None]:
     """(fact id, cosine) of the facts nearest to the query, filters applied, and (fact id, cosine)
-    of the one nearest to the query's own words (recall's relevance). The words `also` (its translations) are
-    embedded with it, after it in brackets, for the ranking: `When does my passport expire?
-    (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they would lift the
-    relevance of any question (off-topic ones too), so it comes from the query alone."""
+    of the one nearest to the query's own words (recall's relevance). The words `also` (its
+    translations) are embedded with it, after it in brackets, for the ranking: `When does my
+    passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
+    would lift the relevance of any question (off-topic ones too), so it comes from the query alone."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
