@@ -183,6 +183,8 @@ def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) 
     out, fits = [], []
     for fold in convs:
         train, _ = split(notes, fold)
+        if fit(train) is None:  # one class only: nothing to fit
+            continue
         x0, scale = fit(train)
         fits.append((x0, scale))
         cals = dict(before, notes=(x0, scale))
@@ -190,6 +192,8 @@ def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) 
             test = split([r for r in rows if r["wkind"] == wkind], fold)[1]
             out.append([fold, f"{wkind} workspaces", x0, scale, *_before_after(test, before, cals, floor)])
     for train_ws, test_ws in (("example", "docset"), ("docset", "example")):
+        if fit([r for r in notes if r["ws"] == train_ws]) is None:
+            continue
         x0, scale = fit([r for r in notes if r["ws"] == train_ws])
         cals = dict(before, notes=(x0, scale))
         out.append([f"fit on {train_ws}", f"{test_ws} workspace", x0, scale,
