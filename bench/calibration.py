@@ -183,18 +183,20 @@ def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) 
     out, fits = [], []
     for fold in convs:
         train, _ = split(notes, fold)
-        if fit(train) is None:  # one class only: nothing to fit
+        got = fit(train)
+        if got is None:  # one class only: nothing to fit
             continue
-        x0, scale = fit(train)
-        fits.append((x0, scale))
+        x0, scale = got
+        fits.append(got)
         cals = dict(before, notes=(x0, scale))
         for wkind in ("notes", "dialogue"):
             test = split([r for r in rows if r["wkind"] == wkind], fold)[1]
             out.append([fold, f"{wkind} workspaces", x0, scale, *_before_after(test, before, cals, floor)])
     for train_ws, test_ws in (("example", "docset"), ("docset", "example")):
-        if fit([r for r in notes if r["ws"] == train_ws]) is None:
+        got = fit([r for r in notes if r["ws"] == train_ws])
+        if got is None:
             continue
-        x0, scale = fit([r for r in notes if r["ws"] == train_ws])
+        x0, scale = got
         cals = dict(before, notes=(x0, scale))
         out.append([f"fit on {train_ws}", f"{test_ws} workspace", x0, scale,
                     *_before_after([r for r in rows if r["ws"] == test_ws], before, cals, floor)])
