@@ -114,17 +114,22 @@ def run(mem, questions: list[dict], mode: str, scorer) -> list[dict]:
     rows, pages = [], {}
     for q in questions:
         t = time.perf_counter()
-        result = mem.recall(q["question"], k=50, mode=mode)
+        result = mem.recall(q["question"], k=50, mode=mode, min_score=0)  # the floor is applied below
         latency = time.perf_counter() - t
-        ranked = [cites(r) for r in result.results]
+        verdict = getattr(result, "verdict", None)
+        refused = verdict is not None and verdict.best is not None and verdict.best < mem.config.recall_floor
+        opened = [cites(r) for r in result.results]
+        ranked = [] if refused else opened
         score = scorer.score_question(q, ranked, [1, 10], False) if q.get("evidence_locations") else {}
         score["hitL@3"] = hit_within_lines(q.get("evidence_locations", []), ranked, 3)
-        top = result.results[0] if result.results else None
+        score["hitL@10_open"] = hit_within_lines(q.get("evidence_locations", []), opened, 10)
+        top = result.results[0] if result.results and not refused else None
         rows.append({"qid": q["qid"], "type": q.get("type"), "lang": q["lang"],
                      "direction": direction(q) if q.get("evidence_locations") else None,
                      "score": score, "latency_s": latency,
                      "top_score": _best(result, top),
-                     "answered_nothing": not result.results,
+                     "near_kind": result.verdict.kind if getattr(result, "verdict", None) else None,
+                     "answered_nothing": not ranked,
                      "top_kind": result_kind(mem.ws.root, ranked[0], pages) if ranked else None,
                      "top_source": top["source"] if top else None,
                      "top3_kinds": [result_kind(mem.ws.root, c, pages) for c in ranked[:3]]})
@@ -184,4 +189,21 @@ def report_docset(args, wss, scorer, out: dict) -> None:
                               "best-score AUC answerable vs off-topic", "off-topic answered nothing",
                               "answerable answered nothing"], kinds_rows)
     print(f"\ndocset: what the content-less first results are (answerable and off-topic queries), and the top score as a signal\n{text2}")
-    out["docset"] = {"tables": [text, text2], **result}
+    text3 = H.markdown_table(["mode", "calibration (kind of the nearest record)", "answerable", "off-topic",
+                              "best-score AUC", "off-topic answered nothing", "answerable answered nothing",
+                              "answerable that lose their evidence from the first 10 lines"], per_kind(result))
+    print(f"\ndocset: the floor per kind of text, as shipped (bench/calibration.py)\n{text3}")
+    out["docset"] = {"tables": [text, text2, text3], **result}
+
+
+def per_kind(result: dict) -> list[list]:
+    """Per mode and calibration used: the shipped floor on the docset's answerable and off-topic questions."""
+    out = []
+    for mode, got in result.items():
+        for kind in sorted({r["near_kind"] for r in got["rows"] + got["offtopic"] if r["near_kind"]}):
+            pos = [r for r in got["rows"] if r["near_kind"] == kind]
+            neg = [r for r in got["offtopic"] if r["near_kind"] == kind]
+            out.append([mode, kind, len(pos), len(neg), H.auc([r["top_score"] for r in pos], [r["top_score"] for r in neg]),
+                        _share(neg, lambda r: r["answered_nothing"]), _share(pos, lambda r: r["answered_nothing"]),
+                        _share(pos, lambda r: r["answered_nothing"] and r["score"].get("hitL@10_open") == 1.0)])
+    return out

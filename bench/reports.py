@@ -4,7 +4,8 @@ stores its rows and figures in `out` (written by --json).
     heldout    LoCoMo dev, leave-one-conversation-out: the mode is chosen on two conversations and
                reported on the third; per fold and category hitL@10/25/50, their mean and pooled figures
     offtopic   candidate confidence signals (bench/signals.py) for answerable and off-topic queries:
-               AUC, and a "nothing relevant" floor chosen on two folds and applied to the third
+               AUC, and a "nothing relevant" floor chosen on two folds and applied to the third;
+               the floor per kind of text, conversations and notes (bench/calibration.py)
     bilingual  example set hit@1 per direction (question language → evidence-line language); with
                several --modes also each cross-lingual question's rank per mode (words, meaning or fusion)
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import docset, multihop
+from bench import calibration, docset, multihop
 from bench import heldout as H
 from bench import signals as S
 
@@ -214,7 +215,10 @@ def report_offtopic(args, wss, scorer, out: dict) -> None:
     print(f"\n{text3}")
     text4 = cosine_floor(rows, convs, scorer)
     text5 = shipped_floor(rows, convs, wss)
-    out["offtopic"] = {"tables": [text, text2, text3, text4, text5], "figures": figures, "best": best,
+    mem = wss.get(convs[0])
+    kinds = calibration.report(calibration.kind_rows(args, wss, scorer)[0], convs, mem.embedder.fingerprint(),
+                               mem.config.recall_floor)
+    out["offtopic"] = {"tables": [text, text2, text3, text4, text5], "per_kind": kinds, "figures": figures, "best": best,
                        "rows": [{k: v for k, v in r.items() if k != "score"} | {"hitL@10": r["score"].get("hitL@10")}
                                 for r in rows]}
 

@@ -22,18 +22,18 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = ()) -> tuple[list[tuple[int, float]], float | None]:
-    """(fact id, cosine) of the facts nearest to the query, filters applied, and the cosine of the
-    nearest to the query's own words (recall's relevance). The words `also` (its translations) are
-    embedded with it, after it in brackets, for the ranking: `When does my passport expire?
-    (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they would lift the
-    relevance of any question (off-topic ones too), so it comes from the query alone."""
+             also: list[str] = ()) -> tuple[list[tuple[int, float]], tuple[int, float] | None]:
+    """(fact id, cosine) of the facts nearest to the query, filters applied, and (fact id, cosine)
+    of the one nearest to the query's own words (recall's relevance). The words `also` (its
+    translations) are embedded with it, after it in brackets, for the ranking: `When does my
+    passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
+    would lift the relevance of any question (off-topic ones too), so it comes from the query alone."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
     found = store.ids_for_hashes(store.vectors.nearest(vecs[-1], pool), filters)[:n]
     own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters)[:1] if also else found[:1]
-    return found, own[0][1] if own else None
+    return found, own[0] if own else None
 
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
@@ -64,6 +64,7 @@ class Found(NamedTuple):
     degraded: str | None  # why the asked-for mode could not run in full
     best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
     fingerprint: str | None  # of the vectors that cosine comes from
+    nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
@@ -88,7 +89,8 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     best = own if found and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
     foreign = _foreign(store, query, found) if words and best is not None else set()
-    return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded, best, fingerprint)
+    return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
+                 best[1] if best else None, fingerprint, best[0] if best else None)
 
 
 def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:

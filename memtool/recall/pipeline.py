@@ -15,7 +15,7 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.recall.relevance import Verdict, calibration_for, scaled
+from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind
 from memtool.recall.results import Hit, RecallResult
 from memtool.store import Filters, Store
 from memtool.store.local import LocalStateFile
@@ -37,7 +37,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         used, degraded = found.mode, found.degraded
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
                       q.timeframe.priors if q.timeframe else (), expansion, q.terms)
-        verdict = _verdict(found, q, floor, warnings)
+        verdict = _verdict(found, q, store, floor, warnings)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]
@@ -62,17 +62,20 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
                         dates=[s.to_dict() for s in q.timeframe.spans] if q.timeframe else [])
 
 
-def _verdict(found, q: Query, floor: float, warnings: list[str]) -> Verdict:
+def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -> Verdict:
     """The query's calibrated relevance and the floor it must reach (none without a calibration)."""
     if found.best_cosine is None:
         return Verdict(best=None, floor=None)
-    cal = calibration_for(found.fingerprint)
+    heads = store.fact_heads([found.nearest]) if found.nearest is not None else {}
+    kind = text_kind(heads[found.nearest]["content"]) if found.nearest in heads else "notes"
+    cal = calibration_for(found.fingerprint, kind)
     if cal is None:
         if q.min_score:
             warnings.append(f"--min-score needs calibrated scores, and {found.fingerprint} has none: "
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
-    return Verdict(best=cal.relevance(found.best_cosine), floor=floor if q.min_score is None else q.min_score)
+    return Verdict(best=cal.relevance(found.best_cosine), floor=floor if q.min_score is None else q.min_score,
+                   kind=kind, cosine=found.best_cosine)
 
 
 def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:

