@@ -11,6 +11,7 @@ stores its rows and figures in `out` (written by --json).
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
     multihop   LoCoMo dev, leave-one-conversation-out, per multi-hop expansion variant (bench/multihop.py)
+    dialogue   LoCoMo dev, leave-one-conversation-out, speaker boost × neighbour share (bench/dialogue.py)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import calibration, docset, multihop
+from bench import calibration, dialogue, docset, multihop
 from bench import heldout as H
 from bench import signals as S
 
@@ -386,3 +387,4 @@ REPORTS = {"heldout": report_heldout, "offtopic": report_offtopic, "bilingual": 
            "latency": report_latency}
 REPORTS["docset"] = docset.report_docset
 REPORTS["multihop"] = multihop.report_multihop
+REPORTS["dialogue"] = dialogue.report_dialogue

@@ -1,0 +1,82 @@
+"""Dialogue priors, leave one conversation out (`python -m bench.quality --report dialogue`).
+
+The speaker boost and the neighbour share of memtool.recall.ranking are swept over the LoCoMo dev
+questions; per fold the point is chosen on the two training conversations: the best cat 1–4 +
+multi-hop hitL@10 among the points that lower no category's hitL@10 (adversarial included) on
+either of them, and reported on the held-out one next to the shipped values. Query vectors are
+embedded once per question and reused (bench.multihop.QueryVectors). The constants are module
+values read at ranking time; the report sets them for a run and restores them after.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+
+from bench import heldout as H
+from bench.multihop import QueryVectors
+
+GRID = {"speaker_boost": (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5), "neighbour_share": (0.25, 0.35, 0.5)}
+CATS = ("cat1-4", "multi-hop", "temporal", "single-hop", "adversarial")
+
+
+def at10(rows: list[dict]) -> dict[str, float]:
+    figs = H.category_figures(rows)
+    return {c: figs[c]["hitL@10"] for c in CATS if figs[c]["n"]}
+
+
+def no_loss(point: dict, base: dict, convs: list[str]) -> bool:
+    """Whether `point` keeps every category's hitL@10 on each of `convs` at least at `base`'s."""
+    for c in convs:
+        new, old = at10(point[c]), at10(base[c])
+        if any(new[k] < old[k] - 1e-9 for k in old):
+            return False
+    return True
+
+
+def choose(grid: dict, base_key, train: list[str]):
+    """The training conversations' best point (cat 1–4 + multi-hop hitL@10) among those losing nothing."""
+    def gain(key):
+        figs = H.category_figures([r for c in train for r in grid[key][c]])
+        return (figs["cat1-4"]["hitL@10"] or 0.0) + (figs["multi-hop"]["hitL@10"] or 0.0)
+    allowed = [k for k in grid if no_loss(grid[k], grid[base_key], train)]
+    return max(allowed, key=lambda k: (gain(k), k == base_key))
+
+
+def report_dialogue(args, wss, scorer, out: dict) -> None:
+    from bench.quality import run
+    from bench.reports import locomo_questions
+    from memtool.recall import ranking
+
+    questions = locomo_questions(args)
+    convs = sorted({q["conv"] for q in questions})
+    mems = {c: wss.get(c) for c in convs}
+    for mem in mems.values():
+        mem.embedding._embedder = QueryVectors(mem.embedding.embedder)
+    shipped = (ranking.SPEAKER_BOOST, ranking.NEIGHBOUR_SHARE)
+    grid = {}
+    try:
+        for point in [shipped, *itertools.product(*GRID.values())]:
+            if point in grid:
+                continue
+            t = time.perf_counter()
+            ranking.SPEAKER_BOOST, ranking.NEIGHBOUR_SHARE = point
+            grid[point] = {c: run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer) for c in convs}
+            print(f"  speaker boost {point[0]}, neighbour share {point[1]}: {time.perf_counter() - t:.0f}s",
+                  file=sys.stderr)
+    finally:
+        ranking.SPEAKER_BOOST, ranking.NEIGHBOUR_SHARE = shipped
+    base = (0.1, 0.25)  # before issue 16's held-out tuning
+    sweep = H.markdown_table(["speaker boost / neighbour share", *convs],
+                             [[f"{p[0]} / {p[1]}", *(" / ".join(H.fmt(v) for v in at10(grid[p][c]).values())
+                                                    for c in convs)] for p in grid])
+    print(f"\ndialogue priors, every point, hitL@10 ({' / '.join(CATS)}) per conversation\n{sweep}")
+    rows = []
+    for held, train in H.folds(convs):
+        chosen = choose(grid, base, train)
+        rows.append([held, f"{chosen[0]} / {chosen[1]}",
+                     *(f"{H.fmt(at10(grid[base][held]).get(k))} → {H.fmt(at10(grid[chosen][held]).get(k))}" for k in CATS)])
+    text = H.markdown_table(["held out", "chosen on the other two", *CATS], rows)
+    print(f"\ndialogue priors, held out (hitL@10, 0.1 / 0.25 → the chosen point)\n{text}")
+    out["dialogue"] = {"sweep": sweep, "table": text}
