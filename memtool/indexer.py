@@ -15,6 +15,7 @@ from memtool.analyzer import index_terms
 from memtool.embedders import BATCH, embed_text
 from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
+from memtool.store.index import Links, fact_links
 from memtool.workspace import FileStat, Workspace
 
 Progress = Callable[[int, int], None]
@@ -117,8 +118,9 @@ class Loaded:
 
     stat: FileStat
     digest: str
-    parsed: ParsedFile | None = None
+    parsed: ParsedFile | None = None  # without its records: `rows` and `links` carry what is stored of them
     rows: list[tuple] = field(default_factory=list)
+    links: Links | None = None
     diagnostics: list = field(default_factory=list)  # when unreadable
     error: str | None = None  # why the file could not be read at all (permissions, I/O)
 
@@ -141,7 +143,9 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     if text is None:
         return Loaded(f, h, diagnostics=diags)
     parsed = parse(f.path, text)
-    return Loaded(f, h, parsed, fact_rows(parsed))
+    rows, links = fact_rows(parsed), fact_links(parsed.records)
+    parsed.records = []  # what crosses the pipe from a worker: rows are far cheaper to unpickle than records
+    return Loaded(f, h, parsed, rows, links)
 
 
 def die_with_parent(parent: int) -> None:
@@ -225,9 +229,10 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
                 store.put_unreadable(f.path, f.size, f.mtime_ns, item.digest, item.diagnostics)
                 report.unreadable += 1
             else:
-                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk)
+                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk,
+                               links=item.links)
                 report.parsed += 1
-                report.facts += len(item.parsed.records)
+                report.facts += len(item.rows)
             if progress:
                 progress(done, total)
             if done % COMMIT_EVERY == 0:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import Iterable
 
 from memtool.analyzer import fold
 
 
+@lru_cache(maxsize=65_536)  # a full build asks for the same few names ~10^5 times
 def entity_key(name: str) -> str:
     """How entity names compare: folded, with spaces, `-` and `_` alike (`Anna Müller` = `@anna-mueller`? no: = `@Anna-Muller`)."""
     return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
