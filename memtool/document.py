@@ -327,11 +327,13 @@ def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: s
         out.records.append(_record(base_kind, piece, a, b_, headings))
 
 
+_YEAR = re.compile(r"\d{4}").search
 _NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 
 def _record(kind: str, content: str, start: int, end: int, headings, confidence: float | None = None) -> Record:
-    span = extract_range(_NOT_DATES.sub(" ", content))  # a cited file name is no validity date
+    # A cited file name is no validity date; every date names a year in four digits (dates.find_dates).
+    span = extract_range(_NOT_DATES.sub(" ", content)) if _YEAR(content) else None
     return Record(
         kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
         entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,

@@ -104,7 +104,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.valid_from.isoformat() if r.valid_from else day,
             r.valid_to.isoformat() if r.valid_to else day,
             r.line_start, r.line_end, r.content, r.context,
-            json.dumps(r.entities, ensure_ascii=False), json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
+            json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), index_terms(r.context),
             hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
             json.dumps(r.tags, ensure_ascii=False) if r.tags else None,

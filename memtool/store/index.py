@@ -153,8 +153,9 @@ class Store:
         `fact_links(parsed.records)`, passed when made elsewhere (a worker process sends the rows and
         links, not the records: a third of the parent's work at 10⁵ facts was unpickling them).
 
-        With `fts=False` the rows are not yet searchable: the caller must finish with `build_fts()`
-        (used for full builds, where one bulk FTS build is about 3× faster than row-by-row inserts).
+        With `fts=False` (a full build into an empty index) the rows are not yet searchable nor
+        counted by day: the caller must finish with `finish_bulk()` (one bulk FTS build is about 3×
+        faster than row-by-row inserts; one count of all days spares a query per file).
         """
         rows = list(rows)
         self.remove_file(parsed.path)
@@ -183,7 +184,8 @@ class Store:
                                   [(first + n, key) for n, key in keys])
             self.conn.executemany("INSERT OR IGNORE INTO fact_tags(fact_id, tag) VALUES (?, ?)",
                                   [(first + n, tag) for n, tag in tags])
-            self.conn.execute(day_counts("f.path = ?"), (parsed.path,))
+            if fts:
+                self.conn.execute(day_counts("f.path = ?"), (parsed.path,))
         if parsed.entity:
             names = {entity_key(parsed.entity)} | {entity_key(a) for a in parsed.aliases}
             if parsed.title:
@@ -250,9 +252,11 @@ class Store:
         return vacuum(self.conn)
 
     def finish_bulk(self) -> None:
-        """Build the FTS index from all facts if a bulk load left it pending."""
+        """Build the FTS index and the day counts from all facts if a bulk load left them pending."""
         if self.meta("fts_pending") == "1":
             self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+            self.conn.execute("DELETE FROM fact_days")
+            self.conn.execute(day_counts())
             self._meta.delete("fts_pending")
 
     # --- queries ---------------------------------------------------------------------------
