@@ -96,7 +96,11 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
     previous = None
+    contexts: dict[str, str] = {}  # a file's records share a few contexts: analyse each once
     for ord_, r in enumerate(parsed.records):
+        ctx_terms = contexts.get(r.context)
+        if ctx_terms is None:
+            ctx_terms = contexts[r.context] = index_terms(r.context)
         etext = embed_text(r.content, r.context, previous)
         previous = r.content
         rows.append((
@@ -105,7 +109,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.valid_to.isoformat() if r.valid_to else day,
             r.line_start, r.line_end, r.content, r.context,
             json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
-            r.confidence, index_terms(r.content), index_terms(r.context),
+            r.confidence, index_terms(r.content), ctx_terms,
             hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
             json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
         ))
