@@ -121,6 +121,7 @@ def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
         mem.store.put_file(parsed, st.st_size, st.st_mtime_ns, "x", "ok", fact_rows(parsed), fts=False)
     assert [r["source"] for r in mem.recall("Pelikan").results] == ["memory/2025-01-01.md#L1"]
     assert mem.store.meta("fts_pending") is None
+    assert mem.store.dump()["fact_days"] == [("memory/2025-01-01.md", "2025-01-01", "log", 1)]  # counted at the end
 
 
 LINES = st.sampled_from([
