@@ -115,7 +115,7 @@ class _Scanner:
     def _item(self, i: int, line: str, m: re.Match) -> int:
         indent, marker_end = len(m[1]), m.end(2)
         text = line[m.end():]
-        if self.after == "para" and not m[2][0] in "-*+":
+        if self.after == "para" and m[2][0] not in "-*+":
             raise _Decline  # an ordered item after a paragraph line: it may continue the paragraph
         if _OPENS_BLOCK.match(text) or _RULE.match(text):
             raise _Decline
