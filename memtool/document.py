@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from memtool import frontmatter, trust
 from memtool.dates import extract_range
+from memtool.linescan import scan
 from memtool.records import Diagnostic, ParsedFile, Record
 from memtool.retain import (BulletError, hashtags, inline_fields, is_retain_heading, looks_like_bullet, mentions,
                             normalise_tag, parse_bullet)
@@ -92,8 +93,11 @@ def classify(path: str) -> tuple[str, date | None, list[Diagnostic]]:
     return "other", None, []
 
 
-def parse(path: str, text: str) -> ParsedFile:
-    """Records and diagnostics for the file at workspace-relative `path` holding `text`."""
+def parse(path: str, text: str, line_scan: bool = True) -> ParsedFile:
+    """Records and diagnostics for the file at workspace-relative `path` holding `text`.
+
+    `line_scan=False` reads every file with markdown-it, even one the line scanner
+    (`memtool.linescan`) reads to the same records."""
     file_kind, day, diags = classify(path)
     out = ParsedFile(path=path, file_kind=file_kind, date=day, diagnostics=list(diags))
     if "\x00" in text:  # markdown-it would turn it into U+FFFD; do it first so content matches the lines
@@ -121,7 +125,7 @@ def parse(path: str, text: str) -> ParsedFile:
         return out
     body = "\n".join(kept)
     base_kind = "log" if file_kind == "daily" else "page"
-    covered = _walk(out, body, lines, base_kind)
+    covered = _walk(out, body, lines, base_kind, line_scan)
     _rescue(out, kept, covered, base_kind)
     _place(out)
     if out.entity:
@@ -177,9 +181,11 @@ def _apply_meta(out: ParsedFile, meta: dict) -> None:
 _LEAVES = ("paragraph_open", "heading_open", "fence", "code_block", "hr", "html_block", "table_open")
 
 
-def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str) -> set[int]:
+def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_scan: bool) -> set[int]:
     """Add the records of `body`; return the 0-based lines that markdown-it placed in a leaf block."""
-    tokens = _markdown().parse(body)
+    tokens = scan(body) if line_scan else None  # the plain subset, line by line, in a fraction of markdown-it's time
+    if tokens is None:
+        tokens = _markdown().parse(body)
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
     list_depth = 0
@@ -321,11 +327,13 @@ def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: s
         out.records.append(_record(base_kind, piece, a, b_, headings))
 
 
+_YEAR = re.compile(r"\d{4}").search
 _NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 
 def _record(kind: str, content: str, start: int, end: int, headings, confidence: float | None = None) -> Record:
-    span = extract_range(_NOT_DATES.sub(" ", content))  # a cited file name is no validity date
+    # A cited file name is no validity date; every date names a year in four digits (dates.find_dates).
+    span = extract_range(_NOT_DATES.sub(" ", content)) if _YEAR(content) else None
     return Record(
         kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
         entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,

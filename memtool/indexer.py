@@ -15,6 +15,7 @@ from memtool.analyzer import index_terms
 from memtool.embedders import BATCH, embed_text
 from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
+from memtool.store.index import Links, fact_links
 from memtool.workspace import FileStat, Workspace
 
 Progress = Callable[[int, int], None]
@@ -95,7 +96,11 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
     day = parsed.date.isoformat() if parsed.date else None
     rows = []
     previous = None
+    contexts: dict[str, str] = {}  # a file's records share a few contexts: analyse each once
     for ord_, r in enumerate(parsed.records):
+        ctx_terms = contexts.get(r.context)
+        if ctx_terms is None:
+            ctx_terms = contexts[r.context] = index_terms(r.context)
         etext = embed_text(r.content, r.context, previous)
         previous = r.content
         rows.append((
@@ -103,8 +108,8 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.valid_from.isoformat() if r.valid_from else day,
             r.valid_to.isoformat() if r.valid_to else day,
             r.line_start, r.line_end, r.content, r.context,
-            json.dumps(r.entities, ensure_ascii=False), json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
-            r.confidence, index_terms(r.content), index_terms(r.context),
+            json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
+            r.confidence, index_terms(r.content), ctx_terms,
             hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
             json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
         ))
@@ -117,8 +122,9 @@ class Loaded:
 
     stat: FileStat
     digest: str
-    parsed: ParsedFile | None = None
+    parsed: ParsedFile | None = None  # without its records: `rows` and `links` carry what is stored of them
     rows: list[tuple] = field(default_factory=list)
+    links: Links | None = None
     diagnostics: list = field(default_factory=list)  # when unreadable
     error: str | None = None  # why the file could not be read at all (permissions, I/O)
 
@@ -141,7 +147,9 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     if text is None:
         return Loaded(f, h, diagnostics=diags)
     parsed = parse(f.path, text)
-    return Loaded(f, h, parsed, fact_rows(parsed))
+    rows, links = fact_rows(parsed), fact_links(parsed.records)
+    parsed.records = []  # what crosses the pipe from a worker: rows are far cheaper to unpickle than records
+    return Loaded(f, h, parsed, rows, links)
 
 
 def die_with_parent(parent: int) -> None:
@@ -225,9 +233,10 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
                 store.put_unreadable(f.path, f.size, f.mtime_ns, item.digest, item.diagnostics)
                 report.unreadable += 1
             else:
-                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk)
+                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk,
+                               links=item.links)
                 report.parsed += 1
-                report.facts += len(item.parsed.records)
+                report.facts += len(item.rows)
             if progress:
                 progress(done, total)
             if done % COMMIT_EVERY == 0:

@@ -46,6 +46,8 @@ class BulletError(ValueError):
 
 def mentions(text: str) -> list[str]:
     """Entity mentions in order of appearance: `@Slug` and `[[Wiki Link]]` targets."""
+    if "@" not in text and "[[" not in text:  # most text has neither (a full build asks 10^5 times)
+        return []
     found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
     found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
     return [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]
@@ -66,6 +68,8 @@ def normalise_tag(tag: str) -> str | None:
 
 def hashtags(text: str) -> list[str]:
     """`#tags` in order of appearance, normalised (not inside code spans, URLs or `&#…;`)."""
+    if "#" not in text:
+        return []
     found = (normalise_tag(m.group(1)) for m in _TAG_RE.finditer(_CODE_SPAN.sub(" ", text)))
     return list(dict.fromkeys(t for t in found if t))
 
@@ -78,6 +82,8 @@ def wiki_links(text: str) -> list[str]:
 def inline_fields(text: str) -> dict[str, str]:
     """`[key:: value]` fields; a repeated key keeps its first value."""
     out: dict[str, str] = {}
+    if "::" not in text:
+        return out
     for m in _FIELD_RE.finditer(text):
         out.setdefault(m.group(1).lower(), m.group(2))
     return out

@@ -5,14 +5,13 @@ builds from filters is in `queries.py`; entity lookups in `entities.py`; counts 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from pathlib import Path
 from typing import Iterable
 
 from memtool.errors import IndexUnavailable
-from memtool.records import ParsedFile
+from memtool.records import ParsedFile, Record
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
@@ -22,6 +21,16 @@ from memtool.store.vectors import ANN_FILE, Vectors
 
 PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)
 PRUNE_SHARE = 0.10  # a term in more than this share of the facts is left out when a rarer one remains
+
+
+Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
+
+
+def fact_links(records: list[Record]) -> Links:
+    """(record number, entity key) and (record number, tag) pairs of a file's records: its
+    `fact_entities` and `fact_tags` rows, before the fact ids are known. Pure."""
+    return ([(n, entity_key(e)) for n, r in enumerate(records) for e in r.entities],
+            [(n, t) for n, r in enumerate(records) for t in r.tags])
 
 
 class Store:
@@ -139,40 +148,44 @@ class Store:
             self.conn.execute(sql, (path,))
 
     def put_file(self, parsed: ParsedFile, size: int, mtime_ns: int, digest: str, status: str,
-                 rows: Iterable[tuple], fts: bool = True) -> None:
-        """Replace everything indexed for one file. `rows` come from `indexer.fact_rows`.
+                 rows: Iterable[tuple], fts: bool = True, links: "Links | None" = None) -> None:
+        """Replace everything indexed for one file. `rows` come from `indexer.fact_rows`; `links` are
+        `fact_links(parsed.records)`, passed when made elsewhere (a worker process sends the rows and
+        links, not the records: a third of the parent's work at 10⁵ facts was unpickling them).
 
-        With `fts=False` the rows are not yet searchable: the caller must finish with `build_fts()`
-        (used for full builds, where one bulk FTS build is about 3× faster than row-by-row inserts).
+        With `fts=False` (a full build into an empty index) the rows are not yet searchable nor
+        counted by day: the caller must finish with `finish_bulk()` (one bulk FTS build is about 3×
+        faster than row-by-row inserts; one count of all days spares a query per file).
         """
+        rows = list(rows)
         self.remove_file(parsed.path)
         self.conn.execute(
             "INSERT INTO files(path, file_kind, date, size, mtime_ns, hash, status, title, trust, entity, n_records)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (parsed.path, parsed.file_kind, parsed.date.isoformat() if parsed.date else None, size, mtime_ns,
-             digest, status, parsed.title, parsed.trust, parsed.entity, len(parsed.records)),
+             digest, status, parsed.title, parsed.trust, parsed.entity, len(rows)),
         )
-        rows = list(rows)
         if rows:
+            # Ids given, as SQLite would pick them (the largest + 1): the entity and tag rows need no
+            # read-back of the facts just written.
+            first = (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) + 1
             cur = self.conn.executemany(
-                "INSERT INTO facts(path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
+                "INSERT INTO facts(id, path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
                 " context, entities, fields, confidence, terms, ctx_terms, ehash, tags)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                rows,
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(first + n, *row) for n, row in enumerate(rows)],
             )
             del cur
             if fts:
                 self.conn.execute("INSERT INTO facts_fts(rowid, terms, ctx_terms)"
                                   " SELECT id, terms, ctx_terms FROM facts WHERE path = ?", (parsed.path,))
-            ids = self.conn.execute("SELECT id, entities, tags FROM facts WHERE path = ? ORDER BY ord",
-                                    (parsed.path,)).fetchall()
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO fact_entities(fact_id, key) VALUES (?, ?)",
-                [(fid, entity_key(e)) for fid, ents, _ in ids for e in json.loads(ents)],
-            )
+            keys, tags = links if links is not None else fact_links(parsed.records)
+            self.conn.executemany("INSERT OR IGNORE INTO fact_entities(fact_id, key) VALUES (?, ?)",
+                                  [(first + n, key) for n, key in keys])
             self.conn.executemany("INSERT OR IGNORE INTO fact_tags(fact_id, tag) VALUES (?, ?)",
-                                  [(fid, t) for fid, _, tags in ids if tags for t in json.loads(tags)])
-            self.conn.execute(day_counts("f.path = ?"), (parsed.path,))
+                                  [(first + n, tag) for n, tag in tags])
+            if fts:
+                self.conn.execute(day_counts("f.path = ?"), (parsed.path,))
         if parsed.entity:
             names = {entity_key(parsed.entity)} | {entity_key(a) for a in parsed.aliases}
             if parsed.title:
@@ -239,9 +252,11 @@ class Store:
         return vacuum(self.conn)
 
     def finish_bulk(self) -> None:
-        """Build the FTS index from all facts if a bulk load left it pending."""
+        """Build the FTS index and the day counts from all facts if a bulk load left them pending."""
         if self.meta("fts_pending") == "1":
             self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
+            self.conn.execute("DELETE FROM fact_days")
+            self.conn.execute(day_counts())
             self._meta.delete("fts_pending")
 
     # --- queries ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Iterable
 from memtool.analyzer import fold
 
 
-@lru_cache(maxsize=1 << 16)  # pure, and asked for every mention on every page a run plans
+@lru_cache(maxsize=65_536)  # pure: a full build and every reflect run ask for the same few names again and again
 def entity_key(name: str) -> str:
     """How entity names compare: folded, with spaces, `-` and `_` alike (`Anna Müller` = `@anna-mueller`? no: = `@Anna-Muller`)."""
     return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
