@@ -15,7 +15,7 @@ import sys
 import time
 
 from bench import heldout as H
-from bench.multihop import QueryVectors
+from bench.multihop import locomo_sweep_setup
 
 GRID = {"speaker_boost": (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5), "neighbour_share": (0.25, 0.35, 0.5)}
 CATS = ("cat1-4", "multi-hop", "temporal", "single-hop", "adversarial")
@@ -46,14 +46,9 @@ def choose(grid: dict, base_key, train: list[str]):
 
 def report_dialogue(args, wss, scorer, out: dict) -> None:
     from bench.quality import run
-    from bench.reports import locomo_questions
     from memtool.recall import ranking
 
-    questions = locomo_questions(args)
-    convs = sorted({q["conv"] for q in questions})
-    mems = {c: wss.get(c) for c in convs}
-    for mem in mems.values():
-        mem.embedding._embedder = QueryVectors(mem.embedding.embedder)
+    questions, convs, mems = locomo_sweep_setup(args, wss)
     shipped = (ranking.SPEAKER_BOOST, ranking.NEIGHBOUR_SHARE)
     grid = {}
     try:

@@ -41,6 +41,18 @@ class QueryVectors:
         return self.memo[key]
 
 
+def locomo_sweep_setup(args, wss) -> tuple[list[dict], list[str], dict]:
+    """LoCoMo questions, their conversations and each one's Memory, its query vectors memoised."""
+    from bench.reports import locomo_questions
+
+    questions = locomo_questions(args)
+    convs = sorted({q["conv"] for q in questions})
+    mems = {c: wss.get(c) for c in convs}
+    for mem in mems.values():
+        mem.embedding._embedder = QueryVectors(mem.embedding.embedder)
+    return questions, convs, mems
+
+
 def points(kind: str) -> list[dict]:
     grid = GRID[kind]
     return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
@@ -53,14 +65,9 @@ def objective(rows: list[dict]) -> float:
 
 def report_multihop(args, wss, scorer, out: dict) -> None:
     from bench.quality import run
-    from bench.reports import locomo_questions
     from memtool.recall.expansion import Expansion
 
-    questions = locomo_questions(args)
-    convs = sorted({q["conv"] for q in questions})
-    mems = {c: wss.get(c) for c in convs}
-    for mem in mems.values():
-        mem.embedding._embedder = QueryVectors(mem.embedding.embedder)
+    questions, convs, mems = locomo_sweep_setup(args, wss)
 
     def rows_of(how: Expansion) -> dict[str, list[dict]]:
         by_conv = {}
