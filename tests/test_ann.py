@@ -127,16 +127,21 @@ def _empty(path):
     path.write_bytes(b"")
 
 
-@pytest.mark.parametrize("damage", [_garble_header, _shuffle_records, _truncate_mid_record, _empty, lambda p: p.unlink()])
-def test_1_a_damaged_or_missing_sign_file_is_rebuilt_with_a_notice(tmp_path, damage):
+def _damaged_and_reopened(tmp_path, name, damage):
+    """A store of 2,500 vectors searched once, closed, its file `name` damaged, reopened approximate."""
     store, matrix, rng = _store(tmp_path, 2500)
     store.vectors.nearest(matrix[0], 3)
     store.vectors.take_notices()
     store.close()
-    damage(tmp_path / ANN_FILE)
-
+    damage(tmp_path / name)
     reopened = Store.open(tmp_path / "index.sqlite")
     reopened.vectors.search_mode = "approximate"
+    return reopened, matrix, rng
+
+
+@pytest.mark.parametrize("damage", [_garble_header, _shuffle_records, _truncate_mid_record, _empty, lambda p: p.unlink()])
+def test_1_a_damaged_or_missing_sign_file_is_rebuilt_with_a_notice(tmp_path, damage):
+    reopened, matrix, rng = _damaged_and_reopened(tmp_path, ANN_FILE, damage)
     assert_like_exact(reopened, near(matrix, rng, [1, 2000, 2499]))
     notices = " ".join(reopened.vectors.take_notices())
     if damage is _truncate_mid_record:  # a torn append: the missing vectors are simply appended again
@@ -243,14 +248,7 @@ def test_i19_candidates_are_rescored_from_an_int8_copy_written_and_appended_with
 @pytest.mark.parametrize("damage", [_copy_missing, _copy_garbled, _copy_empty, _copy_of_another_index,
                                     _copy_records_swapped, _copy_vectors_changed])
 def test_i19_a_missing_damaged_or_foreign_int8_copy_is_rebuilt_with_a_notice(tmp_path, damage):
-    store, matrix, rng = _store(tmp_path, 2500)
-    store.vectors.nearest(matrix[0], 3)
-    store.vectors.take_notices()
-    store.close()
-    damage(tmp_path / COPY)
-
-    reopened = Store.open(tmp_path / "index.sqlite")
-    reopened.vectors.search_mode = "approximate"
+    reopened, matrix, rng = _damaged_and_reopened(tmp_path, COPY, damage)
     queries = near(matrix, rng, [3, 10, 2000])
     assert_like_exact(reopened, queries)
     notices = reopened.vectors.take_notices()
