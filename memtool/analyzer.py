@@ -179,6 +179,23 @@ def fts_match(terms: list[str]) -> str:
     return " OR ".join(parts)
 
 
+def word_groups(terms: list[str]) -> list[list[str]]:
+    """`terms` (as `query_terms` gives them) grouped by the word they come from: its folded form,
+    its stems and its prefix (`issue`, `issu`, `issue*`). Pure."""
+    groups: list[tuple[list[str], set[str]]] = []
+    for t in terms:
+        word = t.removesuffix("*")
+        related = {word, *word_terms(word)}
+        for members, known in groups:
+            if related & known:
+                members.append(t)
+                known.update(related)
+                break
+        else:
+            groups.append(([t], related))
+    return [members for members, _ in groups]
+
+
 def highlight_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     """Character spans of the words in `text` that share a term (or a prefix) with the query."""
     exact = {t for t in terms if not t.endswith("*")}

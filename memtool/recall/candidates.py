@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memtool.analyzer import detect_language, fold, fts_match, query_terms
+from memtool.analyzer import detect_language, fold, query_terms
 from memtool.embedding import Embedding
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse
@@ -18,7 +18,7 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
     """(fact id, BM25 score) of the best `n` facts holding the query's terms (or the words `also`)."""
     if also:
         terms = terms + [t for t in query_terms(" ".join(also)) if t not in terms]
-    return store.search_ids(fts_match(store.prune_common(terms)), filters, n)
+    return store.search_terms(terms, filters, n)
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,

@@ -14,13 +14,15 @@ from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile, Record
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
-from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, top_sql
+from memtool.analyzer import fts_match, word_groups
+from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, day_counts
 from memtool.store.vectors import ANN_FILE, Vectors
 
 
 PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)
 PRUNE_SHARE = 0.10  # a term in more than this share of the facts is left out when a rarer one remains
+RARE_SHARE = 0.01  # in a large index only facts holding a word this rare (or the query's rarest) are ranked
 
 
 Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
@@ -43,6 +45,7 @@ class Store:
         self._dropped: set[str] = set()
         self.prune_min_facts = PRUNE_MIN_FACTS  # see `prune_common`
         self._facts: tuple | None = None  # ((data version, own changes), fact count)
+        self._docs: tuple = (None, {})  # ((data version, own changes), {term: facts holding it})
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -268,6 +271,25 @@ class Store:
         top, params = top_sql(filters)
         return [(i, -r) for i, r in self.conn.execute(top, [match, *params, k])]
 
+    def search_terms(self, terms: list[str], filters: Filters, k: int) -> list[tuple[int, float]]:
+        """`search_ids` over the OR of `terms` (as `query_terms` gives them, `prune_common` applied).
+
+        BM25 scores every fact an OR matches (~0.6 µs each): at 10^6 facts a query's common words
+        match ~10^5. In an index of at least PRUNE_MIN_FACTS facts, when a query has a word in at most
+        RARE_SHARE of the facts (else its rarest word) and other, commoner ones, only the facts holding
+        a rare word are ranked, by the whole query's BM25 (those with the common words too, and those
+        without, merged); facts holding only common words are left out, unless fewer than `k` facts
+        pass (the recall cost is measured in docs/benchmarks.md). Smaller indexes are untouched."""
+        terms = self.prune_common(terms)
+        whole = fts_match(terms)
+        split = self._large() and rare_split(word_groups(terms), self._doc_counts(terms), self._fact_count(), RARE_SHARE)
+        if not split:
+            return self.search_ids(whole, filters, k)
+        rare, common = fts_match(split[0]), fts_match(split[1])
+        found = sorted(self.search_ids(f"({rare}) AND ({common})", filters, k)
+                       + self.search_ids(f"({rare}) NOT ({common})", filters, k), key=lambda hit: -hit[1])[:k]
+        return found if len(found) >= k else self.search_ids(whole, filters, k)
+
     def prune_common(self, terms: list[str]) -> list[str]:
         """`terms` without those too common to be worth their cost in a large index.
 
@@ -277,26 +299,47 @@ class Store:
         rarer term remains, with the prefix form of each (the recall cost is measured in
         docs/benchmarks.md); smaller indexes and queries of only common terms are untouched."""
         exact = [t for t in terms if not t.endswith("*")]
-        if len(exact) < 2 or len(terms) < 2:
+        if len(exact) < 2 or len(terms) < 2 or not self._large():
             return terms
-        if (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) < self.prune_min_facts:
-            return terms  # O(1), and never below the count: small indexes stop here
-        facts = self._fact_count()
-        if facts < self.prune_min_facts:
-            return terms
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
-        common = {t for t in exact
-                  if (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (t,)).fetchone() or (0,))[0]
-                  > PRUNE_SHARE * facts}
+        facts, docs = self._fact_count(), self._doc_counts(exact)
+        common = {t for t in exact if docs[t] > PRUNE_SHARE * facts}
         kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
         return kept if kept else terms
 
     def known_terms(self, terms: set[str]) -> set[str]:
         """The exact `terms` that at least one fact (its text or context) holds."""
-        if not terms:
-            return set()
+        return {t for t in terms if self._holds(t)}
+
+    def _holds(self, term: str) -> bool:
+        """Whether a fact holds `term`: the first entry of its posting list (the vocabulary table
+        would walk all of it, ~3 ms for a word in 15 % of 10^6 facts)."""
+        if term.isalnum():  # one token to FTS5 (a `"quoted"` string of several would match as a phrase)
+            return self.conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1",
+                                     (fts_match([term]),)).fetchone() is not None
+        return self._vocabulary(term) > 0
+
+    def _large(self) -> bool:
+        """Whether the index holds at least `prune_min_facts` facts (MAX(id) first: O(1), and never
+        below the count, so small indexes stop there)."""
+        if (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) < self.prune_min_facts:
+            return False
+        return self._fact_count() >= self.prune_min_facts
+
+    def _doc_counts(self, terms: list[str]) -> dict[str, int]:
+        """term → facts holding it, for the exact `terms`; remembered until the index changes."""
+        version = self.state_version()
+        if self._docs[0] != version:
+            self._docs = (version, {})
+        known = self._docs[1]
+        for t in terms:
+            if not t.endswith("*") and t not in known:
+                known[t] = self._vocabulary(t)
+        return {t: known[t] for t in terms if not t.endswith("*")}
+
+    def _vocabulary(self, term: str) -> int:
+        """Facts holding `term`, from the FTS5 vocabulary (walks the term's posting list)."""
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
-        return {t for t in terms if self.conn.execute("SELECT 1 FROM temp.fts_terms WHERE term = ?", (t,)).fetchone()}
+        return (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (term,)).fetchone() or (0,))[0]
 
     def _fact_count(self) -> int:
         """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
