@@ -1,0 +1,85 @@
+"""Lexical recall in a large index ranks only the facts holding a query's rarer word (by the whole
+query's BM25), falls back to the whole query when fewer than k such facts pass, and leaves small
+indexes alone (issue 19, item 4)."""
+
+import pytest
+from conftest import write
+
+from memtool.analyzer import fts_match, query_terms
+from memtool.config import Config
+from memtool.memory import Memory
+from memtool.store import Filters
+from memtool.workspace import Workspace
+
+QUERY = "Zaunkönig Kanban"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """200 facts: `Kanban` in 18 (short ones among them), `Zaunkönig` in 6 long ones (3 with Kanban)."""
+    ws = tmp_path_factory.mktemp("rare") / "ws"
+    lines = [f"- Filler note number {i} about nothing in particular." for i in range(176)]
+    lines += [f"- Kanban {'kanban ' * (i % 3)}{'board ' * i}review." for i in range(15)]
+    long = "with a long story about the garden, the weather, the neighbours and the old shed " * 2
+    lines += [f"- Zaunkönig seen at the fence {'again ' * i}{long}." for i in range(3)]
+    lines += [f"- Zaunkönig on the Kanban board {'again ' * i}{long}." for i in range(3)]
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n" + "\n".join(lines) + "\n")
+    mem = Memory(Workspace(ws), Config(), embedder="none")
+    mem.index()
+    yield mem.store
+    mem.close()
+
+
+def _whole(store, terms, k, only=None):
+    """The whole OR query's best k (of the facts in `only`, when given): the reference."""
+    found = store.search_ids(fts_match(terms), Filters(), 1000)
+    return [(i, s) for i, s in found if only is None or i in only][:k]
+
+
+def _same(got, want):
+    assert [i for i, _ in got] == [i for i, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)
+
+
+def test_4_word_groups_keep_a_words_stems_and_prefix_together():
+    from memtool.analyzer import word_groups
+
+    terms = query_terms("issues Zaunkönig")
+    groups = word_groups(terms)
+    assert len(groups) == 2 and sorted(t for g in groups for t in g) == sorted(terms)
+    assert "issues*" in groups[0] and "issu" in groups[0]
+
+
+def test_4_large_index_ranks_only_facts_holding_the_rare_word_by_the_whole_query(store):
+    terms = query_terms(QUERY)
+    rare = {i for i, _ in store.search_ids(fts_match(query_terms("Zaunkönig")), Filters(), 1000)}
+    assert len(rare) == 6
+    assert not {i for i, _ in _whole(store, terms, 5)} <= rare  # a Kanban-only fact is among the whole query's best
+    store.prune_min_facts = 0  # as in an index of PRUNE_MIN_FACTS facts or more
+    try:
+        got = store.search_terms(terms, Filters(), 5)
+    finally:
+        store.prune_min_facts = 50_000
+    _same(got, _whole(store, terms, 5, only=rare))  # the same facts, scores and order as the whole query's
+
+
+def test_4_fewer_rare_facts_than_k_falls_back_to_the_whole_query(store):
+    terms = query_terms(QUERY)
+    store.prune_min_facts = 0
+    try:
+        got = store.search_terms(terms, Filters(), 10)  # 6 facts hold the rare word
+    finally:
+        store.prune_min_facts = 50_000
+    _same(got, _whole(store, terms, 10))
+
+
+def test_4_small_index_ranks_the_whole_query(store):
+    terms = query_terms(QUERY)
+    assert store.prune_min_facts >= 50_000
+    _same(store.search_terms(terms, Filters(), 5), _whole(store, terms, 5))
+
+
+def test_4_known_terms_probes_the_posting_lists(store):
+    held = {"kanban", "zaunkonig", "fence"} & {t for t in query_terms("Kanban Zaunkönig fence")}
+    assert store.known_terms(held | {"nowhere", "fen"}) == held
+    assert store.known_terms(set()) == set()
