@@ -2,12 +2,15 @@
 query's BM25), falls back to the whole query when fewer than k such facts pass, and leaves small
 indexes alone (issue 19, item 4)."""
 
+from contextlib import contextmanager
+
 import pytest
 from conftest import write
 
 from memtool.analyzer import fts_match, query_terms
 from memtool.config import Config
 from memtool.memory import Memory
+from memtool.store.index import PRUNE_MIN_FACTS
 from memtool.store import Filters
 from memtool.workspace import Workspace
 
@@ -28,6 +31,18 @@ def store(tmp_path_factory):
     mem.index()
     yield mem.store
     mem.close()
+
+
+@contextmanager
+def sized(store, min_facts: int, rare_facts: int | None = None):
+    """The store as if its index had `min_facts` (prune_common's gate) and its words were rare at
+    `rare_facts` (search_terms' threshold), for the block."""
+    saved = store.prune_min_facts, store.rare_facts
+    store.prune_min_facts, store.rare_facts = min_facts, saved[1] if rare_facts is None else rare_facts
+    try:
+        yield store
+    finally:
+        store.prune_min_facts, store.rare_facts = saved
 
 
 def _whole(store, terms, k, only=None):
@@ -55,28 +70,25 @@ def test_4_large_index_ranks_only_facts_holding_the_rare_word_by_the_whole_query
     rare = {i for i, _ in store.search_ids(fts_match(query_terms("Zaunkönig")), Filters(), 1000)}
     assert len(rare) == 6
     assert not {i for i, _ in _whole(store, terms, 5)} <= rare  # a Kanban-only fact is among the whole query's best
-    store.prune_min_facts = 0  # as in an index of PRUNE_MIN_FACTS facts or more
-    try:
+    with sized(store, 0, 0):  # as in an index of 10^6 facts: the rarest word is set apart
         got = store.search_terms(terms, Filters(), 5)
-    finally:
-        store.prune_min_facts = 50_000
     _same(got, _whole(store, terms, 5, only=rare))  # the same facts, scores and order as the whole query's
 
 
 def test_4_fewer_rare_facts_than_k_falls_back_to_the_whole_query(store):
     terms = query_terms(QUERY)
-    store.prune_min_facts = 0
-    try:
+    with sized(store, 0, 0):
         got = store.search_terms(terms, Filters(), 10)  # 6 facts hold the rare word
-    finally:
-        store.prune_min_facts = 50_000
     _same(got, _whole(store, terms, 10))
 
 
 def test_4_small_index_ranks_the_whole_query(store):
     terms = query_terms(QUERY)
-    assert store.prune_min_facts >= 50_000
-    _same(store.search_terms(terms, Filters(), 5), _whole(store, terms, 5))
+    assert store.prune_min_facts == PRUNE_MIN_FACTS >= 50_000
+    with sized(store, PRUNE_MIN_FACTS, 0):  # the index's size alone keeps the query whole
+        _same(store.search_terms(terms, Filters(), 5), _whole(store, terms, 5))
+    with sized(store, 0):  # a large index with no word in more than RARE_FACTS facts: whole too
+        _same(store.search_terms(terms, Filters(), 5), _whole(store, terms, 5))
 
 
 def test_4_known_terms_probes_the_posting_lists(store):

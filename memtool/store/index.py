@@ -22,7 +22,7 @@ from memtool.store.vectors import ANN_FILE, Vectors
 
 PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)
 PRUNE_SHARE = 0.10  # a term in more than this share of the facts is left out when a rarer one remains
-RARE_SHARE = 0.01  # in a large index only facts holding a word this rare (or the query's rarest) are ranked
+RARE_FACTS = 10_000  # in a large index only facts holding a word in at most this many (or the query's rarest) are ranked
 
 
 Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
@@ -44,6 +44,7 @@ class Store:
         self._meta = Meta(conn)
         self._dropped: set[str] = set()
         self.prune_min_facts = PRUNE_MIN_FACTS  # see `prune_common`
+        self.rare_facts = RARE_FACTS  # see `search_terms`
         self._facts: tuple | None = None  # ((data version, own changes), fact count)
         self._docs: tuple = (None, {})  # ((data version, own changes), {term: facts holding it})
         self._statuses: tuple = (None, {})  # ((data version, own changes), {file status: paths})
@@ -286,13 +287,13 @@ class Store:
 
         BM25 scores every fact an OR matches (~0.6 µs each): at 10^6 facts a query's common words
         match ~10^5. In an index of at least PRUNE_MIN_FACTS facts, when a query has a word in at most
-        RARE_SHARE of the facts (else its rarest word) and other, commoner ones, only the facts holding
+        RARE_FACTS facts (else its rarest word) and other, commoner ones, only the facts holding
         a rare word are ranked, by the whole query's BM25; facts holding only common words are left
         out, unless fewer than `k` facts pass (the recall cost is measured in docs/benchmarks.md).
         Smaller indexes are untouched."""
         terms = self.prune_common(terms)
         whole = fts_match(terms)
-        split = self._large() and rare_split(word_groups(terms), self._doc_counts(terms), self._fact_count(), RARE_SHARE)
+        split = self._large() and rare_split(word_groups(terms), self._doc_counts(terms), self.rare_facts)
         if not split:
             return self.search_ids(whole, filters, k)
         rare = fts_match(split[0])

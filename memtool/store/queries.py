@@ -111,14 +111,14 @@ def top_sql(filters: Filters) -> tuple[str, list]:
             f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?", params)
 
 
-def rare_split(groups: list[list[str]], docs: dict[str, int], facts: int, share: float) -> tuple[list[str], list[str]] | None:
+def rare_split(groups: list[list[str]], docs: dict[str, int], most: int) -> tuple[list[str], list[str]] | None:
     """(rare, common) terms of a query's word groups (see `analyzer.word_groups`): the groups whose
-    words `docs` (term → facts holding it) puts in at most `share` of the `facts`, or the rarest group
-    when none is, and the others. None when there is nothing to set apart (one group, or all rare). Pure."""
+    words `docs` (term → facts holding it) puts in at most `most` facts, or the rarest group when
+    none is, and the others. None when there is nothing to set apart (one group, or all rare). Pure."""
     if len(groups) < 2:
         return None
-    held = [max((docs.get(t, 0) for t in g if not t.endswith("*")), default=facts) for g in groups]
-    rare = {i for i, n in enumerate(held) if n <= share * facts} or {held.index(min(held))}
+    held = [max((docs.get(t, 0) for t in g if not t.endswith("*")), default=most + 1) for g in groups]
+    rare = {i for i, n in enumerate(held) if n <= most} or {held.index(min(held))}
     if len(rare) == len(groups):
         return None
     return ([t for i in sorted(rare) for t in groups[i]],
