@@ -35,8 +35,8 @@ def store(tmp_path_factory):
 
 @contextmanager
 def sized(store, min_facts: int, rare_facts: int | None = None):
-    """The store as if its index had `min_facts` (prune_common's gate) and its words were rare at
-    `rare_facts` (search_terms' threshold), for the block."""
+    """The store with its size gate (`prune_min_facts`) at `min_facts` and its rare-word threshold
+    (`rare_facts`) at `rare_facts` for the block."""
     saved = store.prune_min_facts, store.rare_facts
     store.prune_min_facts, store.rare_facts = min_facts, saved[1] if rare_facts is None else rare_facts
     try:
