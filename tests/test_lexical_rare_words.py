@@ -65,6 +65,17 @@ def test_4_word_groups_keep_a_words_stems_and_prefix_together():
     assert "issues*" in groups[0] and "issu" in groups[0]
 
 
+def test_4_rare_split_sets_apart_the_rare_words_or_else_the_rarest():
+    from memtool.store.queries import rare_split
+
+    groups = [["kanban", "kanban*"], ["zaun", "zaun*"], ["board"]]
+    docs = {"kanban": 50_000, "zaun": 900, "board": 30_000}
+    assert rare_split(groups, docs, 10_000) == (["zaun", "zaun*"], ["kanban", "kanban*", "board"])
+    assert rare_split(groups, docs, 100) == (["zaun", "zaun*"], ["kanban", "kanban*", "board"])  # the rarest
+    assert rare_split(groups, docs, 60_000) is None  # every word rare: the whole query
+    assert rare_split(groups[:1], docs, 100) is None  # one word: nothing to set apart
+
+
 def test_4_large_index_ranks_only_facts_holding_the_rare_word_by_the_whole_query(store):
     terms = query_terms(QUERY)
     rare = {i for i, _ in store.search_ids(fts_match(query_terms("Zaunkönig")), Filters(), 1000)}

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from memtool.analyzer import fts_match, word_groups
 from memtool.errors import IndexUnavailable
 from memtool.records import ParsedFile, Record
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
-from memtool.analyzer import fts_match, word_groups
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, day_counts
 from memtool.store.vectors import ANN_FILE, Vectors
