@@ -109,6 +109,8 @@ def _snowball(language: str):
 
 def fold(word: str) -> str:
     """Lower-case and strip diacritics; ß becomes ss."""
+    if word.isascii():  # nothing to decompose, and casefold() is lower() (most words: ~3× faster)
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 

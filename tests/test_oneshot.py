@@ -66,3 +66,12 @@ def test_1_cjk_and_pictograph_checks_agree_with_their_patterns(word):
     picto = re.compile(r"[\u2190-\u2bff\U0001F000-\U0001FAFF]")
     assert bool(analyzer._has_cjk(word)) == bool(cjk.search(word))
     assert bool(analyzer._is_pictograph(word)) == bool(picto.fullmatch(word))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
+def test_1_fold_of_ascii_words_is_unchanged_by_its_shortcut(word):
+    import unicodedata
+
+    full = "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch)).casefold()
+    assert analyzer.fold(word) == full
