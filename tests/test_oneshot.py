@@ -40,7 +40,7 @@ def assert_skipped_rules_cannot_match(text: str) -> None:
             assert not re.search(pattern, text, re.I), (text, pattern)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(rule_texts())
 def test_1_a_date_rule_is_skipped_only_for_text_it_cannot_match(text):
     assert_skipped_rules_cannot_match(text)
@@ -58,7 +58,7 @@ def test_1_skipped_date_rules_on_every_form_the_reader_knows():
     assert timeframe._rules("Peter Lisbon meeting notes") == []
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.text(alphabet=st.sampled_from("aé語ア가ㄱ한漢字\u3040\u30ff\u3400\u4dbf\u9fff\uac00\ud7af\uf900\ufaff"
                                         "\u303f\ufb00\u2190\u2bff\U0001F600\U0001FAFF\u218f\u2c00x1"), max_size=4))
 def test_1_cjk_and_pictograph_checks_agree_with_their_patterns(word):
@@ -68,7 +68,7 @@ def test_1_cjk_and_pictograph_checks_agree_with_their_patterns(word):
     assert bool(analyzer._is_pictograph(word)) == bool(picto.fullmatch(word))
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
 def test_1_fold_of_ascii_words_is_unchanged_by_its_shortcut(word):
     import unicodedata

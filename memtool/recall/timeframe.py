@@ -92,10 +92,11 @@ _PAST = r"(last|past|previous|letzte[nrs]?|vergangene[nrs]?|vorige[nrs]?)"
 _THIS = r"(this|diese[nrs]?)"
 _NEXT = r"(next|coming|nächste[nrs]?|naechste[nrs]?|kommende[nrs]?)"
 _DAYTIME = r"(?:\s+(?:morning|afternoon|evening|night|früh|frueh|morgen|vormittag|mittag|nachmittag|abend|nacht))?"
+# The patterns below are compiled by `_rx` (case-insensitive) when first used.
 # a word before a date that says how to use it (the longest first)
 _PRE = (r"\b(between|zwischen|from|vom|von|since|seit dem|seit der|seit|ab dem|ab|after|nach dem|"
-                  r"before|vor dem|vor der|vor|until|till|bis zum|bis zur|bis|in the year|im jahr|in|im|on|am|"
-                  r"during|around|about|circa|ca\.|um den|gegen|roughly|ungefähr|etwa)\s+$")
+        r"before|vor dem|vor der|vor|until|till|bis zum|bis zur|bis|in the year|im jahr|in|im|on|am|"
+        r"during|around|about|circa|ca\.|um den|gegen|roughly|ungefähr|etwa)\s+$")
 _ROLE = {"since": SINCE, "seit": SINCE, "seit dem": SINCE, "seit der": SINCE, "ab": SINCE, "ab dem": SINCE,
          "after": SINCE, "nach dem": SINCE, "before": UNTIL, "vor": UNTIL, "vor dem": UNTIL, "vor der": UNTIL,
          "until": UNTIL, "till": UNTIL, "bis": UNTIL, "bis zum": UNTIL, "bis zur": UNTIL,
@@ -104,7 +105,7 @@ _AROUND = {"around", "about", "circa", "ca.", "um den", "gegen", "roughly", "ung
 _SPELLED_RANGE = r"\b(?:bis|to|and|und)\b|[–—]|\d\s*-\s*\d|\.\."
 _RANGE_JOIN = r"\s*(?:and|und|to|-|–|—)?\s*$"
 _WHEN = (r"\b(when|what day|which day|what date|how long ago|wann|an welchem tag|welches datum|"
-                   r"wie lange ist es her)\b")
+         r"wie lange ist es her)\b")
 # words that ask nothing by themselves: with only these and dates left, the dates are the question
 _GENERIC = {"do", "did", "done", "doing", "happen", "happened", "happening", "going", "on", "work", "worked", "write",
             "wrote", "note", "notes", "noted", "log", "logged", "anything", "something", "everything",
@@ -343,7 +344,7 @@ def _atoms(text: str, today: date) -> list[_Atom]:
 
 
 _OFFSET = (rf"(?:\bthe\s+)?(?:\b{_NUM}\s+)?\b(days?|weeks?|weekend|months?|tage?n?|wochen?|wochenende|"
-                     r"monate?n?)\s+(before|after|vor|nach)(?:\s+(?:dem|der))?\s+$")
+           r"monate?n?)\s+(before|after|vor|nach)(?:\s+(?:dem|der))?\s+$")
 
 
 def _offset(m: re.Match, first: date, last: date) -> tuple[date, date]:
