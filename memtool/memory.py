@@ -9,13 +9,11 @@ import os
 from datetime import date
 from pathlib import Path
 
-from memtool import budget as budgets
-from memtool import core_memory, forget as forgetting, health, purge, reading, retain_log, writing
+from memtool import health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
 from memtool.embedding import Embedding
-from memtool.episodes import report as episodes_report
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
@@ -25,7 +23,6 @@ from memtool.recall.expansion import RECALL
 from memtool.records import Diagnostic
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
-from memtool.summarize import recap
 from memtool.workspace import Workspace, discover
 
 
@@ -140,6 +137,9 @@ class Memory:
                  budget: int | None = None) -> dict:
         """Recall hits grouped by day, bucketed by kind, with each day's relevant sections quoted;
         with `budget`, said once and fitted to that many tokens (see `memtool.budget`)."""
+        from memtool import budget as budgets, reading
+        from memtool.episodes import report as episodes_report
+
         report = episodes_report(self.recall(query, k=k, since=since, until=until),
                                  read_lines=lambda path: reading.lines(self.ws, path),
                                  because=lambda text: reading.because(self.ws, text))
@@ -151,6 +151,8 @@ class Memory:
         name = entity.lstrip("@").strip()
         if not name:
             raise UsageError("the entity name is empty", "e.g. mem about Peter")
+        from memtool import budget as budgets, reading
+
         result = self.recall("", entities=[name], k=k)
         page = reading.entity_page(self.ws, self.store, name)
         answer = {"entity": page["entity"], "aliases": page["aliases"], "page": page["page"], "facts": result.results,
@@ -162,6 +164,8 @@ class Memory:
         then bank pages and core memory changed since, newest first."""
         if not 1 <= days <= MAX_DAYS:
             raise UsageError(f"days must be from 1 to {MAX_DAYS}, not {days}")
+        from memtool import budget as budgets, reading
+
         self.refresh()
         today = today or date.today()
         answer = reading.recent(self.list_facts(), self.store.file_states(),
@@ -173,6 +177,8 @@ class Memory:
         mentioned first, optionally only those whose name or alias contains `query`."""
         if not 1 <= k <= MAX_K:
             raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+        from memtool import reading
+
         self.refresh()
         return reading.entities(self.ws, self.store, query, k)
 
@@ -184,10 +190,14 @@ class Memory:
 
     def get(self, ref: str, max_lines: int = 200, follow: bool = True) -> dict:
         """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (see `reading.get`)."""
+        from memtool import reading
+
         return reading.get(self.ws, ref, max_lines, follow)
 
     def tier_lookup(self):
         """A function path → that file's trust tier as it stands now (see `reading.tier_lookup`)."""
+        from memtool import reading
+
         return reading.tier_lookup(self.ws, self.store, self.config)
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
@@ -207,6 +217,8 @@ class Memory:
 
     def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
         """A 3-5 sentence recap of a day or of a query's episodes by a local model (Ollama)."""
+        from memtool.summarize import recap
+
         return recap(self.ws, self.config, target, lambda query: self.episodes(query, k=20), self.tier_lookup(),
                      lang=lang, model=model)
 
@@ -215,12 +227,16 @@ class Memory:
     def note(self, text: str, page: str | None = None, day: date | None = None) -> dict:
         """Append free, untyped text to a day's log (today by default), or to the end of a bank page
         (`bank/…md`, or an entity's name: its page, created when it has none)."""
+        from memtool import reading, writing
+
         if page is None:
             return writing.note(self.ws, text, day)
         return writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page))
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
+        from memtool import writing
+
         return writing.retain(self.ws, bullet, day)
 
     def retained_gone(self, fresh: bool = False) -> list[dict]:
@@ -236,21 +252,31 @@ class Memory:
         return retain_log.acknowledge(self.ws, list(refs))
 
     def core_read(self) -> dict:
+        from memtool import writing
+
         return writing.core_read(self.ws, self.config.core_max_chars)
 
     def core_append(self, text: str) -> dict:
         """Append to memory.md (size-limited)."""
+        from memtool import core_memory
+
         return self._core_edit(lambda current: core_memory.append(current, text))
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
+        from memtool import core_memory
+
         return self._core_edit(lambda current: core_memory.replace(current, old, new))
 
     def core_insert(self, line: int, text: str) -> dict:
         """Insert before 1-based `line` of memory.md (size-limited)."""
+        from memtool import core_memory
+
         return self._core_edit(lambda current: core_memory.insert(current, line, text))
 
     def _core_edit(self, change) -> dict:
+        from memtool import writing
+
         return writing.core_edit(self.ws, change, self.config.core_max_chars)
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
@@ -258,6 +284,8 @@ class Memory:
     def forget(self, target: str, confirm: bool = False) -> dict:
         """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed, and with `confirm`
         removed from the Markdown and purged from the index, local state, backups and logs."""
+        from memtool import forget as forgetting, purge
+
         plan = forgetting.plan(self.ws, forgetting.parse_target(target))
         out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
         if plan.count and confirm:
@@ -274,6 +302,8 @@ class Memory:
 
     def _purge(self, needles: list[str]) -> dict:
         """Bring the index in step, then leave no copy of `needles` in it, local state or .memory/ files."""
+        from memtool import purge
+
         self.refresh()
         done = {"index_wal_emptied": self.store.compact()}
         if self.local_file.exists():
@@ -432,6 +462,8 @@ MAX_DAYS = 3650  # `recent` looks back at most ten years
 
 
 def _budget(tokens: int) -> int:
+    from memtool import budget as budgets
+
     if not budgets.MIN <= tokens <= budgets.MAX:
         raise UsageError(f"budget must be from {budgets.MIN} to {budgets.MAX} tokens, not {tokens}")
     return tokens

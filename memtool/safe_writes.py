@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +38,8 @@ class FileChanged(WorkspaceError):
 
 def _synced_temp(path: Path, data: bytes) -> str:
     """A temp file beside `path` (our `TEMP_NAME` pattern) holding `data`, flushed to disk."""
+    import tempfile  # where written: a read (`mem recall`) does not import it and its `random`
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -109,6 +110,8 @@ def create_new(files: dict[str, tuple[Path, bytes]]) -> list[str]:
     """Create files that do not exist yet (relative name → (path, data)), never replacing one (an
     atomic link, no lock needed). Returns the names created; a path that appeared meanwhile is left
     alone. Data is flushed once for the whole batch (`os.sync`) before any file becomes visible."""
+    import tempfile
+
     staged: list[tuple[str, Path, str]] = []
     try:
         for rel, (path, data) in files.items():

@@ -69,6 +69,40 @@ def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_
     assert "memtool.memory" in modules
     assert "Stemmer" in modules or "snowballstemmer.english_stemmer" in modules  # PyStemmer's C, or the fallback
     assert not [m for m in modules if m.startswith("memtool.reflect")]
+    # nor what other commands of the facade use (forget, reading, writing, budgets, summaries: ~12 ms)
+    assert not [m for m in modules if m in ("memtool.forget", "memtool.purge", "memtool.reading", "memtool.writing",
+                                           "memtool.core_memory", "memtool.budget", "memtool.episodes",
+                                           "memtool.summarize", "importlib.resources", "base64", "tempfile")]
     assert not [m for m in modules if m.startswith("snowballstemmer.") and m.split(".")[1].split("_")[0]
                 not in ("english", "german", "basestemmer", "among")]
-    assert len(modules) <= 110, (len(modules), modules)
+    assert len(modules) <= 92, (len(modules), modules)  # 89 today (the facade importing every module: ~100)
+
+
+PATTERNS_HARNESS = """
+import re
+import sys
+from memtool.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+cached = [*getattr(re, "_cache", {}), *getattr(re, "_cache2", {})]  # what the process compiled (CPython's cache)
+with open(sys.argv[1], "w") as f:
+    f.write("\\n".join(repr(key[1]) for key in cached))
+"""
+
+
+def test_1_one_shot_recall_compiles_no_date_rule_and_no_cjk_pattern_it_does_not_need(tmp_path, example_ws):
+    """Compiling the query reader's date rules and the analyser's CJK ranges was ~8 ms of a one-shot
+    `mem recall` (more under load): a query without date words and without CJK text compiles neither."""
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+    listing = tmp_path / "patterns.txt"
+    proc = subprocess.run([sys.executable, "-c", PATTERNS_HARNESS, str(listing), "-w", str(example_ws), "recall",
+                           "Peter Lisbon", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert listing.exists(), proc.stderr[-2000:]
+    compiled = listing.read_text()
+    assert "recall" in proc.stdout or proc.stdout.startswith("{"), proc.stdout[:300]
+    for marker in ("yesterday", "vergangene", "(?:19|20)", "\\\\u4e00", "\\u4e00", "wie lange ist es her"):
+        assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
+    assert len(compiled.splitlines()) <= 90, len(compiled.splitlines())

@@ -19,6 +19,8 @@ import calendar
 import re
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import lru_cache
+from typing import Callable
 
 from memtool.analyzer import STOPWORDS, fold, words
 from memtool.dates import _MONTHS, find_dates
@@ -90,19 +92,20 @@ _PAST = r"(last|past|previous|letzte[nrs]?|vergangene[nrs]?|vorige[nrs]?)"
 _THIS = r"(this|diese[nrs]?)"
 _NEXT = r"(next|coming|nächste[nrs]?|naechste[nrs]?|kommende[nrs]?)"
 _DAYTIME = r"(?:\s+(?:morning|afternoon|evening|night|früh|frueh|morgen|vormittag|mittag|nachmittag|abend|nacht))?"
+# The patterns below are compiled by `_rx` (case-insensitive) when first used.
 # a word before a date that says how to use it (the longest first)
-_PRE = re.compile(r"\b(between|zwischen|from|vom|von|since|seit dem|seit der|seit|ab dem|ab|after|nach dem|"
-                  r"before|vor dem|vor der|vor|until|till|bis zum|bis zur|bis|in the year|im jahr|in|im|on|am|"
-                  r"during|around|about|circa|ca\.|um den|gegen|roughly|ungefähr|etwa)\s+$", re.I)
+_PRE = (r"\b(between|zwischen|from|vom|von|since|seit dem|seit der|seit|ab dem|ab|after|nach dem|"
+        r"before|vor dem|vor der|vor|until|till|bis zum|bis zur|bis|in the year|im jahr|in|im|on|am|"
+        r"during|around|about|circa|ca\.|um den|gegen|roughly|ungefähr|etwa)\s+$")
 _ROLE = {"since": SINCE, "seit": SINCE, "seit dem": SINCE, "seit der": SINCE, "ab": SINCE, "ab dem": SINCE,
          "after": SINCE, "nach dem": SINCE, "before": UNTIL, "vor": UNTIL, "vor dem": UNTIL, "vor der": UNTIL,
          "until": UNTIL, "till": UNTIL, "bis": UNTIL, "bis zum": UNTIL, "bis zur": UNTIL,
          "between": RANGE, "zwischen": RANGE, "from": RANGE, "vom": RANGE, "von": RANGE}
 _AROUND = {"around", "about", "circa", "ca.", "um den", "gegen", "roughly", "ungefähr", "etwa"}
-_SPELLED_RANGE = re.compile(r"\b(?:bis|to|and|und)\b|[–—]|\d\s*-\s*\d|\.\.", re.I)
-_RANGE_JOIN = re.compile(r"\s*(?:and|und|to|-|–|—)?\s*$", re.I)
-_WHEN = re.compile(r"\b(when|what day|which day|what date|how long ago|wann|an welchem tag|welches datum|"
-                   r"wie lange ist es her)\b", re.I)
+_SPELLED_RANGE = r"\b(?:bis|to|and|und)\b|[–—]|\d\s*-\s*\d|\.\."
+_RANGE_JOIN = r"\s*(?:and|und|to|-|–|—)?\s*$"
+_WHEN = (r"\b(when|what day|which day|what date|how long ago|wann|an welchem tag|welches datum|"
+         r"wie lange ist es her)\b")
 # words that ask nothing by themselves: with only these and dates left, the dates are the question
 _GENERIC = {"do", "did", "done", "doing", "happen", "happened", "happening", "going", "on", "work", "worked", "write",
             "wrote", "note", "notes", "noted", "log", "logged", "anything", "something", "everything",
@@ -253,29 +256,44 @@ def _year(m, today):
 
 
 _YEAR = r"(?:,?\s*\b((?:19|20)\d\d)\b)?"  # "1 February, 2023", "January, 2023"
-# (pattern, span maker, needs a word before it: "in", "im", "since", …)
+_MONTH_WORDS = tuple(_MONTHS)
+# (pattern, span maker, needs a word before it: "in", "im", "since", …, words it cannot match without)
 _RULES = [
-    (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago, False),
-    (rf"\bvor\s+{_NUM}\s+{_UNIT}\b", _ago, False),
-    (rf"\b(?:the\s+|in\s+den\s+|in\s+the\s+)?(?:last|past|letzten|vergangenen)\s+{_NUM}\s+{_UNIT}\b", _rolling, False),
+    (rf"\b{_NUM}\s+{_UNIT}\s+ago\b", _ago, False, ("ago",)),
+    (rf"\bvor\s+{_NUM}\s+{_UNIT}\b", _ago, False, ("vor",)),
+    (rf"\b(?:the\s+|in\s+den\s+|in\s+the\s+)?(?:last|past|letzten|vergangenen)\s+{_NUM}\s+{_UNIT}\b", _rolling, False,
+     ("last", "past", "letzten", "vergangenen")),
     (r"\b(the day before yesterday|day before yesterday|the day after tomorrow|last night|yesterday|today|tonight|"
-     rf"tomorrow|vorgestern|gestern|heute|übermorgen|uebermorgen){_DAYTIME}\b", _relative_day, False),
+     rf"tomorrow|vorgestern|gestern|heute|übermorgen|uebermorgen){_DAYTIME}\b", _relative_day, False,
+     ("yesterday", "tomorrow", "last night", "today", "tonight", "gestern", "heute", "morgen")),
     (rf"\b(?:the\s+|in\s+der\s+|im\s+|am\s+)?({_PAST[1:-1]}|{_THIS[1:-1]}|{_NEXT[1:-1]})\s+"
-     r"(weekend|wochenende|week|woche|month|monat|year|jahr)\b", _period, False),
-    (rf"\b(?:({_PAST[1:-1]}|{_THIS[1:-1]}|{_NEXT[1:-1]})\s+)?{_WEEKDAY}\b", _weekday, True),
-    (rf"\b{_MON}\s+{_DAY}(?!\d|\.\d)\b", _month_day, False),
-    (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü]){_YEAR}", _day_month, False),
-    (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü]){_YEAR}", _month_only, True),
-    (r"\b((?:19|20)\d\d)\b", _year, True),
+     r"(weekend|wochenende|week|woche|month|monat|year|jahr)\b", _period, False,
+     ("week", "woche", "month", "monat", "year", "jahr")),
+    (rf"\b(?:({_PAST[1:-1]}|{_THIS[1:-1]}|{_NEXT[1:-1]})\s+)?{_WEEKDAY}\b", _weekday, True, tuple(_WEEKDAYS)),
+    (rf"\b{_MON}\s+{_DAY}(?!\d|\.\d)\b", _month_day, False, _MONTH_WORDS),
+    (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü]){_YEAR}", _day_month, False, _MONTH_WORDS),
+    (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü]){_YEAR}", _month_only, True, _MONTH_WORDS),
+    (r"\b((?:19|20)\d\d)\b", _year, True, ("19", "20")),
 ]
-_COMPILED: list | None = None
 
 
-def _rules():
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = [(re.compile(p, re.I), make, pre) for p, make, pre in _RULES]
-    return _COMPILED
+@lru_cache(maxsize=None)
+def _rx(pattern: str) -> re.Pattern:
+    """`pattern` compiled (case-insensitive) on first use: compiling the rules costs ~5 ms, a good
+    part of a one-shot `mem recall`, and most queries name no date."""
+    return re.compile(pattern, re.I)
+
+
+def _caseless(text: str) -> str:
+    """`text` lower-cased so that every ASCII letter a case-insensitive pattern matches in `text` is
+    that letter here too (`ı` and `ſ` match `i` and `s`; `İ` lower-cases with a combining dot)."""
+    return text.lower().replace("ı", "i").replace("ſ", "s").replace("\u0307", "")
+
+
+def _rules(text: str) -> list[tuple[re.Pattern, Callable, bool]]:
+    """The rules that may match `text` (those holding one of their words), compiled."""
+    folded = _caseless(text)
+    return [(_rx(p), make, pre) for p, make, pre, needed in _RULES if any(w in folded for w in needed)]
 
 
 @dataclass
@@ -293,11 +311,11 @@ class _Atom:
 def _atoms(text: str, today: date) -> list[_Atom]:
     """Every date expression in `text`, with the word before it that says how to use it."""
     found = [_Atom(s, e, a, b, 0) for s, e, a, b in find_dates(text)]
-    for pattern, make, needs_pre in _rules():
+    for pattern, make, needs_pre in _rules(text):
         for m in pattern.finditer(text):
             if any(m.start() < x.end and x.start < m.end() for x in found):
                 continue
-            pre = _PRE.search(text[max(0, m.start() - 16):m.start()]) or _joined(text, m.start(), found)
+            pre = _rx(_PRE).search(text[max(0, m.start() - 16):m.start()]) or _joined(text, m.start(), found)
             modified = bool(m.groups() and m.group(1) and not m.group(1).isdigit()) and make in (_weekday, _month_only)
             if needs_pre and not pre and not modified:
                 continue  # "May I …", "2025 invoices", "Monday morning meetings" stay words
@@ -308,7 +326,7 @@ def _atoms(text: str, today: date) -> list[_Atom]:
                 yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3))
                 found.append(_Atom(m.start(), m.end(), *span, yearless=yearless))
     for x in found:
-        offset = _OFFSET.search(text[max(0, x.start - 40):x.start])
+        offset = _rx(_OFFSET).search(text[max(0, x.start - 40):x.start])
         if offset and any(y is not x and y.start < x.start and y.end > x.start - len(offset.group(0)) for y in found):
             offset = None  # "last weekend before April 10": "weekend" is the other date's word
         if offset:  # "the week before August 3": that week, a prior
@@ -316,7 +334,7 @@ def _atoms(text: str, today: date) -> list[_Atom]:
             x.first, x.last = _offset(offset, x.first, x.last)
             x.fuzz, x.yearless = 2, False
             continue
-        pre = _PRE.search(text[max(0, x.start - 16):x.start])
+        pre = _rx(_PRE).search(text[max(0, x.start - 16):x.start])
         if pre:
             word = " ".join(pre.group(1).lower().split())
             x.start -= len(pre.group(0))
@@ -325,8 +343,8 @@ def _atoms(text: str, today: date) -> list[_Atom]:
     return sorted(found, key=lambda x: x.start)
 
 
-_OFFSET = re.compile(rf"(?:\bthe\s+)?(?:\b{_NUM}\s+)?\b(days?|weeks?|weekend|months?|tage?n?|wochen?|wochenende|"
-                     r"monate?n?)\s+(before|after|vor|nach)(?:\s+(?:dem|der))?\s+$", re.I)
+_OFFSET = (rf"(?:\bthe\s+)?(?:\b{_NUM}\s+)?\b(days?|weeks?|weekend|months?|tage?n?|wochen?|wochenende|"
+           r"monate?n?)\s+(before|after|vor|nach)(?:\s+(?:dem|der))?\s+$")
 
 
 def _offset(m: re.Match, first: date, last: date) -> tuple[date, date]:
@@ -343,12 +361,12 @@ def _offset(m: re.Match, first: date, last: date) -> tuple[date, date]:
     return first - timedelta(days=days), first - timedelta(days=1)
 
 
-_JOIN = re.compile(r"\b(?:and|und|to|bis)\s+$", re.I)
+_JOIN = r"\b(?:and|und|to|bis)\s+$"
 
 
 def _joined(text: str, start: int, found: list[_Atom]) -> re.Match | None:
     """"… and May 10", "… to Wednesday": the second end of a range needs no word of its own."""
-    join = _JOIN.search(text[max(0, start - 8):start])
+    join = _rx(_JOIN).search(text[max(0, start - 8):start])
     if not join:
         return None
     before = text[:start - len(join.group(0))].rstrip()
@@ -382,7 +400,7 @@ def read(text: str, today: date) -> Timeframe:
     while i < len(atoms):
         a = atoms[i]
         b = atoms[i + 1] if i + 1 < len(atoms) else None
-        if a.role == RANGE and b is not None and b.role in (PRIOR, UNTIL) and _RANGE_JOIN.fullmatch(text[a.end:b.start]):
+        if a.role == RANGE and b is not None and b.role in (PRIOR, UNTIL) and _rx(_RANGE_JOIN).fullmatch(text[a.end:b.start]):
             if a.yearless and a.first > b.last:
                 a = _in_year(a, b.last.year)
             if a.first > b.last:  # "from Friday to Monday" and the like: each end a prior
@@ -405,7 +423,7 @@ def read(text: str, today: date) -> Timeframe:
             last = a.first if phrase.lower().startswith(("before", "vor")) else a.last  # X's notes tell what came before
             spans.append(Span(min(last, today), last, phrase, "filter", 0))
             until = _latest(until, last)
-        elif a.role == RANGE and a.first < a.last and _SPELLED_RANGE.search(phrase):  # "vom 1. bis 3. Mai 2026"
+        elif a.role == RANGE and a.first < a.last and _rx(_SPELLED_RANGE).search(phrase):  # "vom 1. bis 3. Mai 2026"
             spans.append(Span(a.first, a.last, phrase, "filter", 0))
             since, until = _earliest(since, a.first), _latest(until, a.last)
         else:
@@ -418,7 +436,7 @@ def read(text: str, today: date) -> Timeframe:
 
 def asks_when(text: str) -> bool:
     """Whether the query asks for a time ("when did …", "wann …")."""
-    return bool(_WHEN.search(text))
+    return bool(_rx(_WHEN).search(text))
 
 
 def _phrase(text: str, start: int, end: int) -> str:

@@ -22,7 +22,6 @@ index (HNSW): docs/benchmarks.md, "Approximate vector search".
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -99,6 +98,8 @@ class Signs:
     """An open sign file (memory-mapped: opening reads only its header)."""
 
     def __init__(self, path: Path, header: dict, table, copy_fd: int):
+        import base64  # here and in `write`, with numpy: a lexical recall needs neither
+
         import numpy as np
 
         self.path = path
@@ -262,6 +263,8 @@ def write(path: Path, fingerprint: str, epoch: str, mean, blocks) -> None:
     """Write a new sign file and its int8 copy from `blocks` of (ids, tags, int8 matrix),
     atomically (temp + rename each; a reader that opens one old and one new file finds their ids
     apart at its first search: Damaged)."""
+    import base64
+
     import numpy as np
 
     mean16 = np.asarray(mean, dtype=np.float16)

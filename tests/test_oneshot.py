@@ -1,0 +1,77 @@
+"""One-shot `mem recall` (issue 19 item 3): what a cold process skips must not change an answer.
+
+A date rule of the query reader is compiled and run only when the query holds one of the words the
+rule cannot match without; the analyser's CJK and pictograph patterns only for text that can hold
+such characters. These tests hold the shortcuts to the full patterns."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings, strategies as st
+
+from memtool import analyzer
+from memtool.dates import _MONTHS
+from memtool.recall import timeframe
+from memtool.recall.timeframe import _NUMBERS, _RULES, _UNITS, _WEEKDAYS
+
+# the words and marks the rules are made of, and a few near misses
+FRAGMENTS = sorted({*_NUMBERS, *_UNITS, *_WEEKDAYS, *_MONTHS, "ago", "vor", "last", "past", "previous", "letzten",
+                    "vergangenen", "vorige", "the", "in", "den", "der", "im", "am", "of", "this", "diese", "next",
+                    "coming", "nächste", "kommende", "weekend", "wochenende", "night", "last night", "yesterday",
+                    "today", "tonight", "tomorrow", "vorgestern", "gestern", "heute", "übermorgen", "uebermorgen",
+                    "morning", "abend", "day before", "day after", "3", "12", "31", "1999", "2023", "2026", "st",
+                    "nd", "th", ".", ",", "-", "–", "lastweek", "mayday", "agog", "vorort", "1920", "9999"})
+CASES = [str, str.upper, str.title, str.swapcase, lambda t: t.replace("s", "ſ"), lambda t: t.replace("i", "ı"),
+         lambda t: t.replace("I", "İ").replace("i", "İ"), lambda t: t.replace("k", "\u212a")]
+
+
+def rule_texts():
+    return st.tuples(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=6),
+                     st.lists(st.sampled_from([" ", "  ", "", "\t", ", "]), min_size=6, max_size=6),
+                     st.sampled_from(CASES)).map(
+        lambda t: t[2]("".join(w + sep for w, sep in zip(t[0], t[1]))))
+
+
+def assert_skipped_rules_cannot_match(text: str) -> None:
+    kept = {pattern.pattern for pattern, _, _ in timeframe._rules(text)}
+    for pattern, *_ in _RULES:
+        if pattern not in kept:
+            assert not re.search(pattern, text, re.I), (text, pattern)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(rule_texts())
+def test_1_a_date_rule_is_skipped_only_for_text_it_cannot_match(text):
+    assert_skipped_rules_cannot_match(text)
+
+
+def test_1_skipped_date_rules_on_every_form_the_reader_knows():
+    """Each rule still finds its dates (in any case), and a query without date words compiles none."""
+    for text in ["what did I do last week", "Peter yesterday", "Was war im Oktober mit Tom?", "Arzt vor zwei Wochen",
+                 "meeting around Nov 27", "Termin am 3. März", "taxes in 2025", "letzten Montag Peter",
+                 "dentist two days ago", "dentist since Monday", "Lisbon between May 1 and May 10",
+                 "Urlaub vom 1. Mai bis 3. Mai 2026", "LETZTE WOCHE", "YESTERDAY", "the last 3 days",
+                 "ſince laſt ſaturday", "THIS WEEKEND", "in den letzten zwei Jahren", "1 February, 2023"]:
+        assert_skipped_rules_cannot_match(text)
+        assert timeframe._rules(text), text
+    assert timeframe._rules("Peter Lisbon meeting notes") == []
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aé語ア가ㄱ한漢字\u3040\u30ff\u3400\u4dbf\u9fff\uac00\ud7af\uf900\ufaff"
+                                        "\u303f\ufb00\u2190\u2bff\U0001F600\U0001FAFF\u218f\u2c00x1"), max_size=4))
+def test_1_cjk_and_pictograph_checks_agree_with_their_patterns(word):
+    cjk = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+    picto = re.compile(r"[\u2190-\u2bff\U0001F000-\U0001FAFF]")
+    assert bool(analyzer._has_cjk(word)) == bool(cjk.search(word))
+    assert bool(analyzer._is_pictograph(word)) == bool(picto.fullmatch(word))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=12))
+def test_1_fold_of_ascii_words_is_unchanged_by_its_shortcut(word):
+    import unicodedata
+
+    full = "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch)).casefold()
+    assert analyzer.fold(word) == full
