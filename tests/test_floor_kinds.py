@@ -97,7 +97,8 @@ def test_1_notes_are_read_with_the_notes_constants(help_ws):
         for question in ("How do I restore a backup?", "When is my next dentist appointment?"):
             verdict = mem.recall(question, min_score=0).verdict
             assert verdict.kind == "notes"
-            assert verdict.best == pytest.approx(calibration_for(fingerprint, "notes").relevance(verdict.cosine))
+            assert verdict.best == pytest.approx(calibration_for(fingerprint, "notes").relevance(
+                verdict.cosine, verdict.known, verdict.near))
     assert calibration_for(fingerprint, "notes") != calibration_for(fingerprint, "dialogue")
 
 

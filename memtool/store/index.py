@@ -298,6 +298,21 @@ class Store:
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
         return {t for t in terms if self.conn.execute("SELECT 1 FROM temp.fts_terms WHERE term = ?", (t,)).fetchone()}
 
+    def doc_counts(self, terms: set[str]) -> tuple[dict[str, int], int]:
+        """(term → how many facts hold it in their text or context, for the exact `terms`; the
+        number of facts): what recall needs to weigh a query's words by their rarity."""
+        if not terms:
+            return {}, self._fact_count()
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
+        counts = {t: (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (t,)).fetchone() or (0,))[0]
+                  for t in terms}
+        return counts, self._fact_count()
+
+    def fact_terms(self, ids: list[int]) -> dict[int, set[str]]:
+        """id → the index terms of the fact's text and context, in the order of `ids`."""
+        rows = dict(select_in(self.conn, "SELECT id, coalesce(terms, '') || ' ' || coalesce(ctx_terms, '') FROM facts WHERE id IN ({marks})", ids))
+        return {i: set((rows[i] or "").split()) for i in ids if i in rows}
+
     def _fact_count(self) -> int:
         """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
         version = (self.data_version(), self.conn.total_changes)
