@@ -1,7 +1,9 @@
 """The "nothing relevant" floor per kind of text (issue 16): conversation turns and notes sit at
 different distances from any question, so recall calibrates the raw cosine of the nearest record
 with the constants of that record's kind (memtool.recall.relevance.text_kind: a `**Name**: text`
-turn is dialogue, anything else notes). Printed by `--report offtopic` and `--report docset`.
+turn is dialogue, anything else notes), for notes with the query's word shares beside it (`known`,
+`near`: memtool.recall.relevance.word_shares), fitted per fold here (`fit(rows, WORDS)`, then
+`with_margin`). Printed by `--report offtopic` and `--report docset`.
 
 Probes. Dialogue workspaces: the LoCoMo dev conversations with the probes of `--report offtopic`
 (their own questions answerable, the example set and the handwritten off-topic questions not).

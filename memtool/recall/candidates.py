@@ -100,7 +100,7 @@ class Found(NamedTuple):
     best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
     fingerprint: str | None  # of the vectors that cosine comes from
     nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
-    words: tuple[float, float] | None = None  # how much of the query's wording the workspace and its nearest hold (see `wording`)
+    words: tuple[float, float] | None = None  # (known, near): the query's wording in the notes (see `wording`)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,

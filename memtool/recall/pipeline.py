@@ -75,7 +75,8 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
     known, near = found.words or (None, None)
-    return Verdict(best=cal.relevance(found.best_cosine, known, near), floor=floor if q.min_score is None else q.min_score,
+    return Verdict(best=cal.relevance(found.best_cosine, known, near),
+                   floor=floor if q.min_score is None else q.min_score,
                    kind=kind, cosine=found.best_cosine, known=known, near=near)
 
 

@@ -310,7 +310,8 @@ class Store:
 
     def fact_terms(self, ids: list[int]) -> dict[int, set[str]]:
         """id → the index terms of the fact's text and context, in the order of `ids`."""
-        rows = dict(select_in(self.conn, "SELECT id, coalesce(terms, '') || ' ' || coalesce(ctx_terms, '') FROM facts WHERE id IN ({marks})", ids))
+        sql = "SELECT id, coalesce(terms, '') || ' ' || coalesce(ctx_terms, '') FROM facts WHERE id IN ({marks})"
+        rows = dict(select_in(self.conn, sql, ids))
         return {i: set((rows[i] or "").split()) for i in ids if i in rows}
 
     def _fact_count(self) -> int:
