@@ -1,7 +1,9 @@
 """The "nothing relevant" floor per kind of text (issue 16): conversation turns and notes sit at
 different distances from any question, so recall calibrates the raw cosine of the nearest record
 with the constants of that record's kind (memtool.recall.relevance.text_kind: a `**Name**: text`
-turn is dialogue, anything else notes). Printed by `--report offtopic` and `--report docset`.
+turn is dialogue, anything else notes), for notes with the query's word shares beside it (`known`,
+`near`: memtool.recall.relevance.word_shares), fitted per fold here (`fit(rows, WORDS)`, then
+`with_margin`). Printed by `--report offtopic` and `--report docset`.
 
 Probes. Dialogue workspaces: the LoCoMo dev conversations with the probes of `--report offtopic`
 (their own questions answerable, the example set and the handwritten off-topic questions not).
@@ -29,7 +31,8 @@ from bench import heldout as H
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_OFFTOPIC = ROOT / "bench" / "data" / "notes_offtopic.jsonl"
 NOTES_WORKSPACES = ("example", "docset")
-SIGNALS = ("coverage", "bm25_norm", "idf_coverage")  # word signals tried beside the cosine for notes
+SIGNALS = ("coverage", "bm25_norm", "idf_coverage", "known", "near")  # word signals tried beside the cosine for notes
+WORDS = ("cos", "known", "near")  # what recall reads for notes (memtool.recall.relevance.Calibration)
 
 
 def parts(questions: list[dict], convs: list[str]) -> dict[str, str]:
@@ -84,20 +87,44 @@ def split(rows: list[dict], fold: str) -> tuple[list[dict], list[dict]]:
     return [r for r in rows if fold not in r["owners"]], [r for r in rows if r["owners"] == [fold]]
 
 
-def fit(rows: list[dict]) -> tuple[float, float] | None:
-    """(midpoint, scale) of a class-balanced logistic fit of P(answerable) on the raw cosine."""
+def fit(rows: list[dict], names=("cos",)) -> tuple[float, ...] | None:
+    """Calibration constants (midpoint, scale[, words, together]) of a class-balanced logistic fit
+    of P(answerable) on the raw cosine and, with `names` = WORDS, recall's word shares."""
     labels = [r["label"] for r in rows]
     if len(set(labels)) < 2:
         return None
-    return H.calibration(H.fit_logistic(rows, labels, ["cos"], balanced=True))
+    if tuple(names) == ("cos",):
+        return H.calibration(H.fit_logistic(rows, labels, ["cos"], balanced=True))
+    rows = [_neutral(r) for r in rows]
+    model = H.fit_logistic(rows, labels, list(names), balanced=True)
+    raw = {n: w / model["stats"][n][1] for n, w in zip(names, model["w"])}
+    const = model["b"] - sum(raw[n] * model["stats"][n][0] for n in names)
+    scale, words, together = 1 / raw["cos"], raw.get("known", 0.0), raw.get("near", 0.0)
+    return -scale * (const + words / 2 + together / 2), scale, words, together
 
 
-def relevance(row: dict, cals: dict[str, tuple[float, float]]) -> float:
+def _neutral(row: dict) -> dict:
+    """A query without content words has no word shares: recall then reads the cosine alone (½, ½)."""
+    return row if row.get("known") is not None else dict(row, known=0.5, near=0.5)
+
+
+def with_margin(cal: tuple, rows: list[dict], floor: float, max_loss: float = 0.02) -> tuple:
+    """`cal` with the highest midpoint (steps of .0002 around its own) at which `floor` costs at most
+    `max_loss` of the answerable `rows` their evidence from the first 10 lines."""
+    pos = [r for r in rows if r["label"] == 1]
+    best = None
+    for step in range(-300, 301):
+        moved = (cal[0] + step * 0.0002, *cal[1:])
+        if _lost([dict(r, p=relevance(r, {"notes": moved, "dialogue": moved})) for r in pos], floor, "p") <= max_loss:
+            best = moved
+    return best or cal
+
+
+def relevance(row: dict, cals: dict[str, tuple]) -> float:
     """P(on topic) of a probe with the calibration of its nearest record's kind."""
-    import math
+    from memtool.recall.relevance import Calibration
 
-    x0, scale = cals[row["near_kind"]]
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, (row["cos"] - x0) / scale))))
+    return Calibration(*cals[row["near_kind"]]).relevance(row["cos"], row.get("known"), row.get("near"))
 
 
 def rates(rows: list[dict], cals: dict, floor: float) -> list:
@@ -110,15 +137,18 @@ def rates(rows: list[dict], cals: dict, floor: float) -> list:
             got["offtopic_refused"], got["answerable_lost"], got["answerable_refused"]]
 
 
-def shipped(fingerprint: str) -> dict[str, tuple[float, float]]:
+def shipped(fingerprint: str) -> dict[str, tuple[float, ...]]:
     """The constants recall ships for `fingerprint`, per kind of text."""
     from memtool.recall.relevance import KINDS, calibration_for
 
     out = {}
     for kind in KINDS:
         cal = calibration_for(fingerprint, kind)
-        out[kind] = (cal.midpoint, cal.scale)
+        out[kind] = (cal.midpoint, cal.scale, cal.words, cal.together)
     return out
+
+
+COSINE_ONLY_NOTES = (0.834, 0.013)  # the notes constants before the words joined the cosine (issue 16)
 
 
 def conversation_only(fingerprint: str) -> dict[str, tuple[float, float]]:
@@ -171,43 +201,42 @@ def cosine_floors(rows: list[dict], convs: list[str]) -> str:
                              "docset refused", "docset lost", "both refused", "both lost"], out)
 
 
-def _lost(rows: list[dict], floor: float) -> float:
-    return sum(r["score"].get("hitL@10") == 1.0 and r["cos"] < floor for r in rows) / len(rows)
+def _lost(rows: list[dict], floor: float, signal: str = "cos") -> float:
+    return sum(r["score"].get("hitL@10") == 1.0 and r[signal] < floor for r in rows) / len(rows)
 
 
 def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) -> tuple[str, list]:
-    """The notes constants fitted per fold on its training probes whose nearest record is notes
-    (the dialogue constants stay), reported on the held-out probes of the notes workspaces and of
-    the dialogue ones; then across the two notes workspaces."""
+    """The notes constants fitted per fold on its training probes whose nearest record is notes, the
+    cosine alone (before) and with the word shares (after, as recall reads them), each moved to the
+    highest midpoint at which the floor costs the training probes at most 2 % of the answerable
+    questions' evidence; reported on the held-out probes of the notes workspaces and of the dialogue
+    ones (whose constants stay). Then across the two notes workspaces."""
     notes = [r for r in rows if r["near_kind"] == "notes"]
     out, fits = [], []
-    for fold in convs:
-        train, _ = split(notes, fold)
-        got = fit(train)
-        if got is None:  # one class only: nothing to fit
+    for fold in [*convs, *(f"fit on {ws}" for ws in NOTES_WORKSPACES)]:
+        if fold in convs:
+            train = split(notes, fold)[0]
+        else:
+            train = [r for r in notes if r["ws"] == fold.removeprefix("fit on ")]
+        cos_only, words = fit(train), fit(train, WORDS)
+        if cos_only is None or words is None:  # one class only: nothing to fit
             continue
-        x0, scale = got
-        fits.append(got)
-        cals = dict(before, notes=(x0, scale))
+        cos_only, words = with_margin(cos_only, train, floor), with_margin(words, train, floor)
+        fits.append({"held_out": fold, "cosine": cos_only, "words": words})
         for wkind in ("notes", "dialogue"):
-            test = split([r for r in rows if r["wkind"] == wkind], fold)[1]
-            out.append([fold, f"{wkind} workspaces", x0, scale, *_before_after(test, before, cals, floor)])
-    for train_ws, test_ws in (("example", "docset"), ("docset", "example")):
-        got = fit([r for r in notes if r["ws"] == train_ws])
-        if got is None:
-            continue
-        x0, scale = got
-        cals = dict(before, notes=(x0, scale))
-        out.append([f"fit on {train_ws}", f"{test_ws} workspace", x0, scale,
-                    *_before_after([r for r in rows if r["ws"] == test_ws], before, cals, floor)])
-    text = H.markdown_table(["held out", "reported on", "notes midpoint", "scale", "answerable", "off-topic",
-                             "AUC", "refused before", "refused after", "lost before", "lost after"], out)
+            if fold in convs:
+                test = split([r for r in rows if r["wkind"] == wkind], fold)[1]
+            elif wkind == "notes":
+                test = [r for r in rows if r["wkind"] == "notes" and f"fit on {r['ws']}" != fold]
+            else:
+                continue
+            b, a = rates(test, dict(before, notes=cos_only), floor), rates(test, dict(before, notes=words), floor)
+            out.append([fold, f"{wkind} workspaces", "/".join(f"{v:.3f}" for v in words), a[0], a[1],
+                        b[2], a[2], b[3], a[3], b[4], a[4]])
+    text = H.markdown_table(["held out", "reported on", "notes constants (midpoint/scale/words/together)",
+                             "answerable", "off-topic", "AUC before", "AUC after", "refused before", "refused after",
+                             "lost before", "lost after"], out)
     return text, fits
-
-
-def _before_after(test: list[dict], before: dict, after: dict, floor: float) -> list:
-    b, a = rates(test, before, floor), rates(test, after, floor)
-    return [a[0], a[1], a[2], b[3], a[3], b[4], a[4]]
 
 
 def word_signals(rows: list[dict], convs: list[str]) -> str:
@@ -215,10 +244,10 @@ def word_signals(rows: list[dict], convs: list[str]) -> str:
     per fold on the training probes whose nearest record is notes."""
     notes = [r for r in rows if r["near_kind"] == "notes"]
     out = []
-    for combo in (("cos",), *(("cos", s) for s in SIGNALS), ("cos", *SIGNALS)):
+    for combo in (("cos",), *(("cos", s) for s in SIGNALS), WORDS, ("cos", *SIGNALS)):
         aucs = []
         for fold in convs:
-            train, test = split(notes, fold)
+            train, test = [[_neutral(r) for r in part] for part in split(notes, fold)]
             model = H.fit_logistic(train, [r["label"] for r in train], combo, balanced=True)
             p = [(H.predict(model, r), r["label"]) for r in test]
             aucs.append(H.auc([v for v, y in p if y == 1], [v for v, y in p if y == 0]))
@@ -228,17 +257,22 @@ def word_signals(rows: list[dict], convs: list[str]) -> str:
 
 def report(rows: list[dict], convs: list[str], fingerprint: str, floor: float) -> dict:
     """Print the per-kind tables; return them for --json."""
-    before, now = conversation_only(fingerprint), shipped(fingerprint)
+    now = shipped(fingerprint)
+    before = conversation_only(fingerprint)
+    cosine = dict(now, notes=COSINE_ONLY_NOTES)
     tables = {}
     tables["before"] = per_kind_table(rows, convs, before, floor)
     print(f"\nfloor {floor} per kind, with the conversation constants for all text (before per-kind calibration)\n"
           f"{tables['before']}")
+    tables["cosine"] = per_kind_table(rows, convs, cosine, floor)
+    print(f"\nfloor {floor} per kind, the cosine alone (notes {COSINE_ONLY_NOTES[0]}/{COSINE_ONLY_NOTES[1]}: "
+          f"before the words joined it)\n{tables['cosine']}")
     tables["shipped"] = per_kind_table(rows, convs, now, floor)
     print(f"\nfloor {floor} per kind, as shipped (calibration by the kind of the nearest record: "
-          + ", ".join(f"{k} {x0:.3f}/{s:.4f}" for k, (x0, s) in now.items()) + f")\n{tables['shipped']}")
+          + ", ".join(f"{k} " + "/".join(f"{v:.4g}" for v in cal) for k, cal in now.items()) + f")\n{tables['shipped']}")
     tables["folds"], fits = notes_folds(rows, convs, floor, before)
-    print(f"\nnotes constants fitted per fold (training probes whose nearest record is notes), held-out rates at "
-          f"floor {floor}; before = conversation constants\n{tables['folds']}")
+    print(f"\nnotes constants fitted per fold (training probes whose nearest record is notes) with a 2 % margin, "
+          f"held-out rates at floor {floor}: before = the cosine alone, after = with the word shares\n{tables['folds']}")
     tables["floors"] = cosine_floors(rows, convs)
     print(f"\nnotes: a raw-cosine floor chosen on the training folds, held-out rates per notes workspace\n{tables['floors']}")
     tables["signals"] = word_signals(rows, convs)

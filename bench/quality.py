@@ -104,6 +104,8 @@ def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> l
                      "score_open": score_open, "best_score": best, "refused": refused,
                      "cos": result.verdict.cosine if result.verdict else None,
                      "near_kind": result.verdict.kind if result.verdict else None,
+                     "known": result.verdict.known if result.verdict else None,
+                     "near": result.verdict.near if result.verdict else None,
                      "latency_s": latency, "degraded": result.degraded, "evidence": rec.get("evidence_locations")})
         if signals is not None:
             rows[-1].update(signals.of(rec["question"], result), ranked=ranked)

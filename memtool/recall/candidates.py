@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memtool.analyzer import detect_language, fold, query_terms
+from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
+from memtool.analyzer import words as spans
 from memtool.embedding import Embedding
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse
+from memtool.recall.relevance import word_shares
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
+NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall.md, "Words beside the cosine")
 
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
@@ -22,9 +25,9 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = ()) -> tuple[list[tuple[int, float]], tuple[int, float] | None]:
-    """(fact id, cosine) of the facts nearest to the query, filters applied, and (fact id, cosine)
-    of the one nearest to the query's own words (recall's relevance). The words `also` (its
+             also: list[str] = ()) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """(fact id, cosine) of the facts nearest to the query, filters applied, and of the NEAREST
+    nearest to the query's own words, best first (recall's relevance). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
     passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
     would lift the relevance of any question (off-topic ones too), so it comes from the query alone."""
@@ -32,8 +35,8 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
     found = store.ids_for_hashes(store.vectors.nearest(vecs[-1], pool), filters)[:n]
-    own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters)[:1] if also else found[:1]
-    return found, own[0] if own else None
+    own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters) if also else found
+    return found, own[:NEAREST]
 
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
@@ -56,6 +59,38 @@ def translated(store: Store, query: str) -> list[str]:
     return [w for w in found if fold(w) in known]
 
 
+def wording(store: Store, query: str, nearest: list[int]) -> tuple[float, float] | None:
+    """How much of the query's wording the workspace holds, and one of the `nearest` records
+    (`relevance.word_shares`). A content word is held in any of its forms, as a prefix (`Steuer`
+    in `Steuerberaterin`, as recall searches), or, in a workspace that holds the other language
+    (German or English), in one of its lexicon translations."""
+    forms = query_forms(store, query)
+    counts, facts = store.doc_counts(set().union(*forms.values()))
+    held = store.fact_terms(nearest)
+    records = [[bool(f & terms) or _prefix_in(word, terms) for word, f in forms.items()] for terms in held.values()]
+    return word_shares([max((counts[t] for t in f), default=0) for f in forms.values()], facts, records)
+
+
+def query_forms(store: Store, query: str) -> dict[str, set[str]]:
+    """Folded content word → its index terms and those of its lexicon translations (these only
+    where the index holds the other language)."""
+    lang = detect_language(query)
+    bilingual = len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) >= 2
+    forms: dict[str, set[str]] = {}
+    for _, _, word in spans(query):
+        folded = fold(word)
+        if folded in STOPWORDS or folded in forms:
+            continue
+        forms[folded] = set(word_terms(word))
+        for other in translations(word, lang) if bilingual else []:
+            forms[folded].update(t for _, _, w in spans(other) for t in word_terms(w))
+    return forms
+
+
+def _prefix_in(word: str, terms: set[str]) -> bool:
+    return len(word) >= MIN_PREFIX and word.isalpha() and any(t.startswith(word) for t in terms)
+
+
 class Found(NamedTuple):
     """What candidate retrieval found for one query."""
 
@@ -65,19 +100,20 @@ class Found(NamedTuple):
     best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
     fingerprint: str | None  # of the vectors that cosine comes from
     nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
+    words: tuple[float, float] | None = None  # (known, near): the query's wording in the notes (see `wording`)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
                n: int, warnings: list[str]) -> Found:
     """Fused candidate scores and what ran; what the user should know goes to `warnings`."""
-    found, degraded, own = [], None, None
+    found, degraded, nearest = [], None, []
     also = translated(store, query)  # an English query finds German notes, and the reverse
     if mode != "lexical":
         degraded = embedding.unusable(store)
         if degraded is None:
             # which translations the index holds tells of the notes (any trust tier): only in-process
             inside = embedding.embedder.destination.in_process
-            found, own = semantic(store, embedding, query, filters, n, also if inside else [])
+            found, nearest = semantic(store, embedding, query, filters, n, also if inside else [])
             warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
             missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
             if missing:
@@ -86,11 +122,12 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
             warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
     words = lexical(store, terms, filters, n, also) if mode != "semantic" or degraded else []
     used = "lexical" if degraded or mode == "lexical" else mode
-    best = own if found and used != "lexical" else None
+    best = nearest[0] if nearest and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
     foreign = _foreign(store, query, found) if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
-                 best[1] if best else None, fingerprint, best[0] if best else None)
+                 best[1] if best else None, fingerprint, best[0] if best else None,
+                 wording(store, query, [fid for fid, _ in nearest]) if best is not None else None)
 
 
 def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:

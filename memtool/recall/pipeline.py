@@ -74,8 +74,10 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
             warnings.append(f"--min-score needs calibrated scores, and {found.fingerprint} has none: "
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
-    return Verdict(best=cal.relevance(found.best_cosine), floor=floor if q.min_score is None else q.min_score,
-                   kind=kind, cosine=found.best_cosine)
+    known, near = found.words or (None, None)
+    return Verdict(best=cal.relevance(found.best_cosine, known, near),
+                   floor=floor if q.min_score is None else q.min_score,
+                   kind=kind, cosine=found.best_cosine, known=known, near=near)
 
 
 def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:

@@ -356,6 +356,17 @@ class Store:
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
         return (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (term,)).fetchone() or (0,))[0]
 
+    def doc_counts(self, terms: set[str]) -> tuple[dict[str, int], int]:
+        """(term → how many facts hold it in their text or context, for the exact `terms`; the
+        number of facts): what recall needs to weigh a query's words by their rarity."""
+        return self._doc_counts(sorted(terms)), self._fact_count()
+
+    def fact_terms(self, ids: list[int]) -> dict[int, set[str]]:
+        """id → the index terms of the fact's text and context, in the order of `ids`."""
+        sql = "SELECT id, coalesce(terms, '') || ' ' || coalesce(ctx_terms, '') FROM facts WHERE id IN ({marks})"
+        rows = dict(select_in(self.conn, sql, ids))
+        return {i: set((rows[i] or "").split()) for i in ids if i in rows}
+
     def _fact_count(self) -> int:
         """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
         version = (self.data_version(), self.conn.total_changes)
