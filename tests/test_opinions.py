@@ -29,7 +29,8 @@ def test_one_contradiction_never_flips_a_strong_opinion(a, s):
 def test_support_has_diminishing_returns(a, s):
     step1 = update(a, s + 1, 0) - update(a, s, 0)
     step2 = update(a, s + 2, 0) - update(a, s + 1, 0)
-    assert step1 >= step2 >= 0
+    eps = 1e-12  # near a = 1 both steps are rounding noise of 1 - (1 - a)·0.9^s
+    assert step1 >= step2 - eps and step2 >= -eps
 
 
 def terms(text):
