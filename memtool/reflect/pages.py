@@ -24,6 +24,7 @@ OPINIONS_PAGE = "bank/opinions.md"
 STRONG = 0.85  # opinions at least this sure are suggested for memory.md
 MIN_FACTS = 2  # an entity needs this many facts before it gets a page
 MAX_FACTS = 15  # facts listed on a page (newest first); the timeline counts all
+LISTED = 500  # an entity's newest facts a page is made from
 # Characters a page's file name cannot hold: unsafe on some file system, or breaking Obsidian's [[links]].
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|#^\[\]]+')
 _DAILY = re.compile(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md#")

@@ -11,7 +11,7 @@ from typing import Callable
 from memtool import trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
-from memtool.reflect import cache, consolidation, journal, opinions, pages
+from memtool.reflect import cache, consolidation, journal, listing, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store import Filters, Store
@@ -20,6 +20,7 @@ from memtool.workspace import Workspace
 
 JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
+LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
@@ -178,14 +179,25 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     recent, reused = None, 0
     if since:
         recent = {e for f in src.facts(since=since) for e in f["entities"]}
-    for name, _count in src.store.entity_counts(pages.MIN_FACTS):
-        if recent is not None and name not in recent:
-            continue
+    names = [name for name, _count in src.store.entity_counts(pages.MIN_FACTS) if recent is None or name in recent]
+    kept = {}
+    for name in names:
+        rec = changes.entities.get(name) if changes is not None else None
+        if rec is not None and _untouched(rec, changes, src.store.entity_keys(name), confidences):
+            kept[name] = rec
+    remade = [name for name in names if name not in kept]
+    listings: dict[str, list[dict]] = {}
+    successors = src.local.supersessions() if remade else {}
+    for name in names:
         if deadline.passed("entity pages"):
             break
-        rec = changes.entities.get(name) if changes is not None else None
-        if rec is None or not _untouched(rec, changes, src.store.entity_keys(name), confidences):
-            rec = _plan_entity_page(src, name, confidences, tier_of, fits, overwrite_edits)
+        rec = kept.get(name)
+        if rec is None:
+            if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
+                start = remade.index(name)
+                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
+                                                successors)
+            rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
         else:
             reused += 1
         made[name] = rec
@@ -202,16 +214,16 @@ def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: 
             and all(confidences.get(s) == c for s, c in rec["conf"].items()))
 
 
-def _plan_entity_page(src: Sources, name: str, confidences: dict[str, float], tier_of, fits,
+def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: dict[str, float], tier_of, fits,
                       overwrite_edits: bool) -> dict:
-    """One entity page's plan (`action` None: no page), with what it is made from."""
+    """One entity page's plan (`action` None: no page) from the entity's `listed` facts (newest
+    `pages.LISTED`), with what it is made from."""
     page = src.store.entity_page(name)
     path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
     entity = page["entity"] if page else name
     rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
     if tier_of(path) == trust.LEGAL:
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
-    listed = src.facts(entities=[name], k=500)
     facts = [f for f in listed if f["source"].split("#")[0] not in (path, JOURNAL)]
     visible = fits(path)
     shown = [f for f in facts if visible(f["source"])]

@@ -62,13 +62,13 @@ def facts_sharing(conn, fact_id: int, filters: Filters, k: int) -> list[int]:
 
 def canonical_names(conn, names: Iterable[str]) -> dict[str, str]:
     """Mention → entity page slug, for mentions that resolve to a page."""
-    out = {}
+    keys: dict[str, list[str]] = {}
     for name in names:
-        row = conn.execute("SELECT entity FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
-                           (entity_key(name),)).fetchone()
-        if row:
-            out[name] = row[0]
-    return out
+        keys.setdefault(entity_key(name), []).append(name)
+    page: dict[str, str] = {}  # key → the entity of its first page by path
+    for key, entity in select_in(conn, "SELECT key, entity FROM aliases WHERE key IN ({marks}) ORDER BY key, path", keys):
+        page.setdefault(key, entity)
+    return {name: page[key] for key, spelled in keys.items() if key in page for name in spelled}
 
 
 def entity_counts(conn, minimum: int) -> list[tuple[str, int]]:
