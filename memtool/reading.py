@@ -174,7 +174,7 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
     def tier_of(path: str) -> str:
         if path not in known:
             state = store.indexed_trust(path)
-            if state is not None and ws.stat_paths([path]).get(path) == tuple(state[:2]):
+            if state is not None and ws.unchanged(path, state[0], state[1]):
                 known[path] = trust.file_tier(path, state[2], config.trust_globs)
                 return known[path]
             try:

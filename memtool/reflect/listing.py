@@ -18,7 +18,9 @@ def entity_facts(store: Store, names: list[str], k: int, supersessions: dict[str
     matches = {name: store.entity_match(name) for name in names}
     ids = {name: store.latest_ids(Filters(entities=[m]), k) for name, m in matches.items()}
     rows = store.listing_rows(sorted({i for found in ids.values() for i in found}))
-    mentions = {i: json.loads(r["entities"] or "[]") for i, r in rows.items()}
+    parsed: dict[str | None, list[str]] = {}  # many facts mention the same entities
+    mentions = {i: parsed[r["entities"]] if r["entities"] in parsed
+                else parsed.setdefault(r["entities"], json.loads(r["entities"] or "[]")) for i, r in rows.items()}
     canonical = store.canonical_names({m for found in mentions.values() for m in found})
     shown = {i: _shown(r, [canonical.get(m, m) for m in mentions[i]], supersessions) for i, r in rows.items()}
     out = {}

@@ -8,6 +8,7 @@ the plan under a lock with atomic writes and backups; `journal.py` describes it.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections import Counter
@@ -63,8 +64,14 @@ def slug_for(name: str) -> str:
 def cite(source: str, page: str) -> str:
     """A citation an editor can follow: `[memory/2026-11-24.md#L4](../../memory/2026-11-24.md)` from
     `page` (the link opens the file; the text keeps the exact lines)."""
-    target = posixpath.relpath(source.split("#")[0], posixpath.dirname(page) or ".")
+    target = _link(source.split("#")[0], posixpath.dirname(page) or ".")
     return f"[{source}]({'<' + target + '>' if ' ' in target else target})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _link(path: str, folder: str) -> str:
+    """`path` relative to `folder` (both workspace-relative): a file many pages cite is worked out once."""
+    return posixpath.relpath(path, folder)
 
 
 def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None,
