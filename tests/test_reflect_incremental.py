@@ -57,8 +57,11 @@ def comparable(result: dict) -> str:
 
 
 def twins(tmp_path: Path, ws: Path) -> tuple[Path, Path]:
-    """`ws` after two runs (the second replays the first), and a copy of it."""
-    reflect(ws)
+    """`ws` after runs until one replays the last, and a copy of it (a run that created pages is
+    followed by one that recomputes every entity: a new page changes which facts name its entity)."""
+    first = reflect(ws)
+    if any(p["action"] == "create" for p in first["pages"]):
+        assert not reflect(ws)["reused"]["replayed"]
     assert reflect(ws)["reused"]["replayed"]
     twin = tmp_path / "twin"
     shutil.copytree(ws, twin)
@@ -345,7 +348,7 @@ def listings_agree(ws: Path) -> list[str]:
     try:
         mem.refresh()
         names = [name for name, _ in mem.store.entity_counts(pages.MIN_FACTS)]
-        got = listing.entity_facts(mem.store, names, pages.LISTED, mem.local.supersessions())
+        got, _ = listing.entity_facts(mem.store, names, pages.LISTED, mem.local.supersessions())
         one_by_one = {name: [{k: f[k] for k in SHOWN if k in f} for f in mem.list_facts(entities=[name], k=pages.LISTED)]
                       for name in names}
         assert got == one_by_one
@@ -396,6 +399,16 @@ def test_item5_entity_pages_read_in_one_pass_equal_recalls_listing_through_renam
     assert "Yara" not in {p["entity"] for p in got["pages"]}
     assert "Yara" not in listings_agree(a)
 
+    mem = Memory(Workspace(a), embedder="none")  # new ids for every fact: where the pages' facts were is stale
+    try:
+        mem.index(rebuild=True)
+    finally:
+        mem.close()
+    change_both(a, b, "memory/2026-11-28c.md", "# 2026-11-28\n\n- @Quinn painted the boat with Okafor.\n")
+    got = both(a, b)
+    assert got["reused"]["entity_pages"] > 0 and "Okafor" in (a / "bank/entities/Quinn.md").read_text(encoding="utf-8")
+    listings_agree(a)
+
     for ws in (a, b):  # a hand edit inside Quinn's block, then a new fact about Quinn
         page = ws / "bank/entities/Quinn.md"
         page.write_text(page.read_text(encoding="utf-8").replace("**Facts**", "**Facts, checked**"), encoding="utf-8")
@@ -420,3 +433,49 @@ def test_item5_a_file_made_stricter_since_it_was_indexed_is_read_again_for_its_t
         assert mem.tier_lookup()(rel) == "legal"
     finally:
         mem.close()
+
+
+def test_item5_an_entity_listing_brought_up_to_date_from_changed_files_equals_a_fresh_one(empty_ws):
+    """Kept from the last run and merged with the changed files' facts (full or not, facts lost or
+    not), or listed afresh when that cannot be known: always what a fresh listing gives."""
+    from memtool.reflect import listing
+
+    for day in range(1, 6):
+        write(empty_ws, f"memory/2026-09-0{day}.md", f"# 2026-09-0{day}\n\n- @Zed cooked {day}.\n- @Zed sailed {day}.\n")
+    mem = Memory(Workspace(empty_ws), embedder="none")
+    try:
+        def listed(k, before=None, changed=None):
+            mem.refresh()
+            return listing.entity_facts(mem.store, ["Zed"], k, mem.local.supersessions(), before, changed)
+
+        for k in (3, 50):  # a full listing, and one that holds every fact
+            _, where = listed(k)
+            write(empty_ws, "memory/2026-09-06.md", "# 2026-09-06\n\n- @Zed rested.\n")  # only new facts
+            changed = {"memory/2026-09-06.md"}
+            assert listed(k, where, changed)[0] == listed(k)[0]
+            _, where = listed(k)
+            write(empty_ws, "memory/2026-09-06.md", "# 2026-09-06\n\n- Nothing today.\n")  # facts lost
+            assert listed(k, where, changed)[0] == listed(k)[0]
+            assert len(listed(k)[0]["Zed"]) == min(k, 10)
+            (empty_ws / "memory/2026-09-06.md").unlink()
+    finally:
+        mem.close()
+
+
+def test_item5_a_page_a_run_created_makes_the_next_run_recompute_what_it_names(tmp_path, example_ws):
+    """A new entity page makes facts that name the entity in plain words its facts too: the run after
+    the one that created it recomputes (it used to replay the older plan), and then agrees with a run
+    without the record."""
+    write(example_ws, "memory/2026-09-02.md", "# 2026-09-02\n\n## Retain\n"
+                                              "- O(c=0.6) @Kai: The pasta of @Lena is the best pasta in town.\n"
+                                              "- W @Lena: Cooks on Fridays.\n")
+    first = reflect(example_ws)
+    assert {"entity": "Lena", "path": "bank/entities/Lena.md", "action": "create", "reason": ""} in first["pages"]
+    page = example_ws / "bank/entities/Lena.md"
+    assert "from 2 facts" in page.read_text(encoding="utf-8")
+    second = reflect(example_ws)
+    assert not second["reused"]["replayed"]
+    assert "from 4 facts" in page.read_text(encoding="utf-8")  # "Lena Vogt" (memory.md), "Lena's OK" (a log)
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-28.md", "# 2026-11-28\n\n- @Quinn met @Rita.\n- @Quinn and @Rita again.\n")
+    both(a, b)

@@ -102,7 +102,9 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
                   for f in opinions]
         lines.append("")
     own = entity_key(entity)  # `Brandt Logistik` and `Brandt-Logistik` are the page itself
-    related = Counter(e for f in facts for e in f.get("entities", []) if entity_key(e) != own)
+    related = Counter(e for f in facts for e in f.get("entities", []))
+    for e in [e for e in related if entity_key(e) == own]:  # each spelling asked once
+        del related[e]
     if related:
         lines.append("**Related:** " + ", ".join(f"{e} ({n})" for e, n in related.most_common(8)))
         lines.append("")

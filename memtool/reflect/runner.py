@@ -94,7 +94,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused, notice = None, {}, {}, 0, None
+        changes, made, evidence, reused, notice, listed = None, {}, {}, 0, None, {}
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -113,7 +113,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             threads = opinion_threads(src.store, refresh=src.refresh,
                                       reuse=_reuse_evidence(changes) if changes is not None else None)
             evidence = _evidence(threads)
-            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
+                                        listed)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -140,7 +141,11 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     if written:
                         cache.resave(src, record, files, written)
                 else:
-                    cache.save(src, opts, files, written, plan, found, confidences, made, evidence, changes)
+                    # A page created now changes which facts name its entity (by plain words, its title):
+                    # the record leaves it out, so the next run sees a new page and recomputes every entity.
+                    created = {p.path for p in changed if p.action == "create"}
+                    cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
+                               made, evidence, changes, listed)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -169,11 +174,15 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
-                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
+                       changes: cache.Changes | None = None, made: dict | None = None,
+                       listed: dict | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
     An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
-    did); `made` receives what each page was made from (see `cache`)."""
+    did); `made` receives what each page was made from (see `cache`), `listed` where its facts are
+    (see `listing`): an entity listed by the last run is brought up to date from the changed files."""
+    listed = {} if listed is None else listed
+    before, changed = (changes.listed, changes.files) if changes is not None else (None, None)
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
     recent, reused = None, 0
@@ -185,6 +194,8 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         rec = changes.entities.get(name) if changes is not None else None
         if rec is not None and _untouched(rec, changes, src.store.entity_keys(name), confidences):
             kept[name] = rec
+            if name in before:  # its facts are where they were
+                listed[name] = before[name]
     remade = [name for name in names if name not in kept]
     listings: dict[str, list[dict]] = {}
     successors = src.local.supersessions() if remade else {}
@@ -195,8 +206,9 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         if rec is None:
             if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
                 start = remade.index(name)
-                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
-                                                successors)
+                listings, where = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
+                                                       successors, before, changed)
+                listed.update(where)
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
         else:
             reused += 1
@@ -224,10 +236,12 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
     if tier_of(path) == trust.LEGAL:
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
-    facts = [f for f in listed if f["source"].split("#")[0] not in (path, JOURNAL)]
+    files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
-    shown = [f for f in facts if visible(f["source"])]
-    rec.update(held=len(facts) - len(shown), paths=sorted({f["source"].split("#")[0] for f in listed}),
+    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file
+    facts = [f for f, p in zip(listed, files) if p not in (path, JOURNAL)]
+    shown = [f for f, p in zip(listed, files) if allowed[p]]
+    rec.update(held=len(facts) - len(shown), paths=sorted(set(files)),
                conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
     if len(shown) < pages.MIN_FACTS:
         return rec
