@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memtool import __version__
-from memtool.reflect import listing, pages
+from memtool.reflect import pages
 from memtool.reflect.sources import Sources
-from memtool.store.local import REFLECT_CACHE, REFLECT_LISTED
+from memtool.store.local import REFLECT_CACHE
 
 KEY = REFLECT_CACHE  # local meta key (`mem forget` drops it whole: its JSON escapes would hide a quote)
-LISTED = REFLECT_LISTED  # local meta key: where each entity page's facts are, for the run after the record's
 FORMAT = 1  # bump when what a run plans from the same inputs changes
 STATIC_ORIENT = ("facts", "kinds", "folders", "trust", "embedded", "not_embedded")  # see consolidation.orient_from
 
@@ -71,8 +70,6 @@ class Changes:
     """What changed since the last completed run (see `since_last`)."""
 
     paths: set[str] = field(default_factory=set)  # files added, changed or removed; old facts newly superseded
-    files: set[str] = field(default_factory=set)  # files added, changed or removed
-    listed: dict = field(default_factory=dict)  # entity → where its page's facts were last time (see `listing`)
     keys: set[str] = field(default_factory=set)  # entity keys their facts mention, before and after
     words: set[str] = field(default_factory=set)  # the words of their facts' analysed terms now
     entities: dict = field(default_factory=dict)  # entity → what its page was made from last time
@@ -95,9 +92,8 @@ def since_last(src: Sources, record: dict | None, files: dict[str, list], decisi
     if any(p.startswith("bank/") for p in paths):
         return None  # aliases, titles, front matter, decisions: they reach every page
     found = src.store.file_mentions(paths)
-    changes = Changes(paths=paths, files=set(paths), entities=record["entities"], evidence=record["evidence"],
-                      file_keys={p: k for p, k in record["file_keys"].items() if p not in paths},
-                      listed=_listed(src, record["signature"]))
+    changes = Changes(paths=paths, entities=record["entities"], evidence=record["evidence"],
+                      file_keys={p: k for p, k in record["file_keys"].items() if p not in paths})
     for p in paths:
         changes.keys.update(record["file_keys"].get(p, ()))
         keys, words = found.get(p, (set(), set()))
@@ -106,15 +102,6 @@ def since_last(src: Sources, record: dict | None, files: dict[str, list], decisi
         if keys:
             changes.file_keys[p] = sorted(keys)
     return changes
-
-
-def _listed(src: Sources, sig: str) -> dict:
-    """Where each entity page's facts were after the run that left the record `sig` ({}: not known)."""
-    try:
-        found = json.loads(src.local.meta(LISTED) or "null")
-    except ValueError:
-        return {}
-    return found["entities"] if isinstance(found, dict) and found.get("signature") == sig else {}
 
 
 def superseded_paths(before: dict[str, tuple], after: dict[str, tuple]) -> set[str]:
@@ -128,24 +115,19 @@ def replayable(record: dict | None, sig: str) -> bool:
 
 
 def save(src: Sources, opts: str, files: dict[str, list], written: list[str], plan: pages.Plan, report: dict,
-         opinions: dict, entities: dict, evidence: dict, changes: Changes | None, listed: dict | None = None) -> None:
+         opinions: dict, entities: dict, evidence: dict, changes: Changes | None) -> None:
     """Record what a run that started with the indexed `files` and wrote `written` plans: the files as
     the run saw them (a file changed meanwhile stays changed for the next run), its own pages as
-    written (they are up to date now); and where each entity page's facts are (`listed`)."""
+    written (they are up to date now)."""
     files = _as_written(src, files, written)
-    if listed:  # the run's own pages were indexed again: their facts have new ids
-        listed = listing.moved(listed, set(written), src.store.ids_at(written))
     if changes is None:
         file_keys = {p: sorted(k) for p, (k, _) in src.store.file_mentions(files).items() if k}
     else:
         file_keys = changes.file_keys  # the run's own writes are bank pages: any change there recomputes all
     decisions = src.local.decisions_signature()
     done = lambda action: "unchanged" if action in ("create", "update") else action  # noqa: E731
-    sig = signature(opts, files, decisions)
-    src.local.set_meta(LISTED, json.dumps({"signature": sig, "entities": listed or {}}, ensure_ascii=False,
-                                          separators=(",", ":")))
     src.local.set_meta(KEY, json.dumps({
-        "format": FORMAT, "options": opts, "signature": sig,
+        "format": FORMAT, "options": opts, "signature": signature(opts, files, decisions),
         "decisions": decisions, "files": files, "file_keys": file_keys,
         "pages": [[p.entity, p.path, done(p.action), p.reason] for p in plan.pages],
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,
@@ -160,13 +142,9 @@ def resave(src: Sources, record: dict, files: dict[str, list], written: list[str
     """Keep a replayed record valid after its run wrote `written` (a journal entry)."""
     files = _as_written(src, files, written)
     decisions = src.local.decisions_signature()
-    before = record["signature"]
     record.update(files=files, decisions=decisions, signature=signature(record["options"], files, decisions),
                   orient=_orient(src, record["orient"], written))
     src.local.set_meta(KEY, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    listed, head = src.local.meta(LISTED) or "", json.dumps({"signature": before})[:-1]
-    if listed.startswith(head):  # a journal entry holds no facts: where the pages' facts are still holds
-        src.local.set_meta(LISTED, json.dumps({"signature": record["signature"]})[:-1] + listed[len(head):])
 
 
 def _orient(src: Sources, orient: dict, written: list[str]) -> dict:

@@ -94,7 +94,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused, notice, listed = None, {}, {}, 0, None, {}
+        changes, made, evidence, reused, notice = None, {}, {}, 0, None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -113,8 +113,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             threads = opinion_threads(src.store, refresh=src.refresh,
                                       reuse=_reuse_evidence(changes) if changes is not None else None)
             evidence = _evidence(threads)
-            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
-                                        listed)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -145,7 +144,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     # the record leaves it out, so the next run sees a new page and recomputes every entity.
                     created = {p.path for p in changed if p.action == "create"}
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
-                               made, evidence, changes, listed)
+                               made, evidence, changes)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -174,15 +173,11 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
-                       changes: cache.Changes | None = None, made: dict | None = None,
-                       listed: dict | None = None) -> int:
+                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
     An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
-    did); `made` receives what each page was made from (see `cache`), `listed` where its facts are
-    (see `listing`): an entity listed by the last run is brought up to date from the changed files."""
-    listed = {} if listed is None else listed
-    before, changed = (changes.listed, changes.files) if changes is not None else (None, None)
+    did); `made` receives what each page was made from (see `cache`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
     recent, reused = None, 0
@@ -194,8 +189,6 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         rec = changes.entities.get(name) if changes is not None else None
         if rec is not None and _untouched(rec, changes, src.store.entity_keys(name), confidences):
             kept[name] = rec
-            if name in before:  # its facts are where they were
-                listed[name] = before[name]
     remade = [name for name in names if name not in kept]
     listings: dict[str, list[dict]] = {}
     successors = src.local.supersessions() if remade else {}
@@ -206,9 +199,8 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         if rec is None:
             if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
                 start = remade.index(name)
-                listings, where = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
-                                                       successors, before, changed)
-                listed.update(where)
+                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
+                                                successors)
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
         else:
             reused += 1

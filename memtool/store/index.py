@@ -394,20 +394,10 @@ class Store:
         sql = f"SELECT f.id FROM facts f WHERE {where} ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, [*params, k])]
 
-    def ids_in(self, filters: Filters, paths: Iterable[str]) -> list[int]:
-        """The ids of the facts in `paths` that match `filters` (in no particular order)."""
-        where, params = filters.sql()
-        return [r[0] for r in select_in(self.conn, f"SELECT f.id FROM facts f WHERE f.path IN ({{marks}}) AND {where}",
-                                        paths, after=params)]
-
-    def ids_at(self, paths: Iterable[str]) -> dict[tuple[str, int], int]:
-        """(path, ord) → id of every fact in `paths`."""
-        return {(p, o): i for i, p, o in select_in(self.conn, "SELECT id, path, ord FROM facts WHERE path IN ({marks})", paths)}
-
     def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
-        """id → (path, ord, kind, date, valid_from, valid_to, line_start, line_end, content, entities,
-        confidence) of each of `ids` still indexed: what a listing shows of a fact, and where it is."""
-        cols = ("path", "ord", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content", "entities",
+        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, content, entities,
+        confidence) of each of `ids` still indexed: what a listing shows of a fact."""
+        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content", "entities",
                 "confidence")
         sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
         return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}

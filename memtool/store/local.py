@@ -63,7 +63,6 @@ LOCAL_VERSION = len(MIGRATIONS)
 
 
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
-REFLECT_LISTED = "reflect_listed"  # meta key of where each entity page's facts are (memtool.reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 
 
