@@ -14,7 +14,7 @@ from memtool.recall import MAX_K, source, timestamp
 from memtool.reflect import cache, consolidation, journal, listing, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
-from memtool.store import Filters, Store
+from memtool.store import Filters, Store, entity_key
 from memtool.store.local import fact_key
 from memtool.workspace import Workspace
 
@@ -94,7 +94,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused, notice = None, {}, {}, 0, None
+        changes, made, evidence, reused, notice, listings = None, {}, {}, 0, None, {}
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -113,7 +113,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             threads = opinion_threads(src.store, refresh=src.refresh,
                                       reuse=_reuse_evidence(changes) if changes is not None else None)
             evidence = _evidence(threads)
-            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
+                                        listings)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -140,9 +141,10 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     if written:
                         cache.resave(src, record, files, written)
                 else:
-                    # A page created now changes which facts name its entity (by plain words, its title):
-                    # the record leaves it out, so the next run sees a new page and recomputes every entity.
-                    created = {p.path for p in changed if p.action == "create"}
+                    # A page created now may change which facts name its entity (by plain words) and how its
+                    # mentions are named: if it did, the record leaves it out, so the next run sees a new
+                    # page and recomputes every entity.
+                    created = _renaming(src, [p for p in changed if p.action == "create"], listings)
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
                                made, evidence, changes)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
@@ -173,11 +175,13 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
-                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
+                       changes: cache.Changes | None = None, made: dict | None = None,
+                       created: dict | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
     An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
-    did); `made` receives what each page was made from (see `cache`)."""
+    did); `made` receives what each page was made from (see `cache`), `created` the facts of each page
+    to create (see `_renaming`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
     recent, reused = None, 0
@@ -202,6 +206,8 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
                 listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
                                                 successors)
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
+            if rec["action"] == "create" and created is not None:
+                created[name] = listings[name]
         else:
             reused += 1
         made[name] = rec
@@ -210,6 +216,21 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
             plan.facts += rec["facts"]
             plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
     return reused
+
+
+def _renaming(src: Sources, made: list[pages.PagePlan], listed: dict[str, list[dict]]) -> set[str]:
+    """The pages among those a run `made` (created, then indexed) that change what a run would make
+    from the same facts: the entity's facts (its name in plain words now counts), its name (a file
+    name could not hold it), or how its mentions are named (spelled otherwise, they now name the page)."""
+    successors = src.local.supersessions() if made else {}
+    out = set()
+    for p in made:
+        name = p.entity
+        before = listed.get(name)
+        if (before is None or pages.slug_for(name) != name or src.store.spellings(entity_key(name)) - {name}
+                or listing.entity_facts(src.store, [name], pages.LISTED, successors)[name] != before):
+            out.add(p.path)
+    return out
 
 
 def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:

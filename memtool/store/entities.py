@@ -83,6 +83,15 @@ def entity_counts(conn, minimum: int) -> list[tuple[str, int]]:
     return sorted(((n, c) for n, c in totals.items() if c >= minimum), key=lambda x: (-x[1], x[0]))
 
 
+def spellings(conn, key: str) -> set[str]:
+    """Every spelling of the mentions whose key is `key`."""
+    out: set[str] = set()
+    for (ents,) in conn.execute(
+            "SELECT DISTINCT f.entities FROM fact_entities e JOIN facts f ON f.id = e.fact_id WHERE e.key = ?", (key,)):
+        out.update(name for name in json.loads(ents or "[]") if entity_key(name) == key)
+    return out
+
+
 def _spelling(conn, key: str) -> str:
     spellings: dict[str, int] = {}
     for (ents,) in conn.execute(

@@ -445,6 +445,10 @@ class Store:
         """Mention → entity page slug, for mentions that resolve to a page."""
         return entities.canonical_names(self.conn, names)
 
+    def spellings(self, key: str) -> set[str]:
+        """Every spelling of the mentions whose key is `key`."""
+        return entities.spellings(self.conn, key)
+
     def entity_counts(self, minimum: int) -> list[tuple[str, int]]:
         """One name per entity mentioned in at least `minimum` facts: its page slug, else its most common spelling."""
         return entities.entity_counts(self.conn, minimum)
