@@ -166,11 +166,17 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
     """A function path → that file's trust tier as it stands now (remembered per call site).
 
     The strictest of the front matter in the file today, the index's record of it, and the
-    `[trust]` globs; a file that cannot be read counts as legal (see memtool.trust)."""
+    `[trust]` globs; a file that cannot be read counts as legal (see memtool.trust). A file whose
+    size and mtime are still those the index read it with is not read again: its front matter is
+    the one the index recorded."""
     known: dict[str, str] = {}
 
     def tier_of(path: str) -> str:
         if path not in known:
+            state = store.indexed_trust(path)
+            if state is not None and ws.unchanged(path, state[0], state[1]):
+                known[path] = trust.file_tier(path, state[2], config.trust_globs)
+                return known[path]
             try:
                 file_lines = split_lines(ws.read_text(path))
             except (MemError, OSError):

@@ -146,6 +146,15 @@ class Workspace:
                 out[rel] = (st.st_size, st.st_mtime_ns)
         return out
 
+    def unchanged(self, rel: str, size: int, mtime_ns: int) -> bool:
+        """Whether the file `rel` still has the size and mtime an index recorded for it: one stat,
+        following links as `scan` does. Only for skipping a re-read: reading goes through `resolve`."""
+        try:
+            st = os.stat(self.root / rel)
+        except (OSError, ValueError):
+            return False
+        return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
+
     def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
         # The hot path of every read command: as little Python per file as possible.
         try:

@@ -57,9 +57,10 @@ def comparable(result: dict) -> str:
 
 
 def twins(tmp_path: Path, ws: Path) -> tuple[Path, Path]:
-    """`ws` after two runs (the second replays the first), and a copy of it."""
+    """`ws` after runs until one replays the last, and a copy of it (a run that created a page that
+    changes what names its entity is followed by one that recomputes every entity)."""
     reflect(ws)
-    assert reflect(ws)["reused"]["replayed"]
+    assert reflect(ws)["reused"]["replayed"] or reflect(ws)["reused"]["replayed"]
     twin = tmp_path / "twin"
     shutil.copytree(ws, twin)
     return ws, twin
@@ -331,3 +332,124 @@ def test_item5_a_dry_run_stores_no_postings_and_a_real_run_does(example_ws):
     reflect(example_ws)
     files, words, _ = posted(example_ws)
     assert files and words == oracle(example_ws)
+
+
+SHOWN = ("kind", "timestamp", "entities", "content", "source", "confidence", "superseded_by")  # what a page shows
+
+
+def listings_agree(ws: Path) -> list[str]:
+    """The one-pass listing of every entity's facts equals `mem recall --entity`'s listing of each
+    (the fields a page shows): the names listed."""
+    from memtool.reflect import listing, pages
+
+    mem = Memory(Workspace(ws), embedder="none")
+    try:
+        mem.refresh()
+        names = [name for name, _ in mem.store.entity_counts(pages.MIN_FACTS)]
+        got = listing.entity_facts(mem.store, names, pages.LISTED, mem.local.supersessions())
+        one_by_one = {name: [{k: f[k] for k in SHOWN if k in f} for f in mem.list_facts(entities=[name], k=pages.LISTED)]
+                      for name in names}
+        assert got == one_by_one
+        return names
+    finally:
+        mem.close()
+
+
+def test_item5_entity_pages_read_in_one_pass_equal_recalls_listing_through_renames_removals_and_hand_edits(
+        tmp_path, example_ws):
+    """Facts spread over several days naming several entities (by @mention, by [[link]], by an alias in
+    plain words), a supersession, an opinion; then a page renamed with a new alias, an entity removed,
+    and a block edited by hand: after each, the pages equal a run without the record, and the facts
+    they are made from equal recall's listing of each entity."""
+    write(example_ws, "bank/entities/Zed.md", "---\naliases: [Zeddy]\n---\n# Zed\n\nA neighbour.\n")
+    for day, text in [("2026-09-01", "- @Zed lives in Berlin with @Yara.\n- @Yara plays chess with [[Zed]].\n"),
+                      ("2026-09-03", "- Zeddy fixed the bike of @Yara.\n- O(c=0.7) @Yara: chess on Sundays is best.\n"),
+                      ("2026-09-05", "- @Zed works at Acme with @Quinn.\n- @Quinn and Zeddy went sailing.\n")]:
+        write(example_ws, f"memory/{day}.md", f"# {day}\n\n{text}")
+    a, b = twins(tmp_path, example_ws)
+    assert {"Zed", "Yara", "Quinn"} <= set(listings_agree(a))
+
+    for day, text in [("2026-11-25", "- @Zed now lives in Lisbon.\n- @Quinn met Zeddy at the port.\n"),
+                      ("2026-11-26", "- @Yara: chess on Sundays is still the best.\n- [[Zed]] called @Quinn.\n"),
+                      ("2026-11-27b", "- @Yara and @Quinn cooked for Zeddy.\n")]:
+        change_both(a, b, f"memory/{day}.md", f"# {day[:10]}\n\n{text}")
+    got = both(a, b)
+    assert got["consolidation"]["superseded"] and got["reused"]["entity_pages"] > 0
+    assert {"Zed", "Yara", "Quinn"} <= {p["entity"] for p in got["pages"] if p["action"] == "update"}
+    assert "superseded by" in (a / "bank/entities/Zed.md").read_text(encoding="utf-8")
+    listings_agree(a)
+
+    for ws in (a, b):  # renamed, with a new alias named in plain words
+        (ws / "bank/entities/Zed.md").rename(ws / "bank/entities/Zed Okafor.md")
+        page = ws / "bank/entities/Zed Okafor.md"
+        page.write_text(page.read_text(encoding="utf-8").replace("[Zeddy]", "[Zeddy, Zed, Okafor]"), encoding="utf-8")
+    change_both(a, b, "memory/2026-11-28b.md", "# 2026-11-28\n\n- Okafor fixed the boat of @Quinn.\n")
+    got = both(a, b)
+    assert "Okafor fixed the boat" in (a / "bank/entities/Zed Okafor.md").read_text(encoding="utf-8")
+    listings_agree(a)
+
+    for ws in (a, b):  # Yara removed: her lines and her page
+        for log in (ws / "memory").glob("2026-*.md"):
+            text = log.read_text(encoding="utf-8")
+            log.write_text("".join(line for line in text.splitlines(True) if "Yara" not in line), encoding="utf-8")
+        (ws / "bank/entities/Yara.md").unlink()
+    got = both(a, b)
+    assert "Yara" not in {p["entity"] for p in got["pages"]}
+    assert "Yara" not in listings_agree(a)
+
+    mem = Memory(Workspace(a), embedder="none")  # new ids for every fact
+    try:
+        mem.index(rebuild=True)
+    finally:
+        mem.close()
+    change_both(a, b, "memory/2026-11-28c.md", "# 2026-11-28\n\n- @Quinn painted the boat with Okafor.\n")
+    got = both(a, b)
+    assert got["reused"]["entity_pages"] > 0 and "Okafor" in (a / "bank/entities/Quinn.md").read_text(encoding="utf-8")
+    listings_agree(a)
+
+    for ws in (a, b):  # a hand edit inside Quinn's block, then a new fact about Quinn
+        page = ws / "bank/entities/Quinn.md"
+        page.write_text(page.read_text(encoding="utf-8").replace("**Facts**", "**Facts, checked**"), encoding="utf-8")
+    change_both(a, b, "memory/2026-11-29b.md", "# 2026-11-29\n\n- @Quinn sold the boat.\n")
+    got = both(a, b)
+    assert any(p["entity"] == "Quinn" and p["action"] == "skipped" for p in got["pages"])
+    assert "**Facts, checked**" in (a / "bank/entities/Quinn.md").read_text(encoding="utf-8")
+    listings_agree(a)
+
+
+def test_item5_a_file_made_stricter_since_it_was_indexed_is_read_again_for_its_tier(example_ws):
+    """Trust tiers skip re-reading a file only while its size and mtime are those the index read."""
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        mem.refresh()
+        log = sorted((example_ws / "memory").glob("*.md"))[-1]
+        rel = str(log.relative_to(example_ws))
+        assert mem.tier_lookup()(rel) == "normal"
+        log.write_text("---\ntrust: legal\n---\n" + log.read_text(encoding="utf-8"), encoding="utf-8")
+        assert mem.tier_lookup()(rel) == "legal"  # not refreshed: the index still says normal
+        mem.refresh()
+        assert mem.tier_lookup()(rel) == "legal"
+    finally:
+        mem.close()
+
+
+def test_item5_a_page_a_run_created_makes_the_next_run_recompute_what_it_names(tmp_path, example_ws):
+    """A new entity page makes facts that name the entity in plain words its facts too: the run after
+    the one that created it recomputes (it used to replay the older plan), and then agrees with a run
+    without the record."""
+    write(example_ws, "memory/2026-09-02.md", "# 2026-09-02\n\n## Retain\n"
+                                              "- O(c=0.6) @Kai: The pasta of @Lena is the best pasta in town.\n"
+                                              "- W @Lena: Cooks on Fridays.\n")
+    first = reflect(example_ws)
+    assert {"entity": "Lena", "path": "bank/entities/Lena.md", "action": "create", "reason": ""} in first["pages"]
+    page = example_ws / "bank/entities/Lena.md"
+    assert "from 2 facts" in page.read_text(encoding="utf-8")
+    second = reflect(example_ws)
+    assert not second["reused"]["replayed"]
+    assert "from 4 facts" in page.read_text(encoding="utf-8")  # "Lena Vogt" (memory.md), "Lena's OK" (a log)
+    assert reflect(example_ws)["reused"]["replayed"]
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-28.md", "# 2026-11-28\n\n- @Quinn met @Rita.\n- @Quinn and @Rita again.\n")
+    got = both(a, b)
+    assert {"Quinn", "Rita"} <= {p["entity"] for p in got["pages"] if p["action"] == "create"}
+    assert reflect(a)["reused"]["replayed"]  # pages nothing else names by: the next run replays

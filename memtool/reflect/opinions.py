@@ -38,7 +38,10 @@ def negated(text: str) -> bool:
 
 
 def overlap(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # |a ∪ b|, without making it
 
 
 @dataclass
@@ -109,21 +112,22 @@ def group(opinion_facts: list[dict], terms) -> list[Opinion]:
 def weigh(threads: list[Opinion], other_facts: list[dict], terms) -> list[Opinion]:
     """`threads` with their evidence among `other_facts` (facts filed under an entity): supporting or
     contradicting. A thread's evidence depends on its own entity's facts only."""
-    others: dict[str, list[dict]] = {}
+    others: dict[str, list[tuple]] = {}  # entity → (source, day, terms, negated) of each of its facts
     for f in other_facts:
-        others.setdefault(f["entity"], []).append(f)
+        others.setdefault(f["entity"], []).append(
+            (f["source"], (f.get("timestamp") or "")[:10], terms(f["content"]), negated(f["content"])))
     for o in threads:
         anchor_day = _day(o.anchor_source)
         history = set(o.history)
-        for f in others.get(o.entity, ()):
-            if f["source"] in history or f["source"] == o.source:
+        denies = negated(o.statement)
+        for source, day, their_terms, their_denial in others.get(o.entity, ()):
+            if source in history or source == o.source:
                 continue
-            day = (f.get("timestamp") or "")[:10]
             if anchor_day and day and day < anchor_day:
                 continue
-            if overlap(o.terms, terms(f["content"])) < EVIDENCE:
+            if overlap(o.terms, their_terms) < EVIDENCE:
                 continue
-            (o.contradicting if negated(f["content"]) != negated(o.statement) else o.supporting).append(f["source"])
+            (o.contradicting if their_denial != denies else o.supporting).append(source)
     return threads
 
 

@@ -8,6 +8,7 @@ the plan under a lock with atomic writes and backups; `journal.py` describes it.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections import Counter
@@ -24,6 +25,7 @@ OPINIONS_PAGE = "bank/opinions.md"
 STRONG = 0.85  # opinions at least this sure are suggested for memory.md
 MIN_FACTS = 2  # an entity needs this many facts before it gets a page
 MAX_FACTS = 15  # facts listed on a page (newest first); the timeline counts all
+LISTED = 500  # an entity's newest facts a page is made from
 # Characters a page's file name cannot hold: unsafe on some file system, or breaking Obsidian's [[links]].
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|#^\[\]]+')
 _DAILY = re.compile(r"memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md#")
@@ -62,8 +64,14 @@ def slug_for(name: str) -> str:
 def cite(source: str, page: str) -> str:
     """A citation an editor can follow: `[memory/2026-11-24.md#L4](../../memory/2026-11-24.md)` from
     `page` (the link opens the file; the text keeps the exact lines)."""
-    target = posixpath.relpath(source.split("#")[0], posixpath.dirname(page) or ".")
+    target = _link(source.split("#")[0], posixpath.dirname(page) or ".")
     return f"[{source}]({'<' + target + '>' if ' ' in target else target})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _link(path: str, folder: str) -> str:
+    """`path` relative to `folder` (both workspace-relative): a file many pages cite is worked out once."""
+    return posixpath.relpath(path, folder)
 
 
 def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None,
@@ -94,7 +102,9 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
                   for f in opinions]
         lines.append("")
     own = entity_key(entity)  # `Brandt Logistik` and `Brandt-Logistik` are the page itself
-    related = Counter(e for f in facts for e in f.get("entities", []) if entity_key(e) != own)
+    related = Counter(e for f in facts for e in f.get("entities", []))
+    for e in [e for e in related if entity_key(e) == own]:  # each spelling asked once
+        del related[e]
     if related:
         lines.append("**Related:** " + ", ".join(f"{e} ({n})" for e, n in related.most_common(8)))
         lines.append("")

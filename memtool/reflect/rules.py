@@ -157,8 +157,13 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     for f in facts:
         if _eligible(f):
             by_entity[f["entities"][0].lower()].append(f)
-    wanted = {f["entities"][0].lower() for f in new if _eligible(f)}  # only new facts' entities are read
-    markers = {e: [f for f in by_entity[e] if CHANGE.search(f["content"])] for e in wanted if e in by_entity}
+    first_day: dict[str, str] = {}  # entity → the earliest day of its new facts: only later facts are read
+    for f in new:
+        if _eligible(f):
+            e = f["entities"][0].lower()
+            first_day[e] = min(first_day.get(e, f["day"]), f["day"])
+    markers = {e: [f for f in by_entity[e] if f["day"] > day and CHANGE.search(f["content"])]
+               for e, day in first_day.items() if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}
     by_key_day = {f["key"]: f["day"] for f in facts}
 

@@ -11,15 +11,16 @@ from typing import Callable
 from memtool import trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
-from memtool.reflect import cache, consolidation, journal, opinions, pages
+from memtool.reflect import cache, consolidation, journal, listing, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
-from memtool.store import Filters, Store
+from memtool.store import Filters, Store, entity_key
 from memtool.store.local import fact_key
 from memtool.workspace import Workspace
 
 JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
+LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
@@ -93,7 +94,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused, notice = None, {}, {}, 0, None
+        changes, made, evidence, reused, notice, listings = None, {}, {}, 0, None, {}
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -112,7 +113,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             threads = opinion_threads(src.store, refresh=src.refresh,
                                       reuse=_reuse_evidence(changes) if changes is not None else None)
             evidence = _evidence(threads)
-            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made)
+            reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
+                                        listings)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -139,7 +141,12 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     if written:
                         cache.resave(src, record, files, written)
                 else:
-                    cache.save(src, opts, files, written, plan, found, confidences, made, evidence, changes)
+                    # A page created now may change which facts name its entity (by plain words) and how its
+                    # mentions are named: if it did, the record leaves it out, so the next run sees a new
+                    # page and recomputes every entity.
+                    created = _renaming(src, [p for p in changed if p.action == "create"], listings)
+                    cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
+                               made, evidence, changes)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -168,24 +175,39 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
-                       changes: cache.Changes | None = None, made: dict | None = None) -> int:
+                       changes: cache.Changes | None = None, made: dict | None = None,
+                       created: dict | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
     An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
-    did); `made` receives what each page was made from (see `cache`)."""
+    did); `made` receives what each page was made from (see `cache`), `created` the facts of each page
+    to create (see `_renaming`)."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
     recent, reused = None, 0
     if since:
         recent = {e for f in src.facts(since=since) for e in f["entities"]}
-    for name, _count in src.store.entity_counts(pages.MIN_FACTS):
-        if recent is not None and name not in recent:
-            continue
+    names = [name for name, _count in src.store.entity_counts(pages.MIN_FACTS) if recent is None or name in recent]
+    kept = {}
+    for name in names:
+        rec = changes.entities.get(name) if changes is not None else None
+        if rec is not None and _untouched(rec, changes, src.store.entity_keys(name), confidences):
+            kept[name] = rec
+    remade = [name for name in names if name not in kept]
+    listings: dict[str, list[dict]] = {}
+    successors = src.local.supersessions() if remade else {}
+    for name in names:
         if deadline.passed("entity pages"):
             break
-        rec = changes.entities.get(name) if changes is not None else None
-        if rec is None or not _untouched(rec, changes, src.store.entity_keys(name), confidences):
-            rec = _plan_entity_page(src, name, confidences, tier_of, fits, overwrite_edits)
+        rec = kept.get(name)
+        if rec is None:
+            if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
+                start = remade.index(name)
+                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
+                                                successors)
+            rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
+            if rec["action"] == "create" and created is not None:
+                created[name] = listings[name]
         else:
             reused += 1
         made[name] = rec
@@ -196,26 +218,43 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     return reused
 
 
+def _renaming(src: Sources, made: list[pages.PagePlan], listed: dict[str, list[dict]]) -> set[str]:
+    """The pages among those a run `made` (created, then indexed) that change what a run would make
+    from the same facts: the entity's facts (its name in plain words now counts), its name (a file
+    name could not hold it), or how its mentions are named (spelled otherwise, they now name the page)."""
+    successors = src.local.supersessions() if made else {}
+    out = set()
+    for p in made:
+        name = p.entity
+        before = listed.get(name)
+        if (before is None or pages.slug_for(name) != name or src.store.spellings(entity_key(name)) - {name}
+                or listing.entity_facts(src.store, [name], pages.LISTED, successors)[name] != before):
+            out.add(p.path)
+    return out
+
+
 def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
     """Whether an entity page is made from the same facts, supersessions and confidences as last time."""
     return (not changes.named(keys) and changes.paths.isdisjoint(rec["paths"])
             and all(confidences.get(s) == c for s, c in rec["conf"].items()))
 
 
-def _plan_entity_page(src: Sources, name: str, confidences: dict[str, float], tier_of, fits,
+def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: dict[str, float], tier_of, fits,
                       overwrite_edits: bool) -> dict:
-    """One entity page's plan (`action` None: no page), with what it is made from."""
+    """One entity page's plan (`action` None: no page) from the entity's `listed` facts (newest
+    `pages.LISTED`), with what it is made from."""
     page = src.store.entity_page(name)
     path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
     entity = page["entity"] if page else name
     rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
     if tier_of(path) == trust.LEGAL:
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
-    listed = src.facts(entities=[name], k=500)
-    facts = [f for f in listed if f["source"].split("#")[0] not in (path, JOURNAL)]
+    files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
-    shown = [f for f in facts if visible(f["source"])]
-    rec.update(held=len(facts) - len(shown), paths=sorted({f["source"].split("#")[0] for f in listed}),
+    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file
+    facts = [f for f, p in zip(listed, files) if p not in (path, JOURNAL)]
+    shown = [f for f, p in zip(listed, files) if allowed[p]]
+    rec.update(held=len(facts) - len(shown), paths=sorted(set(files)),
                conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
     if len(shown) < pages.MIN_FACTS:
         return rec

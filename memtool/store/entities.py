@@ -62,13 +62,13 @@ def facts_sharing(conn, fact_id: int, filters: Filters, k: int) -> list[int]:
 
 def canonical_names(conn, names: Iterable[str]) -> dict[str, str]:
     """Mention → entity page slug, for mentions that resolve to a page."""
-    out = {}
+    keys: dict[str, list[str]] = {}
     for name in names:
-        row = conn.execute("SELECT entity FROM aliases WHERE key = ? ORDER BY path LIMIT 1",
-                           (entity_key(name),)).fetchone()
-        if row:
-            out[name] = row[0]
-    return out
+        keys.setdefault(entity_key(name), []).append(name)
+    page: dict[str, str] = {}  # key → the entity of its first page by path
+    for key, entity in select_in(conn, "SELECT key, entity FROM aliases WHERE key IN ({marks}) ORDER BY key, path", keys):
+        page.setdefault(key, entity)
+    return {name: page[key] for key, spelled in keys.items() if key in page for name in spelled}
 
 
 def entity_counts(conn, minimum: int) -> list[tuple[str, int]]:
@@ -81,6 +81,15 @@ def entity_counts(conn, minimum: int) -> list[tuple[str, int]]:
         name = page or _spelling(conn, key)
         totals[name] = totals.get(name, 0) + n
     return sorted(((n, c) for n, c in totals.items() if c >= minimum), key=lambda x: (-x[1], x[0]))
+
+
+def spellings(conn, key: str) -> set[str]:
+    """Every spelling of the mentions whose key is `key`."""
+    out: set[str] = set()
+    for (ents,) in conn.execute(
+            "SELECT DISTINCT f.entities FROM fact_entities e JOIN facts f ON f.id = e.fact_id WHERE e.key = ?", (key,)):
+        out.update(name for name in json.loads(ents or "[]") if entity_key(name) == key)
+    return out
 
 
 def _spelling(conn, key: str) -> str:

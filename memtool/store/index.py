@@ -457,6 +457,20 @@ class Store:
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?")
         return self._rows(sql, [*params, k])
 
+    def latest_ids(self, filters: Filters, k: int) -> list[int]:
+        """The ids of `latest(filters, k)`, in its order."""
+        where, params = filters.sql()
+        sql = f"SELECT f.id FROM facts f WHERE {where} ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, [*params, k])]
+
+    def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
+        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, content, entities,
+        confidence) of each of `ids` still indexed: what a listing shows of a fact."""
+        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content", "entities",
+                "confidence")
+        sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
+        return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}
+
     def opinion_rows(self, filters: Filters) -> list[dict]:
         """Every opinion fact passing `filters`, newest first, with its analysed `terms`."""
         where, params = filters.sql()
@@ -500,6 +514,10 @@ class Store:
         """Mention → entity page slug, for mentions that resolve to a page."""
         return entities.canonical_names(self.conn, names)
 
+    def spellings(self, key: str) -> set[str]:
+        """Every spelling of the mentions whose key is `key`."""
+        return entities.spellings(self.conn, key)
+
     def entity_counts(self, minimum: int) -> list[tuple[str, int]]:
         """One name per entity mentioned in at least `minimum` facts: its page slug, else its most common spelling."""
         return entities.entity_counts(self.conn, minimum)
@@ -524,6 +542,11 @@ class Store:
     def fact_texts(self) -> list[tuple[str, str]]:
         """(path, content) of every fact consolidation looks at (what its keys are made from)."""
         return self.conn.execute("SELECT path, content FROM facts WHERE path != 'bank/journal.md'").fetchall()
+
+    def indexed_trust(self, path: str) -> tuple[int, int, str] | None:
+        """(size, mtime_ns, trust tier) of a file indexed from its text (status ok), else None."""
+        return self.conn.execute("SELECT size, mtime_ns, COALESCE(trust, 'normal') FROM files"
+                                 " WHERE path = ? AND status = 'ok'", (path,)).fetchone()
 
     def trust_levels(self, paths: list[str]) -> dict[str, str]:
         """path → trust tier (normal, private, legal) from each file's front matter."""
