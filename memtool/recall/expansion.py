@@ -1,19 +1,20 @@
 """Multi-hop expansion: the best hits pull in facts linked to them — the records around them in
 their section (`context`), facts about the same entities (`entities`), or what a second query made
 of their own words finds (`second-hop`) — each at a share of the hit's score, before the list is
-cut to its line budget. Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall
-runs `RECALL` (none); a benchmark sets the variants (`Memory.recall_expansion`)."""
+cut to its line budget; or they lend their rarest words to the candidates already found
+(`feedback`). Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall runs
+`RECALL` (feedback); a benchmark sets the variants (`Memory.recall_expansion`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from memtool.analyzer import fts_match, query_terms
+from memtool.analyzer import STOPWORDS, fold, fts_match, query_terms, words
 from memtool.dialogue import speaker_of
 from memtool.store import Filters, Store
 
-KINDS = ("none", "context", "entities", "second-hop")
+KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
 _SPEAKER = re.compile(r"^\*\*[^*]+\*\*:\s*")
@@ -28,16 +29,18 @@ class Expansion:
     share: float = 0.3  # of a seed's score that a linked fact gains (times the link's weight)
     window: int = 2  # context: records either side, in the same file and section
     limit: int = 20  # entities, second-hop: linked facts taken per seed
+    words: int = 6  # feedback: the seeds' rarest words searched
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown expansion {self.kind!r}; one of {', '.join(KINDS)}")
 
 
-# What recall runs: none. Second-hop (seeds 5, share .35) met the held-out rule for hitL@10 but costs
-# hitL@25/50, multiplies lexical latency at 10^4 facts and adds facts without the query's words to
-# exact-word queries; not in the default path until that is fixed (docs/recall.md, "Multi-hop").
-RECALL = Expansion()
+# What recall runs: feedback from the 5 best hits' 6 rarest words at 0.1, chosen leave one conversation
+# out (every fold gains at 10 lines, none loses a category at 10/25/50; docs/recall.md, "Multi-hop").
+# Second-hop (seeds 5, share .35) met the held-out rule for hitL@10 but costs hitL@25/50, multiplies
+# lexical latency at 10^4 facts and adds facts without the query's words to exact-word queries.
+RECALL = Expansion(kind="feedback", seeds=5, share=0.1, words=6)
 BEST_MEASURED = Expansion(kind="second-hop", seeds=5, share=0.35)
 
 
@@ -101,10 +104,36 @@ def second_hop_links(store: Store, seeds: list[int], heads: dict[int, dict], ter
     return out
 
 
+def feedback_words(seeds: list[str], query: str, speakers: set[str], counts) -> list[str]:
+    """The `counts`-rarest words of the `seeds`' texts (four letters or more, not stopwords, not
+    numbers, not the query's words or a speaker's name) that another fact holds too: what the best
+    hits say that the question did not. `counts(words)` gives each word's document frequency. Pure."""
+    skip = {fold(w) for _, _, w in words(query)} | {fold(s) for s in speakers}
+    found = [f for text in seeds for _, _, w in words(text)
+             if len(f := fold(w)) >= 4 and f not in STOPWORDS and f not in skip and not f.isdigit()]
+    df = counts(list(dict.fromkeys(found)))
+    return sorted((w for w in df if df[w] >= 2), key=lambda w: (df[w], found.index(w)))
+
+
+def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str,
+             known: set[int], filters: Filters, how: Expansion) -> dict[int, float]:
+    """Pseudo-relevance feedback: fact id → the extra score (`how.share` × BM25 over the best) that a
+    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`.
+    Only candidates already found gain: nothing is added that the query itself did not find."""
+    seeds = [heads[fid]["content"] for fid, _ in order[: how.seeds] if fid in heads]
+    speakers = {s for row in heads.values() if (s := speaker_of(row["content"]))}
+    rare = feedback_words(seeds, query, speakers, store.doc_counts)[: how.words]
+    if not rare:
+        return {}
+    found = store.search_ids(fts_match(query_terms(" ".join(rare))), filters, 100)
+    best = max((s for _, s in found), default=0.0) or 1.0
+    return {fid: how.share * s / best for fid, s in found if fid in known}
+
+
 def expand(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str, terms: list[str],
            filters: Filters, how: Expansion) -> list[tuple[int, float]]:
     """`order` (fact id, score, best first) after `how`'s expansion; facts it adds pass `filters`."""
-    if how.kind == "none" or not order:
+    if how.kind in ("none", "feedback") or not order:  # feedback runs before the priors (ranking.ranked)
         return order
     seeds = [fid for fid, _ in order[: how.seeds]]
     if how.kind == "context":

@@ -7,7 +7,7 @@ import re
 from datetime import date
 
 from memtool.dialogue import speaker_of
-from memtool.recall.expansion import Expansion, expand
+from memtool.recall.expansion import Expansion, expand, feedback
 from memtool.recall.results import Hit
 from memtool.store import Filters, Store
 
@@ -142,7 +142,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
 def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int, spans=(),
            expansion: Expansion = Expansion(), terms: list[str] = ()) -> list[Hit]:
     """The best `n` hits after the priors and `expansion` (see memtool.recall.expansion), each with
-    its final score.
+    its final score. Feedback ranks twice: the first order's best hits pick the words, and the
+    candidates holding them are ranked again with the priors.
 
     Ranking reads only kind and text of the candidates; full rows are read for the best `n`."""
     heads = store.fact_heads(list(scores))
@@ -155,6 +156,11 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     naming = store.facts_naming(query, list(heads))
     near = timely({i: heads[i] for i in scores if i in heads}, spans)
     order = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
+    if expansion.kind == "feedback" and terms:  # the best hits' rare words lift the candidates holding them
+        extra = feedback(store, order, heads, query, set(scores), filters, expansion)
+        if extra:
+            scores = {fid: s + extra.get(fid, 0.0) for fid, s in scores.items()}
+            order = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
     order = expand(store, order, heads, query, list(terms), filters, expansion)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}

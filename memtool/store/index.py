@@ -298,6 +298,12 @@ class Store:
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
         return {t for t in terms if self.conn.execute("SELECT 1 FROM temp.fts_terms WHERE term = ?", (t,)).fetchone()}
 
+    def doc_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many facts hold each exact term (0 for a term none holds)."""
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)")
+        return {t: (self.conn.execute("SELECT doc FROM temp.fts_terms WHERE term = ?", (t,)).fetchone() or (0,))[0]
+                for t in dict.fromkeys(terms)}
+
     def _fact_count(self) -> int:
         """COUNT(*) of facts, counted again only after this or another connection wrote to the index."""
         version = (self.data_version(), self.conn.total_changes)
