@@ -14,6 +14,7 @@ from memtool.analyzer import STOPWORDS, fold, fts_match, query_terms, words
 from memtool.dialogue import speaker_of
 from memtool.store import Filters, Store
 
+SEED_FLOOR = 0.5  # feedback: a seed scores at least half the best hit's score (0, .3, .5 measured alike; .7 loses)
 KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
@@ -106,11 +107,13 @@ def second_hop_links(store: Store, seeds: list[int], heads: dict[int, dict], ter
 
 def feedback_words(seeds: list[str], query: str, speakers: set[str], counts) -> list[str]:
     """The `counts`-rarest words of the `seeds`' texts (four letters or more, not stopwords, not
-    numbers, not the query's words or a speaker's name) that another fact holds too: what the best
+    numbers, not a form of the query's words, not a speaker's name) that another fact holds too: what the best
     hits say that the question did not. `counts(words)` gives each word's document frequency. Pure."""
-    skip = {fold(w) for _, _, w in words(query)} | {fold(s) for s in speakers}
+    asked = set(query_terms(query))
+    skip = {fold(s) for s in speakers}
     found = [f for text in seeds for _, _, w in words(text)
-             if len(f := fold(w)) >= 4 and f not in STOPWORDS and f not in skip and not f.isdigit()]
+             if len(f := fold(w)) >= 4 and f not in STOPWORDS and f not in skip and not f.isdigit()
+             and not asked & set(query_terms(f))]  # `painting` is the question's `paint`
     df = counts(list(dict.fromkeys(found)))
     return sorted((w for w in df if df[w] >= 2), key=lambda w: (df[w], found.index(w)))
 
@@ -120,7 +123,8 @@ def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict
     """Pseudo-relevance feedback: fact id → the extra score (`how.share` × BM25 over the best) that a
     `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`.
     Only candidates already found gain: nothing is added that the query itself did not find."""
-    seeds = [heads[fid]["content"] for fid, _ in order[: how.seeds] if fid in heads]
+    top = order[0][1] if order else 0.0
+    seeds = [heads[fid]["content"] for fid, s in order[: how.seeds] if fid in heads and s >= SEED_FLOOR * top]
     speakers = {s for row in heads.values() if (s := speaker_of(row["content"]))}
     rare = feedback_words(seeds, query, speakers, store.doc_counts)[: how.words]
     if not rare:
