@@ -72,7 +72,7 @@ def test_6_second_hop_requery_finds_what_the_first_hit_names(mem):
 
 
 def test_6_recall_runs_feedback_by_default_and_it_adds_no_fact(mem, tmp_path):
-    assert mem.recall_expansion == RECALL == Expansion(kind="feedback", seeds=5, share=0.1, words=6)
+    assert mem.recall_expansion == RECALL == Expansion(kind="feedback", seeds=8, share=0.1, words=6)
     _, out = run_json("recall", "workshop venue", "--k", "5", cwd=tmp_path, check=0)
     assert [r["content"] for r in out["results"]] == ["The workshop venue is the Kesselhaus, booked with @Marta."]
     mem.recall_expansion = BEST_MEASURED  # the variant that came closest, as the bench runs it
