@@ -44,3 +44,24 @@ def test_2_feedback_words_are_the_seeds_rarest_words_the_question_did_not_use():
                           "Ana 2026."], "conference travel?", {"Ana"}, lambda ws: {w: df.get(w, 0) for w in ws})
     # not a form of the query's words (travelling), a speaker's name, a one-fact word or a short one
     assert got == ["lisbon", "hotel", "alfama", "flies", "monday"]
+
+
+RUNS = """# 2026-09-25
+
+- Jonas' Laufstrecke führt am Kanal entlang.
+- Jonas' Laufstrecke führt am Deich entlang.
+- Am Kanal liegt ein Café mit Blick aufs Wasser.
+- Der Deich ist im Winter gesperrt.
+"""
+
+
+def test_2_feedback_never_lifts_a_candidate_past_the_first_hit(tmp_path):
+    write(tmp_path, "memory/2026-09-25.md", RUNS)
+    mem = Memory(Workspace(tmp_path), embedder="none", track_access=False)
+    try:
+        exact = mem.recall("Jonas' Laufstrecke führt am Deich entlang.", k=3, mode="lexical", today=date(2026, 9, 26))
+    finally:
+        mem.close()
+    # the other run shares all words but one, and its "Kanal" is a seed's rare word: it may come
+    # close, never first
+    assert exact.results[0]["content"] == "Jonas' Laufstrecke führt am Deich entlang.", exact.results

@@ -123,12 +123,12 @@ def feedback_words(seeds: list[str], query: str, speakers: set[str], counts) -> 
 def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str,
              known: set[int], filters: Filters, how: Expansion) -> dict[int, float]:
     """Pseudo-relevance feedback: fact id → the extra score (`how.share` × BM25 over the best) that a
-    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`.
-    Only candidates already found gain: nothing is added that the query itself did not find."""
+    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`. Only candidates already found gain: nothing is added that
+    the query itself did not find."""
     top = order[0][1] if order else 0.0
-    seeds = [heads[fid]["content"] for fid, s in order[: how.seeds] if fid in heads and s >= SEED_FLOOR * top]
+    seeds = [fid for fid, s in order[: how.seeds] if fid in heads and s >= SEED_FLOOR * top]
     speakers = {s for row in heads.values() if (s := speaker_of(row["content"]))}
-    rare = feedback_words(seeds, query, speakers, store.doc_counts)[: how.words]
+    rare = feedback_words([heads[fid]["content"] for fid in seeds], query, speakers, store.doc_counts)[: how.words]
     if not rare:
         return {}
     found = store.search_ids(fts_match(query_terms(" ".join(rare))), filters, 100)

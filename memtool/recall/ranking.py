@@ -159,8 +159,13 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     if expansion.kind == "feedback" and terms:  # the best hits' rare words lift the candidates holding them
         extra = feedback(store, order, heads, query, set(scores), filters, expansion)
         if extra:
+            first, top = order[0]
             scores = {fid: s + extra.get(fid, 0.0) for fid, s in scores.items()}
             order = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
+            # Nothing passes the first hit by the question's own words and meaning, and it keeps its score:
+            # an exact query keeps its line on top, and a tie there stays for the stability prior to break.
+            order = sorted(((fid, top if fid == first else min(s, top * (1 - 1e-9))) for fid, s in order),
+                           key=lambda x: (x[0] != first, -x[1], x[0]))
     order = expand(store, order, heads, query, list(terms), filters, expansion)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
