@@ -1,10 +1,12 @@
 """Multi-hop expansion, leave one conversation out (`python -m bench.quality --report multihop`).
 
-Each expansion variant of memtool.recall.expansion (context, entities, second-hop) is run over the
-LoCoMo dev questions for every point of its grid; per fold the point is chosen on the two training
-conversations (multi-hop hitL@10 + cat 1–4 hitL@10) and reported on the held-out one, next to no
-expansion. Query vectors are embedded once per question and reused across the grid (the same
-vectors recall would compute; a grid point then costs ranking only).
+Each expansion variant of memtool.recall.expansion (context, entities, second-hop, feedback) is run
+over the LoCoMo dev questions for every point of its grid; per fold the point is chosen on the two
+training conversations (multi-hop hitL@10 + cat 1–4 hitL@10; for feedback, among the points that
+lower no category on either of them) and reported on the held-out one, next to no expansion. Recall
+itself runs feedback (`memtool.recall.expansion.RECALL`); "no expansion" is the baseline here. Query
+vectors are embedded once per question and reused across the grid (the same vectors recall would
+compute; a grid point then costs ranking only).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ GRID = {
     "context": {"seeds": (3, 5, 10), "window": (1, 2, 3), "share": (0.15, 0.3, 0.5)},
     "entities": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35)},
     "second-hop": {"seeds": (1, 3, 5), "share": (0.1, 0.2, 0.35)},
+    "feedback": {"seeds": (3, 5, 8), "words": (3, 6, 10), "share": (0.05, 0.1, 0.15, 0.2)},
 }
+# Chosen like the dialogue priors: the best training point among those that lower no category's
+# hitL@10 on either training conversation (bench.dialogue.choose); the others by `objective` alone.
+NO_LOSS_RULE = {"feedback"}
 CATS = ("cat1-4", "multi-hop", "temporal", "open-domain", "single-hop", "adversarial")
 
 
@@ -64,8 +70,9 @@ def objective(rows: list[dict]) -> float:
 
 
 def report_multihop(args, wss, scorer, out: dict) -> None:
+    from bench.dialogue import choose
     from bench.quality import run
-    from memtool.recall.expansion import Expansion
+    from memtool.recall.expansion import RECALL, Expansion
 
     questions, convs, mems = locomo_sweep_setup(args, wss)
 
@@ -74,7 +81,7 @@ def report_multihop(args, wss, scorer, out: dict) -> None:
         for c in convs:
             mems[c].recall_expansion = how
             by_conv[c] = run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)
-            mems[c].recall_expansion = Expansion()
+            mems[c].recall_expansion = RECALL  # as recall runs it, for the reports after this one
         return by_conv
 
     t = time.perf_counter()
@@ -90,8 +97,12 @@ def report_multihop(args, wss, scorer, out: dict) -> None:
     summary, tables = [], []
     for kind, grid in variants.items():
         folds = []
+        grid = {**grid, "{}": base} if kind in NO_LOSS_RULE else grid  # "{}": no expansion
         for held, train in H.folds(convs):
-            chosen = max(grid, key=lambda p: objective([r for c in train for r in grid[p][c]]))
+            if kind in NO_LOSS_RULE:
+                chosen = choose(grid, "{}", train)
+            else:
+                chosen = max(grid, key=lambda p: objective([r for c in train for r in grid[p][c]]))
             folds.append({"held_out": held, "point": chosen, "figures": H.category_figures(grid[chosen][held]),
                           "base": H.category_figures(base[held])})
         text = H.markdown_table(["category", *(f"{f['held_out']}" for f in folds)],

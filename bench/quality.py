@@ -236,7 +236,7 @@ def main() -> None:
                     help="folder whose workspace copies and indexes are reused between runs; '' for a fresh temporary one")
     ap.add_argument("--quick", action="store_true",
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
-    ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop (default: all)")
+    ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
     ap.add_argument("--json", help="write all rows and tables to this file")
     args = ap.parse_args()
     chosen = args.report.split(",")

@@ -1,8 +1,9 @@
 """Issue 16 item 6: multi-hop expansion (memtool.recall.expansion). A question's words find one
 fact; the fact that completes the answer shares none of them, and is found only through the first:
 beside it in its section (context), about the same entity (entities), or by the first fact's own
-words (second-hop). Recall runs no expansion by default (docs/recall.md, "Multi-hop": measured,
-not kept); `Memory.recall_expansion` is the benchmark's switch."""
+words (second-hop). Recall runs none of those by default (docs/recall.md, "Multi-hop": measured,
+not kept), but feedback: the best hits' rarest words lift the candidates the query found that hold
+them (chosen leave one conversation out); `Memory.recall_expansion` is the benchmark's switch."""
 
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def test_6_second_hop_requery_finds_what_the_first_hit_names(mem):
     assert any("no ramp" in c for c in expanded)  # found by "Kesselhaus", a word of the first hit
 
 
-def test_6_recall_runs_no_expansion_by_default(mem, tmp_path):
-    assert mem.recall_expansion == RECALL == Expansion()  # measured, not kept (docs/recall.md, "Multi-hop")
+def test_6_recall_runs_feedback_by_default_and_it_adds_no_fact(mem, tmp_path):
+    assert mem.recall_expansion == RECALL == Expansion(kind="feedback", seeds=8, share=0.1, words=6)
     _, out = run_json("recall", "workshop venue", "--k", "5", cwd=tmp_path, check=0)
     assert [r["content"] for r in out["results"]] == ["The workshop venue is the Kesselhaus, booked with @Marta."]
     mem.recall_expansion = BEST_MEASURED  # the variant that came closest, as the bench runs it
@@ -101,3 +102,4 @@ def test_6_names_in_skips_the_speaker_and_sentence_starts():
 def test_6_unknown_expansion_is_refused():
     with pytest.raises(ValueError):
         Expansion(kind="everything")
+

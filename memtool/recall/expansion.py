@@ -1,19 +1,21 @@
 """Multi-hop expansion: the best hits pull in facts linked to them — the records around them in
 their section (`context`), facts about the same entities (`entities`), or what a second query made
 of their own words finds (`second-hop`) — each at a share of the hit's score, before the list is
-cut to its line budget. Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall
-runs `RECALL` (none); a benchmark sets the variants (`Memory.recall_expansion`)."""
+cut to its line budget; or they lend their rarest words to the candidates already found
+(`feedback`). Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall runs
+`RECALL` (feedback); a benchmark sets the variants (`Memory.recall_expansion`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from memtool.analyzer import fts_match, query_terms
+from memtool.analyzer import STOPWORDS, fold, fts_match, query_terms, words
 from memtool.dialogue import speaker_of
 from memtool.store import Filters, Store
 
-KINDS = ("none", "context", "entities", "second-hop")
+SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (LoCoMo, docs/recall.md)
+KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
 _SPEAKER = re.compile(r"^\*\*[^*]+\*\*:\s*")
@@ -28,16 +30,19 @@ class Expansion:
     share: float = 0.3  # of a seed's score that a linked fact gains (times the link's weight)
     window: int = 2  # context: records either side, in the same file and section
     limit: int = 20  # entities, second-hop: linked facts taken per seed
+    words: int = 6  # feedback: the seeds' rarest words searched
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown expansion {self.kind!r}; one of {', '.join(KINDS)}")
 
 
-# What recall runs: none. Second-hop (seeds 5, share .35) met the held-out rule for hitL@10 but costs
-# hitL@25/50, multiplies lexical latency at 10^4 facts and adds facts without the query's words to
-# exact-word queries; not in the default path until that is fixed (docs/recall.md, "Multi-hop").
-RECALL = Expansion()
+# What recall runs: feedback from the 8 best hits' 6 rarest words at 0.1: the point the held-out rule
+# (bench/multihop.py) picks on all three LoCoMo dev conversations; held out, no fold loses a category
+# at 10/25/50 lines and cat 1–4 / multi-hop gain (docs/recall.md, "Multi-hop").
+# Second-hop (seeds 5, share .35) met the held-out rule for hitL@10 but costs hitL@25/50, multiplies
+# lexical latency at 10^4 facts and adds facts without the query's words to exact-word queries.
+RECALL = Expansion(kind="feedback", seeds=8, share=0.1, words=6)
 BEST_MEASURED = Expansion(kind="second-hop", seeds=5, share=0.35)
 
 
@@ -101,10 +106,40 @@ def second_hop_links(store: Store, seeds: list[int], heads: dict[int, dict], ter
     return out
 
 
+def feedback_words(seeds: list[str], query: str, speakers: set[str], counts) -> list[str]:
+    """The words of the `seeds`' texts that another fact holds too, rarest first (ties: first
+    seen): four letters or more, not stopwords or numbers, not a form of the query's words, not a
+    speaker's name — what the best hits say that the question did not. `counts(words)` gives each
+    word's document frequency. Pure."""
+    asked = set(query_terms(query))
+    skip = {fold(s) for s in speakers}
+    found = dict.fromkeys(f for text in seeds for _, _, w in words(text)
+                          if len(f := fold(w)) >= 4 and f not in STOPWORDS and f not in skip and not f.isdigit()
+                          and not asked & set(query_terms(f)))  # `painting` is the question's `paint`
+    df = counts(list(found))
+    return sorted((w for w in found if df.get(w, 0) >= 2), key=lambda w: df[w])
+
+
+def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str,
+             known: set[int], filters: Filters, how: Expansion) -> dict[int, float]:
+    """Pseudo-relevance feedback: fact id → the extra score (`how.share` × BM25 over the best) that a
+    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`. Only candidates already found gain: nothing is added that
+    the query itself did not find."""
+    top = order[0][1] if order else 0.0
+    seeds = [fid for fid, s in order[: how.seeds] if fid in heads and s >= SEED_FLOOR * top]
+    speakers = {s for row in heads.values() if (s := speaker_of(row["content"]))}
+    rare = feedback_words([heads[fid]["content"] for fid in seeds], query, speakers, store.term_counts)[: how.words]
+    if not rare:
+        return {}
+    found = store.search_ids(fts_match(query_terms(" ".join(rare))), filters, 100)
+    best = max((s for _, s in found), default=0.0) or 1.0
+    return {fid: how.share * s / best for fid, s in found if fid in known}
+
+
 def expand(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str, terms: list[str],
            filters: Filters, how: Expansion) -> list[tuple[int, float]]:
     """`order` (fact id, score, best first) after `how`'s expansion; facts it adds pass `filters`."""
-    if how.kind == "none" or not order:
+    if how.kind in ("none", "feedback") or not order:  # feedback runs before the priors (ranking.ranked)
         return order
     seeds = [fid for fid, _ in order[: how.seeds]]
     if how.kind == "context":

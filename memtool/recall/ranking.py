@@ -7,7 +7,7 @@ import re
 from datetime import date
 
 from memtool.dialogue import speaker_of
-from memtool.recall.expansion import Expansion, expand
+from memtool.recall.expansion import Expansion, expand, feedback
 from memtool.recall.results import Hit
 from memtool.store import Filters, Store
 
@@ -142,7 +142,8 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
 def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str, n: int, spans=(),
            expansion: Expansion = Expansion(), terms: list[str] = ()) -> list[Hit]:
     """The best `n` hits after the priors and `expansion` (see memtool.recall.expansion), each with
-    its final score.
+    its final score. Feedback ranks twice: the first order's best hits pick the words, and the
+    candidates holding them are ranked again with the priors.
 
     Ranking reads only kind and text of the candidates; full rows are read for the best `n`."""
     heads = store.fact_heads(list(scores))
@@ -155,7 +156,26 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     naming = store.facts_naming(query, list(heads))
     near = timely({i: heads[i] for i in scores if i in heads}, spans)
     order = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
+    if expansion.kind == "feedback" and terms:  # the best hits' rare words lift the candidates holding them
+        order = _fed_back(store, order, scores, heads, neighbours, query, naming, near, filters, expansion)
     order = expand(store, order, heads, query, list(terms), filters, expansion)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]
+
+
+def _fed_back(store: Store, order: list[tuple[int, float]], scores: dict[int, float], heads: dict[int, dict],
+              neighbours: dict[int, list[int]], query: str, naming: set[int], near: dict[int, float],
+              filters: Filters, expansion: Expansion) -> list[tuple[int, float]]:
+    """`order` ranked again after feedback (memtool.recall.expansion.feedback) lifted the candidates
+    holding the best hits' rare words. Nothing passes the first hit by the question's own words and
+    meaning, and it keeps its score: an exact query keeps its line on top, and a tie there stays for
+    the stability prior to break."""
+    extra = feedback(store, order, heads, query, set(scores), filters, expansion)
+    if not extra:
+        return order
+    first, top = order[0]
+    scores = {fid: s + extra.get(fid, 0.0) for fid, s in scores.items()}
+    again = [(fid, s) for fid, s in rerank(scores, heads, neighbours, query, naming, near) if fid in heads]
+    return sorted(((fid, top if fid == first else min(s, top * (1 - 1e-9))) for fid, s in again),
+                  key=lambda x: (x[0] != first, -x[1], x[0]))

@@ -81,7 +81,7 @@ BY_KIND: dict[tuple[str, str], Calibration] = {
 
 
 def text_kind(content: str) -> str:
-    """"dialogue" for a conversation turn (`**Name**: text`), else "notes"."""
+    """"dialogue" for a conversation turn (`**Name**: text`, `**Name** (14:03): text`), else "notes"."""
     return "dialogue" if speaker_of(content) else "notes"
 
 

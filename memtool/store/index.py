@@ -293,7 +293,7 @@ class Store:
         Smaller indexes are untouched."""
         terms = self.prune_common(terms)
         whole = fts_match(terms)
-        split = self._large() and rare_split(word_groups(terms), self._doc_counts(terms), self.rare_facts)
+        split = self._large() and rare_split(word_groups(terms), self.term_counts(terms), self.rare_facts)
         if not split:
             return self.search_ids(whole, filters, k)
         rare = fts_match(split[0])
@@ -316,7 +316,7 @@ class Store:
         exact = [t for t in terms if not t.endswith("*")]
         if len(exact) < 2 or len(terms) < 2 or not self._large():
             return terms
-        facts, docs = self._fact_count(), self._doc_counts(exact)
+        facts, docs = self._fact_count(), self.term_counts(exact)
         common = {t for t in exact if docs[t] > PRUNE_SHARE * facts}
         kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
         return kept if kept else terms
@@ -340,7 +340,7 @@ class Store:
             return False
         return self._fact_count() >= self.prune_min_facts
 
-    def _doc_counts(self, terms: list[str]) -> dict[str, int]:
+    def term_counts(self, terms: list[str]) -> dict[str, int]:
         """term → facts holding it, for the exact `terms`; remembered until the index changes."""
         version = self.state_version()
         if self._docs[0] != version:
@@ -359,7 +359,7 @@ class Store:
     def doc_counts(self, terms: set[str]) -> tuple[dict[str, int], int]:
         """(term → how many facts hold it in their text or context, for the exact `terms`; the
         number of facts): what recall needs to weigh a query's words by their rarity."""
-        return self._doc_counts(sorted(terms)), self._fact_count()
+        return self.term_counts(sorted(terms)), self._fact_count()
 
     def fact_terms(self, ids: list[int]) -> dict[int, set[str]]:
         """id → the index terms of the fact's text and context, in the order of `ids`."""
