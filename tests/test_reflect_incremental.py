@@ -346,7 +346,9 @@ def listings_agree(ws: Path) -> list[str]:
     try:
         mem.refresh()
         names = [name for name, _ in mem.store.entity_counts(pages.MIN_FACTS)]
-        got = listing.entity_facts(mem.store, names, pages.LISTED, mem.local.supersessions())
+        got = listing.entity_facts(mem.store, names, pages.LISTED)
+        listing.complete(mem.store, [f for found in got.values() for f in found], mem.local.supersessions())
+        got = {name: [{k: f[k] for k in SHOWN if k in f} for f in found] for name, found in got.items()}
         one_by_one = {name: [{k: f[k] for k in SHOWN if k in f} for f in mem.list_facts(entities=[name], k=pages.LISTED)]
                       for name in names}
         assert got == one_by_one

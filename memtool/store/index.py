@@ -464,12 +464,15 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, [*params, k])]
 
     def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
-        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, content, entities,
-        confidence) of each of `ids` still indexed: what a listing shows of a fact."""
-        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content", "entities",
-                "confidence")
+        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence)
+        of each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`)."""
+        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "entities", "confidence")
         sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
         return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}
+
+    def fact_contents(self, ids: Iterable[int]) -> dict[int, str]:
+        """id → text of each of `ids` still indexed."""
+        return dict(select_in(self.conn, "SELECT id, content FROM facts WHERE id IN ({marks})", ids))
 
     def opinion_rows(self, filters: Filters) -> list[dict]:
         """Every opinion fact passing `filters`, newest first, with its analysed `terms`."""
