@@ -26,7 +26,7 @@ def entity_facts(store: Store, names: list[str], k: int) -> dict[str, list[dict]
     for name, m in matches.items():
         listing = [shown[i] for i in ids[name] if i in shown]
         if m.plain:  # found by its name in plain words, perhaps: the entity joins each fact's entities
-            listing = [dict(f, entities=list(dict.fromkeys([*f["entities"], m.name]))) for f in listing]
+            listing = [f if m.name in f["entities"] else dict(f, entities=[*f["entities"], m.name]) for f in listing]
         out[name] = listing
     return out
 
