@@ -535,12 +535,16 @@ class Store:
         return entities.entity_page(self.conn, name)
 
     def consolidation_rows(self) -> list[tuple]:
-        """(path, line_start, line_end, kind, day, entities, content, ehash, trust) of every fact
-        consolidation looks at: everything but the journal (generated blocks are never indexed)."""
+        """(path, line_start, line_end, kind, day, entities, content, ehash, terms) of every fact
+        consolidation looks at: everything but the journal (generated blocks are never indexed). Each
+        file's trust tier is `file_trust`'s (a join per fact would cost a quarter of the read)."""
         return self.conn.execute(
             "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
-            " f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
-            " WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+            " f.ehash, f.terms FROM facts f WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+
+    def file_trust(self) -> dict[str, str]:
+        """path → trust tier declared in its front matter ('normal' without one), of every indexed file."""
+        return dict(self.conn.execute("SELECT path, COALESCE(trust, 'normal') FROM files"))
 
     def fact_texts(self) -> list[tuple[str, str]]:
         """(path, content) of every fact consolidation looks at (what its keys are made from)."""
