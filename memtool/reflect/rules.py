@@ -96,12 +96,16 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
     """Duplicates to fold and near-duplicates to review, from candidate pairs with their cosine (or None)."""
     out = Findings()
     legal = set()
+    plain: dict[str, frozenset] = {}  # key → its words but fillers (a new fact is in many pairs)
     for (a, b), cos in sorted(pairs.items(), key=lambda p: p[0]):
         fa, fb = by_key[a], by_key[b]
         if trust.LEGAL in (fa["trust"], fb["trust"]):
             legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
             continue
-        lex = jaccard(terms[a] - FILLERS, terms[b] - FILLERS)
+        wa = plain.get(a)
+        if wa is None:
+            wa = plain[a] = terms[a] - FILLERS
+        lex = jaccard(wa, terms[b] - FILLERS)
         if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
             continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
