@@ -206,6 +206,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
                 listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED)
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
             if rec["action"] == "create" and created is not None:
+                listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file
                 created[name] = listings[name]
         else:
             reused += 1
@@ -230,10 +231,14 @@ def _renaming(src: Sources, made: list[pages.PagePlan], listed: dict[str, list[d
             out.add(p.path)
             continue
         now = listing.entity_facts(src.store, [name], pages.LISTED)[name]
-        listing.complete(src.store, before + now, successors)  # what each says in full (ids kept: unchanged files)
-        if now != before:
+        listing.complete(src.store, now, successors)
+        if _without_ids(now) != _without_ids(before):
             out.add(p.path)
     return out
+
+
+def _without_ids(facts: list[dict]) -> list[dict]:
+    return [{k: v for k, v in f.items() if k != "id"} for f in facts]
 
 
 def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
