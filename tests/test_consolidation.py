@@ -309,3 +309,25 @@ def test_14_11_entity_pages_mark_what_consolidation_superseded(history):
             assert f"*(superseded by [{c['new']['source']}](" in line, (page.name, line)
             marked += 1
     assert marked, "no contradiction reached an entity page: the test would prove nothing"
+
+
+def test_reflect4_item2_contradictions_take_the_index_terms_of_a_fact_without_inline_fields(history):
+    """Contradictions compare facts by their analysed terms, inline fields left out: the terms the index
+    stored for each fact are used as they are (not analysed again) exactly where that gives the same set."""
+    from memtool.analyzer import index_terms
+    from memtool.reflect.consolidation import FIELD, fact_terms, load_facts, term_set
+
+    ws, _, _ = history
+    write(ws, "memory/2026-10-02.md", "# 2026-10-02\n\n- @Vera moved to Porto [cost:: 2h] [mood:: calm].\n")
+    mem = Memory(Workspace(ws), embedder="none")
+    try:
+        mem.refresh()
+        facts = load_facts(mem.store, mem.config.trust_globs)
+    finally:
+        mem.close()
+    with_field = [f for f in facts if FIELD.search(f["content"])]
+    assert with_field and len(facts) > 100
+    for f in facts:
+        assert fact_terms(f) == term_set(index_terms(FIELD.sub(" ", f["content"]))), f["source"]
+    vera = next(f for f in with_field if f["path"] == "memory/2026-10-02.md")
+    assert "calm" not in fact_terms(vera) and "calm" in term_set(vera["terms"]) and "porto" in fact_terms(vera)

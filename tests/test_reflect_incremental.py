@@ -346,7 +346,9 @@ def listings_agree(ws: Path) -> list[str]:
     try:
         mem.refresh()
         names = [name for name, _ in mem.store.entity_counts(pages.MIN_FACTS)]
-        got = listing.entity_facts(mem.store, names, pages.LISTED, mem.local.supersessions())
+        got = listing.entity_facts(mem.store, names, pages.LISTED)
+        listing.complete(mem.store, [f for found in got.values() for f in found], mem.local.supersessions())
+        got = {name: [{k: f[k] for k in SHOWN if k in f} for f in found] for name, found in got.items()}
         one_by_one = {name: [{k: f[k] for k in SHOWN if k in f} for f in mem.list_facts(entities=[name], k=pages.LISTED)]
                       for name in names}
         assert got == one_by_one
@@ -453,3 +455,21 @@ def test_item5_a_page_a_run_created_makes_the_next_run_recompute_what_it_names(t
     got = both(a, b)
     assert {"Quinn", "Rita"} <= {p["entity"] for p in got["pages"] if p["action"] == "create"}
     assert reflect(a)["reused"]["replayed"]  # pages nothing else names by: the next run replays
+
+
+def test_reflect4_item1_a_created_page_citing_a_page_the_run_rewrote_still_lets_the_next_run_replay(tmp_path,
+                                                                                                   example_ws):
+    """A page's facts are read without their text, by id. A run that creates `Nova`'s page, whose facts
+    include a hand-written line of `Yara`'s page, and rewrites `Yara`'s block (the page is read again,
+    its lines get new ids) changed nothing about what names Nova: the next run replays, and agrees with
+    a run without the record."""
+    write(example_ws, "bank/entities/Yara.md", "# Yara\n\n- @Nova painted the fence of @Yara.\n")
+    write(example_ws, "memory/2026-09-01.md", "# 2026-09-01\n\n- @Yara plays chess.\n- @Yara lives in Porto.\n")
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-28.md", "# 2026-11-28\n\n- @Nova and @Yara cooked pasta.\n"
+                                              "- @Yara thanked @Nova for the ladder.\n")
+    got = both(a, b)
+    actions = {p["entity"]: p["action"] for p in got["pages"]}
+    assert actions.get("Nova") == "create" and actions.get("Yara") == "update", actions
+    assert "painted the fence" in (a / "bank/entities/Nova.md").read_text(encoding="utf-8")
+    assert reflect(a)["reused"]["replayed"]

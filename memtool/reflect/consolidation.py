@@ -31,12 +31,17 @@ CHUNK = 1000  # new facts examined between deadline checks
 
 
 def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
-    """Every fact consolidation considers: key, source, kind, day, entities, content, trust.
-    Term and word sets are made on demand (see `_Sets`), since a run needs them for what is new."""
+    """Every fact consolidation considers: key, source, kind, day, entities, content, trust, and the
+    terms the index analysed its content into. Term and word sets are made on demand (see `_Sets`),
+    since a run needs them for what is new."""
     tiers: dict[tuple[str, str], str] = {}
     parsed: dict[str | None, list[str]] = {}
     facts = []
-    for path, line, end, kind, day, entities, content, ehash, declared in store.consolidation_rows():
+    declared_of = store.file_trust()
+    for path, line, end, kind, day, entities, content, ehash, analysed in store.consolidation_rows():
+        declared = declared_of.get(path)
+        if declared is None:
+            continue  # a fact of no indexed file (never, as the index is written)
         names = parsed.get(entities)
         if names is None:
             names = parsed[entities] = json.loads(entities or "[]")
@@ -46,7 +51,7 @@ def load_facts(store: Store, globs: dict[str, list[str]]) -> list[dict]:
         facts.append({"key": fact_key(path, content), "path": path,
                       "source": f"{path}#L{line}" + (f"-L{end}" if end and end != line else ""), "kind": kind,
                       "day": (day or "")[:10] or None, "entities": names, "content": content, "ehash": ehash,
-                      "trust": tier})
+                      "trust": tier, "terms": analysed})
     return facts
 
 
@@ -72,6 +77,14 @@ class _Sets(dict):
 def term_set(terms_text: str) -> frozenset:
     """Index terms (forms and stems): do two facts talk about the same thing?"""
     return frozenset(t for t in terms_text.split() if t not in STOPWORDS and len(t) > 1 and not t.isdigit())
+
+
+def fact_terms(f: dict) -> frozenset:
+    """The term set of a fact's content, inline fields left out: the index's analysis where it has no
+    field (the same terms, not analysed again)."""
+    if f.get("terms") is not None and not FIELD.search(f["content"]):
+        return term_set(f["terms"])
+    return term_set(index_terms(FIELD.sub(" ", f["content"])))
 
 
 def word_set(content: str) -> frozenset:
@@ -242,7 +255,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     """Phases 2 and 3, dedup and contradictions: only what is new is examined, against everything,
     in chunks between deadline checks. Near-duplicates that are really contradictions are dropped."""
     cfg = src.config
-    terms = _Sets(lambda k: term_set(index_terms(FIELD.sub(" ", by_key[k]["content"]))))
+    terms = _Sets(lambda k: fact_terms(by_key[k]))
     names = defaultdict(set)
     for e in {e for f in facts for e in f["entities"]}:
         names[e.lower()].update(index_terms(e).split())

@@ -1,6 +1,10 @@
 """The facts an entity page is made from: each entity's newest facts as `mem recall --entity` lists
 them (`memtool.recall.listed`), with only what a page shows of each, for many entities in one pass:
-a fact that several entities list is read, named and checked for a successor once."""
+a fact that several entities list is read and named once.
+
+A page counts all of them (kinds, days, related entities, the files they come from) but prints only
+its newest few in full: a listing leaves out each fact's text and successor, and `complete` adds
+them to the facts a page prints (`pages.printed`)."""
 
 from __future__ import annotations
 
@@ -11,43 +15,49 @@ from memtool.store import Filters, Store
 from memtool.store.local import fact_key
 
 
-def entity_facts(store: Store, names: list[str], k: int, supersessions: dict[str, tuple]) -> dict[str, list[dict]]:
-    """name → its newest `k` facts (kind, timestamp, entities, content, source; an opinion's
-    confidence; `superseded_by` as recall gives it), newest first. `supersessions`: old key → (new
-    key, until, old source, new source), as `LocalState.supersessions` gives them."""
+def entity_facts(store: Store, names: list[str], k: int) -> dict[str, list[dict]]:
+    """name → its newest `k` facts (id, kind, timestamp, entities, source; an opinion's confidence),
+    newest first, without their text (see `complete`)."""
     matches = {name: store.entity_match(name) for name in names}
     ids = {name: store.latest_ids(Filters(entities=[m]), k) for name, m in matches.items()}
     rows = store.listing_rows(sorted({i for found in ids.values() for i in found}))
-    shown = _shown_all(store, rows, supersessions)
+    shown = _shown_all(store, rows)
     out = {}
     for name, m in matches.items():
         listing = [shown[i] for i in ids[name] if i in shown]
         if m.plain:  # found by its name in plain words, perhaps: the entity joins each fact's entities
-            listing = [dict(f, entities=list(dict.fromkeys([*f["entities"], m.name]))) for f in listing]
+            listing = [f if m.name in f["entities"] else dict(f, entities=[*f["entities"], m.name]) for f in listing]
         out[name] = listing
     return out
 
 
-def _shown_all(store: Store, rows: dict[int, dict], supersessions: dict[str, tuple]) -> dict[int, dict]:
-    """id → what a page shows of that fact (mentions resolved to their pages)."""
+def complete(store: Store, facts: list[dict], supersessions: dict[str, tuple]) -> None:
+    """Add each fact's text (`content`) and, as recall gives it, `superseded_by`, in place.
+    `supersessions`: old key → (new key, until, old source, new source), as
+    `LocalState.supersessions` gives them."""
+    todo = [f for f in facts if "content" not in f]
+    if not todo:
+        return
+    texts = store.fact_contents(sorted({f["id"] for f in todo}))
+    for f in todo:
+        f["content"] = texts.get(f["id"], "")
+        later = supersessions.get(fact_key(f["source"].rsplit("#", 1)[0], f["content"]))
+        if later:
+            f["superseded_by"] = {"source": later[3], "since": later[1]}
+
+
+def _shown_all(store: Store, rows: dict[int, dict]) -> dict[int, dict]:
+    """id → what a page shows of that fact (mentions resolved to their pages), but its text."""
     parsed = {text: json.loads(text or "[]") for text in {r["entities"] for r in rows.values()}}
     canonical = store.canonical_names({m for found in parsed.values() for m in found})
     names = {text: list(dict.fromkeys(canonical.get(m, m) for m in found)) for text, found in parsed.items()}
-    replaced = {(s[2] or "").split("#")[0] for s in supersessions.values()}  # a fact's key holds its path
-    if any(not s[2] for s in supersessions.values()):
-        replaced = None  # a successor recorded without its old source: look every fact up
-    return {i: _shown(r, names[r["entities"]], supersessions, replaced) for i, r in rows.items()}
+    return {i: _shown(i, r, names[r["entities"]]) for i, r in rows.items()}
 
 
-def _shown(row: dict, names: list[str], supersessions: dict[str, tuple], replaced: set[str] | None) -> dict:
+def _shown(i: int, row: dict, names: list[str]) -> dict:
     a, b = row["valid_from"], row["valid_to"]  # recall's timestamp: a validity range, else the day
-    fact = {"kind": row["kind"], "timestamp": f"{a}/{b}" if a and b and a != b else a or row["date"],
-            "entities": list(names), "content": row["content"],
-            "source": source(row["path"], row["line_start"], row["line_end"])}
+    fact = {"id": i, "kind": row["kind"], "timestamp": f"{a}/{b}" if a and b and a != b else a or row["date"],
+            "entities": list(names), "source": source(row["path"], row["line_start"], row["line_end"])}
     if row["kind"] == "opinion":
         fact["confidence"] = row["confidence"]
-    later = supersessions.get(fact_key(row["path"], row["content"])) if replaced is None or row["path"] in replaced \
-        else None
-    if later:
-        fact["superseded_by"] = {"source": later[3], "since": later[1]}
     return fact

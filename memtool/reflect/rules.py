@@ -96,12 +96,16 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
     """Duplicates to fold and near-duplicates to review, from candidate pairs with their cosine (or None)."""
     out = Findings()
     legal = set()
+    plain: dict[str, frozenset] = {}  # key → its words but fillers (a new fact is in many pairs)
     for (a, b), cos in sorted(pairs.items(), key=lambda p: p[0]):
         fa, fb = by_key[a], by_key[b]
         if trust.LEGAL in (fa["trust"], fb["trust"]):
             legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
             continue
-        lex = jaccard(terms[a] - FILLERS, terms[b] - FILLERS)
+        wa = plain.get(a)
+        if wa is None:
+            wa = plain[a] = terms[a] - FILLERS
+        lex = jaccard(wa, terms[b] - FILLERS)
         if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
             continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
@@ -165,7 +169,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     markers = {e: [f for f in by_entity[e] if f["day"] > day and CHANGE.search(f["content"])]
                for e, day in first_day.items() if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}
-    by_key_day = {f["key"]: f["day"] for f in facts}
+    by_key = {f["key"]: f for f in facts}
 
     def best_older(newer: dict, entity: str, candidates: list[dict]) -> None:
         """The one older fact a change replaces: the most similar one (attribute terms) not replaced yet."""
@@ -178,7 +182,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
             if (older["key"], newer["key"]) in folded or (newer["key"], older["key"]) in folded:
                 continue
             current = found.get(older["key"])
-            if current is not None and by_key_day[current[1]] <= newer["day"]:
+            if current is not None and by_key[current[1]]["day"] <= newer["day"]:
                 continue  # already replaced by something earlier
             theirs = terms[older["key"]] - own
             shared = mine & theirs
@@ -202,7 +206,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
         for newer in markers.get(entity, ()):  # as an older fact arriving late
             if newer["day"] > (f["day"] or ""):
                 best_older(newer, entity, [f])
-    return sorted(found.values()), _unclear(facts, terms, names, pairs, words, set(found))
+    return sorted(found.values()), _unclear(by_key, terms, names, pairs, words, set(found))
 
 
 def _eligible(f: dict) -> bool:
@@ -210,13 +214,12 @@ def _eligible(f: dict) -> bool:
     return bool(f["entities"]) and bool(f["day"]) and f["trust"] != trust.LEGAL and not f["source"].startswith("bank/")
 
 
-def _unclear(facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
+def _unclear(by_key: dict[str, dict], terms: dict[str, frozenset], names: dict[str, frozenset],
              pairs: dict[tuple[str, str], float | None], words: dict[str, frozenset],
              superseded: set[str]) -> list[tuple[str, str]]:
     """Candidate pairs of world facts about one entity, from different days, that share content terms
     and are similar but not the same in words, with no change marker: possible contradictions."""
     unclear = []
-    by_key = {f["key"]: f for f in facts}
     for a, b in pairs:
         fa, fb = by_key[a], by_key[b]
         if not (_eligible(fa) and _eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":

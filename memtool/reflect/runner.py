@@ -203,10 +203,10 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         if rec is None:
             if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
                 start = remade.index(name)
-                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED,
-                                                successors)
-            rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits)
+                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED)
+            rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
             if rec["action"] == "create" and created is not None:
+                listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file
                 created[name] = listings[name]
         else:
             reused += 1
@@ -227,10 +227,18 @@ def _renaming(src: Sources, made: list[pages.PagePlan], listed: dict[str, list[d
     for p in made:
         name = p.entity
         before = listed.get(name)
-        if (before is None or pages.slug_for(name) != name or src.store.spellings(entity_key(name)) - {name}
-                or listing.entity_facts(src.store, [name], pages.LISTED, successors)[name] != before):
+        if before is None or pages.slug_for(name) != name or src.store.spellings(entity_key(name)) - {name}:
+            out.add(p.path)
+            continue
+        now = listing.entity_facts(src.store, [name], pages.LISTED)[name]
+        listing.complete(src.store, now, successors)
+        if _without_ids(now) != _without_ids(before):
             out.add(p.path)
     return out
+
+
+def _without_ids(facts: list[dict]) -> list[dict]:
+    return [{k: v for k, v in f.items() if k != "id"} for f in facts]
 
 
 def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: dict[str, float]) -> bool:
@@ -240,9 +248,10 @@ def _untouched(rec: dict, changes: cache.Changes, keys: list[str], confidences: 
 
 
 def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: dict[str, float], tier_of, fits,
-                      overwrite_edits: bool) -> dict:
+                      overwrite_edits: bool, successors: dict[str, tuple]) -> dict:
     """One entity page's plan (`action` None: no page) from the entity's `listed` facts (newest
-    `pages.LISTED`), with what it is made from."""
+    `pages.LISTED`, see `listing`), with what it is made from; the facts it prints are completed
+    (their text, and successors from `successors`)."""
     page = src.store.entity_page(name)
     path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
     entity = page["entity"] if page else name
@@ -258,6 +267,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
                conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
     if len(shown) < pages.MIN_FACTS:
         return rec
+    listing.complete(src.store, [f for part in pages.printed(shown) for f in part], successors)
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
     p = pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path), overwrite_edits)
     return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))

@@ -464,12 +464,15 @@ class Store:
         return [r[0] for r in self.conn.execute(sql, [*params, k])]
 
     def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
-        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, content, entities,
-        confidence) of each of `ids` still indexed: what a listing shows of a fact."""
-        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content", "entities",
-                "confidence")
+        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence)
+        of each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`)."""
+        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "entities", "confidence")
         sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
         return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}
+
+    def fact_contents(self, ids: Iterable[int]) -> dict[int, str]:
+        """id → text of each of `ids` still indexed."""
+        return dict(select_in(self.conn, "SELECT id, content FROM facts WHERE id IN ({marks})", ids))
 
     def opinion_rows(self, filters: Filters) -> list[dict]:
         """Every opinion fact passing `filters`, newest first, with its analysed `terms`."""
@@ -532,12 +535,16 @@ class Store:
         return entities.entity_page(self.conn, name)
 
     def consolidation_rows(self) -> list[tuple]:
-        """(path, line_start, line_end, kind, day, entities, content, ehash, trust) of every fact
-        consolidation looks at: everything but the journal (generated blocks are never indexed)."""
+        """(path, line_start, line_end, kind, day, entities, content, ehash, terms) of every fact
+        consolidation looks at: everything but the journal (generated blocks are never indexed). Each
+        file's trust tier is `file_trust`'s (a join per fact would cost a quarter of the read)."""
         return self.conn.execute(
             "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
-            " f.ehash, COALESCE(fi.trust, 'normal') FROM facts f JOIN files fi ON fi.path = f.path"
-            " WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+            " f.ehash, f.terms FROM facts f WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
+
+    def file_trust(self) -> dict[str, str]:
+        """path → trust tier declared in its front matter ('normal' without one), of every indexed file."""
+        return dict(self.conn.execute("SELECT path, COALESCE(trust, 'normal') FROM files"))
 
     def fact_texts(self) -> list[tuple[str, str]]:
         """(path, content) of every fact consolidation looks at (what its keys are made from)."""
