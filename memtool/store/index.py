@@ -488,12 +488,14 @@ class Store:
         pairs = [(name, key) for name, keys in keys_by_name.items() for key in keys]
         values = ",".join("(?, ?)" for _ in pairs)
         cols = ", ".join(f"f.{c}" for c in FACT_COLUMNS)
+        # Ranked on the columns the order needs, whole rows read for the newest k alone (an entity
+        # mentioned in 4·10^4 of 10^6 facts: 160 -> 124 ms).
         sql = (f"WITH names(name, key) AS (VALUES {values}),"
                " hits AS (SELECT DISTINCT n.name, e.fact_id FROM names n JOIN fact_entities e ON e.key = n.key),"
-               f" ranked AS (SELECT h.name, {cols}, f.terms, ROW_NUMBER() OVER (PARTITION BY h.name"
+               " ranked AS (SELECT h.name, f.id, f.kind, f.path, ROW_NUMBER() OVER (PARTITION BY h.name"
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord) AS rn FROM hits h JOIN facts f ON f.id = h.fact_id)"
-               " SELECT * FROM ranked WHERE rn <= ? AND kind != 'opinion' AND path NOT LIKE 'bank/%'"
-               " ORDER BY name, rn")
+               f" SELECT r.name, {cols}, f.terms, r.rn FROM ranked r JOIN facts f ON f.id = r.id"
+               " WHERE r.rn <= ? AND r.kind != 'opinion' AND r.path NOT LIKE 'bank/%' ORDER BY r.name, r.rn")
         return self._rows(sql, [x for pair in pairs for x in pair] + [k])
 
     def _rows(self, sql: str, params: list) -> list[dict]:
