@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtool.reflect.opinions import build, overlap, update
+from memtool.reflect.opinions import build, update
 
 unit = st.floats(min_value=0, max_value=1, allow_nan=False)
 count = st.integers(min_value=0, max_value=50)
@@ -31,11 +31,6 @@ def test_support_has_diminishing_returns(a, s):
     step2 = update(a, s + 2, 0) - update(a, s + 1, 0)
     eps = 1e-12  # near a = 1 both steps are rounding noise of 1 - (1 - a)·0.9^s
     assert step1 >= step2 - eps and step2 >= -eps
-
-
-@given(a=st.sets(st.sampled_from("abcdefghij")), b=st.sets(st.sampled_from("abcdefghij")))
-def test_h1_overlap_is_the_jaccard_of_the_sets_to_the_last_bit(a, b):
-    assert overlap(a, b) == (len(a & b) / len(a | b) if a and b else 0.0)
 
 
 def terms(text):

@@ -14,7 +14,7 @@ from memtool.recall import MAX_K, source, timestamp
 from memtool.reflect import cache, consolidation, journal, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
-from memtool.store import EntityMatch, Filters, Store
+from memtool.store import Filters, Store
 from memtool.store.local import fact_key
 from memtool.workspace import Workspace
 
@@ -48,7 +48,7 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
 
     refresh()
     about = [store.entity_match(entity)] if entity else []
-    rows = store.opinion_rows(Filters(entities=[EntityMatch(about[0].keys)] if about and filed else about))
+    rows = store.opinion_rows(Filters(entities=[about[0].by_mention()] if about and filed else about))
     ops = [light(r) for r in rows]
     canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]} | ({entity} if entity else set()))
     for f in ops:

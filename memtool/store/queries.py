@@ -28,6 +28,10 @@ class EntityMatch:
     plain: str | None = None
     name: str | None = None  # the page's name, when it has one
 
+    def by_mention(self) -> "EntityMatch":
+        """The facts mentioning the entity, without those naming it in plain words."""
+        return EntityMatch(self.keys)
+
     def sql(self) -> tuple[str, list]:
         marks = ",".join("?" * len(self.keys))
         clause = f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({marks}))"
