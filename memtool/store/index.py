@@ -286,8 +286,9 @@ class Store:
         return [(i, -r) for i, r in self.conn.execute(top, [match, *params, k])]
 
     def search_recent(self, match: str, filters: Filters, k: int) -> list[tuple[int, float]]:
-        """`search_ids` among the newest `recent_facts` facts the expression matches (ids grow as
-        files are indexed), the whole of them when fewer than `k` of those pass `filters`."""
+        """`search_ids` among the newest `recent_facts` facts the expression matches (newest by id:
+        ids grow as files are indexed, so a file indexed again counts as new), the whole of them
+        when fewer than `k` of those pass `filters`."""
         edge = self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC"
                                  " LIMIT 1 OFFSET ?", (match, self.recent_facts - 1)).fetchone()
         found = self.search_ids(match, filters, k, edge[0]) if edge else []
