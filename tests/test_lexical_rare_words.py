@@ -106,3 +106,46 @@ def test_4_known_terms_probes_the_posting_lists(store):
     held = {"kanban", "zaunkonig", "fence"} & {t for t in query_terms("Kanban Zaunkönig fence")}
     assert store.known_terms(held | {"nowhere", "fen"}) == held
     assert store.known_terms(set()) == set()
+
+
+# --- the second hop (memtool.recall.expansion) ranks through `search_terms` too -------------------
+
+def test_h2_second_hop_ranks_a_seeds_rarer_words_in_a_large_index_and_is_unchanged_in_a_small_one(store):
+    from memtool.recall.expansion import second_hop_links
+
+    terms = query_terms(QUERY)
+    holding = {i for i, _ in store.search_ids(fts_match(query_terms("Zaunkönig")), Filters(), 100)}
+    seed = {-1: {"content": QUERY}}  # a seed saying the query's words (asked for: other words)
+
+    def hop():
+        return second_hop_links(store, [-1], seed, ["unrelated"], Filters(), limit=4)[-1]
+
+    with sized(store, 1, rare_facts=6):
+        large, want = hop(), store.search_terms(terms, Filters(), 5)
+    assert not {i for i, _ in _whole(store, terms, 4)} <= holding  # the whole query brings Kanban-only facts...
+    assert [i for i, _ in large] == [i for i, _ in want][:4] and {i for i, _ in large} <= holding  # ...the hop, not
+    with sized(store, PRUNE_MIN_FACTS):
+        small = hop()
+    whole = _whole(store, terms, 5)
+    assert small == [(i, s / whole[0][1]) for i, s in whole][:4]
+
+
+# --- one common word in a large index: ranked among its newest facts ------------------------------
+
+def test_h3_one_common_word_in_a_large_index_is_ranked_among_its_newest_facts(store):
+    terms = query_terms("Kanban")  # in 18 facts
+    holding = sorted(i for i, _ in store.search_ids(fts_match(terms), Filters(), 100))
+    newest = set(holding[-10:])
+    saved = store.recent_facts
+    try:
+        store.recent_facts = 10
+        with sized(store, 1):
+            windowed, fallback = store.search_terms(terms, Filters(), 5), store.search_terms(terms, Filters(), 12)
+        with sized(store, PRUNE_MIN_FACTS):
+            small = store.search_terms(terms, Filters(), 5)
+    finally:
+        store.recent_facts = saved
+    _same(windowed, _whole(store, terms, 5, only=newest))  # the whole query's BM25, among the newest 10
+    assert not {i for i, _ in _whole(store, terms, 5)} <= newest  # (which differs from the whole top 5)
+    _same(fallback, _whole(store, terms, 12))  # fewer than k among the newest: the whole query
+    _same(small, _whole(store, terms, 5))  # a small index: untouched

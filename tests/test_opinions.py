@@ -110,3 +110,36 @@ def test_20_the_newest_threads_are_weighed_alone_and_equal_the_full_computation(
     assert everything["memory/2026-11-01.md#L4"]["contradicting"]  # Anna's thread has evidence of its own...
     evidence = [s for s in statements if "ROW_NUMBER" in s]
     assert len(evidence) == 1 and "'Peter'" in evidence[0] and "'Anna'" not in evidence[0]  # ...not read here
+
+
+
+# --- issue 19 (recall at 10^6): a hit's opinion thread is read from the opinions filed under it ---
+
+def test_h1_recall_reads_only_the_opinions_filed_under_the_hits_entity_and_matches_mem_opinions(empty_ws):
+    from conftest import write
+
+    from memtool.memory import Memory
+
+    write(empty_ws, "bank/entities/Peter.md", "# Peter\n\nCollaborator.\n")
+    write(empty_ws, "memory/2026-11-01.md", "# 2026-11-01\n\n## Retain\n"
+                                            "- O(c=0.6) @Peter: Peter prefers short replies on WhatsApp.\n"
+                                            "- O(c=0.8) @Anna: Anna thinks Peter writes too briefly.\n")
+    write(empty_ws, "memory/2026-11-05.md", "# 2026-11-05\n\n## Retain\n"
+                                            "- W @Peter: Peter asked for short replies on WhatsApp again.\n"
+                                            "- O @Peter: Peter prefers short WhatsApp replies, still.\n")
+    mem = Memory.open(empty_ws, embedder="none")
+    try:
+        listing = {o["source"]: o for o in mem.opinions()["opinions"]}
+        statements: list[str] = []
+        mem.store.conn.set_trace_callback(statements.append)
+        hits = mem.recall("short replies WhatsApp", kinds=["opinion"]).hits
+        mem.store.conn.set_trace_callback(None)
+    finally:
+        mem.close()
+    (hit,) = [h for h in hits if h.source in listing and listing[h.source]["entity"] == "Peter"]
+    mine = listing[hit.source]
+    assert mine["history"] == ["memory/2026-11-01.md#L4"] and mine["supporting"] == ["memory/2026-11-05.md#L4"]
+    assert (hit.opinion["confidence"], hit.opinion["trend"], hit.opinion["supporting"], hit.opinion["latest"]) == \
+        (mine["confidence"], mine["trend"], mine["supporting"], mine["source"])
+    reads = [s for s in statements if "kind = 'opinion'" in s]
+    assert len(reads) == 1 and "MATCH" not in reads[0]  # Anna's opinion naming Peter is not read (nor grouped)

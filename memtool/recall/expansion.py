@@ -97,10 +97,9 @@ def second_hop_links(store: Store, seeds: list[int], heads: dict[int, dict], ter
     out = {}
     for fid in seeds:
         own = [t for t in query_terms(heads.get(fid, {}).get("content", "")) if t not in asked]
-        own = store.prune_common(own)
         if not own:
             continue
-        found = store.search_ids(fts_match(own), filters, limit + 1)
+        found = store.search_terms(own, filters, limit + 1)  # a large index ranks by the seed's rarer words
         best = max((s for _, s in found), default=0.0) or 1.0
         out[fid] = [(other, s / best) for other, s in found if other != fid][:limit]
     return out

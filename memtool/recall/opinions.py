@@ -22,7 +22,7 @@ def thread_view(o) -> dict:
 def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) -> None:
     """Give each opinion hit its thread's current confidence, trend and evidence (`Hit.opinion`).
 
-    Threads are read per entity the hits are about (a thread belongs to the first entity its
+    Threads are read per entity the hits are filed under (a thread belongs to the first entity its
     bullets mention, so one entity's threads are whole), all of them for opinions about none."""
     wanted = [h for h in hits if h.kind == "opinion"]
     if not wanted:
@@ -37,7 +37,7 @@ def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) 
         return [o for o in threads if o.source in sources or sources.intersection(o.history)]
 
     try:
-        threads = [o for name in scopes for o in opinion_threads(store, name, refresh=_ready, pick=hit)]
+        threads = [o for name in scopes for o in opinion_threads(store, name, refresh=_ready, pick=hit, filed=True)]
     except Exception as exc:  # a hint on top of recall: never fail a recall over it
         notice(f"could not weigh the evidence for opinions ({exc}); showing their written c")
         return

@@ -25,9 +25,13 @@ LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
                     reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
-                    pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None) -> list[opinions.Opinion]:
+                    pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None,
+                    filed: bool = False) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
-    with `pick`, only the threads it picks (evidence is then read for their entities alone).
+    with `pick`, only the threads it picks (evidence is then read for their entities alone). With
+    `filed`, only the threads filed under `entity` (its opinions, read by mention): the same threads
+    as in the whole listing (a thread's bullets are one entity's), without grouping the opinions of
+    others that merely name it (at 10^6 facts, 2,509 opinions name `Hiroshi` and 1,058 are his).
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
     straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
@@ -44,11 +48,14 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
         return {t for t in stored[text].split() if t not in STOPWORDS and not t.isdigit()}
 
     refresh()
-    rows = store.opinion_rows(Filters(entities=[store.entity_match(entity)] if entity else []))
+    about = [store.entity_match(entity)] if entity else []
+    rows = store.opinion_rows(Filters(entities=[about[0].by_mention()] if about and filed else about))
     ops = [light(r) for r in rows]
-    canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]})
+    canonical = store.canonical_names({f["mentions"][0] for f in ops if f["mentions"]} | ({entity} if entity else set()))
     for f in ops:
         f["entity"] = canonical.get(f["mentions"][0], f["mentions"][0]) if f["mentions"] else "general"
+    if filed and entity:
+        ops = [f for f in ops if f["entity"] == canonical.get(entity, entity)]
     ops.reverse()  # oldest first
     terms_of = opinions.cached_terms(terms)
     threads = opinions.group(ops, terms_of)

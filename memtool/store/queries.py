@@ -28,6 +28,10 @@ class EntityMatch:
     plain: str | None = None
     name: str | None = None  # the page's name, when it has one
 
+    def by_mention(self) -> "EntityMatch":
+        """The facts mentioning the entity, without those naming it in plain words."""
+        return EntityMatch(self.keys)
+
     def sql(self) -> tuple[str, list]:
         marks = ",".join("?" * len(self.keys))
         clause = f"f.id IN (SELECT fact_id FROM fact_entities WHERE key IN ({marks}))"
@@ -101,14 +105,17 @@ FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "
                 "content", "context", "entities", "fields", "confidence", "ehash", "tags")
 
 
-def top_sql(filters: Filters) -> tuple[str, list]:
-    """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit)."""
+def top_sql(filters: Filters, from_id: int | None = None) -> tuple[str, list]:
+    """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit);
+    with `from_id`, among the facts from that id on (FTS5 walks only that end of its lists)."""
     rank = "bm25(facts_fts, 1.0, 0.3)"
+    newer, after = ("", []) if from_id is None else (" AND facts_fts.rowid >= ?", [from_id])
     if not filters.active:
-        return f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY r LIMIT ?", []
+        return (f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ?{newer} ORDER BY r LIMIT ?",
+                after)
     where, params = filters.sql()
     return (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
-            f" WHERE facts_fts MATCH ? AND {where} ORDER BY r LIMIT ?", params)
+            f" WHERE facts_fts MATCH ?{newer} AND {where} ORDER BY r LIMIT ?", after + params)
 
 
 def rare_split(groups: list[list[str]], docs: dict[str, int], most: int) -> tuple[list[str], list[str]] | None:
