@@ -31,6 +31,8 @@ PHASES = [  # (module, owner attribute or None, function, label)
     ("memtool.recall.candidates", None, "lexical", "lexical: prune + FTS5 BM25"),
     ("memtool.recall.candidates", None, "_foreign", "language of the semantic candidates"),
     ("memtool.recall.candidates", None, "fuse", "fusion"),
+    ("memtool.recall.ranking", None, "feedback", "feedback: the best hits' rare words"),
+    ("memtool.store.index", "Store", "term_counts", "term counts (inside the phases above)"),
 ]
 
 

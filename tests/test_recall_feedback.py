@@ -65,3 +65,14 @@ def test_2_feedback_never_lifts_a_candidate_past_the_first_hit(tmp_path):
     # the other run shares all words but one, and its "Kanal" is a seed's rare word: it may come
     # close, never first
     assert exact.results[0]["content"] == "Jonas' Laufstrecke führt am Deich entlang.", exact.results
+
+
+def test_2_feedback_words_stop_at_the_facts_they_may_rank_together():
+    """Issue 19: at 10^6 facts the seeds' rarest words can still be held by 10^5 facts, and ranking
+    them cost 22 ms a query; rarest first, they stop where their facts add up past the budget."""
+    from memtool.recall.expansion import FEEDBACK_FACTS, affordable
+
+    counts = {"alfama": 3, "lisbon": 9_000, "hotel": 12_000, "monday": 150_000}
+    assert affordable(["alfama", "lisbon", "hotel", "monday"], counts, FEEDBACK_FACTS) == ["alfama", "lisbon"]
+    assert affordable(["monday", "alfama"], counts, FEEDBACK_FACTS) == []  # the rarest alone is too common
+    assert affordable(["alfama", "lisbon", "hotel"], counts, 10**9) == ["alfama", "lisbon", "hotel"]

@@ -309,7 +309,7 @@ class Store:
         whole = fts_match(terms)
         split = self._large() and rare_split(word_groups(terms), self.term_counts(terms), self.rare_facts)
         if not split:
-            if self._large() and max(self.doc_counts(set(terms))[0].values(), default=0) > self.recent_facts:
+            if self._large() and max(self.term_counts(terms).values(), default=0) > self.recent_facts:
                 return self.search_recent(whole, filters, k)
             return self.search_ids(whole, filters, k)
         rare = fts_match(split[0])
