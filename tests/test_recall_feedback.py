@@ -72,7 +72,8 @@ def test_2_feedback_words_stop_at_the_facts_they_may_rank_together():
     them cost 22 ms a query; rarest first, they stop where their facts add up past the budget."""
     from memtool.recall.expansion import FEEDBACK_FACTS, affordable
 
-    counts = {"alfama": 3, "lisbon": 9_000, "hotel": 12_000, "monday": 150_000}
-    assert affordable(["alfama", "lisbon", "hotel", "monday"], counts, FEEDBACK_FACTS) == ["alfama", "lisbon"]
-    assert affordable(["monday", "alfama"], counts, FEEDBACK_FACTS) == []  # the rarest alone is too common
+    counts = {"alfama": 3, "lisbon": 900, "hotel": 1_200, "monday": 150_000}
+    assert affordable(["alfama", "lisbon", "hotel", "monday"], counts, 2_000) == ["alfama", "lisbon"]
+    assert affordable(["monday", "alfama"], counts, 2_000) == []  # the rarest alone is too common
     assert affordable(["alfama", "lisbon", "hotel"], counts, 10**9) == ["alfama", "lisbon", "hotel"]
+    assert affordable(["alfama", "monday"], counts, FEEDBACK_FACTS) == ["alfama"]  # the shipped budget
