@@ -57,25 +57,24 @@ CALL = """# 2026-11-20
 """
 
 
-@pytest.fixture(scope="module")
-def help_ws(tmp_path_factory):
-    root = tmp_path_factory.mktemp("floorkind") / "ws"
+def _indexed(tmp_path_factory, name: str, extra: dict[str, str]):
+    """A workspace of the help PAGES (and `extra` files), indexed with the bundled model."""
+    root = tmp_path_factory.mktemp(name) / "ws"
     (root / "memory").mkdir(parents=True)
-    for rel, text in PAGES.items():
+    for rel, text in {**PAGES, **extra}.items():
         write(root, rel, text)
     run_json("index", cwd=root, env=ENV)
     return root
+
+
+@pytest.fixture(scope="module")
+def help_ws(tmp_path_factory):
+    return _indexed(tmp_path_factory, "floorkind", {})
 
 
 @pytest.fixture(scope="module")
 def mixed_ws(tmp_path_factory):
-    root = tmp_path_factory.mktemp("floorkind-mixed") / "ws"
-    (root / "memory").mkdir(parents=True)
-    for rel, text in PAGES.items():
-        write(root, rel, text)
-    write(root, "memory/2026-11-20.md", CALL)
-    run_json("index", cwd=root, env=ENV)
-    return root
+    return _indexed(tmp_path_factory, "floorkind-mixed", {"memory/2026-11-20.md": CALL})
 
 
 @pytest.mark.parametrize("question", ["How do I descale an espresso machine?", "Can I record a voice memo?",

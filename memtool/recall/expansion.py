@@ -16,8 +16,8 @@ from memtool.store import Filters, Store
 
 SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (LoCoMo, docs/recall.md)
 # feedback: the facts its words may hold together, at most. Its query costs ~0.6 µs of BM25 per fact
-# matched: rarest words first up to this many facts (at 10^6: 20 -> 6 ms a query, top 10 .993 the same); conversations and notes of up to a few
-# thousand facts never reach it (docs/recall.md, "Feedback")
+# matched: rarest words first up to this many facts (at 10^6: 20 -> 6 ms a query, top 10 .993 the
+# same); conversations and notes of a few thousand facts never reach it (docs/recall.md, "Feedback")
 FEEDBACK_FACTS = 2_000
 KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
@@ -138,8 +138,9 @@ def affordable(words: list[str], counts: dict[str, int], budget: int) -> list[st
 def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str,
              known: set[int], filters: Filters, how: Expansion) -> dict[int, float]:
     """Pseudo-relevance feedback: fact id → the extra score (`how.share` × BM25 over the best) that a
-    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`. Only candidates already found gain: nothing is added that
-    the query itself did not find."""
+    `known` candidate earns by holding the rarest words of the first `how.seeds` facts of `order`
+    (as many as FEEDBACK_FACTS allow). Only candidates already found gain: nothing is added that the
+    query itself did not find."""
     top = order[0][1] if order else 0.0
     seeds = [fid for fid, s in order[: how.seeds] if fid in heads and s >= SEED_FLOOR * top]
     speakers = {s for row in heads.values() if (s := speaker_of(row["content"]))}
