@@ -279,10 +279,14 @@ class EmbedReport:
 def hash_tiers(sources: list[tuple[str, str, str]], globs: dict) -> dict[str, str]:
     """hash → trust tier of the text: the strictest tier of the files that hold it. Pure;
     `sources` are (hash, path, declared trust) rows."""
-    tiers: dict[str, list[str]] = {}
+    tiers: dict[str, str] = {}
+    of_file: dict[tuple[str, str], str] = {}  # many records share a file: its tier is worked out once
     for h, path, declared in sources:
-        tiers.setdefault(h, []).append(trust.file_tier(path, declared, globs))
-    return {h: trust.strictest(ts) for h, ts in tiers.items()}
+        if (tier := of_file.get((path, declared))) is None:
+            tier = of_file[path, declared] = trust.file_tier(path, declared, globs)
+        seen = tiers.get(h)
+        tiers[h] = tier if seen is None else trust.strictest((seen, tier))
+    return tiers
 
 
 def embed_pending(store: Store, embedder, progress: Progress | None = None,
