@@ -294,7 +294,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
     files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
-    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file
+    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file (per page)
     facts = [f for f, p in zip(listed, files) if p not in (path, JOURNAL)]
     shown = [f for f, p in zip(listed, files) if allowed[p]]
     rec.update(held=len(facts) - len(shown), paths=sorted(set(files)),
