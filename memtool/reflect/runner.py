@@ -41,11 +41,17 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     entity (those `reuse` filled in keep theirs from `known`)."""
     stored: dict[str, str] = {}
 
-    def light(row: dict, name: str | None = None) -> dict:
+    def light(row: dict) -> dict:
         stored[row["content"]] = row["terms"] or ""
         return {"kind": row["kind"], "content": row["content"], "timestamp": timestamp(row),
                 "source": source(row["path"], row["line_start"], row["line_end"]), "confidence": row["confidence"],
-                "entity": name, "mentions": json.loads(row["entities"] or "[]")}
+                "entity": None, "mentions": json.loads(row["entities"] or "[]")}
+
+    def evidence(row: dict) -> dict:
+        """What `opinions.weigh` reads of a fact filed under `row["name"]`."""
+        stored[row["content"]] = row["terms"] or ""
+        return {"content": row["content"], "timestamp": timestamp(row), "entity": row["name"],
+                "source": source(row["path"], row["line_start"], row["line_end"])}
 
     def terms(text: str) -> set[str]:
         return {t for t in stored[text].split() if t not in STOPWORDS and not t.isdigit()}
@@ -68,7 +74,7 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     keys = {n: store.entity_keys(n) for n in names}
     if reuse is not None:
         names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
-    others = [light(r, r["name"]) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
+    others = [evidence(r) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
     fresh = set(names)
     opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of, known)
     if weighed is not None:
