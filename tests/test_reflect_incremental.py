@@ -537,6 +537,13 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
         (ws / "memory/2026-10-04.md").unlink()
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
 
+    conn = sqlite3.connect(a / ".memory" / "local.sqlite")  # the verdicts damaged: weighed afresh, same output
+    with conn:
+        conn.execute("UPDATE meta SET v = json_set(v, '$.entities.Ben', json('[1, 2]')) WHERE k = 'reflect_weighed'")
+    conn.close()
+    change_both(a, b, "memory/2026-11-24b.md", "# 2026-11-24\n\n## Retain\n- @Ben took the ferry to harbour 1 again.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
+
     change_both(a, b, "memory/2026-11-25.md", "# 2026-11-25\n\n## Retain\n- O @Cleo: the ferry to harbour 2 is the best way"
                                               " to travel, with a bike.\n- @Dov took the ferry to harbour 3 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0  # Cleo's thread changed: weighed afresh

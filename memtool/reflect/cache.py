@@ -128,13 +128,13 @@ def weighed(src: Sources, record: dict | None, changes: Changes | None) -> opini
         return out
     try:
         found = json.loads(src.local.meta(REFLECT_WEIGHED) or "null")
-    except ValueError:
-        return out
-    if not isinstance(found, dict) or found.get("run") is None or found.get("run") != record.get("weighed"):
-        return out
-    for entity, (sources, threads) in found["entities"].items():
-        kept = frozenset(s for s in sources if s.split("#")[0] not in changes.paths)
-        out.entities[entity] = (kept, {fp: (set(sup), set(con)) for fp, (sup, con) in threads.items()})
+        if not isinstance(found, dict) or found.get("run") is None or found.get("run") != record.get("weighed"):
+            return out
+        for entity, (sources, threads) in found["entities"].items():
+            kept = frozenset(s for s in sources if s.split("#")[0] not in changes.paths)
+            out.entities[entity] = (kept, {fp: (set(sup), set(con)) for fp, (sup, con) in threads.items()})
+    except (ValueError, TypeError, AttributeError, KeyError):  # damaged: weighed afresh (a cache)
+        return opinions.Known()
     return out
 
 
