@@ -544,8 +544,8 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
     change_both(a, b, "memory/2026-11-24b.md", "# 2026-11-24\n\n## Retain\n- @Ben took the ferry to harbour 1 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
 
-    change_both(a, b, "memory/2026-11-25.md", "# 2026-11-25\n\n## Retain\n- O @Cleo: the ferry to harbour 2 is the best way"
-                                              " to travel, with a bike.\n- @Dov took the ferry to harbour 3 again.\n")
+    change_both(a, b, "memory/2026-11-25.md", "# 2026-11-25\n\n## Retain\n- O @Cleo: the ferry to harbour 2 is the best"
+                                              " way to travel, with a bike.\n- @Dov took the ferry to harbour 3 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0  # Cleo's thread changed: weighed afresh
 
     for ws in (a, b):  # renamed, with an alias: every entity is recomputed, nothing is taken
@@ -553,7 +553,8 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
         assert page.exists()
         text = page.read_text(encoding="utf-8")
         page.unlink()
-        write(ws, "bank/entities/Eda Lind.md", "---\naliases: [Eda, Lind]\n---\n" + text.replace("# Eda", "# Eda Lind", 1))
+        renamed = "---\naliases: [Eda, Lind]\n---\n" + text.replace("# Eda", "# Eda Lind", 1)
+        write(ws, "bank/entities/Eda Lind.md", renamed)
     change_both(a, b, "memory/2026-11-26.md", "# 2026-11-26\n\n- Lind took the ferry to harbour 4 again, the best"
                                               " way to travel.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0

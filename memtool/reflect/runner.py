@@ -97,7 +97,8 @@ def _note_weighed(weighed: dict, threads: list[opinions.Opinion], others: list[d
             entry[1][opinions.fingerprint(o)] = [o.supporting, o.contradicting]
         elif o.entity in known and o.entity not in weighed:
             before, verdicts = known[o.entity]
-            weighed[o.entity] = [sorted(before), {fp: [sorted(sup), sorted(con)] for fp, (sup, con) in verdicts.items()}]
+            weighed[o.entity] = [sorted(before),
+                                 {fp: [sorted(sup), sorted(con)] for fp, (sup, con) in verdicts.items()}]
 
 
 def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -307,9 +308,11 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
                conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
     if len(shown) < pages.MIN_FACTS:
         return rec
-    listing.complete(src.store, [f for part in pages.printed(shown) for f in part], successors)
+    shown = pages.newest_written(shown)  # sorted once for both
+    listing.complete(src.store, [f for part in pages.printed(shown, in_order=True) for f in part], successors)
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-    p = pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path), overwrite_edits)
+    body = pages.page_body(entity, shown, confidences, path, in_order=True)
+    p = pages.plan_page(entity, path, current, body, overwrite_edits)
     return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
 
 

@@ -529,7 +529,8 @@ class Store:
             return []
         pairs = [(name, key) for name, keys in keys_by_name.items() for key in keys]
         values = ",".join("(?, ?)" for _ in pairs)
-        cols = ", ".join(f"f.{c}" for c in ("path", "line_start", "line_end", "date", "valid_from", "valid_to", "content"))
+        cols = ", ".join(f"f.{c}" for c in ("path", "line_start", "line_end", "date", "valid_from", "valid_to",
+                                            "content"))
         # Ranked on the columns the order needs, whole rows read for the newest k alone (an entity
         # mentioned in 4·10^4 of 10^6 facts: 160 -> 124 ms).
         sql = (f"WITH names(name, key) AS (VALUES {values}),"

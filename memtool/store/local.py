@@ -63,7 +63,7 @@ LOCAL_VERSION = len(MIGRATIONS)
 
 
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
-REFLECT_WEIGHED = "reflect_weighed"  # meta key of the opinion evidence verdicts the last reflect run reached (memtool.reflect.cache)
+REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 
 
