@@ -544,6 +544,15 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
     change_both(a, b, "memory/2026-11-24b.md", "# 2026-11-24\n\n## Retain\n- @Ben took the ferry to harbour 1 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
 
+    mem = Memory(Workspace(a), embedder="none")  # every fact gets a new id; sources and verdicts stay
+    try:
+        mem.index(rebuild=True)
+    finally:
+        mem.close()
+    change_both(a, b, "memory/2026-11-24c.md", "# 2026-11-24\n\n## Retain\n- @Gus: the ferry to harbour 6 is not the"
+                                               " best way to travel.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
+
     change_both(a, b, "memory/2026-11-25.md", "# 2026-11-25\n\n## Retain\n- O @Cleo: the ferry to harbour 2 is the best"
                                               " way to travel, with a bike.\n- @Dov took the ferry to harbour 3 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0  # Cleo's thread changed: weighed afresh
