@@ -331,3 +331,34 @@ def test_reflect4_item2_contradictions_take_the_index_terms_of_a_fact_without_in
         assert fact_terms(f) == term_set(index_terms(FIELD.sub(" ", f["content"]))), f["source"]
     vera = next(f for f in with_field if f["path"] == "memory/2026-10-02.md")
     assert "calm" not in fact_terms(vera) and "calm" in term_set(vera["terms"]) and "porto" in fact_terms(vera)
+
+
+def test_reflect5_classify_pairs_measures_listed_words_as_the_jaccard_of_their_sets():
+    """The other fact of a pair is measured from its listed words (no set made): the same folds and
+    reviews as the Jaccard of the sets, fillers and empty word lists included."""
+    import random
+
+    from memtool.reflect import rules
+
+    rng = random.Random(5)
+    vocab = ["ferry", "harbour", "boat", "still", "again", "auch", "noch", "berlin", "lisbon", "tea"]
+    by_key, sets = {}, {}
+    for n in range(60):
+        k = f"k{n}"
+        sets[k] = frozenset(rng.sample(vocab, rng.randint(0, 6)))
+        by_key[k] = {"key": k, "trust": "normal", "day": f"2026-01-{n % 28 + 1:02d}", "source": f"memory/x.md#L{n}",
+                     "entities": ["Ana"] if n % 2 else [], "content": " ".join(sorted(sets[k]))}
+    pairs = {(f"k{a}", f"k{b}"): None for a in range(10) for b in range(60) if a != b}
+    texts = {k: " ".join(sorted(s)) for k, s in sets.items()}
+    with_sets = rules.classify_pairs(pairs, by_key, sets, review_lex=0.3)
+    listed = rules.classify_pairs(pairs, by_key, sets, review_lex=0.3, listed=lambda k: texts[k].split())
+    assert with_sets.folds or with_sets.review
+    assert (listed.folds, listed.review) == (with_sets.folds, with_sets.review)
+    folds, review = set(), set()  # the rule, from the Jaccard of the sets
+    for a, b in pairs:
+        lex = rules.jaccard(sets[a] - rules.FILLERS, sets[b] - rules.FILLERS)
+        if lex >= 0.85 and rules._same_names(by_key[a], by_key[b], sets[a], sets[b]):
+            folds.add(frozenset((a, b)))
+        elif lex >= 0.3 and rules._same_entity(by_key[a], by_key[b]):
+            review.add(frozenset((a, b)))
+    assert {frozenset(p[:2]) for p in listed.folds} == folds and {frozenset(p[:2]) for p in listed.review} == review

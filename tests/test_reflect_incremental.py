@@ -473,3 +473,100 @@ def test_reflect4_item1_a_created_page_citing_a_page_the_run_rewrote_still_lets_
     assert actions.get("Nova") == "create" and actions.get("Yara") == "update", actions
     assert "painted the fence" in (a / "bank/entities/Nova.md").read_text(encoding="utf-8")
     assert reflect(a)["reused"]["replayed"]
+
+
+# --- reflect5: opinion evidence weighed only against what changed; entity listings in one pass ------
+
+PEOPLE = ("Ana", "Ben", "Cleo", "Dov", "Eda", "Finn", "Gus", "Hana", "Ivo")
+
+
+def evidence_ws(ws: Path) -> None:
+    """Nine people, each with an opinion thread and facts for and against it over five days."""
+    for n, day in enumerate(("2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04", "2026-10-05")):
+        lines = []
+        for i, p in enumerate(PEOPLE):
+            topic = f"ferry to harbour {i}"
+            if n == 0:
+                lines.append(f"- O(c=0.7) @{p}: the {topic} is the best way to travel.")
+            elif (n + i) % 3 == 0:
+                lines.append(f"- @{p}: the {topic} is not the best way to travel.")
+            else:
+                lines.append(f"- @{p} took the {topic} again, the best way to travel.")
+            lines.append(f"- @{p} met @{PEOPLE[(i + n + 1) % len(PEOPLE)]} for lunch on day {n}.")
+        write(ws, f"memory/{day}.md", f"# {day}\n\n## Retain\n" + "\n".join(lines) + "\n")
+
+
+def rounds_agree(a: Path, b: Path) -> dict:
+    """Reflect in `a` with its record and in `b` from scratch (record dropped): the same output,
+    and the one-pass listing of every entity equal to recall's."""
+    got = both(a, b)
+    names = listings_agree(a)
+    from memtool.reflect import listing
+    assert len(names) >= listing.AT_ONCE  # the one-pass lookup is the one compared
+    return got
+
+
+def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tmp_path, example_ws):
+    """Opinion evidence is weighed only for facts of changed files and threads that changed; the
+    rest comes from the last run's verdicts. Through new facts spread over days, an edited old line
+    (its verdict flips), a deleted file of evidence, a thread with a new bullet, and an entity
+    renamed with an alias, every run equals one without the record."""
+    evidence_ws(example_ws)
+    a, b = twins(tmp_path, example_ws)
+    spread = {f"memory/2026-11-2{d}.md": f"# 2026-11-2{d}\n\n## Retain\n" + "".join(
+        f"- @{p} took the ferry to harbour {i} again, the best way to travel.\n"
+        if (i + d) % 2 else f"- @{p}: the ferry to harbour {i} is not the best way to travel.\n"
+        for i, p in enumerate(PEOPLE) if (i + d) % 3) for d in range(4)}
+    for rel, text in spread.items():
+        change_both(a, b, rel, text)
+    got = rounds_agree(a, b)
+    assert got["reused"]["evidence_verdicts"] > 0  # the old days' verdicts were not compared again
+
+    old = "- @Ben took the ferry to harbour 1 again, the best way to travel.\n"
+    for ws in (a, b):  # an old line edited: its verdict flips (the file changed, so it is weighed again)
+        log = ws / "memory/2026-10-02.md"
+        text = log.read_text(encoding="utf-8")
+        assert old in text
+        log.write_text(text.replace(old, "- @Ben: the ferry to harbour 1 is not the best way to travel.\n"),
+                       encoding="utf-8")
+    before = (a / "bank/opinions.md").read_text(encoding="utf-8")
+    got = rounds_agree(a, b)
+    assert got["reused"]["evidence_verdicts"] > 0 and (a / "bank/opinions.md").read_text(encoding="utf-8") != before
+
+    for ws in (a, b):  # a whole file of evidence deleted
+        (ws / "memory/2026-10-04.md").unlink()
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
+
+    conn = sqlite3.connect(a / ".memory" / "local.sqlite")  # the verdicts damaged: weighed afresh, same output
+    with conn:
+        conn.execute("UPDATE meta SET v = json_set(v, '$.entities.Ben', json('[1, 2]')) WHERE k = 'reflect_weighed'")
+    conn.close()
+    change_both(a, b, "memory/2026-11-24b.md", "# 2026-11-24\n\n## Retain\n- @Ben took the ferry to harbour 1 again.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
+
+    mem = Memory(Workspace(a), embedder="none")  # every fact gets a new id; sources and verdicts stay
+    try:
+        mem.index(rebuild=True)
+    finally:
+        mem.close()
+    change_both(a, b, "memory/2026-11-24c.md", "# 2026-11-24\n\n## Retain\n- @Gus: the ferry to harbour 6 is not the"
+                                               " best way to travel.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
+
+    change_both(a, b, "memory/2026-11-25.md", "# 2026-11-25\n\n## Retain\n- O @Cleo: the ferry to harbour 2 is the best"
+                                              " way to travel, with a bike.\n- @Dov took the ferry to harbour 3 again.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0  # Cleo's thread changed: weighed afresh
+
+    for ws in (a, b):  # renamed, with an alias: every entity is recomputed, nothing is taken
+        page = ws / "bank/entities/Eda.md"
+        assert page.exists()
+        text = page.read_text(encoding="utf-8")
+        page.unlink()
+        renamed = "---\naliases: [Eda, Lind]\n---\n" + text.replace("# Eda", "# Eda Lind", 1)
+        write(ws, "bank/entities/Eda Lind.md", renamed)
+    change_both(a, b, "memory/2026-11-26.md", "# 2026-11-26\n\n- Lind took the ferry to harbour 4 again, the best"
+                                              " way to travel.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
+    change_both(a, b, "memory/2026-11-27.md", "# 2026-11-27\n\n- @Eda: the ferry to harbour 4 is not the best way"
+                                              " to travel.\n- @Ivo took the ferry to harbour 8 again.\n")
+    assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0

@@ -15,7 +15,11 @@ records, after its own Markdown was written and indexed:
   entity keys its facts mention. A later run recomputes only the entities a changed file, a new
   supersession or a moved confidence touches. A change to any bank page (aliases, titles, front
   matter, decisions), to reflect's decisions from outside a run, or to the configuration or the
-  options, and every entity is recomputed.
+  options, and every entity is recomputed;
+- beside it (its own key, read only by a run that does not replay), which facts each entity's
+  opinion threads were weighed against and the verdicts, per thread (`opinions.fingerprint`): a
+  recomputed entity compares its threads only with facts of changed files and facts it did not
+  weigh before.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memtool import __version__
-from memtool.reflect import pages
+from memtool.reflect import opinions, pages
 from memtool.reflect.sources import Sources
-from memtool.store.local import REFLECT_CACHE
+from memtool.store.local import REFLECT_CACHE, REFLECT_WEIGHED
 
 KEY = REFLECT_CACHE  # local meta key (`mem forget` drops it whole: its JSON escapes would hide a quote)
 FORMAT = 1  # bump when what a run plans from the same inputs changes
@@ -114,20 +118,44 @@ def replayable(record: dict | None, sig: str) -> bool:
     return record is not None and record.get("signature") == sig
 
 
+def weighed(src: Sources, record: dict | None, changes: Changes | None) -> opinions.Known:
+    """The evidence verdicts `record`'s run reached (see `opinions.weigh`'s `known`), for facts of
+    the files unchanged since: entity → (sources, fingerprint → (supporting, contradicting)). Empty
+    without a record, after a change that recomputes every entity, or when they are not that run's
+    (each names the run that saved it; a replay that re-saves its record keeps the name)."""
+    out = opinions.Known()
+    if record is None or changes is None:
+        return out
+    try:
+        found = json.loads(src.local.meta(REFLECT_WEIGHED) or "null")
+        if not isinstance(found, dict) or found.get("run") is None or found.get("run") != record.get("weighed"):
+            return out
+        for entity, (sources, threads) in found["entities"].items():
+            kept = frozenset(s for s in sources if s.split("#")[0] not in changes.paths)
+            out.entities[entity] = (kept, {fp: (set(sup), set(con)) for fp, (sup, con) in threads.items()})
+    except (ValueError, TypeError, AttributeError, KeyError):  # damaged: weighed afresh (a cache)
+        return opinions.Known()
+    return out
+
+
 def save(src: Sources, opts: str, files: dict[str, list], written: list[str], plan: pages.Plan, report: dict,
-         opinions: dict, entities: dict, evidence: dict, changes: Changes | None) -> None:
+         opinions: dict, entities: dict, evidence: dict, changes: Changes | None, weighed: dict | None = None) -> None:
     """Record what a run that started with the indexed `files` and wrote `written` plans: the files as
     the run saw them (a file changed meanwhile stays changed for the next run), its own pages as
-    written (they are up to date now)."""
+    written (they are up to date now); `weighed`: entity → [sources, {fingerprint: [supporting,
+    contradicting]}] of its opinion evidence."""
     files = _as_written(src, files, written)
     if changes is None:
         file_keys = {p: sorted(k) for p, (k, _) in src.store.file_mentions(files).items() if k}
     else:
         file_keys = changes.file_keys  # the run's own writes are bank pages: any change there recomputes all
     decisions = src.local.decisions_signature()
+    sig = signature(opts, files, decisions)
+    src.local.set_meta(REFLECT_WEIGHED, json.dumps({"run": sig, "entities": weighed or {}},
+                                                   ensure_ascii=False, separators=(",", ":")))
     done = lambda action: "unchanged" if action in ("create", "update") else action  # noqa: E731
     src.local.set_meta(KEY, json.dumps({
-        "format": FORMAT, "options": opts, "signature": signature(opts, files, decisions),
+        "format": FORMAT, "options": opts, "signature": sig, "weighed": sig,
         "decisions": decisions, "files": files, "file_keys": file_keys,
         "pages": [[p.entity, p.path, done(p.action), p.reason] for p in plan.pages],
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,

@@ -278,7 +278,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         pairs = rules.candidate_pairs(new, index, words, threshold)
         sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
-                                     cfg.review_cosine, rules.REVIEW_LEXICAL)
+                                     cfg.review_cosine, rules.REVIEW_LEXICAL, words.listed)
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}

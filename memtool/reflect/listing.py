@@ -14,12 +14,18 @@ from memtool.recall import source
 from memtool.store import Filters, Store
 from memtool.store.local import fact_key
 
+AT_ONCE = 8  # from this many entities on, their facts are found in one ordering pass (see `Store.latest_ids_each`)
 
-def entity_facts(store: Store, names: list[str], k: int) -> dict[str, list[dict]]:
+
+def entity_facts(store: Store, names: list[str], k: int, order: list[int] | None = None) -> dict[str, list[dict]]:
     """name → its newest `k` facts (id, kind, timestamp, entities, source; an opinion's confidence),
-    newest first, without their text (see `complete`)."""
+    newest first, without their text (see `complete`). `order`: `Store.fact_order()`, read once
+    for many calls (from `AT_ONCE` names on, it is read if not given)."""
     matches = {name: store.entity_match(name) for name in names}
-    ids = {name: store.latest_ids(Filters(entities=[m]), k) for name, m in matches.items()}
+    if order is None and len(names) < AT_ONCE:
+        ids = {name: store.latest_ids(Filters(entities=[m]), k) for name, m in matches.items()}
+    else:
+        ids = store.latest_ids_each(matches, k, store.fact_order() if order is None else order)
     rows = store.listing_rows(sorted({i for found in ids.values() for i in found}))
     shown = _shown_all(store, rows)
     out = {}

@@ -9,6 +9,8 @@ Evidence is counted in independent sources (distinct files); the confidence foll
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -109,26 +111,62 @@ def group(opinion_facts: list[dict], terms) -> list[Opinion]:
     return threads
 
 
-def weigh(threads: list[Opinion], other_facts: list[dict], terms) -> list[Opinion]:
+@dataclass
+class Known:
+    """Verdicts an earlier run reached (see `weigh`): entity → (sources weighed then, fingerprint →
+    (supporting, contradicting) sets), for facts whose text has not changed since; `taken` counts
+    the verdicts a run took from here instead of comparing."""
+
+    entities: dict = field(default_factory=dict)
+    taken: int = 0
+
+
+def weigh(threads: list[Opinion], other_facts: list[dict], terms, known: Known | None = None) -> list[Opinion]:
     """`threads` with their evidence among `other_facts` (facts filed under an entity): supporting or
-    contradicting. A thread's evidence depends on its own entity's facts only."""
-    others: dict[str, list[tuple]] = {}  # entity → (source, day, terms, negated) of each of its facts
+    contradicting. A thread's evidence depends on its own entity's facts only.
+
+    With `known`, a thread whose `fingerprint` it holds takes its verdict on each fact weighed then
+    from there; only the other facts are compared."""
+    others: dict[str, list[dict]] = {}
     for f in other_facts:
-        others.setdefault(f["entity"], []).append(
-            (f["source"], (f.get("timestamp") or "")[:10], terms(f["content"]), negated(f["content"])))
+        others.setdefault(f["entity"], []).append(f)
+    analysed: dict[str, list] = {}  # entity → (source, day, terms, negated) of each of its facts, made on first need
     for o in threads:
         anchor_day = _day(o.anchor_source)
         history = set(o.history)
         denies = negated(o.statement)
-        for source, day, their_terms, their_denial in others.get(o.entity, ()):
+        weighed, verdicts = known.entities.get(o.entity, (frozenset(), {})) if known else (frozenset(), {})
+        before = verdicts.get(fingerprint(o)) if weighed else None
+        facts = others.get(o.entity, ())
+        done = analysed.setdefault(o.entity, [None] * len(facts))
+        for n, f in enumerate(facts):
+            source = f["source"]
             if source in history or source == o.source:
                 continue
+            if before is not None and source in weighed:
+                known.taken += 1
+                if source in before[0]:
+                    o.supporting.append(source)
+                elif source in before[1]:
+                    o.contradicting.append(source)
+                continue
+            seen = done[n]
+            if seen is None:
+                seen = done[n] = ((f.get("timestamp") or "")[:10], terms(f["content"]), negated(f["content"]))
+            day, their_terms, their_denial = seen
             if anchor_day and day and day < anchor_day:
                 continue
             if overlap(o.terms, their_terms) < EVIDENCE:
                 continue
             (o.contradicting if their_denial != denies else o.supporting).append(source)
     return threads
+
+
+def fingerprint(o: Opinion) -> str:
+    """What a thread's verdict on a fact depends on, besides the fact: its terms, bullets, anchor and
+    negation (a hash)."""
+    given = [sorted(o.terms), o.history, o.source, o.anchor_source, negated(o.statement)]
+    return hashlib.blake2b(json.dumps(given, ensure_ascii=False).encode(), digest_size=12).hexdigest()
 
 
 def newest(threads: list[Opinion], k: int | None = None) -> list[Opinion]:

@@ -92,12 +92,16 @@ def candidate_pairs(new: list[dict], index, words: dict[str, frozenset],
 
 def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str, dict],
                    terms: dict[str, frozenset], fold_cos: float = FOLD_COSINE, fold_lex: float = FOLD_LEXICAL,
-                   review_cos: float = REVIEW_COSINE, review_lex: float = REVIEW_LEXICAL) -> Findings:
-    """Duplicates to fold and near-duplicates to review, from candidate pairs with their cosine (or None)."""
+                   review_cos: float = REVIEW_COSINE, review_lex: float = REVIEW_LEXICAL,
+                   listed=None) -> Findings:
+    """Duplicates to fold and near-duplicates to review, from candidate pairs with their cosine (or None).
+    `listed(key)`: the distinct words of a fact, which need not be its set (default: `terms[key]`):
+    the other fact of a pair is measured against the new one without making its set."""
     out = Findings()
     legal = set()
+    listed = listed or terms.__getitem__
     plain: dict[str, frozenset] = {}  # key → its words but fillers (a new fact is in many pairs)
-    for (a, b), cos in sorted(pairs.items(), key=lambda p: p[0]):
+    for (a, b), cos in sorted(pairs.items()):
         fa, fb = by_key[a], by_key[b]
         if trust.LEGAL in (fa["trust"], fb["trust"]):
             legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
@@ -105,7 +109,10 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
         wa = plain.get(a)
         if wa is None:
             wa = plain[a] = terms[a] - FILLERS
-        lex = jaccard(wa, terms[b] - FILLERS)
+        theirs = listed(b)
+        shared = len(wa.intersection(theirs))  # fillers are not in wa
+        union = len(wa) + len(theirs) - len(FILLERS.intersection(theirs)) - shared
+        lex = shared / union if union else 1.0  # jaccard(wa, terms[b] - FILLERS)
         if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
             continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))

@@ -26,7 +26,8 @@ LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
                     reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
                     pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None,
-                    filed: bool = False) -> list[opinions.Opinion]:
+                    filed: bool = False, known: opinions.Known | None = None,
+                    weighed: dict | None = None) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
     with `pick`, only the threads it picks (evidence is then read for their entities alone). With
     `filed`, only the threads filed under `entity` (its opinions, read by mention): the same threads
@@ -35,14 +36,22 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
 
     Every opinion counts; evidence is read from the newest MAX_K facts about each entity. Rows come
     straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
-    may fill in an entity's evidence from an earlier run (True): its facts are then not read."""
+    may fill in an entity's evidence from an earlier run (True): its facts are then not read; `known`
+    holds an earlier run's verdicts (see `opinions.weigh`), and `weighed` receives this run's, per
+    entity (those `reuse` filled in keep theirs from `known`)."""
     stored: dict[str, str] = {}
 
-    def light(row: dict, name: str | None = None) -> dict:
+    def light(row: dict) -> dict:
         stored[row["content"]] = row["terms"] or ""
         return {"kind": row["kind"], "content": row["content"], "timestamp": timestamp(row),
                 "source": source(row["path"], row["line_start"], row["line_end"]), "confidence": row["confidence"],
-                "entity": name, "mentions": json.loads(row["entities"] or "[]")}
+                "entity": None, "mentions": json.loads(row["entities"] or "[]")}
+
+    def evidence(row: dict) -> dict:
+        """What `opinions.weigh` reads of a fact filed under `row["name"]`."""
+        stored[row["content"]] = row["terms"] or ""
+        return {"content": row["content"], "timestamp": timestamp(row), "entity": row["name"],
+                "source": source(row["path"], row["line_start"], row["line_end"])}
 
     def terms(text: str) -> set[str]:
         return {t for t in stored[text].split() if t not in STOPWORDS and not t.isdigit()}
@@ -65,10 +74,31 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     keys = {n: store.entity_keys(n) for n in names}
     if reuse is not None:
         names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
-    others = [light(r, r["name"]) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
+    others = [evidence(r) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
     fresh = set(names)
-    opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of)
+    opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of, known)
+    if weighed is not None:
+        _note_weighed(weighed, threads, others, fresh, known.entities if known else {})
     return threads
+
+
+def _note_weighed(weighed: dict, threads: list[opinions.Opinion], others: list[dict], fresh: set[str],
+                  known: dict) -> None:
+    """entity → [sources weighed, {fingerprint: [supporting, contradicting]}] of every entity with a
+    thread: the `fresh` ones from what was weighed now, the others as `known` had them."""
+    sources: dict[str, list[str]] = {}
+    for f in others:
+        sources.setdefault(f["entity"], []).append(f["source"])
+    for o in threads:
+        if o.entity == "general":
+            continue
+        if o.entity in fresh:
+            entry = weighed.setdefault(o.entity, [sources.get(o.entity, []), {}])
+            entry[1][opinions.fingerprint(o)] = [o.supporting, o.contradicting]
+        elif o.entity in known and o.entity not in weighed:
+            before, verdicts = known[o.entity]
+            weighed[o.entity] = [sorted(before),
+                                 {fp: [sorted(sup), sorted(con)] for fp, (sup, con) in verdicts.items()}]
 
 
 def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | None = None,
@@ -101,7 +131,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
         if gate:
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
-        changes, made, evidence, reused, notice, listings = None, {}, {}, 0, None, {}
+        changes, made, evidence, reused, notice, listings, weighed, known = None, {}, {}, 0, None, {}, {}, None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -117,8 +147,10 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             if changes is not None:
                 changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
+            known = cache.weighed(src, record, changes)
             threads = opinion_threads(src.store, refresh=src.refresh,
-                                      reuse=_reuse_evidence(changes) if changes is not None else None)
+                                      reuse=_reuse_evidence(changes, known) if changes is not None else None,
+                                      known=known, weighed=weighed)
             evidence = _evidence(threads)
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
                                         listings)
@@ -153,13 +185,14 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     # page and recomputes every entity.
                     created = _renaming(src, [p for p in changed if p.action == "create"], listings)
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
-                               made, evidence, changes)
+                               made, evidence, changes, weighed)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
             "reused": {"replayed": replay, "entity_pages": len(record["entities"]) if replay else reused,
                        "entity_pages_made": 0 if replay else len(made) - reused,
+                       "evidence_verdicts": known.taken if known else 0,
                        **({"notice": notice} if notice else {})},
             "seconds": round(time.perf_counter() - started, 3)}
 
@@ -203,6 +236,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     remade = [name for name in names if name not in kept]
     listings: dict[str, list[dict]] = {}
     successors = src.local.supersessions() if remade else {}
+    order = src.store.fact_order() if len(remade) >= listing.AT_ONCE else None  # once for every pass
     for name in names:
         if deadline.passed("entity pages"):
             break
@@ -210,7 +244,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         if rec is None:
             if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
                 start = remade.index(name)
-                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED)
+                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED, order)
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
             if rec["action"] == "create" and created is not None:
                 listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file
@@ -267,24 +301,28 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
     files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
-    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file
+    allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file (per page)
     facts = [f for f, p in zip(listed, files) if p not in (path, JOURNAL)]
     shown = [f for f, p in zip(listed, files) if allowed[p]]
     rec.update(held=len(facts) - len(shown), paths=sorted(set(files)),
                conf={f["source"]: confidences.get(f["source"]) for f in shown if f["kind"] == "opinion"})
     if len(shown) < pages.MIN_FACTS:
         return rec
-    listing.complete(src.store, [f for part in pages.printed(shown) for f in part], successors)
+    shown = pages.newest_written(shown)  # sorted once for both
+    listing.complete(src.store, [f for part in pages.printed(shown, in_order=True) for f in part], successors)
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-    p = pages.plan_page(entity, path, current, pages.page_body(entity, shown, confidences, path), overwrite_edits)
+    body = pages.page_body(entity, shown, confidences, path, in_order=True)
+    p = pages.plan_page(entity, path, current, body, overwrite_edits)
     return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
 
 
-def _reuse_evidence(changes: cache.Changes):
-    """`opinion_threads`' reuse: an entity whose facts no change mentions keeps last run's evidence."""
+def _reuse_evidence(changes: cache.Changes, weighed: dict):
+    """`opinion_threads`' reuse: an entity whose facts no change mentions keeps last run's evidence
+    (once what it was weighed against is `weighed`, so that the next run can carry it on)."""
+    weighed = weighed.entities
     def reuse(name: str, keys: list[str], threads: list[opinions.Opinion]) -> bool:
         known = changes.evidence.get(name)
-        if known is None or len(known) != len(threads) or not changes.keys.isdisjoint(keys):
+        if known is None or len(known) != len(threads) or not changes.keys.isdisjoint(keys) or name not in weighed:
             return False
         for o, (supporting, contradicting) in zip(threads, known):
             o.supporting, o.contradicting = list(supporting), list(contradicting)

@@ -63,6 +63,7 @@ LOCAL_VERSION = len(MIGRATIONS)
 
 
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
+REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 
 
@@ -265,6 +266,7 @@ class LocalState:
                 self.conn.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM live_keys)")
             self.forget(live)
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_CACHE,))  # a cache quoting facts as JSON
+            self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WEIGHED,))  # its evidence verdicts
             self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run, quietly
             self.set_meta(REFLECT_POSTINGS, '{"format": 0}')
             for needle in needles:
