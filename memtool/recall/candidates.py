@@ -147,11 +147,13 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
                     warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
             else:
                 warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
+        # read while the lexical side may still run: needed when it finds anything (nearly always)
+        foreign = _foreign(store, query, found) if both and nearest else set()
         words, counted = words_found() if mode != "semantic" or degraded else ([], None)
     used = "lexical" if degraded or mode == "lexical" else mode
     best = nearest[0] if nearest and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
-    foreign = _foreign(store, query, found) if words and best is not None else set()
+    foreign = foreign if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
                  best[1] if best else None, fingerprint, best[0] if best else None,
                  wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None)
