@@ -48,8 +48,12 @@ def mem(tmp_path, stub):
     m.close()
 
 
-def lexical_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(THREAD_NAME)]
+@pytest.fixture
+def lexical_threads():
+    """The lexical worker threads started during this test (another test's Memory, not closed,
+    may keep its own until it is collected)."""
+    before = {t for t in threading.enumerate() if t.name.startswith(THREAD_NAME)}
+    return lambda: [t for t in threading.enumerate() if t.name.startswith(THREAD_NAME) and t not in before]
 
 
 def answers(mem: Memory, threads: bool) -> list[dict]:
@@ -57,7 +61,7 @@ def answers(mem: Memory, threads: bool) -> list[dict]:
     return [mem.recall(q, k=5).to_dict() for q in QUERIES]
 
 
-def test_19_hybrid_recall_with_its_lexical_side_in_a_thread_answers_as_in_one(mem):
+def test_19_hybrid_recall_with_its_lexical_side_in_a_thread_answers_as_in_one(mem, lexical_threads):
     # the lexical gates of a large index, set on the caller's store: the worker's reader must use them too
     mem.store.prune_min_facts, mem.store.rare_facts, mem.store.recent_facts = 0, 1, 2
     alone = answers(mem, threads=False)
@@ -70,7 +74,7 @@ def test_19_hybrid_recall_with_its_lexical_side_in_a_thread_answers_as_in_one(me
     assert answers(mem, threads=True) == answers(mem, threads=False)
 
 
-def test_19_no_lexical_thread_is_left_after_close(mem):
+def test_19_no_lexical_thread_is_left_after_close(mem, lexical_threads):
     mem.recall("red bicycle")
     assert len(lexical_threads()) == 1
     mem.close()
@@ -80,7 +84,7 @@ def test_19_no_lexical_thread_is_left_after_close(mem):
     assert not lexical_threads()  # … and close ends it again
 
 
-def test_19_an_error_in_the_lexical_thread_is_the_error_one_thread_raised(mem):
+def test_19_an_error_in_the_lexical_thread_is_the_error_one_thread_raised(mem, lexical_threads):
     mem.recall("red bicycle")
     conn = sqlite.connect(str(mem.ws.index_path))  # the full-text index loses its segments
     conn.execute("DELETE FROM facts_fts_data WHERE id != 10")
@@ -98,7 +102,7 @@ def test_19_an_error_in_the_lexical_thread_is_the_error_one_thread_raised(mem):
     assert not lexical_threads()
 
 
-def test_19_an_error_beside_the_lexical_thread_is_raised_as_before(mem, stub):
+def test_19_an_error_beside_the_lexical_thread_is_raised_as_before(mem, stub, lexical_threads):
     mem.recall("red bicycle")
     stub.stop()  # the embedder fails while the lexical side runs in the worker
     raised = {}
