@@ -17,9 +17,10 @@ from memtool.embedding import Embedding
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
-from memtool.recall import MAX_K, RecallResult, build_query, listed, resolve_mode
+from memtool.recall import MAX_K, LexicalWorker, RecallResult, build_query, listed, resolve_mode
 from memtool.recall import run as run_recall
 from memtool.recall.expansion import RECALL
+from memtool.recall.worker import cores
 from memtool.records import Diagnostic
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
@@ -31,7 +32,10 @@ class Memory:
 
     `track_access` (default: the config's `recall.track_access`) records which facts recalls
     return, for stability; benchmarks turn it off. `recall_expansion` is the multi-hop expansion
-    recall runs (memtool.recall.expansion.RECALL; a benchmark sets variants to measure them)."""
+    recall runs (memtool.recall.expansion.RECALL; a benchmark sets variants to measure them).
+    `recall_threads` (default: when the process may use more than one core) runs a hybrid recall's
+    lexical side in a thread beside its semantic side (memtool.recall.worker): the same answers;
+    a benchmark or a test turns it off to compare."""
 
     def __init__(self, workspace: Workspace, config: Config | None = None, embedder: str | None = None,
                  track_access: bool | None = None):
@@ -43,6 +47,8 @@ class Memory:
         self.local_file = LocalStateFile(workspace.state_dir / "local.sqlite")
         self.track_access = self.config.track_access if track_access is None else track_access
         self.recall_expansion = RECALL
+        self.recall_threads = cores() > 1
+        self._lexical_worker = LexicalWorker()  # its thread starts with the first hybrid recall
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
@@ -50,6 +56,7 @@ class Memory:
         return cls(discover(workspace), embedder=embedder)
 
     def close(self) -> None:
+        self._lexical_worker.close()
         self.freshness.close()
         self.local_file.close()
 
@@ -125,7 +132,8 @@ class Memory:
         warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.freshness.unlisted)
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
                           warnings=warnings, track_access=self.track_access, floor=self.config.recall_floor,
-                          expansion=self.recall_expansion)
+                          expansion=self.recall_expansion,
+                          worker=self._lexical_worker if self.recall_threads else None)
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""

@@ -273,3 +273,18 @@ def test_i19_an_int8_copy_cut_short_is_appended_again_like_a_torn_append(tmp_pat
     assert (tmp_path / COPY).stat().st_size == 4096 + 2500 * COPY_WIDTH
     assert (tmp_path / ANN_FILE).stat().st_size == 4096 + 2500 * (2 + DIM // 64) * 8
     reopened.close()
+
+
+def test_i19_a_query_and_its_translation_share_one_scan_and_each_answers_as_alone(tmp_path):
+    store, matrix, rng = _store(tmp_path, 3_000)  # beyond the 1,000 candidates: the scan picks
+    queries = [matrix[7] + 0.3 * rng.standard_normal(DIM).astype(np.float32),
+               matrix[2_900] + 0.3 * rng.standard_normal(DIM).astype(np.float32)]
+    signs = store.vectors.approximate()
+    assert signs is not None
+    together = signs.candidates_each(queries, 1_000)
+    assert [len(rows) for rows in together] == [1_000, 1_000]
+    assert all(np.array_equal(rows, signs.candidates(q, 1_000)) for rows, q in zip(together, queries))
+    assert not np.array_equal(np.sort(together[0]), np.sort(together[1]))  # two queries, two answers
+    both = store.vectors.nearest_each(queries, 5)
+    assert both == [store.vectors.nearest(q, 5) for q in queries]
+    assert both[0][0][0] == "h7" and both[1][0][0] == "h2900"

@@ -3,6 +3,7 @@ and semantic (nearest vectors), filters applied, fused into one score per fact."
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
@@ -11,6 +12,7 @@ from memtool.embedding import Embedding
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse
 from memtool.recall.relevance import word_shares
+from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
@@ -34,8 +36,9 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
-    found = store.ids_for_hashes(store.vectors.nearest(vecs[-1], pool), filters)[:n]
-    own = store.ids_for_hashes(store.vectors.nearest(vecs[0], pool), filters) if also else found
+    nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
+    found = store.ids_for_hashes(nearest[0], filters)[:n]
+    own = store.ids_for_hashes(nearest[1], filters) if also else found
     return found, own[:NEAREST]
 
 
@@ -59,16 +62,32 @@ def translated(store: Store, query: str) -> list[str]:
     return [w for w in found if fold(w) in known]
 
 
-def wording(store: Store, query: str, nearest: list[int]) -> tuple[float, float] | None:
+def wording(store: Store, query: str, nearest: list[int], counted: "Counted | None" = None) -> tuple[float, float] | None:
     """How much of the query's wording the workspace holds, and one of the `nearest` records
     (`relevance.word_shares`). A content word is held in any of its forms, as a prefix (`Steuer`
     in `Steuerberaterin`, as recall searches), or, in a workspace that holds the other language
-    (German or English), in one of its lexicon translations."""
-    forms = query_forms(store, query)
-    counts, facts = store.doc_counts(set().union(*forms.values()))
+    (German or English), in one of its lexicon translations. `counted`: `counted_forms(store,
+    query)`, when it was already read."""
+    forms, counts, facts = counted or counted_forms(store, query)
     held = store.fact_terms(nearest)
     records = [[bool(f & terms) or _prefix_in(word, terms) for word, f in forms.items()] for terms in held.values()]
     return word_shares([max((counts[t] for t in f), default=0) for f in forms.values()], facts, records)
+
+
+class Counted(NamedTuple):
+    """The query's content words and the index's counts that `wording` weighs them by."""
+
+    forms: dict[str, set[str]]  # see `query_forms`
+    counts: dict[str, int]  # facts holding each form
+    facts: int  # facts in the index
+
+
+def counted_forms(store: Store, query: str) -> Counted:
+    """The query's word forms (`query_forms`) and how many facts hold each (what does not depend
+    on the records nearest to it)."""
+    forms = query_forms(store, query)
+    counts, facts = store.doc_counts(set().union(*forms.values()))
+    return Counted(forms, counts, facts)
 
 
 def query_forms(store: Store, query: str) -> dict[str, set[str]]:
@@ -104,30 +123,47 @@ class Found(NamedTuple):
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
-               n: int, warnings: list[str]) -> Found:
-    """Fused candidate scores and what ran; what the user should know goes to `warnings`."""
-    found, degraded, nearest = [], None, []
+               n: int, warnings: list[str], worker: LexicalWorker | None = None) -> Found:
+    """Fused candidate scores and what ran; what the user should know goes to `warnings`. With a
+    `worker`, a hybrid query's lexical side runs in its thread while the semantic side runs in
+    this one (the same answer: see memtool.recall.worker)."""
+    found, nearest = [], []
     also = translated(store, query)  # an English query finds German notes, and the reverse
-    if mode != "lexical":
-        degraded = embedding.unusable(store)
-        if degraded is None:
-            # which translations the index holds tells of the notes (any trust tier): only in-process
-            inside = embedding.embedder.destination.in_process
-            found, nearest = semantic(store, embedding, query, filters, n, also if inside else [])
-            warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
-            missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
-            if missing:
-                warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
-        else:
-            warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
-    words = lexical(store, terms, filters, n, also) if mode != "semantic" or degraded else []
+    degraded = embedding.unusable(store) if mode != "lexical" else None
+    both = mode == "hybrid" and degraded is None
+
+    def words_side(index: Store) -> tuple[list[tuple[int, float]], Counted | None]:
+        # with the semantic side, `wording`'s counts too: they read the index as the lexical side does
+        return lexical(index, terms, filters, n, also), counted_forms(index, query) if both else None
+
+    with worker.beside(store, words_side) if worker and both else _inline(store, words_side) as words_found:
+        if mode != "lexical":
+            if degraded is None:
+                # which translations the index holds tells of the notes (any trust tier): only in-process
+                inside = embedding.embedder.destination.in_process
+                found, nearest = semantic(store, embedding, query, filters, n, also if inside else [])
+                warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
+                missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
+                if missing:
+                    warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
+            else:
+                warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
+        # read while the lexical side may still run: needed when it finds anything (nearly always)
+        foreign = _foreign(store, query, found) if both and nearest else set()
+        words, counted = words_found() if mode != "semantic" or degraded else ([], None)
     used = "lexical" if degraded or mode == "lexical" else mode
     best = nearest[0] if nearest and used != "lexical" else None
     fingerprint = embedding.embedder.fingerprint() if best is not None else None
-    foreign = _foreign(store, query, found) if words and best is not None else set()
+    foreign = foreign if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
                  best[1] if best else None, fingerprint, best[0] if best else None,
-                 wording(store, query, [fid for fid, _ in nearest]) if best is not None else None)
+                 wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None)
+
+
+@contextmanager
+def _inline(store: Store, job):
+    """`LexicalWorker.beside`'s shape, without a thread: `job(store)` runs when its result is asked."""
+    yield lambda: job(store)
 
 
 def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:

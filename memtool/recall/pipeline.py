@@ -1,7 +1,8 @@
 """The recall pipeline, in order: filters → candidates (lexical, semantic) → fusion and priors →
 folding and history → names → packing. Its collaborators come in explicitly: the index (`store`),
 machine-local state (`local`), the embedder (`embedding`), and `notices` for what to tell the user.
-It reads the index as it is: bringing it in step first is the caller's (see memtool.freshness)."""
+It reads the index as it is: bringing it in step first is the caller's (see memtool.freshness).
+A `worker` (memtool.recall.worker) runs a hybrid query's lexical side beside its semantic side."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
 from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind
 from memtool.recall.results import Hit, RecallResult
+from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
 from memtool.store.local import LocalStateFile
 
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
-        warnings: list[str], track_access: bool, floor: float, expansion: Expansion = RECALL) -> RecallResult:
+        warnings: list[str], track_access: bool, floor: float, expansion: Expansion = RECALL,
+        worker: LexicalWorker | None = None) -> RecallResult:
     """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say. `floor` is
     the relevance the best result must reach (`q.min_score` overrides it); reflect's access log
     counts only results at or above `floor`. `expansion`: the multi-hop expansion to run (see
@@ -33,7 +36,8 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     if not q.terms:
         hits, used = [Hit.from_row(r) for r in store.latest(filters, q.k)], "filter"
     else:
-        found = candidates(store, embedding, q.search_text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings)
+        found = candidates(store, embedding, q.search_text, q.terms, filters, q.mode, max(CANDIDATES, q.k), warnings,
+                           worker)
         used, degraded = found.mode, found.degraded
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
                       q.timeframe.priors if q.timeframe else (), expansion, q.terms)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import weakref
+from itertools import repeat
 from pathlib import Path
 
 FORMAT = "memtool-signs-1"
@@ -137,31 +138,32 @@ class Signs:
 
     def candidates(self, query, count: int):
         """Row numbers of the `count` records whose signs are nearest (Hamming) to the query's."""
+        return self.candidates_each([query], count)[0]
+
+    def candidates_each(self, queries, count: int) -> list:
+        """`candidates` for each of `queries`, in one pass over the file (a query and its
+        translation: the scan is bound by reading memory, and each block is read once for all)."""
         import numpy as np
 
         n = len(self)
         if n <= count:
-            return np.arange(n)
-        q = pack_signs(np.asarray(query, dtype=np.float32)[None, :], self.mean)[0]
-        dist = np.empty(n, dtype=np.uint16)
+            return [np.arange(n) for _ in queries]
+        packed = pack_signs(np.asarray(queries, dtype=np.float32).reshape(len(queries), -1), self.mean)
+        dists = np.empty((len(queries), n), dtype=np.uint16)
         block = BLOCK
         word = np.empty(block, dtype=np.uint64)
         ones = np.empty(block, dtype=np.uint8)
         for start in range(0, n, block):  # a block of records stays in cache across its words
             rows = self.table[start:start + block]
             m = len(rows)
-            out = dist[start:start + m]
-            out[:] = 0
-            for i in range(q.shape[0]):
-                np.bitwise_xor(rows[:, 2 + i], q[i], out=word[:m])
-                np.bitwise_count(word[:m], out=ones[:m])
-                np.add(out, ones[:m], out=out)
-        # The distances are small integers: a histogram finds the cut in two passes (no sort).
-        cumulative = np.cumsum(np.bincount(dist))
-        cut = int(np.searchsorted(cumulative, count))
-        below = np.flatnonzero(dist < cut)
-        at = np.flatnonzero(dist == cut)[:count - len(below)]
-        return np.concatenate([below, at])
+            for q, dist in zip(packed, dists):
+                out = dist[start:start + m]
+                out[:] = 0
+                for i in range(q.shape[0]):
+                    np.bitwise_xor(rows[:, 2 + i], q[i], out=word[:m])
+                    np.bitwise_count(word[:m], out=ones[:m])
+                    np.add(out, ones[:m], out=out)
+        return [_nearest_rows(dist, count) for dist in dists]
 
     def rescore(self, rows, query):
         """(ids, int8 vectors, cosines to the unit `query`) of these rows, from the int8 copy.
@@ -171,7 +173,7 @@ class Signs:
         rows = np.sort(np.asarray(rows, dtype=np.int64))  # in file order
         size = self.copy_dtype.itemsize
         fd = self.copy_fd
-        data = b"".join([os.pread(fd, size, HEADER + r * size) for r in rows.tolist()])
+        data = b"".join(map(os.pread, repeat(fd), repeat(size), (HEADER + rows * size).tolist()))  # ~10 % < a loop
         if len(data) != size * len(rows):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} was cut short")
         found = np.frombuffer(data, dtype=self.copy_dtype)
@@ -183,6 +185,18 @@ class Signs:
         norms = np.sqrt(np.einsum("ij,ij->i", m, m))
         norms[norms == 0] = 1.0
         return ids, vecs, (m @ query) / norms
+
+
+def _nearest_rows(dist, count: int):
+    """Row numbers of the `count` smallest Hamming distances (ties: the first in the file)."""
+    import numpy as np
+
+    # The distances are small integers: a histogram finds the cut in two passes (no sort).
+    cumulative = np.cumsum(np.bincount(dist))
+    cut = int(np.searchsorted(cumulative, count))
+    below = np.flatnonzero(dist < cut)
+    at = np.flatnonzero(dist == cut)[:count - len(below)]
+    return np.concatenate([below, at])
 
 
 def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | None:

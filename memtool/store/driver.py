@@ -34,14 +34,15 @@ def _load_driver():
 sqlite, DRIVER = _load_driver()
 
 
-def connect(path: str, vec: bool = True):
+def connect(path: str, vec: bool = True, cache_kib: int = 32_000):
     """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not); with
-    `vec=False` (a file without vectors) the extension is not loaded and the reason is None."""
+    `vec=False` (a file without vectors) the extension is not loaded and the reason is None.
+    `cache_kib`: its page cache."""
     conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
     return conn, load_vec(conn) if vec else None
 
 

@@ -291,9 +291,14 @@ class Vectors:
 
     def nearest(self, query, n: int) -> list[tuple[str, float]]:
         """(hash, cosine similarity) of the `n` nearest vectors, best first."""
+        return self.nearest_each([query], n)[0]
+
+    def nearest_each(self, queries: list, n: int) -> list[list[tuple[str, float]]]:
+        """`nearest` for each of `queries` (a query and its translation): approximate search
+        scans the sign file once for all of them."""
         import numpy as np
 
-        query = np.ascontiguousarray(query, dtype=np.float32)
+        queries = [np.ascontiguousarray(q, dtype=np.float32) for q in queries]
         if self.accelerated and not self._mirror_checked:
             self._mirror_checked = True
             if not self._has_vec_table():  # e.g. right after the int8 migration: build it once
@@ -302,11 +307,10 @@ class Vectors:
                         self.ensure_vec_table()
                 except Exception:  # another process is building it, or cannot: numpy answers meanwhile
                     pass
-        self._searches += 1
-        signs = self.approximate()
+        signs, found = self.approximate(), None
         if signs is not None:
             try:
-                return self._approximate_nearest(signs, query, n)
+                found = self._approximate_nearest(signs, queries, n)
             except ann.Damaged as exc:  # found out while rescoring (its int8 copy out of step)
                 try:
                     signs = self._rebuilt(exc)
@@ -314,7 +318,15 @@ class Vectors:
                     self._signs = None
                     self._exact_why = f"the approximate vector index cannot be written ({err.strerror})"
                 else:
-                    return self._approximate_nearest(signs, query, n)
+                    found = self._approximate_nearest(signs, queries, n)
+        if found is not None:
+            self._searches += len(queries)
+            return found
+        return [self._exact_nearest(q, n) for q in queries]
+
+    def _exact_nearest(self, query, n: int) -> list[tuple[str, float]]:
+        """sqlite-vec's scan, or the vectors in memory for a process that searches again."""
+        self._searches += 1
         scan = self.accelerated and self._has_vec_table()  # sqlite-vec can answer from disk
         if not scan or self._resident is not None or (self._searches >= 2 and self.count() <= MEMORY_SEARCH_MAX):
             resident = self._in_memory(capped=scan)  # a long-running process (MCP, watch), or no sqlite-vec
@@ -442,15 +454,20 @@ class Vectors:
                     self._meta.set("vectors_epoch", epoch)
         return epoch
 
-    def _approximate_nearest(self, signs: "ann.Signs", query, n: int) -> list[tuple[str, float]]:
-        """The sign file's candidates rescored exactly from its int8 copy, then the
+    def _approximate_nearest(self, signs: "ann.Signs", queries: list, n: int) -> list[list[tuple[str, float]]]:
+        """The sign file's candidates for each query (one scan for all), rescored exactly."""
+        count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
+        rows = signs.candidates_each(queries, count)
+        return [self._rescored(signs, query, found, n) for query, found in zip(queries, rows)]
+
+    def _rescored(self, signs: "ann.Signs", query, rows, n: int) -> list[tuple[str, float]]:
+        """The candidate `rows` rescored exactly from the sign file's int8 copy, then the
         best of them (and any vector stored since the files were last brought in step) read from
         the index: a removed vector is not returned, and every cosine returned is that of the
         index's own vector (a copy that differs there is Damaged)."""
         import numpy as np
 
         unit = query / (np.linalg.norm(query) or 1.0)
-        rows = signs.candidates(query, max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n))
         ids, vecs, sims = signs.rescore(rows, unit)
         order = np.argsort(-sims, kind="stable")
         last = signs.last()
