@@ -4,7 +4,6 @@ builds from filters is in `queries.py`; entity lookups in `entities.py`; counts 
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
