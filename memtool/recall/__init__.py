@@ -10,10 +10,10 @@
 - `pipeline`: the stages in order, with the index, local state and embedder passed in
 """
 
-from memtool.recall.pipeline import listed, run
+from memtool.recall.pipeline import listed, record_access, run
 from memtool.recall.query import MAX_K, Query, build_query, parse_field_filter, resolve_mode
 from memtool.recall.ranking import fuse, rerank
 from memtool.recall.results import Hit, RecallResult, source, timestamp
 
 __all__ = ["MAX_K", "Hit", "Query", "RecallResult", "build_query", "fuse", "listed", "parse_field_filter",
-           "rerank", "resolve_mode", "run", "source", "timestamp"]
+           "record_access", "rerank", "resolve_mode", "run", "source", "timestamp"]

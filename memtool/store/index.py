@@ -118,6 +118,9 @@ class Store:
         """path → (size, mtime_ns) for every indexed file, as `Workspace.scan` reports them."""
         return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, size, mtime_ns FROM files")}
 
+    def file_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+
     def file_digests(self) -> dict[str, str]:
         """path → content hash for every indexed file."""
         return dict(self.conn.execute("SELECT path, hash FROM files"))
