@@ -162,14 +162,15 @@ class Freshness:
 
     def _scan_aside(self) -> ScanAside | None:
         """The stat check started in a child process, or None where this process checks itself:
-        while following file events, before a rebuild, below `ASIDE_MIN_FILES` files."""
+        while following file events, before a rebuild, below `ASIDE_MIN_FILES` files, and when no
+        core is free for the child (it would then only slow the query down)."""
         how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"
         if how not in STAT_CHECKS:
             raise UsageError(f"MEM_STAT_CHECK={how!r} is not a way to check the files",
                              f"use one of: {', '.join(STAT_CHECKS)}")
         if how == "inline" or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
             return None
-        if how == "auto" and self.store.file_count() < ASIDE_MIN_FILES:
+        if how == "auto" and (self.store.file_count() < ASIDE_MIN_FILES or not ScanAside.core_free()):
             return None
         return ScanAside.start(self.ws)
 

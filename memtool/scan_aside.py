@@ -32,6 +32,17 @@ class ScanAside:
         self.pid = pid
         self.fd = fd
 
+    @staticmethod
+    def core_free() -> bool:
+        """Whether a core is likely idle for the child: fewer runnable processes over the last
+        minute (the load average) than cores less one half. On a busy machine the two processes
+        take turns on one core, and the copy-on-write of the parent's memory makes both slower."""
+        try:
+            cores = len(os.sched_getaffinity(0))
+            return os.getloadavg()[0] < cores - 0.5
+        except (AttributeError, OSError):
+            return False
+
     @classmethod
     def start(cls, ws: Workspace) -> "ScanAside | None":
         """Start scanning `ws` in a child, or None where that cannot be done (the caller scans)."""
