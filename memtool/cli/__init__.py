@@ -5,9 +5,9 @@ Layout: app.py (the app, `main`, errors → exit status), memory_commands.py and
 watching.py (`mem watch` running), common.py (shared options and state).
 """
 
-from memtool.cli.startup import no_collection
+from memtool.cli.startup import imports_kept
 
-with no_collection():  # typer, click and the commands: ~3 ms of collections that free nothing
+with imports_kept():  # typer, click and the commands: never garbage, not for the collector to walk
     from memtool.cli.app import app, main
 
 __all__ = ["app", "main"]
