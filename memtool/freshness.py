@@ -64,12 +64,15 @@ class Freshness:
         self._rebuilding = False  # `index(rebuild=True)` may set aside an index of a newer memtool
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._feed: ChangeFeed | None = None  # while following file events (see `follow`)
+        self.mapped = False  # read the index through a memory map (a process answering one read)
 
     @property
     def store(self) -> Store:
         if self._store is None:
             self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
             self._store.vectors.search_mode = self.config.vector_search
+            if self.mapped:
+                self._store.map_pages()
             if notice:
                 self.notices.append(notice)
         return self._store

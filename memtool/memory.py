@@ -49,6 +49,12 @@ class Memory:
         """The workspace named by `-w`, `MEM_WORKSPACE` or the current directory's ancestry."""
         return cls(discover(workspace), embedder=embedder)
 
+    def read_once(self) -> "Memory":
+        """Tuned for a process that answers one read and exits (the CLI's `mem recall`): the index is
+        read through a memory map (see `Store.map_pages`). Not for long-running processes."""
+        self.freshness.mapped = True
+        return self
+
     def close(self) -> None:
         self.freshness.close()
         self.local_file.close()
