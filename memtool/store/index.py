@@ -244,15 +244,19 @@ class Store:
 
     def paths_with_status(self, status: str) -> list[str]:
         """Paths of the files with this status, remembered until the index changes: every read asks
-        (a scan of `files`, ~2.5 ms at 25,000 files)."""
+        for `unreadable` and `stale` (a scan of `files`, ~2.5 ms at 25,000 files), so one scan reads
+        every status but `ok`."""
         version = self.state_version()
         if self._statuses[0] != version:
             self._statuses = (version, {})
         found = self._statuses[1]
-        if status not in found:
-            found[status] = [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = ? ORDER BY path",
-                                                             (status,))]
-        return list(found[status])
+        if status == "ok" and status not in found:
+            found[status] = [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = 'ok' ORDER BY path")]
+        elif status != "ok" and None not in found:
+            found[None] = True  # every status but `ok` read
+            for path, other in self.conn.execute("SELECT path, status FROM files WHERE status != 'ok' ORDER BY path"):
+                found.setdefault(other, []).append(path)
+        return list(found.get(status, ()))
 
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""
