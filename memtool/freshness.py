@@ -9,23 +9,29 @@ apply under the index lock, then collect the vectors no fact refers to any more.
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from memtool import indexer
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.embedding import Embedding
-from memtool.errors import Busy, MemError, ProviderUnavailable
+from memtool.errors import Busy, MemError, ProviderUnavailable, UsageError
 from memtool.records import PARSER_VERSION
+from memtool.scan_aside import ScanAside
 from memtool.store import Store
 from memtool.workspace import Workspace
 
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
+ASIDE_MIN_FILES = 10_000  # from here a read's stat check runs in a child process beside the query (`checked_read`)
+STAT_CHECKS = ("auto", "child", "inline")  # $MEM_STAT_CHECK: by size, always in a child, never
+T = TypeVar("T")
 
 
 @dataclass
@@ -58,12 +64,15 @@ class Freshness:
         self._rebuilding = False  # `index(rebuild=True)` may set aside an index of a newer memtool
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._feed: ChangeFeed | None = None  # while following file events (see `follow`)
+        self.mapped = False  # read the index through a memory map (a process answering one read)
 
     @property
     def store(self) -> Store:
         if self._store is None:
             self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
             self._store.vectors.search_mode = self.config.vector_search
+            if self.mapped:
+                self._store.map_pages()
             if notice:
                 self.notices.append(notice)
         return self._store
@@ -117,6 +126,61 @@ class Freshness:
                 if paths is None:
                     self._feed.request_full()
             raise
+        return self._settled(report, embed, embed_progress)
+
+    def checked_read(self, read: Callable[[], T], progress: indexer.Progress | None = None) -> T:
+        """`read()` from an index in step with the files: what `refresh()` then `read()` gives.
+
+        In a workspace of `ASIDE_MIN_FILES` files or more (see $MEM_STAT_CHECK) the stat check runs
+        in a child process while `read` runs (memtool.scan_aside). Its answer is kept only if the
+        check found every file as the index has it, and no other process wrote the index meanwhile;
+        otherwise the index is brought in step with what the check found and `read` runs again. So
+        the answer always reflects the files as they were when the check finished, never an older
+        index. A check that finds a file it cannot read runs `read` again too, for its warnings."""
+        aside = self._scan_aside()
+        if aside is None:
+            self.refresh(progress)
+            return read()
+        try:
+            version = self.store.state_version()
+            stored = self._file_states()
+            answer = read()
+            found = aside.result()
+        except BaseException:
+            aside.cancel()
+            raise
+        if found is None or self.store.state_version() != version or self.store.meta("fts_pending") is not None:
+            self.refresh(progress)  # the child failed, or the index moved meanwhile: check here
+            return read()
+        files, problems = found
+        self.unlisted = problems
+        scan = Scan(files, None, [p.path for p in problems if p.code == "unreadable"])
+        plan = scan.plan(stored)
+        if plan.empty and not problems:
+            self.last_refresh = indexer.IndexReport(files_seen=plan.unchanged)
+            return answer
+        if not plan.empty:
+            self._settled(self._in_step(False, progress, None, scan))
+        return read()
+
+    def _scan_aside(self) -> ScanAside | None:
+        """The stat check started in a child process, or None where this process checks itself:
+        while following file events, before a rebuild, below `ASIDE_MIN_FILES` files, and when no
+        core is free for the child (it would then only slow the query down)."""
+        how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"
+        if how not in STAT_CHECKS:
+            raise UsageError(f"MEM_STAT_CHECK={how!r} is not a way to check the files",
+                             f"use one of: {', '.join(STAT_CHECKS)}")
+        if how == "inline" or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
+            return None
+        if how == "auto" and (self.store.file_count() < ASIDE_MIN_FILES or not ScanAside.core_free()):
+            return None
+        return ScanAside.start(self.ws)
+
+    def _settled(self, report: indexer.IndexReport, embed: bool = False,
+                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+        """After the index was brought in step: vectors no fact needs dropped, with `embed` new
+        records embedded (within the configured time), the sign file caught up."""
         self.last_refresh = report
         changed = self._collect_garbage(sweep=False)
         if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():

@@ -10,9 +10,7 @@ from memtool import __version__, retain_log
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.errors import ProviderUnavailable
 from memtool.freshness import Freshness
-from memtool.llm import OllamaChat
 from memtool.records import Diagnostic
-from memtool.retain import wiki_links
 from memtool.store import DRIVER, SCHEMA_VERSION, Store
 from memtool.store.local import LocalStateFile
 from memtool.workspace import Workspace
@@ -57,6 +55,8 @@ def status(fresh: Freshness, local: LocalStateFile, probe: bool = True) -> dict:
         except ProviderUnavailable as exc:
             problem = f"{exc.message}; {exc.hint}"
     embedded = vectors.count()
+    from memtool.llm import OllamaChat  # status only, as the link check's wiki_links: not on every read
+
     llm = OllamaChat(config.llm_model, work_providers=config.work_providers)
     missing, withheld = embedding.gaps(store)
     llm_version = llm.probe() if probe else None
@@ -140,10 +140,12 @@ def _vault_names(root: Path) -> set[str]:
 def _link_diagnostics(ws: Workspace, store: Store) -> list[Diagnostic]:
     """`[[links]]` that reach an entity page only through its aliases: memtool follows them, but
     editors that resolve links by file name (Obsidian) do not."""
+    from memtool import retain  # here, not at the top: every read imports this module
+
     names = None  # file names in the vault, read only when a link reaches a page by an alias
     out, said = [], set()
     for path, line, content in store.facts_with_links():
-        for target in wiki_links(content):
+        for target in retain.wiki_links(content):
             page = store.entity_page(target)
             if page is None or (path, target) in said:
                 continue

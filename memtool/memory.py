@@ -17,7 +17,7 @@ from memtool.embedding import Embedding
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.indexer import IndexReport, Progress
-from memtool.recall import MAX_K, LexicalWorker, RecallResult, build_query, listed, resolve_mode
+from memtool.recall import MAX_K, LexicalWorker, Query, RecallResult, build_query, listed, record_access, resolve_mode
 from memtool.recall import run as run_recall
 from memtool.recall.expansion import RECALL
 from memtool.recall.worker import cores
@@ -54,6 +54,12 @@ class Memory:
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
         """The workspace named by `-w`, `MEM_WORKSPACE` or the current directory's ancestry."""
         return cls(discover(workspace), embedder=embedder)
+
+    def read_once(self) -> "Memory":
+        """Tuned for a process that answers one read and exits (the CLI's `mem recall`): the index is
+        read through a memory map (see `Store.map_pages`). Not for long-running processes."""
+        self.freshness.mapped = True
+        return self
 
     def close(self) -> None:
         self._lexical_worker.close()
@@ -128,10 +134,20 @@ class Memory:
         q = build_query(query, k=k, since=since, until=until, kinds=kinds, entities=entities, budget=budget,
                         fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of,
                         min_score=min_score)
-        self.refresh(progress, embed=q.wants_vectors, embed_progress=embed_progress)
+        if q.wants_vectors:  # a read that embeds new records first checks the files itself
+            self.refresh(progress, embed=True, embed_progress=embed_progress)
+            return self._recalled(q, self.track_access)
+        result = self.freshness.checked_read(lambda: self._recalled(q, track_access=False), progress)
+        if self.track_access:  # only the answer given is logged, not one the stat check replaced
+            record_access(result, self.local_file, self.config.recall_floor, self.notices)
+            result.warnings.extend(n for n in self.notices if n not in result.warnings)
+        return result
+
+    def _recalled(self, q: Query, track_access: bool) -> RecallResult:
+        """`q` answered from the index as it is (the caller brought it in step)."""
         warnings = self.notices + q.notices + health.warnings(self.ws, self.store, self.freshness.unlisted)
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
-                          warnings=warnings, track_access=self.track_access, floor=self.config.recall_floor,
+                          warnings=warnings, track_access=track_access, floor=self.config.recall_floor,
                           expansion=self.recall_expansion,
                           worker=self._lexical_worker if self.recall_threads else None)
 

@@ -24,11 +24,13 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memtool.errors import MemError, UsageError, WorkspaceError
-from memtool.records import Diagnostic
-from memtool.retain import append_item
 from memtool.workspace import Workspace
+
+if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall only checks the log
+    from memtool.records import Diagnostic
 
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
@@ -54,6 +56,8 @@ class Retained:
                 "text": self.text, "kind": self.kind}
 
     def diagnostic(self) -> Diagnostic:
+        from memtool.records import Diagnostic
+
         return Diagnostic(self.path, self.line, "error", CODE,
                           f"a line mem retain wrote on {self.at[:10]} is gone: '- {self.text}'; "
                           "'mem check --restore' puts it back, 'mem check --ack' accepts the deletion")
@@ -73,11 +77,13 @@ def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
+    from memtool import retain
+
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
         text = _decode(current, rel)
-        suffix, line = append_item(text, item, kind != "log", day_title)
+        suffix, line = retain.append_item(text, item, kind != "log", day_title)
         _check_lands(rel, text + suffix, line, kind)
         landed[:] = [line]
         return suffix.encode("utf-8")

@@ -23,6 +23,7 @@ AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.m
 ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
 MARKERS = (*CORE_FILES, "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
+_LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
 
 class ScanProblem(NamedTuple):
@@ -122,7 +123,7 @@ class Workspace:
             return out
         for entry in entries:
             if entry.name in ROOT_FILES:
-                self._scan_entry(entry, entry.name, out, problems)
+                self._scan_entry(entry, self.root, entry.name, out, problems)
         for folder in ("memory", "bank"):  # followed when they are links (a synced folder elsewhere)
             self._scan_dir(self.root / folder, folder, out, problems)
         return out
@@ -156,27 +157,40 @@ class Workspace:
         return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
 
     def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
-        # The hot path of every read command: as little Python per file as possible.
+        # The hot path of every read command: as little Python per file as possible. Listed through
+        # an open descriptor of the folder where the platform can, so that each `stat` resolves one
+        # name, not the whole path again (~10 % of the check's CPU at 25,000 files).
         try:
-            entries = os.scandir(folder)
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if _LIST_BY_FD else None
+            try:
+                entries = os.scandir(folder if fd is None else fd)
+            except BaseException:
+                if fd is not None:
+                    os.close(fd)
+                raise
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
             problems.append(ScanProblem(rel, _reason(exc)))
             return
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name[0] != ".":
-                    self._scan_entry(entry, f"{rel}/{name}", out, problems)
+        try:
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    if name[0] != ".":
+                        self._scan_entry(entry, folder, f"{rel}/{name}", out, problems)
+        finally:
+            if fd is not None:
+                os.close(fd)
 
-    def _scan_entry(self, entry: os.DirEntry, path: str, out: dict, problems: list) -> None:
-        """Add one listed file (a .md, or a symbolic link to one inside the workspace), or a folder's files."""
+    def _scan_entry(self, entry: os.DirEntry, folder: Path, path: str, out: dict, problems: list) -> None:
+        """Add one listed file (a .md, or a symbolic link to one inside the workspace), or a folder's
+        files; `folder` is the listed folder (`entry.path` may name the entry only by its name)."""
         try:
             if entry.name.endswith(".md"):
                 st = entry.stat(follow_symlinks=False)
                 if S_ISLNK(st.st_mode):
-                    if not self._inside(Path(entry.path)):
+                    if not self._inside(folder / entry.name):
                         problems.append(ScanProblem(path, "a symbolic link to outside the workspace;"
                                                     " not indexed (mem get refuses it too)", "outside-workspace"))
                         return
@@ -184,7 +198,7 @@ class Workspace:
                 if S_ISREG(st.st_mode):
                     out[path] = (st.st_size, st.st_mtime_ns)
             elif entry.is_dir(follow_symlinks=False):
-                self._scan_dir(Path(entry.path), path, out, problems)
+                self._scan_dir(folder / entry.name, path, out, problems)
         except FileNotFoundError:
             return
         except OSError as exc:

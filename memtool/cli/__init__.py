@@ -5,6 +5,9 @@ Layout: app.py (the app, `main`, errors → exit status), memory_commands.py and
 watching.py (`mem watch` running), common.py (shared options and state).
 """
 
-from memtool.cli.app import app, main
+from memtool.cli.startup import imports_kept
+
+with imports_kept():  # typer, click and the commands: never garbage, not for the collector to walk
+    from memtool.cli.app import app, main
 
 __all__ = ["app", "main"]

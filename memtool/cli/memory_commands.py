@@ -136,7 +136,7 @@ def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] |
 
 def _recall(embedder: str | None, args: dict) -> tuple[dict, list[str]]:
     """The recall document and terms computed in this process."""
-    mem = memory(embedder)
+    mem = memory(embedder).read_once()
     with render.progress_bar("indexing") as bar, render.progress_bar("embedding", threshold=64) as ebar:
         result = mem.recall(**args, progress=bar, embed_progress=ebar)
     return result.to_dict(), result.terms

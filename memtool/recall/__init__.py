@@ -11,11 +11,11 @@
 - `worker`: the thread a hybrid query's lexical side runs in, beside the semantic side
 """
 
-from memtool.recall.pipeline import listed, run
+from memtool.recall.pipeline import listed, record_access, run
 from memtool.recall.query import MAX_K, Query, build_query, parse_field_filter, resolve_mode
 from memtool.recall.ranking import fuse, rerank
 from memtool.recall.results import Hit, RecallResult, source, timestamp
 from memtool.recall.worker import LexicalWorker
 
-__all__ = ["MAX_K", "Hit", "LexicalWorker", "Query", "RecallResult", "build_query", "fuse", "listed", "parse_field_filter",
-           "rerank", "resolve_mode", "run", "source", "timestamp"]
+__all__ = ["MAX_K", "Hit", "LexicalWorker", "Query", "RecallResult", "build_query", "fuse", "listed",
+           "parse_field_filter", "record_access", "rerank", "resolve_mode", "run", "source", "timestamp"]

@@ -54,16 +54,24 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
     if q.budget:
         hits = pack(hits, q.budget)
     with_opinions(hits, store, notice)
-    if track_access:
-        counted = [h for h in hits if verdict.best is None or (h.score or 0.0) >= floor]
-        _record_access(local, [h.key for h in counted], notice)
     stale = set(store.paths_with_status("stale"))
     for h in hits:
         h.stale = h.path in stale
+    result = RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded,
+                          verdict=verdict if q.terms else None,
+                          dates=[s.to_dict() for s in q.timeframe.spans] if q.timeframe else [])
+    if track_access:
+        record_access(result, local, floor, notices)
     warnings.extend(n for n in notices if n not in warnings)
-    return RecallResult(query=q.text, mode=used, hits=hits, terms=q.terms, warnings=warnings, degraded=degraded,
-                        verdict=verdict if q.terms else None,
-                        dates=[s.to_dict() for s in q.timeframe.spans] if q.timeframe else [])
+    return result
+
+
+def record_access(result: RecallResult, local: LocalStateFile, floor: float, notices: list[str]) -> None:
+    """Log the facts `result` returned at or above `floor` (all of them for an answer without a
+    relevance), for reflect's stability; a failure to is a notice, never a failed recall."""
+    best = result.verdict.best if result.verdict is not None else None
+    counted = [h for h in result.hits if best is None or (h.score or 0.0) >= floor]
+    _record_access(local, [h.key for h in counted], _say_once(notices))
 
 
 def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -> Verdict:

@@ -12,7 +12,6 @@ from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
 from memtool.recall.timeframe import Timeframe, read as read_dates
 from memtool.records import KINDS
-from memtool.retain import normalise_tag
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000
@@ -63,6 +62,8 @@ _FIELD_FILTER = re.compile(r"([A-Za-z][\w\-]*)(?:=(.*))?", re.S)
 
 
 def _tag_filter(spec: str) -> str:
+    from memtool.retain import normalise_tag  # only for --tag: retain's patterns are not a query's
+
     tag = normalise_tag(spec)
     if tag is None:
         raise UsageError(f"--tag {spec!r} is not a tag", "e.g. --tag project or --tag project/alpha (letters, digits, _ - /)")

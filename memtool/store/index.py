@@ -4,7 +4,6 @@ builds from filters is in `queries.py`; entity lookups in `entities.py`; counts 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -39,6 +38,9 @@ def fact_links(records: list[Record]) -> Links:
     `fact_entities` and `fact_tags` rows, before the fact ids are known. Pure."""
     return ([(n, entity_key(e)) for n, r in enumerate(records) for e in r.entities],
             [(n, t) for n, r in enumerate(records) for t in r.tags])
+
+
+MAPPED_BYTES = 0x7FFF0000  # SQLite's default ceiling for `mmap_size` (SQLITE_MAX_MMAP_SIZE)
 
 
 class Store:
@@ -141,6 +143,13 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
+    def map_pages(self) -> None:
+        """Read the file through a memory map instead of copying each page it reads into this
+        connection's cache with a `pread`: a fresh process reads faster (a one-shot recall's query
+        4 ms less at 10^5 facts, 17 ms at 10^6). For short-lived processes only: the mapped pages
+        read count toward the process's resident memory."""
+        self.conn.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
+
     def transaction(self) -> Transaction:
         return Transaction(self.conn)
 
@@ -160,6 +169,9 @@ class Store:
     def file_states(self) -> dict[str, tuple[int, int]]:
         """path → (size, mtime_ns) for every indexed file, as `Workspace.scan` reports them."""
         return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, size, mtime_ns FROM files")}
+
+    def file_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
 
     def file_digests(self) -> dict[str, str]:
         """path → content hash for every indexed file."""
@@ -274,15 +286,19 @@ class Store:
 
     def paths_with_status(self, status: str) -> list[str]:
         """Paths of the files with this status, remembered until the index changes: every read asks
-        (a scan of `files`, ~2.5 ms at 25,000 files)."""
+        for `unreadable` and `stale` (a scan of `files`, ~2.5 ms at 25,000 files), so one scan reads
+        every status but `ok`."""
         version = self.state_version()
         if self._statuses[0] != version:
             self._statuses = (version, {})
         found = self._statuses[1]
-        if status not in found:
-            found[status] = [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = ? ORDER BY path",
-                                                             (status,))]
-        return list(found[status])
+        if status == "ok" and status not in found:
+            found[status] = [p for (p,) in self.conn.execute("SELECT path FROM files WHERE status = 'ok' ORDER BY path")]
+        elif status != "ok" and None not in found:
+            found[None] = True  # every status but `ok` read
+            for path, other in self.conn.execute("SELECT path, status FROM files WHERE status != 'ok' ORDER BY path"):
+                found.setdefault(other, []).append(path)
+        return list(found.get(status, ()))
 
     def clear(self) -> None:
         """Forget everything read from the Markdown (vectors stay: they are keyed by content)."""

@@ -1,0 +1,27 @@
+"""Start-up cost of a `mem` process: what importing creates is never garbage, so the garbage
+collector neither runs while modules are imported nor walks their objects again."""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+
+
+@contextmanager
+def imports_kept():
+    """Import in the block without the cyclic garbage collector, then freeze what was imported.
+
+    Importing creates modules, classes and functions that live as long as the process: the ~40
+    collections importing typer and memtool triggered freed nothing (~4 ms of a one-shot
+    `mem recall`), and every later collection, the two at exit included, walked all of it again
+    (~10 ms). `gc.freeze` moves them out of the collector's sight; what a command creates later
+    is collected as before, and reference counting frees everything else at once. The collector
+    runs again afterwards if it did before (docs/benchmarks.md, One-shot `mem recall`)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
