@@ -75,3 +75,59 @@ def report_dialogue(args, wss, scorer, out: dict) -> None:
     text = H.markdown_table(["held out", "chosen on the other two", *CATS], rows)
     print(f"\ndialogue priors, held out (hitL@10, 0.1 / 0.25 → the chosen point)\n{text}")
     out["dialogue"] = {"sweep": sweep, "table": text}
+
+
+# --- the speakers' names out of the query's vector (memtool.recall.candidates.UNNAMED_SHARE) ---------
+
+UNNAMED_GRID = (0.0, 0.25, 0.4, 0.5, 0.6, 0.7, 1.0)
+LOSS_CATS = ("cat1-4", "multi-hop", "temporal", "single-hop", "adversarial")  # open-domain: 8–11 questions
+
+
+def no_loss_any_budget(point: dict, base: dict, convs: list[str]) -> bool:
+    """Whether `point` keeps every category (open-domain excepted) at 10, 25 and 50 lines on each of
+    `convs` at least at `base`'s."""
+    for c in convs:
+        new, old = H.category_figures(point[c]), H.category_figures(base[c])
+        if any(new[k][m] < old[k][m] - 1e-9 for k in LOSS_CATS if old[k]["n"] for m in H.BUDGETS):
+            return False
+    return True
+
+
+def report_unnamed(args, wss, scorer, out: dict) -> None:
+    """The share of the ranking vector read without the speakers a question names, swept; per fold
+    the best training cat 1–4 + multi-hop hitL@10 among the shares that lower no category at any
+    budget on either training conversation (floor off: `score_open`), reported on the held-out one."""
+    from bench.quality import run
+    from memtool.recall import candidates
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped, grid = candidates.UNNAMED_SHARE, {}
+    try:
+        for share in UNNAMED_GRID:
+            t = time.perf_counter()
+            candidates.UNNAMED_SHARE = share
+            grid[share] = {c: [{**r, "score": r["score_open"]} for r in
+                               run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
+            print(f"  share without names {share}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        candidates.UNNAMED_SHARE = shipped
+
+    def cell(rows):
+        f = H.category_figures(rows)
+        return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
+                + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
+
+    sweep = H.markdown_table(["share without names", *convs], [[s, *(cell(grid[s][c]) for c in convs)] for s in grid])
+    print(f"\nspeakers' names out of the vector, every share: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
+          f"single-hop / adversarial (floor off)\n{sweep}")
+    rows = []
+    for held, train in H.folds(convs):
+        def gain(share):
+            f = H.category_figures([r for c in train for r in grid[share][c]])
+            return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
+        allowed = [s for s in grid if no_loss_any_budget(grid[s], grid[0.0], train)]
+        chosen = max(allowed, key=lambda s: (gain(s), s == 0.0))
+        rows.append([held, chosen, cell(grid[0.0][held]), cell(grid[chosen][held])])
+    text = H.markdown_table(["held out", "chosen on the other two", "share 0", "chosen share"], rows)
+    print(f"\nspeakers' names out of the vector, held out\n{text}")
+    out["unnamed"] = {"sweep": sweep, "table": text}

@@ -8,6 +8,7 @@
     python -m bench.quality --report all --quick                          # a quicker look at everything
     python -m bench.quality --report multihop [--expansions context]       # multi-hop expansion variants, held out
     python -m bench.quality --report dialogue                              # dialogue priors swept, held out
+    python -m bench.quality --report unnamed                               # speakers' names out of the vector, held out
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or

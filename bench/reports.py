@@ -12,6 +12,7 @@ stores its rows and figures in `out` (written by --json).
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
     multihop   LoCoMo dev, leave-one-conversation-out, per multi-hop expansion variant (bench/multihop.py)
     dialogue   LoCoMo dev, leave-one-conversation-out, speaker boost × neighbour share (bench/dialogue.py)
+    unnamed    LoCoMo dev, leave-one-conversation-out, the query's vector without the speakers it names (bench/dialogue.py)
 """
 
 from __future__ import annotations
@@ -388,3 +389,4 @@ REPORTS = {"heldout": report_heldout, "offtopic": report_offtopic, "bilingual": 
 REPORTS["docset"] = docset.report_docset
 REPORTS["multihop"] = multihop.report_multihop
 REPORTS["dialogue"] = dialogue.report_dialogue
+REPORTS["unnamed"] = dialogue.report_unnamed

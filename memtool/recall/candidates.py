@@ -3,19 +3,25 @@ and semantic (nearest vectors), filters applied, fused into one score per fact."
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import NamedTuple
 
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
 from memtool.analyzer import words as spans
+from memtool.dialogue import speaker_of
 from memtool.embedding import Embedding
 from memtool.recall.lexicon import translations
-from memtool.recall.ranking import fuse
+from memtool.recall.ranking import fuse, names_speakers
 from memtool.recall.relevance import word_shares
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
+# Of the ranking vector, the share read without the speakers the query names (dialogue turns): chosen
+# leave one conversation out on LoCoMo as the point that lowers no category on the training
+# conversations at 10, 25 or 50 lines (docs/recall.md, "Multi-hop", "Speakers' names out of the vector").
+UNNAMED_SHARE = 0.5
 NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall.md, "Words beside the cosine")
 
 
@@ -32,14 +38,34 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     nearest to the query's own words, best first (recall's relevance). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
     passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
-    would lift the relevance of any question (off-topic ones too), so it comes from the query alone."""
+    would lift the relevance of any question (off-topic ones too), so it comes from the query alone.
+    When the query names speakers of the dialogue turns found ("What has Melanie painted?"), the
+    ranking vector is half the query as asked and half the query without those names: a name pulls
+    the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
+    person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop")."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
     nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
     found = store.ids_for_hashes(nearest[0], filters)[:n]
     own = store.ids_for_hashes(nearest[1], filters) if also else found
+    named = names_speakers(query, {s for row in store.fact_heads([f for f, _ in found]).values()
+                                   if (s := speaker_of(row["content"]))})
+    unnamed = without_names(texts[-1], named) if named else ""
+    if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
+        other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
+        mixed = (1 - UNNAMED_SHARE) * vecs[-1] + UNNAMED_SHARE * other
+        found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
+
+
+def without_names(query: str, names: set[str]) -> str:
+    """`query` without the `names` (and their possessive): "What has Melanie's family done?" → "What
+    has family done?". Empty when nothing else is left. Pure."""
+    for name in names:
+        query = re.sub(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", " ", query, flags=re.I)
+    rest = " ".join(query.split())
+    return rest if any(c.isalnum() for c in rest) else ""
 
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
