@@ -165,18 +165,19 @@ class ReadServer:
         except Busy:
             return "another process already serves reads for this memory"
         self.path.unlink(missing_ok=True)  # left behind by a process that was killed
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # close() cleans up from here on
         old = os.umask(0o177)  # the socket is created private to this user
         try:
             sock.bind(str(self.path))
+            self._inode = os.stat(self.path).st_ino
             sock.listen(16)
         except OSError as exc:
+            self._sock = None
             sock.close()
             self._held.close()
             return f"cannot listen on {self.path} ({exc})"
         finally:
             os.umask(old)
-        self._sock, self._inode = sock, os.stat(self.path).st_ino
         self._thread = threading.Thread(target=self._serve, args=(sock,), name="memtool-read-server", daemon=True)
         self._thread.start()
         return None
@@ -192,7 +193,7 @@ class ReadServer:
             except OSError:
                 pass
             sock.close()
-            if self._thread is not None:
+            if self._thread is not None and self._thread.ident is not None:  # started (a stop may come first)
                 self._thread.join(timeout=REPLY_TIMEOUT)
             try:
                 if os.stat(self.path).st_ino == self._inode:

@@ -107,3 +107,24 @@ def test_a_suspended_or_foreign_server_is_skipped(tmp_path):
     sock.write_text("not a socket")  # whatever sits there, only a socket of this user is asked
     assert ask(ws, None, dict(ARGS, query="Fischotter")) is None
     assert json.loads(run_mem("-w", ws, "recall", "Fischotter", "--json", check=0).stdout)["count"] == 1
+
+
+def test_a_stop_as_soon_as_the_watch_answers_is_a_clean_stop(tmp_path):
+    """A service manager's SIGTERM the moment the socket appears: "stopped", and no socket left behind
+    (the handler was once installed only after the server had started answering: a flaky kill)."""
+    ws = tmp_path / "w"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("- Fischotter am Fluss\n", encoding="utf-8")
+    sock = socket_path(ws / ".memory")
+    for _ in range(4):
+        proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.5"],
+                                env=mem_env(), stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not sock.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "mem watch did not start answering"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        # 0, or (about 1 stop in 20 this early, not yet explained: "stopped" said, the socket gone)
+        # the status of an interrupt; never the traceback or status 1 of a stop while starting up
+        assert proc.returncode in (0, -signal.SIGINT) and "stopped" in err and "Traceback" not in err, err
+        assert not sock.exists()

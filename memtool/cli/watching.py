@@ -20,15 +20,16 @@ def run(mem, interval: float, poll: bool, embedder: str | None, sync: bool = Fal
     else:
         render.err.print(f"watching {mem.ws.root} for changes (Ctrl-C stops)")
     lock = threading.Lock()
+    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too, from the start
     server = ReadServer(mem, lock, embedder)
-    refused = server.start()
-    render.err.print(f"not answering other mem recall calls: {render.escape(refused)}" if refused else
-                     "answering mem recall calls from other processes (.memory/read.sock)")
-    signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too
-    auto = auto_reflect(mem, embedder)
     stop = threading.Event()
-    syncer = _start_sync(mem, stop, sync_interval) if sync else None
-    try:
+    auto = syncer = None
+    try:  # a stop while starting up ends as cleanly as one later (the socket removed, "stopped" said)
+        refused = server.start()
+        render.err.print(f"not answering other mem recall calls: {render.escape(refused)}" if refused else
+                         "answering mem recall calls from other processes (.memory/read.sock)")
+        auto = auto_reflect(mem, embedder)
+        syncer = _start_sync(mem, stop, sync_interval) if sync else None
         mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
     except KeyboardInterrupt:
         render.err.print("stopped")
