@@ -136,7 +136,8 @@ class Freshness:
         check found every file as the index has it, and no other process wrote the index meanwhile;
         otherwise the index is brought in step with what the check found and `read` runs again. So
         the answer always reflects the files as they were when the check finished, never an older
-        index. A check that finds a file it cannot read runs `read` again too, for its warnings."""
+        index. A check whose unreadable files differ from those the read's warnings named runs `read`
+        again too, for its warnings."""
         aside = self._scan_aside()
         if aside is None:
             self.refresh(progress)
@@ -144,6 +145,7 @@ class Freshness:
         try:
             version = self.store.state_version()
             stored = self._file_states()
+            said = [p for p in self.unlisted if p.code == "unreadable"]  # what the read's warnings name
             answer = read()
             found = aside.result()
         except BaseException:
@@ -156,7 +158,7 @@ class Freshness:
         self.unlisted = problems
         scan = Scan(files, None, [p.path for p in problems if p.code == "unreadable"])
         plan = scan.plan(stored)
-        if plan.empty and not problems:
+        if plan.empty and sorted(said) == sorted(p for p in problems if p.code == "unreadable"):
             self.last_refresh = indexer.IndexReport(files_seen=plan.unchanged)
             return answer
         if not plan.empty:
@@ -165,15 +167,17 @@ class Freshness:
 
     def _scan_aside(self) -> ScanAside | None:
         """The stat check started in a child process, or None where this process checks itself:
-        while following file events, before a rebuild, below `ASIDE_MIN_FILES` files, and when no
-        core is free for the child (it would then only slow the query down)."""
+        while following file events, before a rebuild, outside a one-shot read (`mapped`: the
+        CLI's recall; never in a server such as `mem serve`), below `ASIDE_MIN_FILES` files, and
+        when no core is free for the child (it would then only slow the query down)."""
         how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"
         if how not in STAT_CHECKS:
             raise UsageError(f"MEM_STAT_CHECK={how!r} is not a way to check the files",
                              f"use one of: {', '.join(STAT_CHECKS)}")
         if how == "inline" or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
             return None
-        if how == "auto" and (self.store.file_count() < ASIDE_MIN_FILES or not ScanAside.core_free()):
+        if how == "auto" and (not self.mapped or self.store.file_count() < ASIDE_MIN_FILES
+                              or not ScanAside.core_free()):  # mapped: a one-shot read (the CLI's recall)
             return None
         return ScanAside.start(self.ws)
 

@@ -29,8 +29,8 @@ class ScanAside:
     """A scan running in a child process; `result()` waits for it, `cancel()` ends it."""
 
     def __init__(self, pid: int, fd: int):
-        self.pid = pid
-        self.fd = fd
+        self.pid: int | None = pid  # None once reaped
+        self.fd: int | None = fd  # None once closed
 
     @staticmethod
     def core_free() -> bool:
@@ -59,17 +59,24 @@ class ScanAside:
             os.close(w)
             return None
         if pid == 0:
-            _child(ws, r, w)  # never returns
+            try:  # never back into the parent's code, whatever happens (a signal before _child's own try)
+                _child(ws, r, w)
+            finally:
+                os._exit(1)
         os.close(w)
         return cls(pid, r)
 
     def result(self) -> tuple[dict[str, tuple[int, int]], list[ScanProblem]] | None:
-        """The child's scan, as `Workspace.scan` gives it (files, problems), or None if it failed."""
+        """The child's scan, as `Workspace.scan` gives it (files, problems), or None if it failed.
+        Interrupted while waiting, the child is ended first (not waited for)."""
+        fd, self.fd = self.fd, None
         try:
-            with os.fdopen(self.fd, "rb") as pipe:
+            with os.fdopen(fd, "rb") as pipe:
                 data = pipe.read()
-        finally:
-            ok = self._reaped() == 0
+        except BaseException:
+            self.cancel()
+            raise
+        ok = self._reaped() == 0
         if not ok:
             return None
         try:
@@ -79,32 +86,40 @@ class ScanAside:
         return files, [ScanProblem(*p) for p in problems]
 
     def cancel(self) -> None:
-        """End the child (the read it ran beside failed or was interrupted) and reap it."""
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        """End the child (the read it ran beside failed or was interrupted) and reap it; nothing
+        once it is reaped (its pid may belong to another process by then)."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self._reaped()
 
     def _reaped(self) -> int:
-        while True:
+        """The child's exit status, waited for once; -1 when it was reaped already."""
+        pid, self.pid = self.pid, None
+        while pid is not None:
             try:
-                _, status = os.waitpid(self.pid, 0)
+                _, status = os.waitpid(pid, 0)
                 return status
             except InterruptedError:
                 continue
             except ChildProcessError:
-                return -1
+                break
+        return -1
 
 
 def _child(ws: Workspace, r: int, w: int) -> None:
     """Scan, write the result to `w`, and leave the process (status 0 only if all of it was sent)."""
     code = 1
     try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up
         os.close(r)
         problems: list = []
         files = ws.scan(problems)

@@ -52,3 +52,17 @@ def test_unnamed_the_names_and_their_possessive_leave_the_question():
     assert without_names("What has Melanie's family done with Mel?", {"Melanie", "Mel"}) == "What has family done with ?"
     assert without_names("What do Jon and Gina both have in common?", {"Jon", "Gina"}) == "What do and both have in common?"
     assert without_names("Melanie?", {"Melanie"}) == ""  # nothing left to search by
+
+
+def test_unnamed_a_label_in_the_notes_is_not_a_name_in_the_question(tmp_path, stub):
+    """`- **Status**: …` reads like a turn; "what is the status of …" does not name anyone."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2023-05-01.md", "# 2023-05-01\n\n- **Status**: migration 80% done\n- **Owner**: Ana\n")
+    write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    mem = Memory(Workspace(ws), Config.load(ws / "memtool.toml"), embedder="ollama")
+    mem.track_access = False
+    try:
+        mem.recall("what is the status of the migration?", k=4, mode="semantic", min_score=0)
+    finally:
+        mem.close()
+    assert not [t for t in stub.embedded if "what is the of the migration" in t], stub.embedded

@@ -115,3 +115,22 @@ def test_2_an_unknown_stat_check_setting_is_refused_clearly(example_ws):
     assert proc.returncode != 0 and doc["error"] == "UsageError", proc.stdout
     assert "MEM_STAT_CHECK" in doc["message"] and "auto, child, inline" in doc["hint"]
     assert "Traceback" not in proc.stderr
+
+
+def test_2_a_scan_once_reaped_is_never_signalled_or_closed_again(empty_ws):
+    """After `result()` the child is reaped and its pipe closed: a `cancel()` then (an error in the
+    caller after the scan came back) must not kill a pid that may belong to another process by
+    now, nor close a descriptor number that may be reused. Run in a fresh process: no other thread."""
+    _days(empty_ws, 3)
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from memtool.scan_aside import ScanAside\n"
+        "from memtool.workspace import Workspace\n"
+        "aside = ScanAside.start(Workspace(Path(sys.argv[1])))\n"
+        "files, problems = aside.result()\n"
+        "assert len(files) == 3 and aside.pid is None and aside.fd is None, (aside.pid, aside.fd)\n"
+        "aside.cancel()\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", script, str(empty_ws)], env=_env("child"), capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr

@@ -49,14 +49,21 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
     found = store.ids_for_hashes(nearest[0], filters)[:n]
     own = store.ids_for_hashes(nearest[1], filters) if also else found
-    named = names_speakers(query, {s for row in store.fact_heads([f for f, _ in found]).values()
-                                   if (s := speaker_of(row["content"]))})
+    named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
         mixed = (1 - UNNAMED_SHARE) * vecs[-1] + UNNAMED_SHARE * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
+
+
+def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) -> set[str]:
+    """The speakers of the dialogue turns `found` that the query names as written: capitalised as
+    a name ("What did Melanie paint?"), so that a note's `**Status**: …` label is not taken out of
+    "what is the status of the migration?"."""
+    speakers = {s for row in store.fact_heads([f for f, _ in found]).values() if (s := speaker_of(row["content"]))}
+    return {s for s in names_speakers(query, speakers) if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", query)}
 
 
 def without_names(query: str, names: set[str]) -> str:

@@ -89,5 +89,5 @@ class LexicalWorker:
 def _wait(future) -> None:
     try:
         future.result()
-    except BaseException:  # the caller's own error is the one to raise
+    except Exception:  # the caller's own error is the one to raise (a Ctrl-C while waiting is not swallowed)
         pass
