@@ -17,7 +17,7 @@ from memtool.store.local import fact_key
 AT_ONCE = 8  # from this many entities on, their facts are found in one ordering pass (see `Store.latest_ids_each`)
 
 
-def entity_facts(store: Store, names: list[str], k: int, order: list[int] | None = None) -> dict[str, list[dict]]:
+def entity_facts(store: Store, names: list[str], k: int, order: dict[int, int] | None = None) -> dict[str, list[dict]]:
     """name → its newest `k` facts (id, kind, timestamp, entities, source; an opinion's confidence),
     newest first, without their text (see `complete`). `order`: `Store.fact_order()`, read once
     for many calls (from `AT_ONCE` names on, it is read if not given)."""

@@ -540,11 +540,12 @@ class Store:
         sql = f"SELECT f.id FROM facts f WHERE {where} ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, [*params, k])]
 
-    def fact_order(self) -> list[int]:
-        """Every fact's id in `latest`'s order (newest first): for `latest_ids_each`."""
-        return [i for i, in self.conn.execute("SELECT id FROM facts ORDER BY date DESC NULLS LAST, path, ord")]
+    def fact_order(self) -> dict[int, int]:
+        """Every fact's id → its place in `latest`'s order (newest first): for `latest_ids_each`."""
+        rows = self.conn.execute("SELECT id FROM facts ORDER BY date DESC NULLS LAST, path, ord")
+        return {i: n for n, (i,) in enumerate(rows)}
 
-    def latest_ids_each(self, matches: dict[str, EntityMatch], k: int, order: list[int]) -> dict[str, list[int]]:
+    def latest_ids_each(self, matches: dict[str, EntityMatch], k: int, order: dict[int, int]) -> dict[str, list[int]]:
         """name → `latest_ids(Filters(entities=[match]), k)` for many entities in one pass, given
         `fact_order()` (read once, however many passes): their facts found by key (one query) and by
         plain name (one full-text match each), then put in that order (a query per entity sorted its
@@ -553,14 +554,13 @@ class Store:
         by_key: dict[str, list[int]] = {}
         for key, fact_id in select_in(self.conn, "SELECT key, fact_id FROM fact_entities WHERE key IN ({marks})", keys):
             by_key.setdefault(key, []).append(fact_id)
-        rank = {fact_id: n for n, fact_id in enumerate(order)}
         out = {}
         for name, m in matches.items():
             found = {i for key in m.keys for i in by_key.get(key, ())}
             if m.plain:
                 found.update(r[0] for r in self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?",
                                                              (m.plain,)))
-            out[name] = [order[n] for n in sorted(rank[i] for i in found if i in rank)[:k]]
+            out[name] = sorted((i for i in found if i in order), key=order.__getitem__)[:k]
         return out
 
     def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
