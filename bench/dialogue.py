@@ -11,6 +11,7 @@ values read at ranking time; the report sets them for a run and restores them af
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import time
 
@@ -131,3 +132,78 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
     text = H.markdown_table(["held out", "chosen on the other two", "share 0", "chosen share"], rows)
     print(f"\nspeakers' names out of the vector, held out\n{text}")
     out["unnamed"] = {"sweep": sweep, "table": text}
+
+
+# --- rules on the question's form: which share, for which question (candidates.unnamed_share) ----------
+
+_AUX = r"(?:do|does|did|has|have|had|is|was|are|were|would|will|might|could|can|should|may|what|who|when|how|why|where)"
+
+
+def _subject(query: str, name: str) -> bool:
+    """Whether `name` stands where a question's subject does: first, or after an auxiliary or a
+    question word ("What did Melanie paint?", "Melanie is …"), not as a possessive."""
+    return bool(re.search(rf"(?:^|\b{_AUX}\s+){re.escape(name)}(?!['’]s)\b", query, flags=re.I))
+
+
+def _rules() -> dict[str, object]:
+    def flat(s):
+        return lambda q, named: s
+
+    def count(one, many):
+        return lambda q, named: one if len(named) == 1 else many
+
+    def subject(subj, other):
+        return lambda q, named: subj if all(_subject(q, n) for n in named) else other
+
+    def one_subject(subj, other):
+        return lambda q, named: subj if len(named) == 1 and _subject(q, next(iter(named))) else other
+
+    return {"flat .5": flat(0.5), "flat 1": flat(1.0),
+            "one 1, many .5": count(1.0, 0.5), "one 1, many 0": count(1.0, 0.0),
+            "one .7, many .5": count(0.7, 0.5), "one .7, many 0": count(0.7, 0.0),
+            "subject 1, else .5": subject(1.0, 0.5), "subject 1, else 0": subject(1.0, 0.0),
+            "subject .7, else .5": subject(0.7, 0.5),
+            "one subject 1, else .5": one_subject(1.0, 0.5), "one subject 1, else 0": one_subject(1.0, 0.0)}
+
+
+def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
+    """Rules on the question's form choosing the share without names (`_rules`), against the
+    shipped flat share: per fold, the best training cat 1–4 + multi-hop hitL@10 among the rules
+    that lower no category at any budget on either training conversation, reported held out."""
+    from bench.quality import run
+    from memtool.recall import candidates
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped, grid = candidates.unnamed_share, {}
+    try:
+        for name, rule in _rules().items():
+            t = time.perf_counter()
+            candidates.unnamed_share = rule
+            grid[name] = {c: [{**r, "score": r["score_open"]} for r in
+                              run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
+            print(f"  {name}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        candidates.unnamed_share = shipped
+    base = "flat .5"
+
+    def cell(rows):
+        f = H.category_figures(rows)
+        return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
+                + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
+
+    sweep = H.markdown_table(["rule", *convs], [[s, *(cell(grid[s][c]) for c in convs)] for s in grid])
+    print(f"\nshare without names by the question's form, every rule: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
+          f"single-hop / adversarial (floor off)\n{sweep}")
+    rows = []
+    for held, train in H.folds(convs):
+        def gain(rule):
+            f = H.category_figures([r for c in train for r in grid[rule][c]])
+            return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
+        allowed = [s for s in grid if no_loss_any_budget(grid[s], grid[base], train)]
+        chosen = max(allowed, key=lambda s: (gain(s), s == base))
+        rows.append([held, chosen, cell(grid[base][held]), cell(grid[chosen][held]),
+                     "yes" if no_loss_any_budget(grid[chosen], grid[base], [held]) else "no"])
+    text = H.markdown_table(["held out", "chosen on the other two", base, "chosen rule", "loses nothing held out"], rows)
+    print(f"\nshare without names by the question's form, held out\n{text}")
+    out["unnamed_rules"] = {"sweep": sweep, "table": text,
+                            "rows": {s: {c: grid[s][c] for c in convs} for s in grid}}
