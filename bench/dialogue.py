@@ -181,7 +181,7 @@ def _rules() -> dict[str, object]:
         rules[f"subject {yes}, else .5"] = subject(yes, 0.5)
         rules[f"plain {yes}, else .5"] = plain(yes, 0.5)
     rules |= {"one 1, many 0": count(1.0, 0.0), "subject 1, else 0": subject(1.0, 0.0),
-              "one unowned 1, else .5": unowned(1.0, 0.5), "one unowned .7, else .5": unowned(0.7, 0.5),
+              "unowned 1, else .5": unowned(1.0, 0.5), "unowned .7, else .5": unowned(0.7, 0.5),
               "no pronoun 1, else .5": no_pronoun(1.0, 0.5), "no pronoun .7, else .5": no_pronoun(0.7, 0.5),
               "plain .65, else .5": plain(0.65, 0.5), "plain .75, else .5": plain(0.75, 0.5),
               "plain 1, else .4": plain(1.0, 0.4)}
