@@ -68,7 +68,10 @@ def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) ->
 
 
 def unnamed_share(query: str, named: set[str]) -> float:
-    """The share of the ranking vector read without the speakers `named` in `query`. Pure."""
+    """The share of the ranking vector read without the speakers `named` in `query`: the same for
+    every question. Rules on the question's form (one speaker or two, a name as subject, a
+    possessive or pronoun) were measured held out and not kept (docs/recall.md, "The share by the
+    question's form"); `bench.quality --report unnamed-rules` swaps this function per rule. Pure."""
     return UNNAMED_SHARE
 
 
