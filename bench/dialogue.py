@@ -11,6 +11,7 @@ values read at ranking time; the report sets them for a run and restores them af
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import time
 
@@ -131,3 +132,111 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
     text = H.markdown_table(["held out", "chosen on the other two", "share 0", "chosen share"], rows)
     print(f"\nspeakers' names out of the vector, held out\n{text}")
     out["unnamed"] = {"sweep": sweep, "table": text}
+
+
+# --- rules on the question's form: which share, for which question (candidates.unnamed_share) ----------
+
+_AUX = r"(?:do|does|did|has|have|had|is|was|are|were|would|will|might|could|can|should|may|what|who|when|how|why|where)"
+
+
+def _subject(query: str, name: str) -> bool:
+    """Whether `name` stands where a question's subject does: first, or after an auxiliary or a
+    question word ("What did Melanie paint?", "Melanie is …"), not as a possessive."""
+    return bool(re.search(rf"(?:^|\b{_AUX}\s+){re.escape(name)}(?!['’]s)\b", query, flags=re.I))
+
+
+_PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b", re.I)
+
+
+def _plain(query: str, named: set[str]) -> bool:
+    """One speaker named, not as a possessive, and no he/she/his/her referring back to anyone:
+    "What has Melanie painted?", not "What do Melanie's family give her?"."""
+    return (len(named) == 1 and not _PRONOUN.search(query)
+            and not re.search(rf"\b{re.escape(next(iter(named)))}['’]s\b", query, flags=re.I))
+
+
+def _rules() -> dict[str, object]:
+    def flat(s):
+        return lambda q, named: s
+
+    def count(one, many):
+        return lambda q, named: one if len(named) == 1 else many
+
+    def subject(subj, other):
+        return lambda q, named: subj if all(_subject(q, n) for n in named) else other
+
+    def plain(yes, no):
+        return lambda q, named: yes if _plain(q, named) else no
+
+    def unowned(yes, no):  # one name, not possessive (pronouns allowed)
+        return lambda q, named: yes if len(named) == 1 and not re.search(
+            rf"\b{re.escape(next(iter(named)))}['’]s\b", q, flags=re.I) else no
+
+    def no_pronoun(yes, no):
+        return lambda q, named: no if _PRONOUN.search(q) else yes
+
+    rules = {"flat .5": flat(0.5), "flat 1": flat(1.0)}
+    for yes in (0.6, 0.7, 0.8, 0.9, 1.0):
+        rules[f"one {yes}, many .5"] = count(yes, 0.5)
+        rules[f"subject {yes}, else .5"] = subject(yes, 0.5)
+        rules[f"plain {yes}, else .5"] = plain(yes, 0.5)
+    rules |= {"one 1, many 0": count(1.0, 0.0), "subject 1, else 0": subject(1.0, 0.0),
+              "unowned 1, else .5": unowned(1.0, 0.5), "unowned .7, else .5": unowned(0.7, 0.5),
+              "no pronoun 1, else .5": no_pronoun(1.0, 0.5), "no pronoun .7, else .5": no_pronoun(0.7, 0.5),
+              "plain .65, else .5": plain(0.65, 0.5), "plain .75, else .5": plain(0.75, 0.5),
+              "plain 1, else .4": plain(1.0, 0.4)}
+    return rules
+
+
+FAMILIES = ("one", "subject", "plain", "any")  # a rule's family: its name's first word
+
+
+def choose_rule(grid: dict, base: str, rules: list[str], train: list[str]) -> str:
+    """The training conversations' best rule (cat 1–4 + multi-hop hitL@10) among `rules` that lower
+    no category at any budget on either (`no_loss_any_budget`); ties: `base`."""
+    def gain(rule):
+        f = H.category_figures([r for c in train for r in grid[rule][c]])
+        return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
+    allowed = [r for r in rules if no_loss_any_budget(grid[r], grid[base], train)]
+    return max(allowed, key=lambda r: (gain(r), r == base))
+
+
+def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
+    """Rules on the question's form choosing the share without names (`_rules`), against the
+    shipped flat share: per fold and family of rules (`FAMILIES`; "any": all of them), the best
+    training cat 1–4 + multi-hop hitL@10 among the rules that lower no category at any budget on
+    either training conversation (`choose_rule`), reported held out (floor off: `score_open`)."""
+    from bench.quality import run
+    from memtool.recall import candidates
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped, grid = candidates.unnamed_share, {}
+    try:
+        for name, rule in _rules().items():
+            t = time.perf_counter()
+            candidates.unnamed_share = rule
+            grid[name] = {c: [{**r, "score": r["score_open"]} for r in
+                              run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
+            print(f"  {name}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        candidates.unnamed_share = shipped
+    base = "flat .5"
+
+    def cell(rows):
+        f = H.category_figures(rows)
+        return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
+                + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
+
+    sweep = H.markdown_table(["rule", *convs], [[s, *(cell(grid[s][c]) for c in convs)] for s in grid])
+    print(f"\nshare without names by the question's form, every rule: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
+          f"single-hop / adversarial (floor off)\n{sweep}")
+    rows = []
+    for family in FAMILIES:
+        for held, train in H.folds(convs):
+            chosen = choose_rule(grid, base, [r for r in grid if r == base or family in ("any", r.split()[0])], train)
+            rows.append([family, held, chosen, cell(grid[base][held]), cell(grid[chosen][held]),
+                         "yes" if no_loss_any_budget(grid[chosen], grid[base], [held]) else "**no**"])
+    text = H.markdown_table(["rules", "held out", "chosen on the other two", base, "chosen rule", "loses nothing held out"], rows)
+    print(f"\nshare without names by the question's form, held out (each family of rules, and any rule)\n{text}")
+    out["unnamed_rules"] = {"sweep": sweep, "table": text,
+                            "rows": {s: {c: grid[s][c] for c in convs} for s in grid}}

@@ -9,6 +9,7 @@
     python -m bench.quality --report multihop [--expansions context]       # multi-hop expansion variants, held out
     python -m bench.quality --report dialogue                              # dialogue priors swept, held out
     python -m bench.quality --report unnamed                               # speakers' names out of the vector, held out
+    python -m bench.quality --report unnamed-rules                         # that share chosen by the question's form
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or

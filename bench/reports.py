@@ -390,3 +390,4 @@ REPORTS["docset"] = docset.report_docset
 REPORTS["multihop"] = multihop.report_multihop
 REPORTS["dialogue"] = dialogue.report_dialogue
 REPORTS["unnamed"] = dialogue.report_unnamed
+REPORTS["unnamed-rules"] = dialogue.report_unnamed_rules

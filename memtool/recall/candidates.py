@@ -53,7 +53,8 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     unnamed = without_names(texts[-1], named) if named else ""
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
-        mixed = (1 - UNNAMED_SHARE) * vecs[-1] + UNNAMED_SHARE * other
+        share = unnamed_share(query, named)
+        mixed = (1 - share) * vecs[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
 
@@ -64,6 +65,14 @@ def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) ->
     "what is the status of the migration?"."""
     speakers = {s for row in store.fact_heads([f for f, _ in found]).values() if (s := speaker_of(row["content"]))}
     return {s for s in names_speakers(query, speakers) if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", query)}
+
+
+def unnamed_share(query: str, named: set[str]) -> float:
+    """The share of the ranking vector read without the speakers `named` in `query`: the same for
+    every question. Rules on the question's form (one speaker or two, a name as subject, a
+    possessive or pronoun) were measured held out and not kept (docs/recall.md, "The share by the
+    question's form"); `bench.quality --report unnamed-rules` swaps this function per rule. Pure."""
+    return UNNAMED_SHARE
 
 
 def without_names(query: str, names: set[str]) -> str:
