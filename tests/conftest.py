@@ -67,6 +67,17 @@ def example_ws(tmp_path) -> Path:
 
 
 @pytest.fixture
+def stub(monkeypatch):
+    """The Ollama stand-in (tests/ollama_stub.py) on loopback, named by OLLAMA_HOST for the test."""
+    from ollama_stub import OllamaStub
+
+    s = OllamaStub()
+    monkeypatch.setenv("OLLAMA_HOST", s.url)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
 def empty_ws(tmp_path) -> Path:
     """A workspace with only the folders, no files."""
     ws = tmp_path / "empty"

@@ -7,20 +7,11 @@ import numpy as np
 import pytest
 
 from conftest import mem_env, run_mem, write
-from ollama_stub import OllamaStub
 
 from memtool.store import Store
 from memtool.store.vectors import ANN_FILE
 
 DIM = 64
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    s = OllamaStub()
-    monkeypatch.setenv("OLLAMA_HOST", s.url)
-    yield s
-    s.stop()
 
 
 def _store(tmp_path, n, seed=5):

@@ -2,21 +2,11 @@
 
 import json
 
-import pytest
 
 from conftest import mem_env, run_mem, write
-from ollama_stub import OllamaStub
 
 from memtool.freshness import EMBED_LOCK
 from memtool.workspace import Workspace
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    s = OllamaStub()
-    monkeypatch.setenv("OLLAMA_HOST", s.url)
-    yield s
-    s.stop()
 
 
 def test_6_recall_answers_while_another_process_embeds(tmp_path, stub):

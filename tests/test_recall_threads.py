@@ -6,7 +6,6 @@ import threading
 import pytest
 
 from conftest import write
-from ollama_stub import OllamaStub
 
 from memtool.config import Config
 from memtool.memory import Memory
@@ -26,14 +25,6 @@ NOTES = {
 }
 QUERIES = ["red bicycle commute", "Peter tea", "night train Vienna bicycle", "Lisbon", "kitchen sink plumber",
            "Kaffee oder Tee", "what does Peter prefer"]
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    s = OllamaStub()
-    monkeypatch.setenv("OLLAMA_HOST", s.url)
-    yield s
-    s.stop()
 
 
 @pytest.fixture

@@ -6,13 +6,11 @@ the Ollama stand-in (hashed bags of words), so which wording wins is known exact
 
 from __future__ import annotations
 
-import pytest
 
 from memtool.config import Config
 from memtool.memory import Memory
 from memtool.recall.candidates import without_names
 from memtool.workspace import Workspace
-from ollama_stub import OllamaStub
 from tests.conftest import write
 
 # One turn a day, so each turn is embedded alone (a turn is embedded with the turn before it).
@@ -23,14 +21,6 @@ TURNS = {
     "2023-05-03": "**Caroline**: The weather is cold today.",
     "2023-05-04": "**Melanie**: Bye for now.",
 }
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    s = OllamaStub()
-    monkeypatch.setenv("OLLAMA_HOST", s.url)
-    yield s
-    s.stop()
 
 
 def test_unnamed_a_speakers_own_turn_outranks_replies_that_only_name_her(tmp_path, stub):
