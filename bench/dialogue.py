@@ -94,6 +94,13 @@ def no_loss_any_budget(point: dict, base: dict, convs: list[str]) -> bool:
     return True
 
 
+
+def _cell(rows) -> str:
+    """cat 1–4 hitL@10/25/50; hitL@10 of multi-hop / single-hop / adversarial, for a sweep table."""
+    f = H.category_figures(rows)
+    return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
+            + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
+
 def report_unnamed(args, wss, scorer, out: dict) -> None:
     """The share of the ranking vector read without the speakers a question names, swept; per fold
     the best training cat 1–4 + multi-hop hitL@10 among the shares that lower no category at any
@@ -113,12 +120,7 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
     finally:
         candidates.UNNAMED_SHARE = shipped
 
-    def cell(rows):
-        f = H.category_figures(rows)
-        return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
-                + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
-
-    sweep = H.markdown_table(["share without names", *convs], [[s, *(cell(grid[s][c]) for c in convs)] for s in grid])
+    sweep = H.markdown_table(["share without names", *convs], [[s, *(_cell(grid[s][c]) for c in convs)] for s in grid])
     print(f"\nspeakers' names out of the vector, every share: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
           f"single-hop / adversarial (floor off)\n{sweep}")
     rows = []
@@ -222,12 +224,7 @@ def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
         candidates.unnamed_share = shipped
     base = "flat .5"
 
-    def cell(rows):
-        f = H.category_figures(rows)
-        return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
-                + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
-
-    sweep = H.markdown_table(["rule", *convs], [[s, *(cell(grid[s][c]) for c in convs)] for s in grid])
+    sweep = H.markdown_table(["rule", *convs], [[s, *(_cell(grid[s][c]) for c in convs)] for s in grid])
     print(f"\nshare without names by the question's form, every rule: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
           f"single-hop / adversarial (floor off)\n{sweep}")
     rows = []
