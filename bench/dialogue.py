@@ -94,12 +94,12 @@ def no_loss_any_budget(point: dict, base: dict, convs: list[str]) -> bool:
     return True
 
 
-
 def _cell(rows) -> str:
     """cat 1–4 hitL@10/25/50; hitL@10 of multi-hop / single-hop / adversarial, for a sweep table."""
     f = H.category_figures(rows)
     return ("/".join(H.fmt(f["cat1-4"][m]) for m in H.BUDGETS) + "; "
             + " / ".join(H.fmt(f[k]["hitL@10"]) for k in ("multi-hop", "single-hop", "adversarial")))
+
 
 def report_unnamed(args, wss, scorer, out: dict) -> None:
     """The share of the ranking vector read without the speakers a question names, swept; per fold
