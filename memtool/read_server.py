@@ -150,6 +150,7 @@ class ReadServer:
         self.expected = _fingerprint(mem.ws.root, embedder)
         self._sock = None
         self._inode = None
+        self._bound = self.path.with_name(f".{SOCKET_NAME}.{os.getpid()}")  # the name it is bound under first
         self._thread = None
         self._held = ExitStack()
 
@@ -167,13 +168,15 @@ class ReadServer:
         self.path.unlink(missing_ok=True)  # left behind by a process that was killed
         sock = self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # close() cleans up from here on
         old = os.umask(0o177)  # the socket is created private to this user
-        try:
-            sock.bind(str(self.path))
-            self._inode = os.stat(self.path).st_ino
+        try:  # bound under a name of this process's, then renamed: a stop at any point leaves nothing behind
+            sock.bind(str(self._bound))
+            self._inode = os.stat(self._bound).st_ino
+            os.rename(self._bound, self.path)
             sock.listen(16)
         except OSError as exc:
             self._sock = None
             sock.close()
+            self._bound.unlink(missing_ok=True)
             self._held.close()
             return f"cannot listen on {self.path} ({exc})"
         finally:
@@ -200,6 +203,7 @@ class ReadServer:
                     self.path.unlink()
             except OSError:
                 pass
+            self._bound.unlink(missing_ok=True)  # a stop between binding and renaming
         self._held.close()
 
     def _serve(self, sock) -> None:

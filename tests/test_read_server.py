@@ -116,7 +116,7 @@ def test_a_stop_as_soon_as_the_watch_answers_is_a_clean_stop(tmp_path):
     (ws / "memory").mkdir(parents=True)
     (ws / "memory" / "2025-01-01.md").write_text("- Fischotter am Fluss\n", encoding="utf-8")
     sock = socket_path(ws / ".memory")
-    for _ in range(4):
+    for _ in range(8):
         proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.5"],
                                 env=mem_env(), stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
@@ -124,7 +124,9 @@ def test_a_stop_as_soon_as_the_watch_answers_is_a_clean_stop(tmp_path):
             assert proc.poll() is None and time.monotonic() < deadline, "mem watch did not start answering"
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-        # 0, or (about 1 stop in 20 this early, not yet explained: "stopped" said, the socket gone)
-        # the status of an interrupt; never the traceback or status 1 of a stop while starting up
-        assert proc.returncode in (0, -signal.SIGINT) and "stopped" in err and "Traceback" not in err, err
-        assert not sock.exists()
+        # three ways this once failed, each about 1 stop in 10: the socket left behind (the stop came
+        # between binding it and noting its inode), exit -2 after "stopped" (CPython ends a `python -m`
+        # process by SIGINT when a bare KeyboardInterrupt went by), and a traceback with status 1 (a
+        # stop inside an import's dataclass, which Python 3.11 wraps in a RuntimeError)
+        assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err and "Error" not in err, err
+        assert not sock.exists() and not list(sock.parent.glob(".read.sock*"))

@@ -33,6 +33,10 @@ def run(mem, interval: float, poll: bool, embedder: str | None, sync: bool = Fal
         mem.watch(interval, _said_indexed, on_round=_NoticeTeller(mem), lock=lock)
     except KeyboardInterrupt:
         render.err.print("stopped")
+    except Exception as exc:
+        if not _wraps_interrupt(exc):
+            raise
+        render.err.print("stopped")  # the stop landed where Python wraps it (a class being made by an import)
     finally:
         if auto:
             auto.stop()
@@ -64,8 +68,28 @@ def _start_sync(mem, stop: threading.Event, interval: float | None) -> threading
     return thread
 
 
+class Terminated(KeyboardInterrupt):
+    """A service manager's SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be.
+
+    A subclass, not KeyboardInterrupt itself: CPython remembers a bare KeyboardInterrupt that
+    passed through the code it runs for `python -m` and, even when it was caught, ends the
+    process by SIGINT after a clean exit (a stop was seen to exit -2 after "stopped")."""
+
+
 def _interrupt(*_) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
+
+
+def _wraps_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` was raised because of a Ctrl-C or SIGTERM (e.g. CPython 3.11 turns one raised
+    inside `__set_name__`, as a dataclass is made, into "RuntimeError: Error calling __set_name__")."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _said_indexed(report) -> None:
