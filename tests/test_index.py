@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtool.memory import Memory
+from memtool.store import SCHEMA_VERSION
 from memtool.workspace import Workspace
 
 
@@ -231,7 +232,7 @@ def test_20_an_index_from_before_fact_days_gets_them_filled_by_the_migration(exa
     conn.commit()
     mem.close()
     again = open_mem(example_ws)
-    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert again.store.day_kind_counts() == expected and expected
     assert again.index().parsed == 0  # nothing re-read: the counts came from the facts indexed
 
