@@ -156,6 +156,7 @@ def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
             st_ = path.stat()
             os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000_000))
         mem.index()
+        assert mem.store._fact_count() == mem.store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
     incremental = mem.store.dump()
     mem.index(rebuild=True)
     assert mem.store.dump() == incremental

@@ -59,6 +59,7 @@ def test_4_term_docs_equal_the_fts5_vocabulary_after_random_edits(tmp_path_facto
         mem.index()
         conn = mem.store.conn
         assert kept(conn) == vocabulary(conn)
+        assert mem.store._fact_count() == conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
         terms = sorted(vocabulary(conn)) + ["absent", "1⁄2", "zz"]
         assert mem.store.term_counts(terms) == {t: vocabulary(conn).get(t, 0) for t in terms}
     mem.close()
