@@ -17,7 +17,6 @@ from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, VOCABULARY, count_term_docs, day_counts
-from memtool.store.term_docs import TermCountsOutOfStep, TermDocs, present
 from memtool.store.vectors import ANN_FILE, Vectors
 
 
@@ -60,7 +59,7 @@ class Store:
         self._statuses: tuple = (None, {})  # ((data version, own changes), {file status: paths})
         self.identity = _identity(path)  # of the file this connection opened (see `reader`)
         self.notices = [] if notices is None else notices  # what the user should hear (said once; see `_say`)
-        self._terms = TermDocs(conn)  # `term_docs` kept in step with `facts_fts` by this connection
+        self._terms = None  # a `term_docs.TermDocs` once this connection changes `facts_fts` (see `_term_docs`)
         self._bulk = False  # facts put since `begin_bulk` have no full-text rows (nor term counts) yet
 
     # --- opening ---------------------------------------------------------------------------
@@ -116,10 +115,12 @@ class Store:
     def _ensure_term_docs(self) -> None:
         """A missing `term_docs` (schema 7 and later have it) is counted again from the full-text
         index, and said: a lookup in a missing table must not read as "no fact holds it"."""
-        if not present(self.conn):
+        held = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_docs'"
+        if self.conn.execute(held).fetchone() is None:
             with self.transaction():
                 count_term_docs(self.conn)
-            self._say("the index's table of term counts (term_docs) was missing; counted them again from its full-text index")
+            self._say("the index's table of term counts (term_docs) was missing;"
+                      " counted them again from its full-text index")
 
     def _say(self, message: str) -> None:
         if message not in self.notices:  # a long-running process says each thing once
@@ -174,13 +175,26 @@ class Store:
     def transaction(self) -> Transaction:
         return Transaction(self.conn, self._before_commit, self._rolled_back)
 
+    def _term_docs(self):
+        """This connection's `term_docs` deltas (imported on a first write: a read needs none of it)."""
+        if self._terms is None:
+            from memtool.store.term_docs import TermDocs
+
+            self._terms = TermDocs(self.conn)
+        return self._terms
+
     def _rolled_back(self) -> None:
-        self._terms.rolled_back()
+        if self._terms is not None:
+            self._terms.rolled_back()
         self._bulk = False  # `begin_bulk`'s mark went with it, or was committed: `finish_bulk` then counts
 
     def _before_commit(self) -> None:
         """`term_docs` takes this transaction's changes of the full-text index (see term_docs.py); when
         they do not add up (a count below zero) it is counted again in full, and that is said."""
+        if self._terms is None:
+            return
+        from memtool.store.term_docs import TermCountsOutOfStep
+
         try:
             self._terms.fold()
         except TermCountsOutOfStep:
@@ -238,7 +252,7 @@ class Store:
 
     def remove_file(self, path: str) -> None:
         if not self._bulk:  # (in a bulk load the file's facts, if any, are not in the full-text index)
-            self._terms.removed(path)
+            self._term_docs().removed(path)
         self._dropped.update(h for (h,) in self.conn.execute(
             "SELECT ehash FROM facts WHERE path = ? AND ehash IS NOT NULL", (path,)))
         for sql in ("DELETE FROM facts WHERE path = ?", "DELETE FROM fact_days WHERE path = ?", "DELETE FROM aliases WHERE path = ?",
@@ -283,7 +297,7 @@ class Store:
             if fts:
                 self.conn.execute("INSERT INTO facts_fts(rowid, terms, ctx_terms)"
                                   " SELECT id, terms, ctx_terms FROM facts WHERE path = ?", (parsed.path,))
-                self._terms.added(parsed.path)
+                self._term_docs().added(parsed.path)
             keys, tags = links if links is not None else fact_links(parsed.records)
             self.conn.executemany("INSERT OR IGNORE INTO fact_entities(fact_id, key) VALUES (?, ?)",
                                   [(first + n, key) for n, key in keys])
@@ -352,7 +366,7 @@ class Store:
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('delete-all')")
         self.conn.execute("DELETE FROM term_docs")
-        self._terms.discard()
+        self._term_docs().discard()
         self.conn.execute(DELETE_TRIGGER)
         self._meta.delete("fts_pending")
         self._bulk = False
@@ -378,8 +392,8 @@ class Store:
         """Build the FTS index and the day counts from all facts if a bulk load left them pending."""
         if self.meta("fts_pending") == "1":
             self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
-            count_term_docs(self.conn)  # one walk of the new vocabulary: ~3 % of a full build
-            self._terms.discard()
+            count_term_docs(self.conn)  # one walk of the new vocabulary: ~1 % of a full build
+            self._term_docs().discard()
             self.conn.execute("DELETE FROM fact_days")
             self.conn.execute(day_counts())
             self._meta.delete("fts_pending")
@@ -467,7 +481,7 @@ class Store:
         known = self._docs[1]
         wanted = [t for t in dict.fromkeys(terms) if not t.endswith("*") and t not in known]
         if wanted:
-            if self._terms.pending:  # this connection's own changes, not yet committed (within an index run)
+            if self._terms is not None and self._terms.pending:  # own changes not yet committed (an index run)
                 self._before_commit()
             known.update(select_in(self.conn, "SELECT term, n FROM term_docs WHERE term IN ({marks})", wanted))
             known.update((t, self._uncounted(t)) for t in wanted if t not in known)

@@ -30,11 +30,6 @@ class TermCountsOutOfStep(Exception):
     """`term_docs` disagreed with the full-text index (a count went below zero)."""
 
 
-def present(conn) -> bool:
-    """Whether the index has the table (a file of schema 7 or later always should)."""
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'term_docs'").fetchone() is not None
-
-
 class TermDocs:
     """The deltas of one writing connection, folded into `term_docs` before each commit."""
 
