@@ -69,7 +69,8 @@ class Freshness:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding)
+            self._store, notice = Store.open_or_set_aside(self.ws.index_path, newer_too=self._rebuilding,
+                                                          notices=self.notices)
             self._store.vectors.search_mode = self.config.vector_search
             if self.mapped:
                 self._store.map_pages()

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtool.memory import Memory
+from memtool.store import SCHEMA_VERSION
 from memtool.workspace import Workspace
 
 
@@ -155,6 +156,7 @@ def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
             st_ = path.stat()
             os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000_000))
         mem.index()
+        assert mem.store._fact_count() == mem.store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
     incremental = mem.store.dump()
     mem.index(rebuild=True)
     assert mem.store.dump() == incremental
@@ -231,7 +233,7 @@ def test_20_an_index_from_before_fact_days_gets_them_filled_by_the_migration(exa
     conn.commit()
     mem.close()
     again = open_mem(example_ws)
-    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == 6
+    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert again.store.day_kind_counts() == expected and expected
     assert again.index().parsed == 0  # nothing re-read: the counts came from the facts indexed
 

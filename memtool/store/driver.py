@@ -47,18 +47,36 @@ def connect(path: str, vec: bool = True, cache_kib: int = 32_000):
 
 
 class Transaction:
-    """`with Transaction(conn):` a write transaction (BEGIN IMMEDIATE), committed unless the block raises."""
+    """`with Transaction(conn):` a write transaction (BEGIN IMMEDIATE), committed unless the block raises.
+    `before_commit` runs last inside it (what it raises rolls it back); `after_rollback` after a rollback."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, before_commit: Callable[[], None] | None = None,
+                 after_rollback: Callable[[], None] | None = None):
         self.conn = conn
+        self.before_commit = before_commit
+        self.after_rollback = after_rollback
 
     def __enter__(self):
         self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(self, exc_type, exc, tb):
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            if exc_type is None and self.before_commit is not None:
+                self.before_commit()
+        except BaseException:
+            self._rollback()
+            raise
+        if exc_type:
+            self._rollback()
+        else:
+            self.conn.execute("COMMIT")
         return False
+
+    def _rollback(self) -> None:
+        self.conn.execute("ROLLBACK")
+        if self.after_rollback is not None:
+            self.after_rollback()
 
 
 def vacuum(conn) -> bool:
@@ -82,21 +100,23 @@ def user_version(conn) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-def migrate(conn, migrations: list[Callable], newer: Callable[[int], Exception]) -> None:
+def migrate(conn, migrations: list[Callable], newer: Callable[[int], Exception]) -> int | None:
     """Run the numbered `migrations` (migrations[n] takes the file from version n to n + 1) that this
-    file has not had, recorded in `PRAGMA user_version`; a file of a newer memtool raises `newer(version)`."""
+    file has not had, recorded in `PRAGMA user_version`; a file of a newer memtool raises `newer(version)`.
+    Returns the version this call took the file from, None when it ran none."""
     latest = len(migrations)
     version = user_version(conn)
     if version > latest:
         raise newer(version)
     if version == latest:
-        return
+        return None
     with Transaction(conn):
         version = user_version(conn)  # again under the write lock: another process may have migrated meanwhile
         for step in migrations[version:]:
             step(conn)
         if version < latest:
             conn.execute(f"PRAGMA user_version = {latest}")
+    return version if version < latest else None
 
 
 class Meta:

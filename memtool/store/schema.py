@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from memtool.store.vectors import quantize
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
+
+FTS_TOKENIZE = "unicode61 remove_diacritics 0"  # how `facts_fts` splits its text (and `term_docs`' scratch tables)
 
 # Rows enter the FTS index explicitly (per file, or in bulk after a full build); deletes follow facts.
 _DELETE_TRIGGER_1 = (
@@ -31,6 +33,21 @@ def day_counts(where: str = "1") -> str:
             f" FROM facts f LEFT JOIN files fi ON fi.path = f.path WHERE {where}) GROUP BY 1, 2, 3")
 
 
+# Facts holding each term of `facts_fts` (in its text or context): what its `fts5vocab` 'row' table
+# says, kept by the writer (memtool/store/term_docs.py) so that a lookup need not walk a posting list.
+TERM_DOCS = "CREATE TABLE IF NOT EXISTS term_docs (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID"
+VOCABULARY = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, row)"
+
+
+def count_term_docs(conn) -> None:
+    """Fill `term_docs` from the full-text index's own vocabulary (one walk of every posting list:
+    ~0.12 s of CPU at 10^5 facts, ~1.2 s at 10^6)."""
+    conn.execute(TERM_DOCS)
+    conn.execute(VOCABULARY)
+    conn.execute("DELETE FROM term_docs")
+    conn.execute("INSERT INTO term_docs(term, n) SELECT term, doc FROM temp.fts_terms")
+
+
 def _migration_1(conn) -> None:
     """The first schema, declared through sqlite-utils (FTS5 kept in step with `facts` by triggers)."""
     import sqlite_utils  # slow to import (~0.4 s with numpy present): only when the schema changes
@@ -50,7 +67,7 @@ def _migration_1(conn) -> None:
     db["aliases"].create({"key": str, "entity": str, "path": str}, pk=("key", "path"))
     db["diagnostics"].create({"path": str, "line": int, "severity": str, "code": str, "message": str})
     db["diagnostics"].create_index(["path"], index_name="diagnostics_path")
-    db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize="unicode61 remove_diacritics 0")
+    db["facts"].enable_fts(["terms", "ctx_terms"], fts_version="FTS5", tokenize=FTS_TOKENIZE)
     conn.execute(_DELETE_TRIGGER_1)
 
 
@@ -115,6 +132,11 @@ def _migration_6(conn) -> None:
     conn.execute("CREATE INDEX facts_ehash ON facts(ehash, path)")
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_7(conn) -> None:
+    """`term_docs`: facts holding each term, counted from the full-text index already built."""
+    count_term_docs(conn)
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6, _migration_7]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 

@@ -40,4 +40,5 @@ def dump(conn) -> dict[str, list[tuple]]:
         "aliases": sorted(q("SELECT * FROM aliases").fetchall()),
         "diagnostics": sorted(q("SELECT * FROM diagnostics").fetchall(), key=repr),
         "fts": sorted(q("SELECT f.path, f.ord, t.terms FROM facts_fts t JOIN facts f ON f.id = t.rowid").fetchall()),
+        "term_docs": q("SELECT term, n FROM term_docs ORDER BY term").fetchall(),
     }
