@@ -72,3 +72,14 @@ def test_the_word_reading_only_ever_raises_a_conversation_query_relevance():
     for cos in (0.78, 0.81, 0.82, 0.83, 0.86):
         for known, near in ((0.0, 0.0), (0.5, 0.2), (1.0, 1.0)):
             assert cal.relevance(cos, known, near) >= alone.relevance(cos)
+
+
+def test_the_offtopic_report_reads_conversations_as_recall_does():
+    from bench import calibration as bench_calibration
+
+    shipped = bench_calibration.shipped(FINGERPRINT)
+    for kind in ("dialogue", "notes"):
+        assert bench_calibration.calibration(shipped[kind]) == calibration_for(FINGERPRINT, kind)
+    row = {"near_kind": "dialogue", "cos": 0.8205, "known": 1.0, "near": 0.6}
+    assert bench_calibration.relevance(row, shipped) >= 0.5
+    assert bench_calibration.relevance(row, dict(shipped, dialogue=shipped["dialogue"][:4])) < 0.3  # the cosine alone
