@@ -12,7 +12,9 @@ of its nearest record (a mixed workspace: per query). For notes the query's word
 cosine: how much of its wording the workspace holds at all, and one of the records nearest in
 meaning (`word_shares`). A question about something the notes never mention names words they do
 not hold, however close its nearest line sits in meaning ("How do I add a calendar reminder?"
-asked of help pages without calendars).
+asked of help pages without calendars). For conversations the words are a second reading beside the
+cosine alone (`Calibration.either`): a question whose words the turns hold is answered a little
+under the cosine's floor.
 """
 
 from __future__ import annotations
