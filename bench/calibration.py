@@ -122,9 +122,20 @@ def with_margin(cal: tuple, rows: list[dict], floor: float, max_loss: float = 0.
 
 def relevance(row: dict, cals: dict[str, tuple]) -> float:
     """P(on topic) of a probe with the calibration of its nearest record's kind."""
+    return calibration(cals[row["near_kind"]]).relevance(row["cos"], row.get("known"), row.get("near"))
+
+
+def calibration(cal: tuple):
+    """A Calibration from (midpoint, scale[, words, together[, either]]), `either` itself such a tuple."""
     from memtool.recall.relevance import Calibration
 
-    return Calibration(*cals[row["near_kind"]]).relevance(row["cos"], row.get("known"), row.get("near"))
+    either = cal[4] if len(cal) > 4 else None
+    return Calibration(*cal[:4], either=calibration(either) if either else None)
+
+
+def _fmt(cal: tuple) -> str:
+    first = "/".join(f"{v:.4g}" for v in cal[:4])
+    return first + (f" or {_fmt(cal[4])}" if len(cal) > 4 and cal[4] else "")
 
 
 def rates(rows: list[dict], cals: dict, floor: float) -> list:
@@ -141,11 +152,10 @@ def shipped(fingerprint: str) -> dict[str, tuple[float, ...]]:
     """The constants recall ships for `fingerprint`, per kind of text."""
     from memtool.recall.relevance import KINDS, calibration_for
 
-    out = {}
-    for kind in KINDS:
-        cal = calibration_for(fingerprint, kind)
-        out[kind] = (cal.midpoint, cal.scale, cal.words, cal.together)
-    return out
+    def flat(cal):
+        return (cal.midpoint, cal.scale, cal.words, cal.together, flat(cal.either) if cal.either else None)
+
+    return {kind: flat(calibration_for(fingerprint, kind)) for kind in KINDS}
 
 
 COSINE_ONLY_NOTES = (0.834, 0.013)  # the notes constants before the words joined the cosine (issue 16)
@@ -153,7 +163,7 @@ COSINE_ONLY_NOTES = (0.834, 0.013)  # the notes constants before the words joine
 
 def conversation_only(fingerprint: str) -> dict[str, tuple[float, float]]:
     """Before per-kind calibration: the dialogue constants for every kind of text."""
-    cal = shipped(fingerprint)["dialogue"]
+    cal = shipped(fingerprint)["dialogue"][:4]  # the cosine alone: before the words joined it for conversations too
     return {"dialogue": cal, "notes": cal}
 
 
@@ -239,6 +249,28 @@ def notes_folds(rows: list[dict], convs: list[str], floor: float, before: dict) 
     return text, fits
 
 
+def dialogue_folds(rows: list[dict], convs: list[str], floor: float, before: dict) -> str:
+    """The second reading for conversations: the word shares beside the cosine (`WORDS`) fitted per
+    fold on its training probes whose nearest record is a turn, moved to cost them at most 1 % of the
+    answerable questions' evidence, and read beside the cosine alone (on topic when either says so);
+    held-out rates of the dialogue workspaces, before (the cosine alone) and after."""
+    dialogue = [r for r in rows if r["near_kind"] == "dialogue"]
+    out = []
+    for fold in convs:
+        train, test = split(dialogue, fold)
+        words = fit(train, WORDS)
+        if words is None:
+            continue
+        words = with_margin(words, train, floor, max_loss=0.01)
+        after = dict(before, dialogue=(*before["dialogue"][:4], words))
+        b, a = rates(test, before, floor), rates(test, after, floor)
+        out.append([fold, "/".join(f"{v:.3f}" for v in words), a[0], a[1], b[2], a[2], b[3], a[3], b[4], a[4],
+                    b[5], a[5]])
+    return H.markdown_table(["held out", "second reading (midpoint/scale/words/together)", "answerable", "off-topic",
+                             "AUC before", "AUC after", "refused before", "refused after", "lost before", "lost after",
+                             "answerable refused before", "after"], out)
+
+
 def word_signals(rows: list[dict], convs: list[str]) -> str:
     """Held-out AUC of the cosine alone and of logistic combinations with one word signal, fitted
     per fold on the training probes whose nearest record is notes."""
@@ -259,7 +291,7 @@ def report(rows: list[dict], convs: list[str], fingerprint: str, floor: float) -
     """Print the per-kind tables; return them for --json."""
     now = shipped(fingerprint)
     before = conversation_only(fingerprint)
-    cosine = dict(now, notes=COSINE_ONLY_NOTES)
+    cosine = dict(now, dialogue=now["dialogue"][:4], notes=COSINE_ONLY_NOTES)
     tables = {}
     tables["before"] = per_kind_table(rows, convs, before, floor)
     print(f"\nfloor {floor} per kind, with the conversation constants for all text (before per-kind calibration)\n"
@@ -269,12 +301,16 @@ def report(rows: list[dict], convs: list[str], fingerprint: str, floor: float) -
           f"before the words joined it)\n{tables['cosine']}")
     tables["shipped"] = per_kind_table(rows, convs, now, floor)
     print(f"\nfloor {floor} per kind, as shipped (calibration by the kind of the nearest record: "
-          + ", ".join(f"{k} " + "/".join(f"{v:.4g}" for v in cal) for k, cal in now.items()) + f")\n{tables['shipped']}")
+          + ", ".join(f"{k} {_fmt(cal)}" for k, cal in now.items()) + f")\n{tables['shipped']}")
     tables["folds"], fits = notes_folds(rows, convs, floor, before)
     print(f"\nnotes constants fitted per fold (training probes whose nearest record is notes) with a 2 % margin, "
           f"held-out rates at floor {floor}: before = the cosine alone, after = with the word shares\n{tables['folds']}")
     tables["floors"] = cosine_floors(rows, convs)
     print(f"\nnotes: a raw-cosine floor chosen on the training folds, held-out rates per notes workspace\n{tables['floors']}")
+    cosine_dialogue = dict(now, dialogue=now["dialogue"][:4])
+    tables["dialogue"] = dialogue_folds(rows, convs, floor, cosine_dialogue)
+    print(f"\nconversations: the word shares as a second reading beside the cosine, fitted per fold with a 1 % "
+          f"margin, held-out rates at floor {floor}: before = the cosine alone, after = either reading\n{tables['dialogue']}")
     tables["signals"] = word_signals(rows, convs)
     print(f"\nword signals beside the cosine for notes (logistic, class-balanced, fitted per fold)\n{tables['signals']}")
     return {"tables": tables, "fits": fits}
