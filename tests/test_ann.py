@@ -276,6 +276,12 @@ def test_i19_a_query_and_its_translation_share_one_scan_and_each_answers_as_alon
     assert [len(rows) for rows in together] == [1_000, 1_000]
     assert all(np.array_equal(rows, signs.candidates(q, 1_000)) for rows, q in zip(together, queries))
     assert not np.array_equal(np.sort(together[0]), np.sort(together[1]))  # two queries, two answers
+    units = [q / np.linalg.norm(q) for q in queries]
+    shared = signs.rescore_each(together, units)  # the rows both hold are read once
+    for (ids, vecs, sims), rows, unit in zip(shared, together, units):
+        alone = signs.rescore(rows, unit)
+        assert np.array_equal(ids, alone[0]) and np.array_equal(vecs, alone[1]) and np.array_equal(sims, alone[2])
+        assert np.array_equal(ids, np.sort(signs.ids[rows]))
     both = store.vectors.nearest_each(queries, 5)
     assert both == [store.vectors.nearest(q, 5) for q in queries]
     assert both[0][0][0] == "h7" and both[1][0][0] == "h2900"

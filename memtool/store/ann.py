@@ -162,23 +162,40 @@ class Signs:
     def rescore(self, rows, query):
         """(ids, int8 vectors, cosines to the unit `query`) of these rows, from the int8 copy.
         Damaged when the copy's ids there are not the sign file's."""
+        return self.rescore_each([rows], [query])[0]
+
+    def rescore_each(self, rows_each, queries) -> list:
+        """`rescore` for each (rows, unit query) pair, the rows they share read once (a query and
+        its translation share about half of their candidates)."""
         import numpy as np
 
-        rows = np.sort(np.asarray(rows, dtype=np.int64))  # in file order
+        rows_each = [np.sort(np.asarray(rows, dtype=np.int64)) for rows in rows_each]  # in file order
+        union = rows_each[0] if len(rows_each) == 1 else np.unique(np.concatenate(rows_each))
+        found = self._copy_rows(union)
+        out = []
+        for rows, query in zip(rows_each, queries):
+            mine = found if len(rows_each) == 1 else found[np.searchsorted(union, rows)]
+            vecs = mine["vec"]
+            m = vecs.astype(np.float32)
+            norms = np.sqrt(np.einsum("ij,ij->i", m, m))
+            norms[norms == 0] = 1.0
+            out.append((mine["id"], vecs, (m @ query) / norms))
+        return out
+
+    def _copy_rows(self, rows):
+        """The int8 copy's records at these rows (sorted), one `pread` each; Damaged when their ids
+        are not the sign file's there."""
+        import numpy as np
+
         size = self.copy_dtype.itemsize
         fd = self.copy_fd
         data = b"".join(map(os.pread, repeat(fd), repeat(size), (HEADER + rows * size).tolist()))  # ~10 % < a loop
         if len(data) != size * len(rows):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} was cut short")
         found = np.frombuffer(data, dtype=self.copy_dtype)
-        ids = self.table[rows, 0].view(np.int64)
-        if not np.array_equal(found["id"], ids):
+        if not np.array_equal(found["id"], self.table[rows, 0].view(np.int64)):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} is out of step with it")
-        vecs = found["vec"]
-        m = vecs.astype(np.float32)
-        norms = np.sqrt(np.einsum("ij,ij->i", m, m))
-        norms[norms == 0] = 1.0
-        return ids, vecs, (m @ query) / norms
+        return found
 
 
 def _hamming(rows, q, out, work) -> None:
