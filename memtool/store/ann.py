@@ -172,15 +172,8 @@ class Signs:
         rows_each = [np.sort(np.asarray(rows, dtype=np.int64)) for rows in rows_each]  # in file order
         union = rows_each[0] if len(rows_each) == 1 else np.unique(np.concatenate(rows_each))
         found = self._copy_rows(union)
-        out = []
-        for rows, query in zip(rows_each, queries):
-            mine = found if len(rows_each) == 1 else found[np.searchsorted(union, rows)]
-            vecs = mine["vec"]
-            m = vecs.astype(np.float32)
-            norms = np.sqrt(np.einsum("ij,ij->i", m, m))
-            norms[norms == 0] = 1.0
-            out.append((mine["id"], vecs, (m @ query) / norms))
-        return out
+        return [_cosines(found if len(rows_each) == 1 else found[np.searchsorted(union, rows)], query)
+                for rows, query in zip(rows_each, queries)]
 
     def _copy_rows(self, rows):
         """The int8 copy's records at these rows (sorted), one `pread` each; Damaged when their ids
@@ -196,6 +189,18 @@ class Signs:
         if not np.array_equal(found["id"], self.table[rows, 0].view(np.int64)):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} is out of step with it")
         return found
+
+
+def _cosines(found, query):
+    """(ids, int8 vectors, cosines to the unit `query`) of records of the int8 copy (the float
+    copy of the vectors lives only here: a query's is freed before the next one's is made)."""
+    import numpy as np
+
+    vecs = found["vec"]
+    m = vecs.astype(np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", m, m))
+    norms[norms == 0] = 1.0
+    return found["id"], vecs, (m @ query) / norms
 
 
 def _hamming(rows, q, out, work) -> None:
