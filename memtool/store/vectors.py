@@ -456,9 +456,9 @@ class Vectors:
 
     def _approximate_nearest(self, signs: "ann.Signs", queries: list, n: int) -> list[list[tuple[str, float]]]:
         """The sign file's candidates for each query (one scan for all), rescored exactly."""
-        count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
         import numpy as np
 
+        count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
         rows = signs.candidates_each(queries, count)
         units = [query / (np.linalg.norm(query) or 1.0) for query in queries]
         rescored = signs.rescore_each(rows, units)
