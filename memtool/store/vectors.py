@@ -456,19 +456,23 @@ class Vectors:
 
     def _approximate_nearest(self, signs: "ann.Signs", queries: list, n: int) -> list[list[tuple[str, float]]]:
         """The sign file's candidates for each query (one scan for all), rescored exactly."""
-        count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
-        rows = signs.candidates_each(queries, count)
-        return [self._rescored(signs, query, found, n) for query, found in zip(queries, rows)]
-
-    def _rescored(self, signs: "ann.Signs", query, rows, n: int) -> list[tuple[str, float]]:
-        """The candidate `rows` rescored exactly from the sign file's int8 copy, then the
-        best of them (and any vector stored since the files were last brought in step) read from
-        the index: a removed vector is not returned, and every cosine returned is that of the
-        index's own vector (a copy that differs there is Damaged)."""
         import numpy as np
 
-        unit = query / (np.linalg.norm(query) or 1.0)
-        ids, vecs, sims = signs.rescore(rows, unit)
+        count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
+        rows = signs.candidates_each(queries, count)
+        units = [query / (np.linalg.norm(query) or 1.0) for query in queries]
+        rescored = signs.rescore_each(rows, units)
+        return [self._rescored(signs, unit, found, n) for unit, found in zip(units, rescored)]
+
+    def _rescored(self, signs: "ann.Signs", unit, rescored, n: int) -> list[tuple[str, float]]:
+        """The candidates rescored exactly from the sign file's int8 copy (`rescored`: their ids,
+        int8 vectors and cosines to the `unit` query), then the best of them (and any vector stored
+        since the files were last brought in step) read from the index: a removed vector is not
+        returned, and every cosine returned is that of the index's own vector (a copy that differs
+        there is Damaged)."""
+        import numpy as np
+
+        ids, vecs, sims = rescored
         order = np.argsort(-sims, kind="stable")
         last = signs.last()
         since = self.conn.execute("SELECT id, hash, vec FROM embeddings WHERE id > ?", (last[0] if last else 0,)).fetchall()
