@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -12,6 +11,7 @@ from typing import Callable, Iterator
 
 from memtool import trust
 from memtool.analyzer import index_terms
+from memtool.digests import blake2b
 from memtool.embedders import BATCH, embed_text
 from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
@@ -88,7 +88,7 @@ def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]]
 
 
 def digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
@@ -110,7 +110,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.line_start, r.line_end, r.content, r.context,
             json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), ctx_terms,
-            hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
+            blake2b(etext.encode(), digest_size=12).hexdigest(),
             json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
         ))
     return rows
