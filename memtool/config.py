@@ -73,7 +73,9 @@ def _line_of(lines: list[str], key: str, section: str | None) -> int:
     return 0
 
 
-@dataclass(frozen=True)
+# eq=False: settings are never compared; the __eq__ and __hash__ generated for 35 fields were ~1 ms
+# of every `mem` call (docs/benchmarks.md, One-shot `mem recall`).
+@dataclass(frozen=True, eq=False)
 class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     embed_on_read_seconds: float = 15.0  # how long a read may spend embedding new records itself

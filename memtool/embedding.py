@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtool import embedders, indexer
+from memtool import embedders
 from memtool.config import Config
 from memtool.errors import ProviderUnavailable
 from memtool.store import Store
@@ -48,6 +48,8 @@ class Embedding:
         missing = vectors.count_missing()
         if not missing or self.embedder is None:
             return missing, 0
+        from memtool import indexer  # the indexer only where vectors are counted
+
         tiers = indexer.hash_tiers(vectors.missing_sources(), self.config.trust_globs)
         withheld = sum(1 for tier in tiers.values() if not self.embedder.destination.allows(tier))
         return missing - withheld, withheld

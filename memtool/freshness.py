@@ -15,13 +15,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from memtool import indexer
+from memtool import index_plan
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.embedding import Embedding
 from memtool.errors import Busy, MemError, ProviderUnavailable, UsageError
-from memtool.records import PARSER_VERSION
+from memtool.kinds import PARSER_VERSION
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
 from memtool.workspace import Workspace
@@ -43,11 +43,11 @@ class Scan:
     paths: set[str] | None
     unreadable: list[str]
 
-    def plan(self, stored: dict) -> indexer.IndexPlan:
+    def plan(self, stored: dict) -> index_plan.IndexPlan:
         """What to do, against the index's file table (pure: cheap to compute again under the lock)."""
         if self.paths is not None:
             stored = {p: stored[p] for p in self.paths if p in stored}
-        return indexer.plan(self.files, stored, self.unreadable)
+        return index_plan.plan(self.files, stored, self.unreadable)
 
 
 class Freshness:
@@ -58,7 +58,7 @@ class Freshness:
         self.config = config
         self.embedding = embedding
         self.notices = notices
-        self.last_refresh: indexer.IndexReport | None = None
+        self.last_refresh: index_plan.IndexReport | None = None
         self.unlisted: list = []  # ScanProblems of the last full scan: what it left out, and why
         self._store: Store | None = None
         self._rebuilding = False  # `index(rebuild=True)` may set aside an index of a newer memtool
@@ -93,8 +93,8 @@ class Freshness:
 
     # --- bringing the index in step ---------------------------------------------------------
 
-    def index(self, rebuild: bool = False, progress: indexer.Progress | None = None,
-              embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+    def index(self, rebuild: bool = False, progress: index_plan.Progress | None = None,
+              embed_progress: index_plan.Progress | None = None) -> index_plan.IndexReport:
         """Bring the index up to date (only changed files are read, only new text is embedded).
 
         `rebuild` re-reads every file; vectors are kept, since they are keyed by the text they embed.
@@ -109,8 +109,8 @@ class Freshness:
         report.notices.extend(self.store.vectors.take_notices())
         return report
 
-    def refresh(self, progress: indexer.Progress | None = None, embed: bool = False,
-                embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+    def refresh(self, progress: index_plan.Progress | None = None, embed: bool = False,
+                embed_progress: index_plan.Progress | None = None) -> index_plan.IndexReport:
         """What every read does first: a stat check and re-indexing of changed files.
 
         The stat check covers every file, or, while following file events (`follow`), only the
@@ -129,7 +129,7 @@ class Freshness:
             raise
         return self._settled(report, embed, embed_progress)
 
-    def checked_read(self, read: Callable[[], T], progress: indexer.Progress | None = None) -> T:
+    def checked_read(self, read: Callable[[], T], progress: index_plan.Progress | None = None) -> T:
         """`read()` from an index in step with the files: what `refresh()` then `read()` gives.
 
         In a workspace of `ASIDE_MIN_FILES` files or more (see $MEM_STAT_CHECK) the stat check runs
@@ -160,7 +160,7 @@ class Freshness:
         scan = Scan(files, None, [p.path for p in problems if p.code == "unreadable"])
         plan = scan.plan(stored)
         if plan.empty and sorted(said) == sorted(p for p in problems if p.code == "unreadable"):
-            self.last_refresh = indexer.IndexReport(files_seen=plan.unchanged)
+            self.last_refresh = index_plan.IndexReport(files_seen=plan.unchanged)
             return answer
         if not plan.empty:
             self._settled(self._in_step(False, progress, None, scan))
@@ -182,13 +182,15 @@ class Freshness:
             return None
         return ScanAside.start(self.ws)
 
-    def _settled(self, report: indexer.IndexReport, embed: bool = False,
-                 embed_progress: indexer.Progress | None = None) -> indexer.IndexReport:
+    def _settled(self, report: index_plan.IndexReport, embed: bool = False,
+                 embed_progress: index_plan.Progress | None = None) -> index_plan.IndexReport:
         """After the index was brought in step: vectors no fact needs dropped, with `embed` new
         records embedded (within the configured time), the sign file caught up."""
         self.last_refresh = report
         changed = self._collect_garbage(sweep=False)
         if embed and self.embedding.unusable(self.store) is None and self.store.vectors.count_missing():
+            from memtool import indexer  # the indexer (and the parser's records) only when there is work
+
             try:
                 with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
                     changed += indexer.embed_pending(self.store, self.embedding.embedder, embed_progress,
@@ -205,22 +207,24 @@ class Freshness:
                 self.notice(message)
         return report
 
-    def _refreshed(self, progress: indexer.Progress | None, paths: set[str] | None) -> indexer.IndexReport:
+    def _refreshed(self, progress: index_plan.Progress | None, paths: set[str] | None) -> index_plan.IndexReport:
         """Nothing to do (decided without the lock, from the cached file table), else `_in_step`."""
         if self.store.meta("analyzer_version") != TEXT_VERSION:
             return self._in_step(False, progress, paths)
         scan = self._scan(paths)
         p = scan.plan(self._file_states())
         if p.empty and self.store.meta("fts_pending") is None:
-            return indexer.IndexReport(files_seen=p.unchanged)
+            return index_plan.IndexReport(files_seen=p.unchanged)
         return self._in_step(False, progress, paths, scan)
 
-    def _in_step(self, rebuild: bool, progress: indexer.Progress | None, paths: set[str] | None,
-                 scan: Scan | None = None) -> indexer.IndexReport:
+    def _in_step(self, rebuild: bool, progress: index_plan.Progress | None, paths: set[str] | None,
+                 scan: Scan | None = None) -> index_plan.IndexReport:
         """Re-index what changed, under the index lock: among all files, or only among `paths`.
 
         A `scan` already made is planned again against the file table as it stands under the lock
         (another process may have indexed meanwhile); the file system is not looked at twice."""
+        from memtool import indexer  # not imported by a read whose files did not change
+
         with self.ws.lock("index"):
             notices = []
             built_with = self.store.meta("analyzer_version")
@@ -252,8 +256,10 @@ class Freshness:
             files = self.ws.stat_paths(paths, problems)
         return Scan(files, paths, [p.path for p in problems if p.code == "unreadable"])
 
-    def _embed_all(self, report: indexer.IndexReport, embed_progress: indexer.Progress | None) -> None:
+    def _embed_all(self, report: index_plan.IndexReport, embed_progress: index_plan.Progress | None) -> None:
         """Give every record a vector (for `index`), saying in `report` what stood in the way."""
+        from memtool import indexer
+
         embedder = self.embedding.embedder
         try:
             with self.ws.lock(EMBED_LOCK, busy="another process is embedding"):
@@ -338,7 +344,7 @@ class Freshness:
             except (MemError, OSError) as exc:  # e.g. the index lock held elsewhere: say so, try again
                 message = exc.message if isinstance(exc, MemError) else str(exc)
                 self.notice(f"this round failed ({message}); trying again")
-                report = indexer.IndexReport()
+                report = index_plan.IndexReport()
             if on_change and (report.parsed or report.removed or report.unreadable or report.touched):
                 on_change(report)
             if on_round:

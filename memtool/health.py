@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtool import __version__, retain_log
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.errors import ProviderUnavailable
 from memtool.freshness import Freshness
-from memtool.records import Diagnostic
 from memtool.store import DRIVER, SCHEMA_VERSION, Store
 from memtool.store.local import LocalStateFile
 from memtool.workspace import Workspace
+
+if TYPE_CHECKING:
+    from memtool.records import Diagnostic
 
 
 def warnings(ws: Workspace, store: Store, unlisted: list) -> list[str]:
@@ -104,6 +107,8 @@ def _auto_status(ws: Workspace) -> dict | None:
 
 def check(fresh: Freshness) -> list[Diagnostic]:
     """Every diagnostic of every indexed file (refreshing first), and every retained line that is gone."""
+    from memtool.records import Diagnostic  # here, not at the top: every read imports this module
+
     fresh.refresh()
     ws, store = fresh.ws, fresh.store
     gone = [e.diagnostic() for e in retain_log.vanished(ws, fresh=True)]
@@ -117,6 +122,8 @@ def _unreadable(unlisted: list) -> list:
 
 
 def _unlisted_diagnostics(unlisted: list) -> list[Diagnostic]:
+    from memtool.records import Diagnostic
+
     out = []
     for p in sorted(unlisted):
         if p.code == "unreadable":
@@ -141,6 +148,7 @@ def _link_diagnostics(ws: Workspace, store: Store) -> list[Diagnostic]:
     """`[[links]]` that reach an entity page only through its aliases: memtool follows them, but
     editors that resolve links by file name (Obsidian) do not."""
     from memtool import retain  # here, not at the top: every read imports this module
+    from memtool.records import Diagnostic
 
     names = None  # file names in the vault, read only when a link reaches a page by an alias
     out, said = [], set()
@@ -163,6 +171,8 @@ def _link_diagnostics(ws: Workspace, store: Store) -> list[Diagnostic]:
 
 def _access_diagnostics(ws: Workspace, store: Store) -> list[Diagnostic]:
     """Indexed files this user cannot read now, though unchanged since (chmod keeps the mtime)."""
+    from memtool.records import Diagnostic
+
     out = []
     for path in store.paths_with_status("ok"):
         if not os.access(ws.root / path, os.R_OK):

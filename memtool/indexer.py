@@ -2,93 +2,30 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from memtool import trust
 from memtool.analyzer import index_terms
+from memtool.digests import blake2b
 from memtool.embedders import BATCH, embed_text
+from memtool.index_plan import STALE_MTIME, IndexPlan, IndexReport, Progress
 from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
 from memtool.store.index import Links, fact_links
 from memtool.workspace import FileStat, Workspace
 
-Progress = Callable[[int, int], None]
 COMMIT_EVERY = 500  # files per transaction during a long run, so an interrupted run keeps its work
 PARALLEL_MIN_FILES = 64  # below this, worker processes cost more than they save
 PARALLEL_WORKERS = 4
-STALE_MTIME = -1  # stored for a file that could not be read: every refresh tries it again
-
-
-@dataclass
-class IndexPlan:
-    """Which files to parse, which only to re-check, which to drop."""
-
-    new: list[FileStat] = field(default_factory=list)
-    modified: list[FileStat] = field(default_factory=list)  # size or mtime differ: hash decides
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    stale: list[str] = field(default_factory=list)  # indexed, now in a folder the scan could not look into
-
-    @property
-    def empty(self) -> bool:
-        return not (self.new or self.modified or self.removed or self.stale)
-
-
-@dataclass
-class IndexReport:
-    files_seen: int = 0
-    parsed: int = 0
-    removed: int = 0
-    touched: int = 0  # stat changed but content identical
-    unreadable: int = 0
-    facts: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    embedded: int = 0
-    embed_seconds: float = 0.0  # time spent embedding, apart from `seconds` (reading and indexing text)
-    degraded: str | None = None  # why no vectors were made (the text index is complete; recall answers by words)
-    notices: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]],
-         unlisted: tuple[str, ...] | list[str] = ()) -> IndexPlan:
-    """Compare a directory scan with the index's file table (both path → (size, mtime_ns)). Pure.
-
-    `unlisted` names files and folders the scan could not look into: indexed files there are kept
-    (their last facts stay, reported as stale), never taken for deleted."""
-    p = IndexPlan()
-    if scanned == stored:  # the common case, decided in C
-        p.unchanged = len(scanned)
-        return p
-    for path in sorted(scanned):
-        stat = scanned[path]
-        old = stored.get(path)
-        if old is None:
-            p.new.append(FileStat(path, *stat))
-        elif old != stat:
-            p.modified.append(FileStat(path, *stat))
-        else:
-            p.unchanged += 1
-    gone = sorted(set(stored) - set(scanned))
-    under = tuple(u + "/" for u in unlisted)
-    hidden = [path for path in gone if path in unlisted or path.startswith(under)]
-    p.removed = [path for path in gone if not (path in unlisted or path.startswith(under))]
-    p.stale = [path for path in hidden if stored[path][1] != STALE_MTIME]
-    p.unchanged += len(hidden) - len(p.stale)
-    return p
 
 
 def digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
@@ -110,7 +47,7 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.line_start, r.line_end, r.content, r.context,
             json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
             r.confidence, index_terms(r.content), ctx_terms,
-            hashlib.blake2b(etext.encode(), digest_size=12).hexdigest(),
+            blake2b(etext.encode(), digest_size=12).hexdigest(),
             json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
         ))
     return rows

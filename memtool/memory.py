@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtool import health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
 from memtool.changes import ChangeFeed
@@ -16,15 +17,17 @@ from memtool.dates import parse_since
 from memtool.embedding import Embedding
 from memtool.errors import UsageError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
-from memtool.indexer import IndexReport, Progress
+from memtool.index_plan import IndexReport, Progress
 from memtool.recall import MAX_K, LexicalWorker, Query, RecallResult, build_query, listed, record_access, resolve_mode
 from memtool.recall import run as run_recall
 from memtool.recall.expansion import RECALL
 from memtool.recall.worker import cores
-from memtool.records import Diagnostic
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
 from memtool.workspace import Workspace, discover
+
+if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds)
+    from memtool.records import Diagnostic
 
 
 class Memory:

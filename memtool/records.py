@@ -5,18 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-# Bump when the records or diagnostics `document.parse` makes of the same text change: the index is
-# then rebuilt. 2: bank/journal.md is not indexed; sync conflict copies are recognised.
-PARSER_VERSION = "4"  # 3: #tags and front-matter tags; text nested past the parser's limit is indexed (too-deep);
-# 4: a table's header row is the context of its body rows, not a record of its own; every context starts
-# with its page (title, day or file name)
-
-# Kinds of record. Retain bullets carry a type letter; everything else is log text or page text.
-RETAIN_KINDS = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
-KINDS = ("world", "experience", "opinion", "observation", "log", "page")
-
-# What a file is, from its path inside the workspace.
-FILE_KINDS = ("daily", "core", "bank", "other")
+from memtool.kinds import FILE_KINDS, KINDS, PARSER_VERSION, RETAIN_KINDS  # noqa: F401 (defined here before)
 
 
 @dataclass(frozen=True, slots=True)

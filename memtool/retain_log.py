@@ -17,7 +17,6 @@ and what was missing then, so only files changed since are read again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memtool.digests import blake2b
 from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.workspace import Workspace
 
@@ -70,7 +70,7 @@ def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
     """Append `- item` (a record of `kind`) to the daily log `rel` (see `retain.append_item`) and
     record it in the retain log; returns its line. Never replaces the file: no one's save is lost."""
     line = _append(ws, rel, item, kind, day_title)
-    entry_id = hashlib.blake2b(f"{rel}\x1f{line}\x1f{item}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
+    entry_id = blake2b(f"{rel}\x1f{line}\x1f{item}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                                digest_size=8).hexdigest()
     _log(ws, {"op": "retain", "id": entry_id, "at": _now(), "path": rel, "line": line, "text": item, "kind": kind})
     return line
@@ -208,7 +208,7 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
         by_path.setdefault(e.path, []).append(e)
     fresh_files = {}
     for rel, entries in by_path.items():
-        ids = hashlib.blake2b("\n".join(sorted(e.id for e in entries)).encode(), digest_size=8).hexdigest()
+        ids = blake2b("\n".join(sorted(e.id for e in entries)).encode(), digest_size=8).hexdigest()
         stat = now[rel] if rel in now else _stat(ws, rel)
         old = files.get(rel)
         if old and old["stat"] == stat and old["ids"] == ids:

@@ -1,7 +1,7 @@
 """The `mem` program: the typer app with every command in `mem --help` order, and `main`, which
 turns library errors into one-line messages and an `ExitStatus`."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 import importlib
 import os

@@ -1,6 +1,6 @@
 """What every `mem` command shares: the state the root options set, the facade, common options."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 from pathlib import Path
 

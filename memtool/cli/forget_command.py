@@ -1,6 +1,6 @@
 """`mem forget`: show the lines a text or citation names, ask, then remove and purge them."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 import sys
 

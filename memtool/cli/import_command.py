@@ -1,6 +1,6 @@
 """`mem import`: another tool's memory into this workspace (see memtool.importing)."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 from pathlib import Path
 

@@ -1,7 +1,7 @@
 """The commands that keep the workspace and its index: init, index, watch, status, check, reflect,
 schedule and mcp. Each parses its options, calls `Memory` (or the workspace) and renders."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 import sys
 from datetime import date

@@ -1,6 +1,6 @@
 """`mem review list|show|decide`: the consolidation queue from the shell (and how it is drawn)."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 import typer
 

@@ -1,6 +1,6 @@
 """`mem serve`: the local web view (memtool.web)."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 import typer
 

@@ -1,6 +1,6 @@
 """`mem sync …`: the sync sub-app (thin wrappers over `Memory.sync_*`) and how its reports read."""
 
-from __future__ import annotations
+# Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
 from pathlib import Path
 from typing import Optional

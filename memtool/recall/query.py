@@ -10,8 +10,8 @@ from memtool.analyzer import query_terms
 from memtool.config import MODES
 from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
+from memtool.kinds import KINDS
 from memtool.recall.timeframe import Timeframe, read as read_dates
-from memtool.records import KINDS
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000

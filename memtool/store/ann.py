@@ -22,12 +22,13 @@ index (HNSW): docs/benchmarks.md, "Approximate vector search".
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import weakref
 from itertools import repeat
 from pathlib import Path
+
+from memtool.digests import blake2b
 
 FORMAT = "memtool-signs-1"
 COPY_FORMAT = "memtool-int8-1"
@@ -47,7 +48,7 @@ class Stale(Damaged):
 
 def tag(hash_: str) -> int:
     """A signed 64-bit tag of a vector's hash: tells a record from another vector with the same id."""
-    return int.from_bytes(hashlib.blake2b(hash_.encode(), digest_size=8).digest(), "little", signed=True)
+    return int.from_bytes(blake2b(hash_.encode(), digest_size=8).digest(), "little", signed=True)
 
 
 def words_for(dim: int) -> int:

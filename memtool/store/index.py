@@ -8,16 +8,18 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from memtool.analyzer import fts_match, word_groups
 from memtool.errors import IndexUnavailable
-from memtool.records import ParsedFile, Record
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, VOCABULARY, count_term_docs, day_counts
 from memtool.store.vectors import ANN_FILE, Vectors
+
+if TYPE_CHECKING:  # the parser's classes: a read never builds one (see memtool.kinds)
+    from memtool.records import ParsedFile, Record
 
 
 PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)

@@ -15,10 +15,10 @@ Facts are named by `fact_key(path, content)`: stable when lines move, new when t
 
 from __future__ import annotations
 
-import hashlib
 import time
 from pathlib import Path
 
+from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
 from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
 
@@ -68,7 +68,7 @@ REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: fo
 
 
 def fact_key(path: str, content: str) -> str:
-    return hashlib.blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
+    return blake2b(f"{path}\x1f{content}".encode(), digest_size=8).hexdigest()
 
 
 class LocalState:
@@ -182,7 +182,7 @@ class LocalState:
     def decisions_signature(self) -> str:
         """A hash of what reflect decided (folds, supersessions, review items) and of how many facts it
         has examined: it changes whenever a run, a person or a model changes any of them."""
-        h = hashlib.blake2b(digest_size=16)
+        h = blake2b(digest_size=16)
         for sql in ("SELECT key, kept, how FROM folds ORDER BY key",
                     "SELECT old, new, until, how, why, old_source, old_content, new_source FROM supersede ORDER BY old",
                     "SELECT a, b, kind, status, reason FROM review ORDER BY a, b, kind",
