@@ -150,7 +150,9 @@ class ReadServer:
         self.expected = _fingerprint(mem.ws.root, embedder)
         self._sock = None
         self._inode = None
-        self._bound = self.path.with_name(f".{SOCKET_NAME}.{os.getpid()}")  # the name it is bound under first
+        # the name it is bound under first: never longer than read.sock (a socket's path is limited
+        # to 107 bytes, and a pid has at most 7 digits)
+        self._bound = self.path.with_name(f".r{os.getpid()}")
         self._thread = None
         self._held = ExitStack()
 

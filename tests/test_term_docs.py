@@ -158,3 +158,65 @@ def test_4_term_counts_out_of_step_are_never_a_silent_zero(tmp_path):
     assert kept(conn) == vocabulary(conn) == {}
     assert any("were out of step with its full-text index; counted them again" in n for n in mem.notices)
     mem.close()
+
+
+def test_r27_a_memtool_that_does_not_count_terms_cannot_write_a_schema_7_index(tmp_path):
+    """An older memtool's process still running after an upgrade (a `mem watch` started before
+    `pip install -U`) would go on writing facts without counting their terms: counts too high are
+    never noticed, and a word forgotten by `mem forget` would stay in the file as a term_docs row.
+    A connection without memtool's function (Python's own sqlite3 here, like an older memtool's)
+    cannot write a file's row; memtool's own writes go on."""
+    ws = tmp_path / "w"
+    write(ws, "memory/2026-01-01.md", "- Pinguin am Strand\n")
+    write(ws, "memory/2026-01-02.md", "- Walross im Zoo\n")
+    run_json("-w", ws, "index", "--json")
+    old = sqlite3.connect(ws / ".memory" / "index.sqlite", isolation_level=None)
+    try:
+        for sql in ("DELETE FROM files WHERE path = 'memory/2026-01-01.md'",
+                    "INSERT INTO files(path, size, mtime_ns, hash, status, n_records)"
+                    " VALUES ('memory/x.md', 1, 1, 'h', 'ok', 0)"):
+            try:
+                old.execute(sql)
+            except sqlite3.OperationalError as exc:
+                assert "memtool_counts_terms" in str(exc)
+            else:
+                raise AssertionError(f"an older writer's {sql.split()[0]} went through")
+    finally:
+        old.close()
+    (ws / "memory/2026-01-01.md").unlink()
+    write(ws, "memory/2026-01-03.md", "- Kranich im Moor\n")
+    run_json("-w", ws, "index", "--json")
+    with open_mem(ws) as mem:
+        conn = mem.store.conn
+        assert kept(conn) == vocabulary(conn) and "pinguin" not in kept(conn) and kept(conn)["kranich"] == 1
+
+
+def test_r27_a_writer_committing_during_a_lookup_is_not_counts_out_of_step(tmp_path):
+    """A recall looking up a word that `mem watch` is committing at that moment (a note saved and
+    recalled at once) read term_docs before the commit and the full-text index after it, and said
+    the counts were out of step ("run 'mem index --rebuild'"). Both reads now see one moment."""
+    import threading
+
+    ws = tmp_path / "w"
+    write(ws, "memory/2026-01-01.md", "- Kranich im Moor\n")
+    with open_mem(ws) as writer:
+        writer.index()
+    words = [f"zbig{i}niew" for i in range(40)]
+    done = threading.Event()
+
+    def write_words():
+        with open_mem(ws) as mem:
+            for i, word in enumerate(words):
+                write(ws, f"memory/2026-02-{i % 28 + 1:02d}.md", f"- {word} kam heute\n")
+                mem.index()
+        done.set()
+
+    with open_mem(ws) as reader:
+        thread = threading.Thread(target=write_words)
+        thread.start()
+        try:
+            while not done.is_set():
+                reader.store.term_counts(words)
+        finally:
+            thread.join()
+        assert not [n for n in reader.store.notices if "out of step" in n], reader.store.notices

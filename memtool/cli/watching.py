@@ -81,15 +81,10 @@ def _interrupt(*_) -> None:
 
 
 def _wraps_interrupt(exc: BaseException) -> bool:
-    """Whether `exc` was raised because of a Ctrl-C or SIGTERM (e.g. CPython 3.11 turns one raised
-    inside `__set_name__`, as a dataclass is made, into "RuntimeError: Error calling __set_name__")."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+    """Whether `exc` is a Ctrl-C or SIGTERM that Python wrapped: CPython 3.11 turns one raised inside
+    `__set_name__`, as an imported dataclass is made, into "RuntimeError: Error calling __set_name__".
+    Only that: an error raised while handling a stop is an error, not a stop."""
+    return isinstance(exc, RuntimeError) and isinstance(exc.__cause__, KeyboardInterrupt)
 
 
 def _said_indexed(report) -> None:

@@ -34,11 +34,18 @@ def _load_driver():
 sqlite, DRIVER = _load_driver()
 
 
+# Every write of a file's row in a schema-7 index calls this function (triggers `files_guard_*`):
+# this memtool's connections define it, an older memtool's do not, so a process started before an
+# upgrade cannot go on writing facts whose terms it does not count (`term_docs`); its write fails.
+WRITER_FUNCTION = "memtool_counts_terms"
+
+
 def connect(path: str, vec: bool = True, cache_kib: int = 32_000):
     """A connection with memtool's pragmas, and whether sqlite-vec loaded (or why not); with
     `vec=False` (a file without vectors) the extension is not loaded and the reason is None.
     `cache_kib`: its page cache."""
     conn = sqlite.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    conn.create_function(WRITER_FUNCTION, 0, lambda: None, deterministic=True)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
@@ -74,9 +81,12 @@ class Transaction:
         return False
 
     def _rollback(self) -> None:
-        self.conn.execute("ROLLBACK")
-        if self.after_rollback is not None:
-            self.after_rollback()
+        try:
+            if self.conn.in_transaction:  # SQLite may have rolled back already (an interrupt, a full disk)
+                self.conn.execute("ROLLBACK")
+        finally:
+            if self.after_rollback is not None:
+                self.after_rollback()
 
 
 def vacuum(conn) -> bool:

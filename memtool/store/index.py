@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -485,9 +486,22 @@ class Store:
         if wanted:
             if self._terms is not None and self._terms.pending:  # own changes not yet committed (an index run)
                 self._before_commit()
-            known.update(select_in(self.conn, "SELECT term, n FROM term_docs WHERE term IN ({marks})", wanted))
-            known.update((t, self._uncounted(t)) for t in wanted if t not in known)
+            with self._one_snapshot():  # a writer committing between the two reads is not "out of step"
+                known.update(select_in(self.conn, "SELECT term, n FROM term_docs WHERE term IN ({marks})", wanted))
+                known.update((t, self._uncounted(t)) for t in wanted if t not in known)
         return {t: known[t] for t in terms if not t.endswith("*")}
+
+    @contextmanager
+    def _one_snapshot(self):
+        """Reads in the block see the index at one moment (a read transaction, unless one is open)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     def _uncounted(self, term: str) -> int:
         """0 for a term `term_docs` does not hold, once the full-text index agrees that no fact holds

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memtool.store.driver import WRITER_FUNCTION
 from memtool.store.vectors import quantize
 
 SCHEMA_VERSION = 7
@@ -133,8 +134,12 @@ def _migration_6(conn) -> None:
 
 
 def _migration_7(conn) -> None:
-    """`term_docs`: facts holding each term, counted from the full-text index already built."""
+    """`term_docs`: facts holding each term, counted from the full-text index already built; and the
+    guards that refuse a file's row written by a memtool that does not keep those counts."""
     count_term_docs(conn)
+    for event in ("INSERT", "DELETE"):
+        conn.execute(f"CREATE TRIGGER IF NOT EXISTS files_guard_{event.lower()} BEFORE {event} ON files"
+                     f" BEGIN SELECT {WRITER_FUNCTION}(); END")
 
 
 MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6, _migration_7]  # MIGRATIONS[n] takes the schema from version n to n + 1
