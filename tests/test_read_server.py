@@ -130,3 +130,28 @@ def test_a_stop_as_soon_as_the_watch_answers_is_a_clean_stop(tmp_path):
         # stop inside an import's dataclass, which Python 3.11 wraps in a RuntimeError)
         assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err and "Error" not in err, err
         assert not sock.exists() and not list(sock.parent.glob(".r[0-9]*"))
+
+
+def test_r27_a_socket_path_of_the_longest_length_a_socket_takes_is_still_served(tmp_path):
+    """The name the socket is bound under before its rename must not be longer than read.sock: a
+    workspace whose .memory/read.sock is 107 bytes long (the most a socket's path may be) is served."""
+    import threading
+
+    from memtool.memory import Memory
+    from memtool.read_server import ReadServer
+    from memtool.workspace import Workspace
+
+    tail = "/.memory/read.sock"
+    ws = tmp_path / ("w" * (107 - len(str(tmp_path)) - 1 - len(tail)))
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("- Fischotter am Fluss\n", encoding="utf-8")
+    assert len(str(ws) + tail) == 107
+    with Memory(Workspace(ws), embedder="none") as mem:
+        mem.index()
+        server = ReadServer(mem, threading.Lock(), None)
+        try:
+            assert server.start() is None
+            assert socket_path(ws / ".memory").exists()
+        finally:
+            server.close()
+        assert not socket_path(ws / ".memory").exists()
