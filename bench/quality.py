@@ -159,6 +159,8 @@ class Workspaces:
             return ROOT / "examples" / "workspace"
         if name == "docset":
             return ROOT / "bench" / "data" / "docset"
+        if name == "parallel":
+            return ROOT / "bench" / "data" / "parallel"
         return self.eval_dir / "locomo-dev" / "workspaces" / name
 
     def get(self, name: str):
