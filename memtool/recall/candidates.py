@@ -11,6 +11,7 @@ from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query
 from memtool.analyzer import words as spans
 from memtool.dialogue import speaker_of
 from memtool.embedding import Embedding
+from memtool.recall.centring import centred_cosines, centred_query, language_means
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse, names_speakers
 from memtool.recall.relevance import word_shares
@@ -47,7 +48,9 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
     nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
-    found = store.ids_for_hashes(nearest[0], filters)[:n]
+    means = language_means(store)  # None unless centring is on and the notes hold both languages
+    ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    found = store.ids_for_hashes(ranked, filters)[:n]
     own = store.ids_for_hashes(nearest[1], filters) if also else found
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
@@ -57,6 +60,23 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         mixed = (1 - share) * vecs[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
+
+
+def _centred(store: Store, query, lang: str, means: dict, nearest: list[tuple[str, float]],
+             pool: int) -> list[tuple[str, float]]:
+    """The vectors nearest to the query and to its centred vector (twice as many: the other
+    language's records rank higher centred), ranked by their centred cosine
+    (memtool.recall.centring), best first."""
+    more = store.vectors.nearest(centred_query(query, lang, means), 2 * pool)
+    hashes = list(dict.fromkeys(h for h, _ in nearest + more))
+    texts = store.texts_for_hashes(hashes)
+    index, matrix = store.vectors.for_hashes(hashes)
+    hashes = [h for h in hashes if h in index and h in texts]
+    if not hashes:
+        return nearest
+    sims = centred_cosines(query, lang, matrix[[index[h] for h in hashes]],
+                           [detect_language(texts[h]) for h in hashes], means)
+    return sorted(zip(hashes, map(float, sims)), key=lambda x: -x[1])
 
 
 def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) -> set[str]:
