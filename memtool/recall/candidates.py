@@ -51,7 +51,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     means = language_means(store)  # None unless centring is on and the notes hold both languages
     ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
     found = store.ids_for_hashes(ranked, filters)[:n]
-    own = store.ids_for_hashes(nearest[1], filters) if also else found
+    own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
