@@ -14,7 +14,6 @@ from memtool.embedding import Embedding
 from memtool.recall.centring import centred_cosines, centred_query, language_means
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse, names_speakers
-from memtool.recall import relevance
 from memtool.recall.relevance import word_shares
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
@@ -60,7 +59,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         share = unnamed_share(query, named)
         mixed = (1 - share) * vecs[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
-    return found, own
+    return found, own[:NEAREST]
 
 
 def _centred(store: Store, query, lang: str, means: dict, nearest: list[tuple[str, float]],
@@ -183,7 +182,6 @@ class Found(NamedTuple):
     fingerprint: str | None  # of the vectors that cosine comes from
     nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
     words: tuple[float, float] | None = None  # (known, near): the query's wording in the notes (see `wording`)
-    foreign_cosine: float | None = None  # raw cosine of the nearest fact in another language (see relevance.FOREIGN_OFFSET)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
@@ -191,7 +189,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     """Fused candidate scores and what ran; what the user should know goes to `warnings`. With a
     `worker`, a hybrid query's lexical side runs in its thread while the semantic side runs in
     this one (the same answer: see memtool.recall.worker)."""
-    found, nearest, foreign_nearest = [], [], None
+    found, nearest = [], []
     also = translated(store, query)  # an English query finds German notes, and the reverse
     degraded = embedding.unusable(store) if mode != "lexical" else None
     both = mode == "hybrid" and degraded is None
@@ -205,8 +203,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
             if degraded is None:
                 # which translations the index holds tells of the notes (any trust tier): only in-process
                 inside = embedding.embedder.destination.in_process
-                found, own = semantic(store, embedding, query, filters, n, also if inside else [])
-                nearest, foreign_nearest = own[:NEAREST], _nearest_foreign(store, query, own)
+                found, nearest = semantic(store, embedding, query, filters, n, also if inside else [])
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
@@ -222,29 +219,13 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     foreign = foreign if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
                  best[1] if best else None, fingerprint, best[0] if best else None,
-                 wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None,
-                 foreign_nearest[1] if best is not None and foreign_nearest else None)
+                 wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None)
 
 
 @contextmanager
 def _inline(store: Store, job):
     """`LexicalWorker.beside`'s shape, without a thread: `job(store)` runs when its result is asked."""
     yield lambda: job(store)
-
-
-FOREIGN_LOOK = 20  # records nearest to the query's own words searched for one in another language
-
-
-def _nearest_foreign(store: Store, query: str, own: list[tuple[int, float]]) -> tuple[int, float] | None:
-    """The first of the records nearest to the query's own words (`own`, best first) written in
-    another language than the query, among the first FOREIGN_LOOK; None when the cross-lingual
-    relevance is off (relevance.FOREIGN_OFFSET) or there is none."""
-    if relevance.FOREIGN_OFFSET is None or not own:
-        return None
-    lang = detect_language(query)
-    heads = store.fact_heads([fid for fid, _ in own[:FOREIGN_LOOK]])
-    return next(((fid, c) for fid, c in own[:FOREIGN_LOOK]
-                 if fid in heads and detect_language(heads[fid]["content"]) != lang), None)
 
 
 def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:

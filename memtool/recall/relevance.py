@@ -80,19 +80,19 @@ BY_KIND: dict[tuple[str, str], Calibration] = {
 }
 
 
-# Cross-lingual relevance (issue 16 item 4): the record nearest to the query in another language
-# than the query (German or English) cannot hold the query's words (the small lexicon translates
-# few of them) and sits lower across languages, so it is also read by its cosine plus this offset
-# and no words, and the better of the two readings counts. None: off (the nearest record only).
+# Cross-lingual relevance (issue 16 item 4): when the record nearest to the query is written in
+# another language than the query (German or English), its words cannot be the query's (the small
+# lexicon translates few of them) and its cosine sits lower across languages, so the verdict reads
+# the cosine plus this offset and no words. None: the words and cosine as for any query.
 FOREIGN_OFFSET: float | None = None
 
 
-def across(cal: Calibration, best: float, foreign_cosine: float | None) -> float:
-    """`best` (the relevance of the nearest record, with its words) or the relevance of the nearest
-    record in another language (`foreign_cosine`) read without words, whichever is higher. Pure."""
-    if foreign_cosine is None or FOREIGN_OFFSET is None:
-        return best
-    return max(best, cal.relevance(foreign_cosine + FOREIGN_OFFSET))
+def cross_lingual(cosine: float, words: tuple[float, float] | None, foreign: bool) -> tuple[float, tuple | None]:
+    """The cosine and words the verdict reads for a query whose nearest record is (`foreign`) or is
+    not in another language (see FOREIGN_OFFSET). Pure."""
+    if not foreign or FOREIGN_OFFSET is None:
+        return cosine, words
+    return cosine + FOREIGN_OFFSET, None
 
 
 def text_kind(content: str) -> str:
