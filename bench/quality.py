@@ -244,14 +244,7 @@ def main() -> None:
     ap.add_argument("--json", help="write all rows and tables to this file")
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.centring.SHARE; 0: off, as shipped)")
-    ap.add_argument("--foreign-relevance", type=float, default=None,
-                    help="the verdict of a query whose nearest record is in another language reads its cosine plus this, "
-                         "without words (memtool.recall.relevance.FOREIGN_OFFSET; unset: as shipped)")
     args = ap.parse_args()
-    if args.foreign_relevance is not None:
-        from memtool.recall import relevance
-
-        relevance.FOREIGN_OFFSET = args.foreign_relevance
     if args.centring is not None:
         from memtool.recall import centring
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from memtool.analyzer import detect_language
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
@@ -17,7 +16,7 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.recall.relevance import Verdict, calibration_for, cross_lingual, scaled, text_kind
+from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind
 from memtool.recall.results import Hit, RecallResult
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
@@ -87,10 +86,8 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
             warnings.append(f"--min-score needs calibrated scores, and {found.fingerprint} has none: "
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
-    foreign = found.nearest in heads and detect_language(heads[found.nearest]["content"]) != detect_language(q.search_text)
-    cosine, words = cross_lingual(found.best_cosine, found.words, foreign)
-    known, near = words or (None, None)
-    return Verdict(best=cal.relevance(cosine, known, near),
+    known, near = found.words or (None, None)
+    return Verdict(best=cal.relevance(found.best_cosine, known, near),
                    floor=floor if q.min_score is None else q.min_score,
                    kind=kind, cosine=found.best_cosine, known=known, near=near)
 

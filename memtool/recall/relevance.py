@@ -80,21 +80,6 @@ BY_KIND: dict[tuple[str, str], Calibration] = {
 }
 
 
-# Cross-lingual relevance (issue 16 item 4): when the record nearest to the query is written in
-# another language than the query (German or English), its words cannot be the query's (the small
-# lexicon translates few of them) and its cosine sits lower across languages, so the verdict reads
-# the cosine plus this offset and no words. None: the words and cosine as for any query.
-FOREIGN_OFFSET: float | None = None
-
-
-def cross_lingual(cosine: float, words: tuple[float, float] | None, foreign: bool) -> tuple[float, tuple | None]:
-    """The cosine and words the verdict reads for a query whose nearest record is (`foreign`) or is
-    not in another language (see FOREIGN_OFFSET). Pure."""
-    if not foreign or FOREIGN_OFFSET is None:
-        return cosine, words
-    return cosine + FOREIGN_OFFSET, None
-
-
 def text_kind(content: str) -> str:
     """"dialogue" for a conversation turn (`**Name**: text`, `**Name** (14:03): text`), else "notes"."""
     return "dialogue" if speaker_of(content) else "notes"
