@@ -6,8 +6,8 @@ e5-small, any German line sits nearer a German question than most English lines 
 they say, so a question finds lines of its own language first. Subtracting each language's mean
 vector (from the query that of the query's language, from a record that of its own) and comparing
 what is left removes that component (Libovický et al. 2020, "On the language neutrality of
-pre-trained multilingual representations"); recall would take away a share of it (SHARE; off as shipped). Measured in
-docs/recall.md ("Language centring"). The means come from an even sample of the index's records,
+pre-trained multilingual representations"); recall can take away a share of it (SHARE; off as
+shipped). Measured in docs/recall.md ("Language centring", "The parallel set"). The means come from an even sample of the index's records,
 kept per process until the index changes; in an index with (next to) no text in one of the
 languages there is nothing to centre and the ranking is the model's.
 """
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from memtool.analyzer import detect_language
 
-# The share of each language's mean taken away; 0 turns centring off (as shipped: measured on
-# three bilingual sets it did not help every half of each; docs/recall.md, "Language centring").
-# bench.quality --report parallel,bilingual,docset --centring S measures another share.
+# The share of each language's mean taken away; 0 turns centring off, as shipped: on the three
+# bilingual sets it lifts every cross-lingual half but costs monolingual questions (on the parallel
+# set a record's translation overtakes it); docs/recall.md, "The parallel set".
+# bench.quality --report parallel,bilingual,docset --centring S measures a share.
 SHARE = 0.0
 SAMPLE = 400  # records read to estimate the language means (~25 ms at 10^4 records, once per process and index state)
 MIN_RECORDS = 20  # records of each language in the sample before the index counts as bilingual
@@ -50,18 +51,20 @@ def _estimate(rows: list[tuple[str, str]], vectors) -> dict | None:
     return {lang: np.asarray(matrix[rows_], dtype=np.float32).mean(axis=0) for lang, rows_ in groups.items()}
 
 
-def centred_query(query, lang: str, means: dict):
-    """The query vector without its language's mean (`lang`: the query's, by detect_language)."""
-    return query / _norm(query) - SHARE * means[lang]
+def centred_query(query, lang: str, means: dict, share: float | None = None):
+    """The query vector without `share` (default SHARE) of its language's mean (`lang`: the
+    query's, by detect_language). Pure."""
+    return query / _norm(query) - (SHARE if share is None else share) * means[lang]
 
 
-def centred_cosines(query, lang: str, matrix, langs: list[str], means: dict):
+def centred_cosines(query, lang: str, matrix, langs: list[str], means: dict, share: float | None = None):
     """Cosines between the centred query and each row of `matrix` (unit record vectors) centred by
-    its own language (`langs`, one per row). Pure."""
+    its own language (`langs`, one per row), `share` (default SHARE) of each mean taken away. Pure."""
     import numpy as np
 
-    q = centred_query(query, lang, means)
-    rows = matrix - SHARE * np.stack([means[l] for l in langs])
+    share = SHARE if share is None else share
+    q = centred_query(query, lang, means, share)
+    rows = matrix - share * np.stack([means[l] for l in langs])
     return (rows / _norm(rows, axis=1)) @ (q / _norm(q))
 
 
