@@ -10,12 +10,15 @@
     python -m bench.quality --report dialogue                              # dialogue priors swept, held out
     python -m bench.quality --report unnamed                               # speakers' names out of the vector, held out
     python -m bench.quality --report unnamed-rules                         # that share chosen by the question's form
+    python -m bench.quality --report parallel,bilingual,docset --centring 0.25   # the three bilingual sets, a variant
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or
   cross-lingual) over a private copy of examples/workspace, with the lines that answer them.
 - docset: bench/data/docset_questions.jsonl over a copy of bench/data/docset, help pages of a
   fictional app with navigation lists, image embeds and tables (English and German).
+- parallel: bench/data/parallel_questions.jsonl over a copy of bench/data/parallel, encyclopedic
+  paragraphs in English and German as daily logs (--report parallel; bench/parallel.py).
 - locomo: the LoCoMo development conversations in ../shared/eval/locomo-dev (not part of this
   repository; copied to a temporary folder), scored with that folder's eval_recall.py.
 
