@@ -3,13 +3,13 @@ laid out as daily logs (one bullet per sentence), the shape of a bilingual Wikip
 
     python -m bench.quality --report parallel --modes hybrid    # hit@1 / hitL@10 per direction and half
     python -m bench.parallel --build                            # bench/data/parallel_source.txt → the set
+    python -m bench.parallel --compare main.json variant.json   # hits per set, direction and half
 
 bench/data/parallel_source.txt holds 40 paragraphs (original text written for memtool): 24 in both
 languages (the German a faithful, sentence-aligned translation), 8 only in English, 8 only in
 German, and two questions per paragraph (three for those in one language), each asked in English
-and in German. Every version of a
-paragraph is one day's log (bench/data/parallel/memory/), English and German versions alternating
-over 64 days. A question is scored once per language its paragraph is written in, against that
+and in German. Every version of a paragraph is one day's log (bench/data/parallel/memory/),
+English and German versions alternating over 64 days. A question is scored once per language its paragraph is written in, against that
 language's sentence: a German question about a paragraph in both languages counts for de→de and for
 de→en. "Parallel" rows are those questions (the answer exists in both languages, so the question's
 own language competes for the first place), "one language" rows the paragraphs written only in the
@@ -198,9 +198,7 @@ def per_half(path: Path, mode: str = "hybrid") -> dict[tuple[str, str], dict[str
     """(set, direction) → metric → (hits in half A, questions in A, hits in B, questions in B), from a
     `bench.quality --report parallel,bilingual,docset --json` file. Halves: the parallel set by
     paragraph, the example set and the docset by the parity of the question's number."""
-    import json as _json
-
-    data = _json.loads(Path(path).read_text())
+    data = json.loads(Path(path).read_text())
     cells: dict = {}
 
     def add(set_, direction, half_, score):
