@@ -246,12 +246,12 @@ def main() -> None:
     ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
     ap.add_argument("--json", help="write all rows and tables to this file")
     ap.add_argument("--centring", type=float, default=None,
-                    help="language centring's share of the mean taken away (memtool.recall.centring.SHARE; 0: off, as shipped)")
+                    help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
     args = ap.parse_args()
     if args.centring is not None:
-        from memtool.recall import centring
+        from memtool.recall import candidates
 
-        centring.SHARE = args.centring
+        candidates.CENTRING = args.centring
     chosen = args.report.split(",")
     if "all" in chosen:
         chosen = ["quality", "heldout", "offtopic", "bilingual", "latency", "docset"]

@@ -6,8 +6,8 @@ e5-small, any German line sits nearer a German question than most English lines 
 they say, so a question finds lines of its own language first. Subtracting each language's mean
 vector (from the query that of the query's language, from a record that of its own) and comparing
 what is left removes that component (Libovický et al. 2020, "On the language neutrality of
-pre-trained multilingual representations"); recall can take away a share of it (SHARE; off as
-shipped). Measured in docs/recall.md ("Language centring", "The parallel set"). The means come from an even sample of the index's records,
+pre-trained multilingual representations"); recall can take away a share of it
+(memtool.recall.candidates.CENTRING; off as shipped, and then this module is not imported). Measured in docs/recall.md ("Language centring", "The parallel set"). The means come from an even sample of the index's records,
 kept per process until the index changes; in an index with (next to) no text in one of the
 languages there is nothing to centre and the ranking is the model's.
 """
@@ -16,11 +16,6 @@ from __future__ import annotations
 
 from memtool.analyzer import detect_language
 
-# The share of each language's mean taken away; 0 turns centring off, as shipped: on the three
-# bilingual sets it lifts every cross-lingual half but costs monolingual questions (on the parallel
-# set a record's translation overtakes it); docs/recall.md, "The parallel set".
-# bench.quality --report parallel,bilingual,docset --centring S measures a share.
-SHARE = 0.0
 SAMPLE = 400  # records read to estimate the language means (~25 ms at 10^4 records, once per process and index state)
 MIN_RECORDS = 20  # records of each language in the sample before the index counts as bilingual
 _means: dict = {}  # (index file and object, its state, vector fingerprint) → the means: one entry per process
@@ -28,9 +23,7 @@ _means: dict = {}  # (index file and object, its state, vector fingerprint) → 
 
 def language_means(store) -> dict | None:
     """`de` and `en` → the mean of their records' vectors (a sample), or None for an index with
-    fewer than MIN_RECORDS sampled records of either language, and when centring is off."""
-    if not SHARE:
-        return None
+    fewer than MIN_RECORDS sampled records of either language."""
     key = (str(store.path), id(store), store.state_version(), store.vectors.fingerprint())
     if key not in _means:
         _means.clear()
@@ -51,18 +44,17 @@ def _estimate(rows: list[tuple[str, str]], vectors) -> dict | None:
     return {lang: np.asarray(matrix[rows_], dtype=np.float32).mean(axis=0) for lang, rows_ in groups.items()}
 
 
-def centred_query(query, lang: str, means: dict, share: float | None = None):
-    """The query vector without `share` (default SHARE) of its language's mean (`lang`: the
-    query's, by detect_language). Pure."""
-    return query / _norm(query) - (SHARE if share is None else share) * means[lang]
+def centred_query(query, lang: str, means: dict, share: float):
+    """The query vector without `share` of its language's mean (`lang`: the query's, by
+    detect_language). Pure."""
+    return query / _norm(query) - share * means[lang]
 
 
-def centred_cosines(query, lang: str, matrix, langs: list[str], means: dict, share: float | None = None):
+def centred_cosines(query, lang: str, matrix, langs: list[str], means: dict, share: float):
     """Cosines between the centred query and each row of `matrix` (unit record vectors) centred by
-    its own language (`langs`, one per row), `share` (default SHARE) of each mean taken away. Pure."""
+    its own language (`langs`, one per row), `share` of each mean taken away. Pure."""
     import numpy as np
 
-    share = SHARE if share is None else share
     q = centred_query(query, lang, means, share)
     rows = matrix - share * np.stack([means[l] for l in langs])
     return (rows / _norm(rows, axis=1)) @ (q / _norm(q))
