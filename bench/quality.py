@@ -10,12 +10,15 @@
     python -m bench.quality --report dialogue                              # dialogue priors swept, held out
     python -m bench.quality --report unnamed                               # speakers' names out of the vector, held out
     python -m bench.quality --report unnamed-rules                         # that share chosen by the question's form
+    python -m bench.quality --report parallel,bilingual,docset --centring 0.25   # the three bilingual sets, a variant
 
 Sets:
 - example: bench/data/example_questions.jsonl, questions (German and English, many paraphrased or
   cross-lingual) over a private copy of examples/workspace, with the lines that answer them.
 - docset: bench/data/docset_questions.jsonl over a copy of bench/data/docset, help pages of a
   fictional app with navigation lists, image embeds and tables (English and German).
+- parallel: bench/data/parallel_questions.jsonl over a copy of bench/data/parallel, encyclopedic
+  paragraphs in English and German as daily logs (--report parallel; bench/parallel.py).
 - locomo: the LoCoMo development conversations in ../shared/eval/locomo-dev (not part of this
   repository; copied to a temporary folder), scored with that folder's eval_recall.py.
 
@@ -159,6 +162,8 @@ class Workspaces:
             return ROOT / "examples" / "workspace"
         if name == "docset":
             return ROOT / "bench" / "data" / "docset"
+        if name == "parallel":
+            return ROOT / "bench" / "data" / "parallel"
         return self.eval_dir / "locomo-dev" / "workspaces" / name
 
     def get(self, name: str):
@@ -240,7 +245,13 @@ def main() -> None:
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
     ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
     ap.add_argument("--json", help="write all rows and tables to this file")
+    ap.add_argument("--centring", type=float, default=None,
+                    help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
     args = ap.parse_args()
+    if args.centring is not None:
+        from memtool.recall import candidates
+
+        candidates.CENTRING = args.centring
     chosen = args.report.split(",")
     if "all" in chosen:
         chosen = ["quality", "heldout", "offtopic", "bilingual", "latency", "docset"]

@@ -10,6 +10,7 @@ stores its rows and figures in `out` (written by --json).
                several --modes also each cross-lingual question's rank per mode (words, meaning or fusion)
     latency    in-process recall p50/p95 at 10^4 generated facts (real query embedding, synthetic vectors)
     docset     the documentation-style set per type and direction, and scaffolding on top (bench/docset.py)
+    parallel   encyclopedic paragraphs in English and German as daily logs, per direction and half (bench/parallel.py)
     multihop   LoCoMo dev, leave-one-conversation-out, per multi-hop expansion variant (bench/multihop.py)
     dialogue   LoCoMo dev, leave-one-conversation-out, speaker boost × neighbour share (bench/dialogue.py)
     unnamed    LoCoMo dev, leave-one-conversation-out, the query's vector without the speakers it names (bench/dialogue.py)
@@ -22,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import calibration, dialogue, docset, multihop
+from bench import calibration, dialogue, docset, multihop, parallel
 from bench import heldout as H
 from bench import signals as S
 
@@ -328,7 +329,8 @@ def report_bilingual(args, wss, scorer, out: dict) -> None:
                                    H.mean_of(sel, "hitL@10")])
     text = H.markdown_table(["mode", "question → evidence", "n", "hit@1", "hit@5", "hitL@10"], table_rows)
     print(f"\nexample set per direction (evidence language by memtool.analyzer.detect_language of the line)\n{text}")
-    out["bilingual"] = {"table": text, "direction": direction}
+    out["bilingual"] = {"table": text, "direction": direction,
+                        "rows": {m: rows_for(wss, "example", "example", questions, m, scorer) for m in modes}}
     if len(modes) > 1:
         ranks = cross_ranks(questions, direction, {m: rows_for(wss, "example", "example", questions, m, scorer)
                                                    for m in modes})
@@ -387,6 +389,7 @@ def report_latency(args, wss, scorer, out: dict) -> None:
 REPORTS = {"heldout": report_heldout, "offtopic": report_offtopic, "bilingual": report_bilingual,
            "latency": report_latency}
 REPORTS["docset"] = docset.report_docset
+REPORTS["parallel"] = parallel.report_parallel
 REPORTS["multihop"] = multihop.report_multihop
 REPORTS["dialogue"] = dialogue.report_dialogue
 REPORTS["unnamed"] = dialogue.report_unnamed

@@ -22,6 +22,10 @@ CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 # leave one conversation out on LoCoMo as the point that lowers no category on the training
 # conversations at 10, 25 or 50 lines (docs/recall.md, "Multi-hop", "Speakers' names out of the vector").
 UNNAMED_SHARE = 0.5
+# Language centring's share (memtool.recall.centring): 0, off, as shipped. On three bilingual sets
+# it lifts every cross-lingual half but costs monolingual questions (on the parallel set a record's
+# translation overtakes it); docs/recall.md, "The parallel set". bench.quality --centring S sets it.
+CENTRING = 0.0
 NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall.md, "Words beside the cosine")
 
 
@@ -47,8 +51,10 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
     nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
-    found = store.ids_for_hashes(nearest[0], filters)[:n]
-    own = store.ids_for_hashes(nearest[1], filters) if also else found
+    means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
+    ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    found = store.ids_for_hashes(ranked, filters)[:n]
+    own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
@@ -57,6 +63,31 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         mixed = (1 - share) * vecs[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
+
+
+def _language_means(store: Store) -> dict | None:
+    from memtool.recall.centring import language_means
+
+    return language_means(store)
+
+
+def _centred(store: Store, query, lang: str, means: dict, nearest: list[tuple[str, float]],
+             pool: int) -> list[tuple[str, float]]:
+    """The vectors nearest to the query and to its centred vector (twice as many: the other
+    language's records rank higher centred), ranked by their centred cosine
+    (memtool.recall.centring, CENTRING of each mean taken away), best first."""
+    from memtool.recall.centring import centred_cosines, centred_query
+
+    more = store.vectors.nearest(centred_query(query, lang, means, CENTRING), 2 * pool)
+    hashes = list(dict.fromkeys(h for h, _ in nearest + more))
+    texts = store.texts_for_hashes(hashes)
+    index, matrix = store.vectors.for_hashes(hashes)
+    hashes = [h for h in hashes if h in index and h in texts]
+    if not hashes:
+        return nearest
+    sims = centred_cosines(query, lang, matrix[[index[h] for h in hashes]],
+                           [detect_language(texts[h]) for h in hashes], means, CENTRING)
+    return sorted(zip(hashes, map(float, sims)), key=lambda x: -x[1])
 
 
 def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) -> set[str]:

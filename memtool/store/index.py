@@ -613,6 +613,19 @@ class Store:
         out.sort(key=lambda x: (-x[1], x[0]))
         return out
 
+    def sample_texts(self, limit: int) -> list[tuple[str, str]]:
+        """(content, ehash) of up to `limit` embedded facts spread evenly over the ids (a look-up by
+        id, not a scan: ~`limit` rows read at any size)."""
+        low, high = self.conn.execute("SELECT min(id), max(id) FROM facts").fetchone()
+        if low is None:
+            return []
+        ids = list(range(low, high + 1, max(1, (high - low + 1) // limit)))[:limit]
+        return list(select_in(self.conn, "SELECT content, ehash FROM facts WHERE id IN ({marks}) AND ehash IS NOT NULL", ids))
+
+    def texts_for_hashes(self, hashes: list[str]) -> dict[str, str]:
+        """embedded-text hash → the content of a fact embedding it."""
+        return dict(select_in(self.conn, "SELECT ehash, content FROM facts WHERE ehash IN ({marks})", hashes))
+
     def data_version(self) -> int:
         """Changes whenever another connection commits to the index."""
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
