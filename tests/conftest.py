@@ -86,6 +86,33 @@ def empty_ws(tmp_path) -> Path:
     return ws
 
 
+def indexed(root: Path, files: dict[str, str], env: dict) -> Path:
+    """`root` with `files` (relative path → text) written and indexed by `mem index` under `env`."""
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        write(root, rel, text)
+    run_json("index", cwd=root, env=env)
+    return root
+
+
+def edit(ws: Path, op: str, rel: str, text: str) -> None:
+    """One step of a random edit history: "write" `text`, "append" it, "delete" the file, or "touch"
+    it (a second later, same content); a step on a file that does not exist does nothing but write."""
+    path = ws / rel
+    if op == "write":
+        write(ws, rel, text)
+    elif not path.exists():
+        return
+    elif op == "append":
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    elif op == "delete":
+        path.unlink()
+    elif op == "touch":
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
 def write(ws: Path, rel: str, text: str | bytes) -> Path:
     p = ws / rel
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ longer answered "nothing relevant" for a cosine a hair under the floor; an off-t
 index, real `mem` processes."""
 
 import pytest
-from conftest import mem_env, run_json, write
+from conftest import indexed, mem_env, run_json
 
 from memtool.memory import Memory
 from memtool.recall.relevance import calibration_for
@@ -36,11 +36,7 @@ LOGS = {
 
 @pytest.fixture(scope="module")
 def chat_ws(tmp_path_factory):
-    root = tmp_path_factory.mktemp("floorwords") / "ws"
-    for rel, text in LOGS.items():
-        write(root, rel, text)
-    run_json("index", cwd=root, env=ENV)
-    return root
+    return indexed(tmp_path_factory.mktemp("floorwords") / "ws", LOGS, ENV)
 
 
 def test_conversation_question_whose_words_the_turns_hold_is_answered_under_the_cosine_floor(chat_ws):

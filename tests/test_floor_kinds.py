@@ -4,7 +4,7 @@ its nearest record (docs/recall.md, "The floor per kind of text"). Real model (n
 real `mem` processes."""
 
 import pytest
-from conftest import mem_env, run_json, run_mem, write
+from conftest import indexed, mem_env, run_json, run_mem
 
 from memtool.memory import Memory
 from memtool.recall.relevance import Calibration, calibration_for, word_shares
@@ -59,12 +59,7 @@ CALL = """# 2026-11-20
 
 def _indexed(tmp_path_factory, name: str, extra: dict[str, str]):
     """A workspace of the help PAGES (and `extra` files), indexed with the bundled model."""
-    root = tmp_path_factory.mktemp(name) / "ws"
-    (root / "memory").mkdir(parents=True)
-    for rel, text in {**PAGES, **extra}.items():
-        write(root, rel, text)
-    run_json("index", cwd=root, env=ENV)
-    return root
+    return indexed(tmp_path_factory.mktemp(name) / "ws", {**PAGES, **extra}, ENV)
 
 
 @pytest.fixture(scope="module")
@@ -143,11 +138,7 @@ LOGS = {
 
 @pytest.fixture(scope="module")
 def log_ws(tmp_path_factory):
-    root = tmp_path_factory.mktemp("floorwords") / "ws"
-    for rel, text in LOGS.items():
-        write(root, rel, text)
-    run_json("index", cwd=root, env=ENV)
-    return root
+    return indexed(tmp_path_factory.mktemp("floorlogs") / "ws", LOGS, ENV)
 
 
 def test_1_off_topic_question_sharing_no_word_with_the_notes_is_refused_however_close_in_meaning(help_ws):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import mem_env, write
+from conftest import edit, mem_env, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -143,18 +143,7 @@ def test_random_edit_histories_index_like_a_rebuild(tmp_path_factory, ops):
     ws = tmp_path_factory.mktemp("hist")
     mem = open_mem(ws)
     for op, rel, lines in ops:
-        path = ws / rel
-        text = "\n".join(lines) + "\n"
-        if op == "write":
-            write(ws, rel, text)
-        elif op == "append" and path.exists():
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(text)
-        elif op == "delete" and path.exists():
-            path.unlink()
-        elif op == "touch" and path.exists():
-            st_ = path.stat()
-            os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000_000))
+        edit(ws, op, rel, "\n".join(lines) + "\n")
         mem.index()
         assert mem.store._fact_count() == mem.store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
     incremental = mem.store.dump()

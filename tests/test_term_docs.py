@@ -4,7 +4,7 @@ rarity lookups are one primary-key read instead of a walk of the term's posting 
 import os
 import sqlite3
 
-from conftest import run_json, write
+from conftest import edit, run_json, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,15 +47,7 @@ def test_4_term_docs_equal_the_fts5_vocabulary_after_random_edits(tmp_path_facto
     ws = tmp_path_factory.mktemp("df")
     mem = open_mem(ws)
     for op, rel, lines, heading in ops:
-        path = ws / rel
-        text = heading + "".join(f"{line}\n" for line in lines)
-        if op == "write":
-            write(ws, rel, text)
-        elif op == "append" and path.exists():
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(text)
-        elif op == "delete" and path.exists():
-            path.unlink()
+        edit(ws, op, rel, heading + "".join(f"{line}\n" for line in lines))
         mem.index()
         conn = mem.store.conn
         assert kept(conn) == vocabulary(conn)
