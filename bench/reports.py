@@ -18,6 +18,7 @@ stores its rows and figures in `out` (written by --json).
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 import time
@@ -29,6 +30,8 @@ from bench import signals as S
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFTOPIC_QUESTIONS = ROOT / "bench" / "data" / "offtopic_questions.jsonl"
+# off-topic questions naming a speaker of the conversation ({name}: each of its two main speakers)
+NAMED_OFFTOPIC = ROOT / "bench" / "data" / "offtopic_named.jsonl"
 COMBINATIONS = {  # logistic models over several signals, fitted per fold on its training rows
     "cos+idf_coverage": ("cos_top", "idf_coverage"),
     "combined": ("cos_top", "cos_z", "idf_coverage", "known_terms", "bm25_norm", "hybrid_gap"),
@@ -133,6 +136,7 @@ def offtopic_rows(args, wss, scorer) -> tuple[list[dict], list[str]]:
                        lambda q, c=c: (0, "example set asked of LoCoMo", {c, part[q["qid"]]})))
         probes.append((c, "handwritten", [q for q in handwritten if c not in q.get("answerable_in", ())],
                        lambda q, c=c: (0, "handwritten", {c, part[q["qid"]]})))
+        probes.append((c, "named", named_offtopic(wss, c), lambda q, c=c: (None, "named off-topic", {c})))
     probes.append(("example", "example", example, lambda q: (1, "answerable", {part[q["qid"]]})))
     probes.append(("example", "locomo-as-offtopic", [dict(q, evidence_locations=[]) for q in locomo if q["category"] != 5],
                    lambda q: (0, "LoCoMo asked of the example", {q["conv"]})))
@@ -147,6 +151,20 @@ def offtopic_rows(args, wss, scorer) -> tuple[list[dict], list[str]]:
             rows.append(dict(r, score=r["score_open"], ws=ws, question=q["question"], label=label, subset=subset,
                              owners=sorted(owners)))  # signals are judged before recall's own floor
     return rows, convs
+
+
+def named_offtopic(wss, conv: str) -> list[dict]:
+    """The templates of NAMED_OFFTOPIC filled with the conversation's two most frequent speakers:
+    off-topic questions that name someone every other turn is by. Reported apart (label None)."""
+    from collections import Counter
+
+    from bench.quality import read_jsonl
+
+    root = wss.get(conv).ws.root
+    turns = Counter(m.group(1) for p in sorted((root / "memory").glob("*.md"))
+                    for m in re.finditer(r"^- \*\*([^*]+)\*\*:", p.read_text(encoding="utf-8"), re.M))
+    return [dict(t, qid=f"{t['qid']}-{i}", question=t["question"].format(name=name), evidence_locations=[])
+            for t in read_jsonl(NAMED_OFFTOPIC) for i, (name, _) in enumerate(turns.most_common(2))]
 
 
 def _split(rows, fold):
@@ -236,12 +254,14 @@ def shipped_floor(rows: list[dict], convs: list[str], wss) -> str:
         test = labelled if held == "all" else _split(labelled, held)[1]
         pos, neg = [r for r in test if r["label"] == 1], [r for r in test if r["label"] == 0]
         adversarial = [r for r in rows if r["subset"] == "adversarial" and (held == "all" or r["owners"] == [held])]
+        named = [r for r in rows if r["subset"] == "named off-topic" and (held == "all" or r["owners"] == [held])]
         rates = H.floor_rates(floor, pos, neg, "best_score")
         table_rows.append([held, len(pos), len(neg), H.auc([r["best_score"] for r in pos], [r["best_score"] for r in neg]),
                            rates["offtopic_refused"], rates["answerable_lost"], rates["answerable_refused"],
-                           _refused(adversarial, "best_score", floor)])
+                           _refused(adversarial, "best_score", floor), _refused(named, "best_score", floor)])
     text = H.markdown_table(["held out", "answerable", "off-topic", "AUC of best_score", "off-topic refused",
-                             "answerable lost", "answerable refused", "adversarial refused"], table_rows)
+                             "answerable lost", "answerable refused", "adversarial refused",
+                             "named off-topic refused"], table_rows)
     print(f"\nrecall's default floor (best_score < {floor}: 'nothing relevant'), as shipped\n{text}")
     return text
 
