@@ -186,6 +186,12 @@ class Store:
             self._terms = TermDocs(self.conn)
         return self._terms
 
+    def _count_terms_anew(self) -> None:
+        """`term_docs` counted from the whole full-text index; the changes pending in this
+        transaction are dropped (the count holds them)."""
+        count_term_docs(self.conn)
+        self._term_docs().discard()
+
     def _rolled_back(self) -> None:
         if self._terms is not None:
             self._terms.rolled_back()
@@ -201,8 +207,7 @@ class Store:
         try:
             self._terms.fold()
         except TermCountsOutOfStep:
-            self._terms.discard()
-            count_term_docs(self.conn)
+            self._count_terms_anew()
             self._say("the index's term counts (term_docs) were out of step with its full-text index; counted them again")
 
     def sqlite_version(self) -> str:
@@ -395,8 +400,7 @@ class Store:
         """Build the FTS index and the day counts from all facts if a bulk load left them pending."""
         if self.meta("fts_pending") == "1":
             self.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
-            count_term_docs(self.conn)  # one walk of the new vocabulary: ~1 % of a full build
-            self._term_docs().discard()
+            self._count_terms_anew()  # one walk of the new vocabulary: ~1 % of a full build
             self.conn.execute("DELETE FROM fact_days")
             self.conn.execute(day_counts())
             self._meta.delete("fts_pending")
