@@ -3,7 +3,6 @@
 
 import pytest
 from conftest import mem_env, run_json, run_mem, write
-from ollama_stub import OllamaStub
 
 from memtool.errors import ProviderUnavailable, UsageError
 from memtool.memory import Memory
@@ -85,35 +84,27 @@ def test_core_limit_is_configurable_and_cli_reports_errors(example_ws):
     assert proc.returncode == 0 and data["backup"].startswith(".memory/backups/memory.md.")
 
 
-@pytest.fixture
-def chat(monkeypatch):
-    stub = OllamaStub()
-    monkeypatch.setenv("OLLAMA_HOST", stub.url)
-    yield stub
-    stub.stop()
-
-
-def test_summarize_a_day_and_a_query(mem, chat):
+def test_summarize_a_day_and_a_query(mem, stub):
     day = mem.summarize("2026-11-27")
     assert day["summary"].startswith("Lena flew") and day["sources"] == ["2026-11-27"] and day["lang"] == "en"
-    sent = chat.chats[-1]["messages"]
+    sent = stub.chats[-1]["messages"]
     assert "Marrakech" in sent[1]["content"] and "English" in sent[0]["content"]
     topic = mem.summarize("Wann war der Geburtstag in Marrakech?")
-    assert topic["lang"] == "de" and "German" in chat.chats[-1]["messages"][0]["content"]
+    assert topic["lang"] == "de" and "German" in stub.chats[-1]["messages"][0]["content"]
     assert topic["sources"] and all(s[:4] == "2026" or s.endswith(".md") for s in topic["sources"])
 
 
-def test_summarize_never_sends_legal_text(mem, chat):
+def test_summarize_never_sends_legal_text(mem, stub):
     data = mem.summarize("Mietvertrag Eigenbedarf Kastanienallee")
     assert "bank/entities/Mietvertrag.md" in data["withheld"]
     assert all("Eigenbedarf" not in m["content"] or "Mietvertrag.md" not in m["content"]
-               for m in chat.chats[-1]["messages"])
-    assert "### bank/entities/Mietvertrag.md" not in chat.chats[-1]["messages"][1]["content"]
+               for m in stub.chats[-1]["messages"])
+    assert "### bank/entities/Mietvertrag.md" not in stub.chats[-1]["messages"][1]["content"]
 
 
 @pytest.mark.parametrize("mode,needle", [("malformed", "cannot read"), ("empty", "no text"), ("slow", "did not answer")])
-def test_summarize_provider_failures_are_clear(example_ws, chat, mode, needle):
-    chat.chat_mode = mode
+def test_summarize_provider_failures_are_clear(example_ws, stub, mode, needle):
+    stub.chat_mode = mode
     write(example_ws, "memtool.toml", "[llm]\ntimeout = 1\n")
     mem = Memory(Workspace(example_ws), embedder="none")
     with pytest.raises(ProviderUnavailable, match=needle) as info:
@@ -135,9 +126,9 @@ def test_cli_episodes_tree_and_json(example_ws):
     assert data["timeline"] and data["days"][0]["sections"][0]["lines"]
 
 
-def test_status_reports_providers_and_versions(mem, chat):
+def test_status_reports_providers_and_versions(mem, stub):
     data = mem.status()
     assert data["llm"]["answers"] and data["llm"]["version"] == "0.0.0-stub"
     assert data["versions"]["memtool"] and data["versions"]["schema"] >= 2
-    chat.stop()
+    stub.stop()
     assert not Memory(Workspace(mem.ws.root), embedder="none").status()["llm"]["answers"]
