@@ -130,7 +130,7 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
             return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
         allowed = [s for s in grid if no_loss_any_budget(grid[s], grid[0.0], train)]
         chosen = max(allowed, key=lambda s: (gain(s), s == 0.0))
-        rows.append([held, chosen, cell(grid[0.0][held]), cell(grid[chosen][held])])
+        rows.append([held, chosen, _cell(grid[0.0][held]), _cell(grid[chosen][held])])
     text = H.markdown_table(["held out", "chosen on the other two", "share 0", "chosen share"], rows)
     print(f"\nspeakers' names out of the vector, held out\n{text}")
     out["unnamed"] = {"sweep": sweep, "table": text}
@@ -231,7 +231,7 @@ def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
     for family in FAMILIES:
         for held, train in H.folds(convs):
             chosen = choose_rule(grid, base, [r for r in grid if r == base or family in ("any", r.split()[0])], train)
-            rows.append([family, held, chosen, cell(grid[base][held]), cell(grid[chosen][held]),
+            rows.append([family, held, chosen, _cell(grid[base][held]), _cell(grid[chosen][held]),
                          "yes" if no_loss_any_budget(grid[chosen], grid[base], [held]) else "**no**"])
     text = H.markdown_table(["rules", "held out", "chosen on the other two", base, "chosen rule", "loses nothing held out"], rows)
     print(f"\nshare without names by the question's form, held out (each family of rules, and any rule)\n{text}")
