@@ -38,11 +38,14 @@ def no_loss(point: dict, base: dict, convs: list[str]) -> bool:
 
 def choose(grid: dict, base_key, train: list[str]):
     """The training conversations' best point (cat 1–4 + multi-hop hitL@10) among those losing nothing."""
-    def gain(key):
-        figs = H.category_figures([r for c in train for r in grid[key][c]])
-        return (figs["cat1-4"]["hitL@10"] or 0.0) + (figs["multi-hop"]["hitL@10"] or 0.0)
     allowed = [k for k in grid if no_loss(grid[k], grid[base_key], train)]
-    return max(allowed, key=lambda k: (gain(k), k == base_key))
+    return max(allowed, key=lambda k: (training_gain(grid[k], train), k == base_key))
+
+
+def training_gain(runs: dict, train: list[str]) -> float:
+    """Cat 1–4 plus multi-hop hitL@10 over the `train` conversations of `runs` (conversation → rows)."""
+    figs = H.category_figures([r for c in train for r in runs[c]])
+    return (figs["cat1-4"]["hitL@10"] or 0.0) + (figs["multi-hop"]["hitL@10"] or 0.0)
 
 
 def report_dialogue(args, wss, scorer, out: dict) -> None:
@@ -105,18 +108,13 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
     """The share of the ranking vector read without the speakers a question names, swept; per fold
     the best training cat 1–4 + multi-hop hitL@10 among the shares that lower no category at any
     budget on either training conversation (floor off: `score_open`), reported on the held-out one."""
-    from bench.quality import run
     from memtool.recall import candidates
 
     questions, convs, mems = locomo_sweep_setup(args, wss)
-    shipped, grid = candidates.UNNAMED_SHARE, {}
+    shipped = candidates.UNNAMED_SHARE
     try:
-        for share in UNNAMED_GRID:
-            t = time.perf_counter()
-            candidates.UNNAMED_SHARE = share
-            grid[share] = {c: [{**r, "score": r["score_open"]} for r in
-                               run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
-            print(f"  share without names {share}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+        grid = _sweep({share: share for share in UNNAMED_GRID}, lambda v: setattr(candidates, "UNNAMED_SHARE", v),
+                      mems, questions, convs, scorer, "share without names ")
     finally:
         candidates.UNNAMED_SHARE = shipped
 
@@ -125,11 +123,7 @@ def report_unnamed(args, wss, scorer, out: dict) -> None:
           f"single-hop / adversarial (floor off)\n{sweep}")
     rows = []
     for held, train in H.folds(convs):
-        def gain(share):
-            f = H.category_figures([r for c in train for r in grid[share][c]])
-            return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
-        allowed = [s for s in grid if no_loss_any_budget(grid[s], grid[0.0], train)]
-        chosen = max(allowed, key=lambda s: (gain(s), s == 0.0))
+        chosen = choose_rule(grid, 0.0, list(grid), train)
         rows.append([held, chosen, _cell(grid[0.0][held]), _cell(grid[chosen][held])])
     text = H.markdown_table(["held out", "chosen on the other two", "share 0", "chosen share"], rows)
     print(f"\nspeakers' names out of the vector, held out\n{text}")
@@ -193,14 +187,26 @@ def _rules() -> dict[str, object]:
 FAMILIES = ("one", "subject", "plain", "any")  # a rule's family: its name's first word
 
 
+def _sweep(points: dict, apply, mems: dict, questions: list[dict], convs: list[str], scorer, say: str = "") -> dict:
+    """label → conversation → hybrid rows (floor off: `score` is `score_open`), each point's value
+    put in place by `apply` before its runs; the caller restores what was shipped."""
+    from bench.quality import run
+
+    grid = {}
+    for label, value in points.items():
+        t = time.perf_counter()
+        apply(value)
+        grid[label] = {c: [{**r, "score": r["score_open"]} for r in
+                           run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
+        print(f"  {say}{label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    return grid
+
+
 def choose_rule(grid: dict, base: str, rules: list[str], train: list[str]) -> str:
     """The training conversations' best rule (cat 1–4 + multi-hop hitL@10) among `rules` that lower
     no category at any budget on either (`no_loss_any_budget`); ties: `base`."""
-    def gain(rule):
-        f = H.category_figures([r for c in train for r in grid[rule][c]])
-        return (f["cat1-4"]["hitL@10"] or 0.0) + (f["multi-hop"]["hitL@10"] or 0.0)
     allowed = [r for r in rules if no_loss_any_budget(grid[r], grid[base], train)]
-    return max(allowed, key=lambda r: (gain(r), r == base))
+    return max(allowed, key=lambda r: (training_gain(grid[r], train), r == base))
 
 
 def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
@@ -208,18 +214,12 @@ def report_unnamed_rules(args, wss, scorer, out: dict) -> None:
     shipped flat share: per fold and family of rules (`FAMILIES`; "any": all of them), the best
     training cat 1–4 + multi-hop hitL@10 among the rules that lower no category at any budget on
     either training conversation (`choose_rule`), reported held out (floor off: `score_open`)."""
-    from bench.quality import run
     from memtool.recall import candidates
 
     questions, convs, mems = locomo_sweep_setup(args, wss)
-    shipped, grid = candidates.unnamed_share, {}
+    shipped = candidates.unnamed_share
     try:
-        for name, rule in _rules().items():
-            t = time.perf_counter()
-            candidates.unnamed_share = rule
-            grid[name] = {c: [{**r, "score": r["score_open"]} for r in
-                              run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer)] for c in convs}
-            print(f"  {name}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+        grid = _sweep(_rules(), lambda v: setattr(candidates, "unnamed_share", v), mems, questions, convs, scorer)
     finally:
         candidates.unnamed_share = shipped
     base = "flat .5"
