@@ -108,7 +108,7 @@ def _check_lands(rel: str, text: str, line: int, kind: str) -> None:
     if not any(r.line_start == line and r.kind == kind for r in parse(rel, text).records):
         raise WorkspaceError(f"{rel} ends inside a block (an unclosed code fence, HTML block or comment?) that "
                              "would swallow a line added at its end; nothing was written",
-                             f"close that block in an editor (mem check shows the file), then retain again")
+                             "close that block in an editor (mem check shows the file), then retain again")
 
 
 def check_item(item: str, kind: str) -> None:
