@@ -98,3 +98,12 @@ def test_3_scaffolding_check_without_the_link_pass_agrees_with_the_full_passes(c
     from memtool.recall.ranking import is_scaffolding
 
     assert is_scaffolding(content) == scaffolding_by_the_full_passes(content), content
+
+
+def test_3_month_end_is_calendars_last_day_of_the_month():
+    """`calendar` (imported only for `monthrange`) is no longer imported by every `mem` call."""
+    import calendar
+
+    from memtool.dates import month_end
+
+    assert all(month_end(y, m) == calendar.monthrange(y, m)[1] for y in (*range(1, 2101), 9999) for m in range(1, 13))

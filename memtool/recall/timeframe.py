@@ -15,7 +15,6 @@ read stays in the query as words.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
@@ -23,7 +22,7 @@ from functools import lru_cache
 from typing import Callable
 
 from memtool.analyzer import STOPWORDS, fold, words
-from memtool.dates import _MONTHS, find_dates
+from memtool.dates import _MONTHS, find_dates, month_end
 
 WRITTEN_AFTER = 7  # days after a span in which a note still counts as "near" it (told later)
 MAX_CHARS = 1000  # dates are read in a query's first thousand characters (a question is short)
@@ -124,7 +123,7 @@ def _week_of(day: date) -> tuple[date, date]:
 
 
 def _month_span(y: int, m: int) -> tuple[date, date]:
-    return date(y, m, 1), date(y, m, calendar.monthrange(y, m)[1])
+    return date(y, m, 1), date(y, m, month_end(y, m))
 
 
 def _nearest(candidates: list[tuple[date, date]], today: date) -> tuple[date, date]:
