@@ -33,6 +33,8 @@ class IndexPlan:
 
 @dataclass
 class IndexReport:
+    """What bringing the index in step did: files seen, parsed, removed, facts, vectors made."""
+
     files_seen: int = 0
     parsed: int = 0
     removed: int = 0

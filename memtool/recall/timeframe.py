@@ -297,6 +297,8 @@ def _rules(text: str) -> list[tuple[re.Pattern, Callable, bool]]:
 
 @dataclass
 class _Atom:
+    """One date expression found in the query: where, which days, and how it is used."""
+
     start: int
     end: int
     first: date
