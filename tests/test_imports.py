@@ -136,24 +136,26 @@ FREEZE_HARNESS = """
 import gc
 import sys
 from memtool.cli import main
+before = sum(g["collections"] for g in gc.get_stats())
 try:
     main(sys.argv[2:])
 finally:
     with open(sys.argv[1], "w") as f:
-        f.write(f"{gc.get_freeze_count()} {gc.isenabled()}")
+        f.write(f"{gc.get_freeze_count()} {gc.isenabled()} {sum(g['collections'] for g in gc.get_stats()) - before}")
 """
 
 
-def gc_after(tmp_path, example_ws, *args) -> tuple[int, bool, str]:
-    """(objects frozen, collector enabled, stdout) at the end of `mem -w WS ARGS` in a fresh interpreter."""
+def gc_after(tmp_path, example_ws, *args) -> tuple[int, bool, int, str]:
+    """(objects frozen, collector enabled, collections while the command ran, stdout) at the end of
+    `mem -w WS ARGS` in a fresh interpreter."""
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
     listing = tmp_path / "gc.txt"
     proc = subprocess.run([sys.executable, "-c", FREEZE_HARNESS, str(listing), "-w", str(example_ws), *args],
                           capture_output=True, text=True, env=env, timeout=120)
     assert listing.exists(), proc.stderr[-2000:]
-    frozen, enabled = listing.read_text().split()
-    return int(frozen), enabled == "True", proc.stdout
+    frozen, enabled, collections = listing.read_text().split()
+    return int(frozen), enabled == "True", int(collections), proc.stdout
 
 
 def test_1_what_a_one_shot_recall_imports_is_kept_out_of_the_garbage_collectors_sight(tmp_path, example_ws):
@@ -161,7 +163,7 @@ def test_1_what_a_one_shot_recall_imports_is_kept_out_of_the_garbage_collectors_
     while importing freed nothing, and every later collection walked them again, the two at exit
     included (~14 ms of a one-shot `mem recall`). They are frozen (gc.freeze) once imported, the
     library's too, and the collector is on again for what a command itself creates."""
-    frozen, enabled, out = gc_after(tmp_path, example_ws, "get", "memory.md", "--json")
+    frozen, enabled, _, out = gc_after(tmp_path, example_ws, "get", "memory.md", "--json")
     assert '"lines"' in out, out[:300]
     assert frozen > 20_000 and enabled, (frozen, enabled)  # ~31,000 objects today
 
@@ -169,10 +171,11 @@ def test_1_what_a_one_shot_recall_imports_is_kept_out_of_the_garbage_collectors_
 def test_3_a_one_shot_recall_runs_no_garbage_collection(tmp_path, example_ws):
     """A recall answered in the process, which exits after it, triggered ~11 collections at 10^5
     facts (listing the files, reading the file table and the lexicon) that freed nothing (~2 ms):
-    the collector stays off for it; reference counting frees the rest."""
-    frozen, enabled, out = gc_after(tmp_path, example_ws, "recall", "Peter", "--json")
+    the collector waits for far more new objects then (one that first indexes a whole workspace
+    still collects); reference counting frees the rest."""
+    frozen, enabled, collections, out = gc_after(tmp_path, example_ws, "recall", "Peter", "--json")
     assert '"results"' in out, out[:300]
-    assert frozen > 20_000 and not enabled, (frozen, enabled)
+    assert frozen > 20_000 and enabled and collections == 0, (frozen, enabled, collections)
 
 
 def test_1_a_one_shot_recall_reads_the_index_through_a_map_and_a_long_running_memory_does_not(example_ws):
