@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 
+ONE_READ_THRESHOLD = 100_000  # new objects before a collection in a one-shot read (see `one_read`)
+
 
 @contextmanager
 def imports_kept():
@@ -34,6 +36,3 @@ def one_read() -> None:
     nothing to free (~2 ms); reference counting frees the rest at once, and a recall that first
     indexes a whole workspace still collects now and then."""
     gc.set_threshold(ONE_READ_THRESHOLD, *gc.get_threshold()[1:])
-
-
-ONE_READ_THRESHOLD = 100_000
