@@ -1,5 +1,6 @@
 """Start-up cost of a `mem` process: what importing creates is never garbage, so the garbage
-collector neither runs while modules are imported nor walks their objects again."""
+collector neither runs while modules are imported nor walks their objects again; a process that
+answers one read and exits collects only after many new objects."""
 
 from __future__ import annotations
 
