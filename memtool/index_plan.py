@@ -16,15 +16,18 @@ Progress = Callable[[int, int], None]
 STALE_MTIME = -1  # stored for a file that could not be read: every refresh tries it again
 
 
-@dataclass
 class IndexPlan:
-    """Which files to parse, which only to re-check, which to drop."""
+    """Which files to parse, which only to re-check, which to drop (`plan` fills it). A plain
+    class: a dataclass's generated methods are compiled on every import (~0.5 ms of a `mem recall`)."""
 
-    new: list[FileStat] = field(default_factory=list)
-    modified: list[FileStat] = field(default_factory=list)  # size or mtime differ: hash decides
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    stale: list[str] = field(default_factory=list)  # indexed, now in a folder the scan could not look into
+    __slots__ = ("new", "modified", "removed", "unchanged", "stale")
+
+    def __init__(self):
+        self.new: list[FileStat] = []
+        self.modified: list[FileStat] = []  # size or mtime differ: hash decides
+        self.removed: list[str] = []
+        self.unchanged = 0
+        self.stale: list[str] = []  # indexed, now in a folder the scan could not look into
 
     @property
     def empty(self) -> bool:
@@ -33,6 +36,8 @@ class IndexPlan:
 
 @dataclass
 class IndexReport:
+    """What bringing the index in step did: files seen, parsed, removed, facts, vectors made."""
+
     files_seen: int = 0
     parsed: int = 0
     removed: int = 0

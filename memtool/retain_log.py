@@ -40,6 +40,8 @@ _MARKER = re.compile(r"^[ \t]*[-*+][ \t]+")
 
 @dataclass
 class Retained:
+    """One `retain` entry of the log: where the line was written and what it said."""
+
     id: str
     at: str
     path: str

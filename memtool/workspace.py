@@ -177,8 +177,17 @@ class Workspace:
             with entries:
                 for entry in entries:
                     name = entry.name
-                    if name[0] != ".":
-                        self._scan_entry(entry, folder, f"{rel}/{name}", out, problems)
+                    if name[0] == ".":
+                        continue
+                    if name.endswith(".md"):  # a plain file, the common case, without a call per file
+                        try:  # (the entry keeps the result for _scan_entry; an error is its to report)
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            st = None
+                        if st is not None and S_ISREG(st.st_mode):
+                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
+                            continue
+                    self._scan_entry(entry, folder, f"{rel}/{name}", out, problems)
         finally:
             if fd is not None:
                 os.close(fd)

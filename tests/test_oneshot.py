@@ -75,3 +75,35 @@ def test_1_fold_of_ascii_words_is_unchanged_by_its_shortcut(word):
 
     full = "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch)).casefold()
     assert analyzer.fold(word) == full
+
+
+SCAFFOLD_FRAGMENTS = ["- ", "* ", "[[SEO]]", "![[shot.png]]", "[Docs](https://x.y)", "[a](b", "[[x", "<br>", "<",
+                      ">", "http://a.b/c", "https://", "http", "htt", "---", "|", " | ", "a", "ab", "é", "Éa", "語",
+                      "語ア", "1", "12", "_", "a_b", "a1b", "²", "ⅻ", "e\u0301", "\u0301", "ǅ", "ß", " ", "\t",
+                      "\n", ".", ",", "!", "(", ")", "]", "Open the", "Press Ctrl+P.", "#tag", "@Peter"]
+
+
+def scaffolding_by_the_full_passes(content: str) -> bool:
+    """`is_scaffolding` as it was: every link taken out, every run of non-letters made a space."""
+    links = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
+    rest = re.sub(r"[\W_\d]+", " ", links.sub(" ", content))
+    return not any(len(w) > 1 for w in rest.split())
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.lists(st.sampled_from(SCAFFOLD_FRAGMENTS), max_size=8).map("".join), st.text(max_size=12)))
+def test_3_scaffolding_check_without_the_link_pass_agrees_with_the_full_passes(content):
+    """Recall asks `is_scaffolding` of every candidate (~200): text that cannot hold a link skips
+    the link pattern, and one search for two letters in a row replaces splitting into words."""
+    from memtool.recall.ranking import is_scaffolding
+
+    assert is_scaffolding(content) == scaffolding_by_the_full_passes(content), content
+
+
+def test_3_month_end_is_calendars_last_day_of_the_month():
+    """`calendar` (imported only for `monthrange`) is no longer imported by every `mem` call."""
+    import calendar
+
+    from memtool.dates import month_end
+
+    assert all(month_end(y, m) == calendar.monthrange(y, m)[1] for y in (*range(1, 2101), 9999) for m in range(1, 13))

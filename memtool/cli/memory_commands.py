@@ -13,6 +13,7 @@ import typer
 
 from memtool.cli import render
 from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, memory, state
+from memtool.cli.startup import one_read
 from memtool.control_chars import visible
 from memtool.dates import parse_day
 from memtool.read_server import ask
@@ -137,7 +138,8 @@ def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] |
 
 
 def _recall(embedder: str | None, args: dict) -> tuple[dict, list[str]]:
-    """The recall document and terms computed in this process."""
+    """The recall document and terms computed in this process, which exits after it."""
+    one_read()
     mem = memory(embedder).read_once()
     with render.progress_bar("indexing") as bar, render.progress_bar("embedding", threshold=64) as ebar:
         result = mem.recall(**args, progress=bar, embed_progress=ebar)

@@ -103,17 +103,21 @@ def calibration_for(fingerprint: str | None, kind: str = "dialogue") -> Calibrat
     return BY_KIND.get((fingerprint or "", kind)) or CALIBRATIONS.get(fingerprint or "")
 
 
-@dataclass
 class Verdict:
-    """How relevant a query's answer is: `best` (0..1) when calibrated, else None."""
+    """How relevant a query's answer is: `best` (0..1) when calibrated, else None. A plain class:
+    the methods a dataclass generates are compiled on every import (~0.5 ms of each `mem recall`)."""
 
-    best: float | None
-    floor: float | None  # the floor applied (None: no calibrated signal, nothing was held back)
-    below: int = 0  # results held back because `best` fell under the floor
-    kind: str | None = None  # the calibration used: the kind of text nearest to the query
-    cosine: float | None = None  # the raw cosine it read
-    known: float | None = None  # the share of the query's wording the workspace holds (see word_shares)
-    near: float | None = None  # the share one of its nearest records holds
+    __slots__ = ("best", "floor", "below", "kind", "cosine", "known", "near")
+
+    def __init__(self, best: float | None, floor: float | None, below: int = 0, kind: str | None = None,
+                 cosine: float | None = None, known: float | None = None, near: float | None = None):
+        self.best = best
+        self.floor = floor  # the floor applied (None: no calibrated signal, nothing was held back)
+        self.below = below  # results held back because `best` fell under the floor
+        self.kind = kind  # the calibration used: the kind of text nearest to the query
+        self.cosine = cosine  # the raw cosine it read
+        self.known = known  # the share of the query's wording the workspace holds (see word_shares)
+        self.near = near  # the share one of its nearest records holds
 
     @property
     def relevant(self) -> bool:

@@ -104,6 +104,8 @@ class Hit:
 
 @dataclass
 class RecallResult:
+    """A recall's answer: the hits, the query's terms, warnings and how relevant it is."""
+
     query: str
     mode: str
     hits: list[Hit]
