@@ -106,7 +106,7 @@ def bench_signs(q8, queries, truth, workdir: Path) -> list[dict]:
             hits.append(len(got & want) / len(want))
         out.append({"method": "sign bits", "knob": f"candidates={c}", "recall_at_10": statistics.mean(hits),
                     "p50_ms": statistics.median(lat) * 1000, "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000,
-                    "build_s": built, "bytes_per_vector": signs.table.shape[1] * 8})
+                    "build_s": built, "bytes_per_vector": signs.blocks.shape[1] * 8})
     return out
 
 

@@ -102,10 +102,8 @@ def _garble_header(path):
 
 
 def _shuffle_records(path):
-    data = bytearray(path.read_bytes())
-    width = (2 + DIM // 64) * 8
-    first, second = data[4096:4096 + width], data[4096 + width:4096 + 2 * width]
-    data[4096:4096 + width], data[4096 + width:4096 + 2 * width] = second, first
+    data = bytearray(path.read_bytes())  # the first two ids of the id column swapped
+    data[4096:4104], data[4104:4112] = data[4104:4112], data[4096:4104]
     path.write_bytes(bytes(data))
 
 
@@ -135,10 +133,9 @@ def test_1_a_damaged_or_missing_sign_file_is_rebuilt_with_a_notice(tmp_path, dam
     reopened, matrix, rng = _damaged_and_reopened(tmp_path, ANN_FILE, damage)
     assert_like_exact(reopened, near(matrix, rng, [1, 2000, 2499]))
     notices = " ".join(reopened.vectors.take_notices())
-    if damage is _truncate_mid_record:  # a torn append: the missing vectors are simply appended again
-        assert "2,500 vectors" in reopened.vectors.search_path()
-    else:
-        assert "approximate vector index" in notices and ("rebuilt" in notices or "built" in notices)
+    assert "approximate vector index" in notices and ("rebuilt" in notices or "built" in notices)
+    if damage is _truncate_mid_record:  # memtool only ever adds whole blocks
+        assert "(it was cut short)" in notices
     assert "2,500 vectors" in reopened.vectors.search_path()
     reopened.close()
 
@@ -262,7 +259,7 @@ def test_i19_an_int8_copy_cut_short_is_appended_again_like_a_torn_append(tmp_pat
     assert_like_exact(reopened, near(matrix, rng, [5, 699, 700, 2499]))  # the rows beyond the cut came back
     assert "2,500 vectors" in reopened.vectors.search_path()
     assert (tmp_path / COPY).stat().st_size == 4096 + 2500 * COPY_WIDTH
-    assert (tmp_path / ANN_FILE).stat().st_size == 4096 + 2500 * (2 + DIM // 64) * 8
+    assert len(reopened.vectors.approximate()) == 2500
     reopened.close()
 
 
@@ -287,9 +284,18 @@ def test_i19_a_query_and_its_translation_share_one_scan_and_each_answers_as_alon
     assert both[0][0][0] == "h7" and both[1][0][0] == "h2900"
 
 
-def _reference_rows(table, packed, count):
+def _stored_signs(store, signs):
+    """Every stored vector's signs, in id order (the file's), packed as the sign file packs them."""
+    from memtool.store import ann
+
+    blobs = [v for (v,) in store.conn.execute("SELECT vec FROM embeddings ORDER BY id")]
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
+    return ann.pack_signs(ann.unit(matrix), signs.mean)
+
+
+def _reference_rows(words, packed, count):
     """The `count` nearest rows by Hamming distance, ties first in the file, the slow way."""
-    bits = np.unpackbits(table[:, 2:].view(np.uint8), axis=1)
+    bits = np.unpackbits(words.view(np.uint8), axis=1)
     q = np.unpackbits(np.asarray(packed, dtype=np.uint64).view(np.uint8))
     dist = (bits != q).sum(axis=1)
     return np.sort(np.lexsort((np.arange(len(dist)), dist))[:count])
@@ -311,7 +317,7 @@ def test_i19_the_sign_scan_finds_the_nearest_rows_ties_first_in_the_file(tmp_pat
         packed = ann.pack_signs(query[None, :], signs.mean)[0]
         for count in (1, 100, 1_000, 2_499):
             got = signs.candidates(query, count)
-            assert np.array_equal(np.sort(got), _reference_rows(signs.table, packed, count))
+            assert np.array_equal(np.sort(got), _reference_rows(_stored_signs(store, signs), packed, count))
     # Distances a sample misjudges: too few rows at or below its bound (all rows are counted then),
     # and the small ones all between the sampled rows.
     for small in (slice(0, None, ann.SAMPLE), slice(1, None, ann.SAMPLE)):
