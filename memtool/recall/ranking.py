@@ -24,7 +24,7 @@ OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or 
 # What carries no content of its own: links and embeds (their target is another page's matter),
 # URLs, Markdown and table punctuation, list markers.
 _LINKS = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
-_NOT_WORDS = re.compile(r"[\W_\d]+")
+_CONTENT_WORD = re.compile(r"[^\W_\d]{2}")  # two letters in a row: a word of content
 TIME_BOOST = 0.25  # a fact dated in a span the query names ("last week"), fading near it (chosen held out, docs/recall.md)
 _PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
                          r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I)
@@ -58,8 +58,9 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
 def is_scaffolding(content: str) -> bool:
     """Whether a record holds nothing but navigation or structure: a link-only list item
     (`- [[SEO]]`), an image embed, a rule, a row of punctuation. Pure."""
-    rest = _NOT_WORDS.sub(" ", _LINKS.sub(" ", content))
-    return not any(len(w) > 1 for w in rest.split())
+    if "[" in content or "<" in content or "http" in content:  # else no link to take out (rerank asks ~400 a query)
+        content = _LINKS.sub(" ", content)
+    return not _CONTENT_WORD.search(content)
 
 
 def content_first(hits: list[Hit]) -> list[Hit]:
