@@ -458,7 +458,7 @@ def append(path: Path, signs: Signs, blocks_after) -> None:
     check of the reopened file sees it)."""
     from filelock import FileLock  # as the workspace's locks (portable); only writers get here
 
-    with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "rb") as f,
+    with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b", buffering=0) as f,
           open(copy_path(path), "r+b", buffering=0) as g):
         if os.fstat(f.fileno()).st_ino != signs.identity[0]:
             return
@@ -466,11 +466,7 @@ def append(path: Path, signs: Signs, blocks_after) -> None:
         rows = min(count, (os.fstat(g.fileno()).st_size - HEADER) // signs.copy_dtype.itemsize)
         last = int(blocks[(rows - 1) // signs.block, 0, (rows - 1) % signs.block].view("int64")) if rows else 0
         del blocks
-        fd = os.open(path, os.O_WRONLY)
-        try:
-            _append_records(fd, g.fileno(), rows, signs.header, signs.mean, blocks_after(last))
-        finally:
-            os.close(fd)
+        _append_records(f.fileno(), g.fileno(), rows, signs.header, signs.mean, blocks_after(last))
 
 
 def upgrade(path: Path) -> int:
