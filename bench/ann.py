@@ -101,7 +101,7 @@ def bench_signs(q8, queries, truth, workdir: Path) -> list[dict]:
         lat, hits = [], []
         for q, want in zip(queries, truth):
             t = time.perf_counter()
-            got = rescored(q8, q, signs.ids[signs.candidates(q, c)])  # rows → ids (1..n)
+            got = rescored(q8, q, signs.ids_at(signs.candidates(q, c)))  # rows → ids (1..n)
             lat.append(time.perf_counter() - t)
             hits.append(len(got & want) / len(want))
         out.append({"method": "sign bits", "knob": f"candidates={c}", "recall_at_10": statistics.mean(hits),
