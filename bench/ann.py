@@ -101,12 +101,12 @@ def bench_signs(q8, queries, truth, workdir: Path) -> list[dict]:
         lat, hits = [], []
         for q, want in zip(queries, truth):
             t = time.perf_counter()
-            got = rescored(q8, q, signs.ids[signs.candidates(q, c)])  # rows → ids (1..n)
+            got = rescored(q8, q, signs.ids_at(signs.candidates(q, c)))  # rows → ids (1..n)
             lat.append(time.perf_counter() - t)
             hits.append(len(got & want) / len(want))
         out.append({"method": "sign bits", "knob": f"candidates={c}", "recall_at_10": statistics.mean(hits),
                     "p50_ms": statistics.median(lat) * 1000, "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000,
-                    "build_s": built, "bytes_per_vector": signs.table.shape[1] * 8})
+                    "build_s": built, "bytes_per_vector": signs.blocks.shape[1] * 8})
     return out
 
 

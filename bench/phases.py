@@ -38,6 +38,7 @@ PHASES = [  # (module, owner attribute or None, function, label)
     ("memtool.recall.candidates", None, "_foreign", "language of the semantic candidates"),
     ("memtool.recall.candidates", None, "fuse", "fusion"),
     ("memtool.recall.ranking", None, "feedback", "feedback: the best hits' rare words"),
+    ("memtool.recall.ranking", None, "rerank", "priors and order (rerank, twice with feedback)"),
     ("memtool.store.index", "Store", "term_counts", "term counts (inside the phases above)"),
 ]
 

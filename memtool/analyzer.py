@@ -241,8 +241,9 @@ _ENGLISH_SPELLING = re.compile(r"th|wh|ea|oo|ou|ay|ing$|ly$|c(?![hk])|w")
 
 def detect_language(text: str) -> str:
     """`de` or `en`, by common function words (and umlauts), else by spelling; English when unsure."""
-    folded = [w.casefold() for _, _, w in words(text)]
-    de = sum(w in _GERMAN_HINTS for w in folded) + sum(ch in "äöüß" for ch in text.casefold()) * 0.5
+    folded = [w.casefold() for w in _WORD.findall(text)]  # `words` without their spans: recall asks for 100 at a time
+    lower = text.casefold()
+    de = sum(w in _GERMAN_HINTS for w in folded) + sum(map(lower.count, "äöüß")) * 0.5
     en = sum(w in _ENGLISH_HINTS for w in folded)
     if de == en:  # no telling words: weigh the spelling of the words there are
         de = sum(len(_GERMAN_SPELLING.findall(w)) for w in folded)

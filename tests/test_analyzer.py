@@ -50,6 +50,8 @@ def test_highlight_spans_point_at_matching_words():
     ("Heizung kaputt", "de"), ("Bewerbung Anschreiben", "de"), ("Wann läuft mein Reisepass ab?", "de"),
     ("tax advisor appointment", "en"), ("heating broken", "en"), ("Lena birthday", "en"),
     ("weekly sync meeting", "en"), ("where does Jonas live", "en"), ("Peter Lisbon", "en"),
+    # an umlaut, in either case, weighs half a function word
+    ("it Größe Übel Äpfel", "de"), ("the it Größe Übel Äpfel", "en"), ("ÖL ÜBER", "de"),
 ])
 def test_14_12_language_of_noun_only_queries(text, lang):
     assert detect_language(text) == lang

@@ -131,6 +131,10 @@ def test_configured_floor_is_read_strictly(tmp_path):
 def test_scaffolding_rules():
     assert all(is_scaffolding(t) for t in ("- [[SEO]]", "![[shot.png]]", "* [Docs](https://x.y)", "---", "- [[A]], [[B]]"))
     assert not any(is_scaffolding(t) for t in ("Open the [[Command palette]].", "Press Ctrl+P.", "| Heating | broken |"))
+    # a word is two letters in a row, outside links (a combining mark is not a letter)
+    assert all(is_scaffolding(t) for t in ("a 1 b", "x_y_z", "2026-11-20 12:30", "<br> [[Heating]]", "https://heating.example/x",
+                                           "a\u0301b", "— | — |", ""))
+    assert not any(is_scaffolding(t) for t in ("ab", "Ölpreis", "x_yz", "3D-Druck", "<b>ok</b>", "[x](y) ok"))
 
 
 def test_public_scores_follow_the_calibrated_best():

@@ -1,19 +1,26 @@
 """Approximate nearest neighbours for many vectors: mean-centred sign bits, rescored exactly.
 
 The file `.memory/vectors.signs` is derived (rebuilt from the index at any time): a 4 KiB JSON
-header (format, embedding fingerprint, the index's vector epoch, dimension, the centring mean),
-then one fixed-size record per vector in increasing id order: its id, a 64-bit tag of its hash,
-and the signs of (vector − mean) packed into 64-bit words (48 bytes for 384 dimensions). The file
-only grows by appends, under an exclusive lock (the index never gives an id out twice); a vector
-removed from the index is simply not found when candidates are rescored, and the file is remade
-once such records are many.
+header (format, embedding fingerprint, the index's vector epoch, dimension, the centring mean,
+records per block), then blocks of `block` records in increasing id order, each block stored
+column by column: the records' ids, then a 64-bit tag of each one's hash, then the signs of
+(vector − mean) packed into 64-bit words (six at 384 dimensions), each word of the block's records
+contiguous. The scan reads only the sign words, each a contiguous run (half the CPU of the row
+layout, whose records interleaved ids, tags and words: docs/benchmarks.md). The file is whole
+blocks long, the last one filled up to its first zero id (ids start at 1); it only grows, under an
+exclusive lock (the index never gives an id out twice): a new block is added (`ftruncate`) before
+a record is written in it, and a record counts once its id is written, after its tag and words, so
+a process killed mid-append leaves the records before it. A vector removed from the index is
+simply not found when candidates are rescored, and the file is remade once such records are many.
+A file of the row layout (format 1, before 2026-12-01) is rewritten in this one from its own
+records (`upgrade`), with a notice.
 
 Beside it, `.memory/vectors.int8` holds the same records' int8 vectors (as the index stores
 them), row for row: a JSON header like the sign file's, then per vector its id and its `dim` int8
 components. The candidates are rescored from this copy (a few thousand `pread`s of one row each) instead of
 as many random row reads from SQLite, which cost most of a search at 10^6.
-The two files are written, appended and checked together: a missing, foreign or damaged copy is a
-damaged index, rebuilt.
+The two files are written, appended and checked together (the copy's rows first: a record is
+searched once both hold it): a missing, foreign or damaged copy is a damaged index, rebuilt.
 
 A search ranks every record by Hamming distance between its signs and the query's, and the best
 candidates are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
@@ -30,10 +37,11 @@ from pathlib import Path
 
 from memtool.digests import blake2b
 
-FORMAT = "memtool-signs-1"
+FORMAT = "memtool-signs-2"  # blocks of columns
+ROW_FORMAT = "memtool-signs-1"  # one record after another (before 2026-12-01): upgraded on open
 COPY_FORMAT = "memtool-int8-1"
 HEADER = 4096
-BLOCK = 32_768  # records per pass of the Hamming scan (2 MiB at 384 dimensions: stays in cache)
+BLOCK = 32_768  # records per block of the file and per pass of the scan (1.5 MiB of signs at 384 dimensions)
 SUM8 = 3  # 64-bit words whose bit counts are summed in a byte before the 16-bit distance (3 × 64 < 256)
 SAMPLE = 16  # every SAMPLE-th distance bounds the cut of the nearest rows
 
@@ -44,6 +52,10 @@ class Damaged(Exception):
 
 class Stale(Damaged):
     """The file was made for other vectors (another model, or another index): made anew."""
+
+
+class Outdated(Damaged):
+    """The file is of the row layout (ROW_FORMAT): `upgrade` rewrites it from its own records."""
 
 
 def tag(hash_: str) -> int:
@@ -99,16 +111,17 @@ def records(ids, tags, signs):
 
 
 class Signs:
-    """An open sign file (memory-mapped: opening reads only its header)."""
+    """An open sign file (memory-mapped: opening reads only its header and its last block's ids)."""
 
-    def __init__(self, path: Path, header: dict, table, copy_fd: int):
+    def __init__(self, path: Path, header: dict, blocks, count: int, copy_fd: int):
         import base64  # here and in `write`, with numpy: a lexical recall needs neither
 
         import numpy as np
 
         self.path = path
         self.header = header
-        self.table = table  # (n, 2 + words) uint64, memory-mapped
+        self.blocks = blocks  # (blocks, 2 + words, block) uint64, memory-mapped: ids, tags, sign words
+        self.count = count  # records in use (the last block's are followed by zeros)
         # The int8 copy is read with pread, not mapped: the kernel maps ~64 KiB around every page a
         # mapping faults in, so a gather of 4,000 rows would add most of the file to the RSS.
         self.copy_fd = copy_fd
@@ -119,25 +132,41 @@ class Signs:
         weakref.finalize(self, os.close, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
 
     def __len__(self) -> int:
-        return self.table.shape[0]
+        return self.count
+
+    @property
+    def block(self) -> int:
+        return self.blocks.shape[2]
 
     @property
     def ids(self):
-        return self.table[:, 0].view("int64")
+        """Every record's id, in file order (a copy)."""
+        return self.blocks[:, 0, :].reshape(-1)[:self.count].view("int64")
+
+    def ids_at(self, rows):
+        """The ids of these records (row numbers)."""
+        import numpy as np
+
+        rows = np.asarray(rows, dtype=np.int64)
+        return self.blocks[rows // self.block, 0, rows % self.block].view(np.int64)
 
     def last(self) -> tuple[int, int] | None:
         """(id, tag) of the last record."""
-        if not len(self):
+        if not self.count:
             return None
-        row = self.table[-1, :2].view("int64")
+        b, slot = divmod(self.count - 1, self.block)
+        row = self.blocks[b, :2, slot].view("int64")
         return int(row[0]), int(row[1])
 
     def check_order(self) -> None:
         import numpy as np
 
-        ids = self.ids
-        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
-            raise Damaged("its records are out of order")
+        before = 0  # ids are positive
+        for b, start in enumerate(range(0, self.count, self.block)):
+            ids = self.blocks[b, 0, :min(self.block, self.count - start)].view(np.int64)
+            if ids[0] <= before or not bool(np.all(ids[1:] > ids[:-1])):
+                raise Damaged("its records are out of order")
+            before = ids[-1]
 
     def candidates(self, query, count: int):
         """Row numbers of the `count` records whose signs are nearest (Hamming) to the query's."""
@@ -153,11 +182,12 @@ class Signs:
             return [np.arange(n) for _ in queries]
         packed = pack_signs(np.asarray(queries, dtype=np.float32).reshape(len(queries), -1), self.mean)
         dists = np.empty((len(queries), n), dtype=np.uint16)
-        work = (np.empty(BLOCK, dtype=np.uint64), np.empty(BLOCK, dtype=np.uint8), np.empty(BLOCK, dtype=np.uint8))
-        for start in range(0, n, BLOCK):  # a block of records stays in cache across its words
-            rows = self.table[start:start + BLOCK]
+        size = self.block
+        work = (np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8), np.empty(size, dtype=np.uint8))
+        for b, start in enumerate(range(0, n, size)):  # a block's words stay in cache across the queries
+            words = self.blocks[b, 2:, :min(size, n - start)]
             for q, dist in zip(packed, dists):
-                _hamming(rows, q, dist[start:start + len(rows)], work)
+                _hamming(words, q, dist[start:start + words.shape[1]], work)
         return [_nearest_rows(dist, count) for dist in dists]
 
     def rescore(self, rows, query):
@@ -187,7 +217,7 @@ class Signs:
         if len(data) != size * len(rows):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} was cut short")
         found = np.frombuffer(data, dtype=self.copy_dtype)
-        if not np.array_equal(found["id"], self.table[rows, 0].view(np.int64)):
+        if not np.array_equal(found["id"], self.ids_at(rows)):
             raise Damaged(f"its int8 copy {copy_path(self.path).name} is out of step with it")
         return found
 
@@ -204,17 +234,18 @@ def _cosines(found, query):
     return found["id"], vecs, (m @ query) / norms
 
 
-def _hamming(rows, q, out, work) -> None:
-    """`out` ← the Hamming distances between the signs of `rows` (records) and `q` (packed words).
-    The bit counts of up to SUM8 words add up in a byte before the 16-bit sum (fewer passes over it)."""
+def _hamming(words, q, out, work) -> None:
+    """`out` ← the Hamming distances between the records' signs (`words`: one row per sign word,
+    one column per record) and `q` (packed words). The bit counts of up to SUM8 words add up in a
+    byte before the 16-bit sum (fewer passes over it)."""
     import numpy as np
 
-    m = len(rows)
+    m = words.shape[1]
     word, ones, part = (w[:m] for w in work)
-    words = q.shape[0]
-    for group in range(0, words, SUM8):
-        for i in range(group, min(group + SUM8, words)):
-            np.bitwise_xor(rows[:, 2 + i], q[i], out=word)
+    count = q.shape[0]
+    for group in range(0, count, SUM8):
+        for i in range(group, min(group + SUM8, count)):
+            np.bitwise_xor(words[i], q[i], out=word)
             np.bitwise_count(word, out=part if i == group else ones)
             if i != group:
                 np.add(part, ones, out=part)
@@ -247,40 +278,74 @@ def _nearest_rows(dist, count: int):
 
 
 def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | None:
-    """The file, checked against the index's vectors; None when there is none. Damaged: unusable."""
-    import numpy as np
-
+    """The file, checked against the index's vectors; None when there is none. Damaged: unusable
+    (Outdated: of the row layout, for `upgrade`)."""
     try:
         with open(path, "rb") as f:
             head = f.read(HEADER)
     except FileNotFoundError:
         return None
-    try:
-        header = json.loads(head.rstrip(b"\0 ").decode("utf-8"))
-        ok = header.get("format") == FORMAT and int(header["dim"]) > 0
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
-        raise Damaged("its header cannot be read") from None
-    if not ok or len(head) < HEADER:
-        raise Damaged("its header cannot be read")
+    header = _header(head)
     if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
         raise Stale("it was made for other vectors (another model or another index)")
+    if header["format"] == ROW_FORMAT:
+        raise Outdated("it is of the row layout (memtool-signs-1)")
     copy_fd = _open_copy(copy_path(path), fingerprint, epoch, dim)
     try:
-        width = (2 + words_for(dim)) * 8
+        with open(path, "rb") as f:
+            blocks, count = _mapped(f, header)
         copy_rows = (os.fstat(copy_fd).st_size - HEADER) // copy_dtype(dim).itemsize
-        rows = min((path.stat().st_size - HEADER) // width, copy_rows)  # a torn last append is not read
-        if rows == 0:
-            table = np.zeros((0, 2 + words_for(dim)), dtype=np.uint64)
-        else:
-            table = np.asarray(np.memmap(path, dtype=np.uint64, mode="r", offset=HEADER,
-                                         shape=(rows, 2 + words_for(dim))))  # a plain array: memmap's indexing is slow
-        return Signs(path, header, table, copy_fd)
+        return Signs(path, header, blocks, min(count, copy_rows), copy_fd)  # a torn last append is not read
     except (ValueError, KeyError, TypeError):
         os.close(copy_fd)
         raise Damaged("its header cannot be read") from None
     except BaseException:
         os.close(copy_fd)
         raise
+
+
+def _header(head: bytes) -> dict:
+    """A sign file's header (either layout); Damaged when it is not one."""
+    try:
+        header = json.loads(head.rstrip(b"\0 ").decode("utf-8"))
+        ok = (header.get("format") == ROW_FORMAT or (header.get("format") == FORMAT and int(header["block"]) > 0)) \
+            and int(header["dim"]) > 0 and len(head) == HEADER
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+        ok = False
+    if not ok:
+        raise Damaged("its header cannot be read")
+    return header
+
+
+def _mapped(f, header: dict):
+    """(blocks, records in use) of an open sign file of the column layout: the blocks mapped
+    read-only as one (blocks, 2 + words, block) uint64 array. Damaged when it is not whole blocks
+    long (nothing of memtool's cuts it: a new block is added in one `ftruncate`)."""
+    import numpy as np
+
+    block, columns = int(header["block"]), 2 + words_for(int(header["dim"]))
+    count, rest = divmod(os.fstat(f.fileno()).st_size - HEADER, block * columns * 8)
+    if rest:
+        raise Damaged("it was cut short")
+    if count == 0:
+        return np.zeros((0, columns, block), dtype=np.uint64), 0
+    blocks = np.asarray(np.memmap(f, dtype=np.uint64, mode="r", offset=HEADER,
+                                  shape=(count, columns, block)))  # a plain array: memmap's indexing is slow
+    return blocks, _in_use(blocks)
+
+
+def _in_use(blocks) -> int:
+    """Records written: up to the first zero id of the last block that starts with a record (an
+    append adds a block before writing in it, and writes each record's id last)."""
+    import numpy as np
+
+    block = blocks.shape[2]
+    for b in range(blocks.shape[0] - 1, -1, -1):
+        ids = blocks[b, 0]
+        if ids[0]:
+            zeros = np.flatnonzero(ids == 0)
+            return b * block + (int(zeros[0]) if len(zeros) else block)
+    return 0
 
 
 def _open_copy(path: Path, fingerprint: str, epoch: str, dim: int) -> int:
@@ -320,33 +385,27 @@ def copy_records(ids, block):
     return out
 
 
-def write(path: Path, fingerprint: str, epoch: str, mean, blocks) -> None:
+def write(path: Path, fingerprint: str, epoch: str, mean, blocks, block: int = BLOCK) -> None:
     """Write a new sign file and its int8 copy from `blocks` of (ids, tags, int8 matrix),
     atomically (temp + rename each; a reader that opens one old and one new file finds their ids
-    apart at its first search: Damaged)."""
+    apart at its first search: Damaged). `block`: records per block of the file."""
     import base64
 
     import numpy as np
 
     mean16 = np.asarray(mean, dtype=np.float16)
     identity = {"fingerprint": fingerprint, "epoch": epoch, "dim": len(mean16)}
-    header = json.dumps({"format": FORMAT, **identity,
-                         "mean": base64.b64encode(mean16.tobytes()).decode("ascii")}).encode("utf-8")
+    header = {"format": FORMAT, **identity, "block": block, "mean": base64.b64encode(mean16.tobytes()).decode("ascii")}
     copy_header = json.dumps({"format": COPY_FORMAT, **identity}).encode("utf-8")
-    if len(header) > HEADER:
-        raise ValueError("the sign file header does not fit")
     mean32 = mean16.astype(np.float32)
     copy = copy_path(path)
     temp, copy_temp = (p.with_name(f".{p.name}.{os.getpid()}.tmp") for p in (path, copy))
     try:
-        with open(temp, "wb") as f, open(copy_temp, "wb") as g:
-            f.write(header.ljust(HEADER, b" "))
+        with open(temp, "wb", buffering=0) as f, open(copy_temp, "wb", buffering=0) as g:
+            f.write(_header_bytes(header))
             g.write(copy_header.ljust(HEADER, b" "))
-            for ids, tags, block in blocks:
-                f.write(records(ids, tags, pack_signs(unit(block), mean32)).tobytes())
-                g.write(copy_records(ids, block).tobytes())
+            _append_records(f.fileno(), g.fileno(), 0, header, mean32, blocks)
             for h in (f, g):
-                h.flush()
                 os.fsync(h.fileno())
         os.replace(copy_temp, copy)
         os.replace(temp, path)
@@ -355,24 +414,88 @@ def write(path: Path, fingerprint: str, epoch: str, mean, blocks) -> None:
         copy_temp.unlink(missing_ok=True)
 
 
+def _header_bytes(header: dict) -> bytes:
+    data = json.dumps(header).encode("utf-8")
+    if len(data) > HEADER:
+        raise ValueError("the sign file header does not fit")
+    return data.ljust(HEADER, b" ")
+
+
+def _append_records(fd: int, copy_fd: int, start: int, header: dict, mean, blocks) -> None:
+    """Write `blocks` of (ids, tags, int8 matrix) as records `start`, `start` + 1, … of a sign file
+    (`fd`) and its int8 copy (`copy_fd`): the copy's rows first, then the signs."""
+    copy_width = copy_dtype(int(header["dim"])).itemsize
+    row = start
+    for ids, tags, matrix in blocks:
+        os.pwrite(copy_fd, copy_records(ids, matrix).tobytes(), HEADER + row * copy_width)
+        _put_records(fd, row, records(ids, tags, pack_signs(unit(matrix), mean)), int(header["block"]))
+        row += len(ids)
+
+
+def _put_records(fd: int, start: int, rows, block: int) -> None:
+    """Write `rows` ((n, 2 + words) uint64: id, tag, sign words) as records `start`, … of a sign
+    file of the column layout: block by block, a block added whole before anything is written in
+    it, each record's tag and words before its id (what counts it; see `_in_use`)."""
+    columns = rows.shape[1]
+    done = 0
+    while done < len(rows):
+        b, slot = divmod(start + done, block)
+        take = min(block - slot, len(rows) - done)
+        base = HEADER + b * block * columns * 8
+        if os.fstat(fd).st_size < base + block * columns * 8:
+            os.ftruncate(fd, base + block * columns * 8)
+        for c in [*range(1, columns), 0]:
+            os.pwrite(fd, rows[done:done + take, c].tobytes(), base + (c * block + slot) * 8)
+        done += take
+
+
 def append(path: Path, signs: Signs, blocks_after) -> None:
     """Under an exclusive lock, append `blocks_after(last_id)`: (ids, tags, int8 matrix) blocks of
     the vectors with larger ids than the last record both files hold, to both. The files are never
     cut (a reader's mapping stays valid); a torn last record, or the records one file holds beyond
-    the other (an append stopped between them), are written over with the same bytes."""
-    import numpy as np
-
+    the other (an append stopped between them), are written over with the same bytes. Nothing is
+    written when the file is no longer the one `signs` opened (remade meanwhile: the caller's
+    check of the reopened file sees it)."""
     from filelock import FileLock  # as the workspace's locks (portable); only writers get here
 
-    width = signs.table.shape[1] * 8
-    copy_width = signs.copy_dtype.itemsize
-    with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b") as f,
-          open(copy_path(path), "r+b") as g):
-        rows = min((os.fstat(f.fileno()).st_size - HEADER) // width,
-                   (os.fstat(g.fileno()).st_size - HEADER) // copy_width)
-        last = int(np.fromfile(f, dtype=np.int64, count=1, offset=HEADER + (rows - 1) * width)[0]) if rows else 0
-        f.seek(HEADER + rows * width)
-        g.seek(HEADER + rows * copy_width)
-        for ids, tags, block in blocks_after(last):
-            f.write(records(ids, tags, pack_signs(unit(block), signs.mean)).tobytes())
-            g.write(copy_records(ids, block).tobytes())
+    with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b", buffering=0) as f,
+          open(copy_path(path), "r+b", buffering=0) as g):
+        if os.fstat(f.fileno()).st_ino != signs.identity[0]:
+            return
+        blocks, count = _mapped(f, signs.header)
+        rows = min(count, (os.fstat(g.fileno()).st_size - HEADER) // signs.copy_dtype.itemsize)
+        last = int(blocks[(rows - 1) // signs.block, 0, (rows - 1) % signs.block].view("int64")) if rows else 0
+        del blocks
+        _append_records(f.fileno(), g.fileno(), rows, signs.header, signs.mean, blocks_after(last))
+
+
+def upgrade(path: Path) -> int:
+    """Rewrite a sign file of the row layout (ROW_FORMAT) in the column layout from its own
+    records, atomically (temp + rename), under the append lock; the int8 copy and the index are not
+    read. Returns how many records it holds (a torn last record is left out: appended again).
+    Damaged when it cannot be read."""
+    import numpy as np
+
+    from filelock import FileLock
+
+    with FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "rb") as f:
+        header = _header(f.read(HEADER))
+        if header["format"] != ROW_FORMAT:
+            with open(path, "rb") as again:
+                return _mapped(again, header)[1]  # upgraded meanwhile by another process
+        columns = 2 + words_for(int(header["dim"]))
+        count = (os.fstat(f.fileno()).st_size - HEADER) // (columns * 8)
+        table = np.memmap(f, dtype=np.uint64, mode="r", offset=HEADER, shape=(count, columns)) if count else ()
+        header = {**header, "format": FORMAT, "block": BLOCK}
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            with open(temp, "wb", buffering=0) as out:
+                out.write(_header_bytes(header))
+                for start in range(0, count, BLOCK):
+                    _put_records(out.fileno(), start, np.asarray(table[start:start + BLOCK]), BLOCK)
+                os.fsync(out.fileno())
+            del table
+            os.replace(temp, path)
+        finally:
+            temp.unlink(missing_ok=True)
+    return count

@@ -383,6 +383,11 @@ class Vectors:
         except ann.Stale:
             self._drop_files()
             signs = None
+        except ann.Outdated:  # of an older memtool: rewritten from its own records, not the index
+            count = ann.upgrade(self.ann_path)
+            self.notices.append(f"the approximate vector index {self.ann_path.name} was of an older layout"
+                                f" ({ann.ROW_FORMAT}: rows); rewrote its {count:,} records in columns ({ann.FORMAT})")
+            signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
         if signs is None:
             count = self.count()  # cheap below ANN_MIN; above it the file is made once
             if count < ANN_MIN and not (self.search_mode == "approximate" and count):
