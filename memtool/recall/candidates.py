@@ -127,9 +127,10 @@ def translated(store: Store, query: str) -> list[str]:
     query's vector. None when the notes are (next to) all in the query's language: `child` is not
     turned into `Kind` for English notes that say "kind"."""
     lang = detect_language(query)
-    other = "en" if lang == "de" else "de"
+    if len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) < 2:
+        return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
     found = translations(query, lang)
-    if not found or len(store.known_terms(_MARKERS[other])) < 2:
+    if not found:
         return []
     known = store.known_terms({fold(w) for w in found})
     return [w for w in found if fold(w) in known]
