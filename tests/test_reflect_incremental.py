@@ -572,7 +572,8 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
 
 
-def test_reflect7_a_run_leaves_its_objects_to_reference_counting_and_the_collector_as_it_was(example_ws):
+def test_reflect7_a_run_leaves_its_objects_to_reference_counting_and_the_collector_and_index_as_they_were(
+        example_ws):
     """A run's ~10⁶ long-lived facts, word sets and listings hold no cycles: the cyclic collector,
     walking them again and again as they piled up, was ~0.8 s of a 5 s run at 10⁵ facts."""
     import gc
@@ -592,6 +593,7 @@ def test_reflect7_a_run_leaves_its_objects_to_reference_counting_and_the_collect
         assert first["pages"] and first["consolidation"]["examined"]
         assert len(collections) <= 1  # one, perhaps, as the collector comes back
         assert gc.isenabled()
+        assert mem.store.conn.execute("PRAGMA mmap_size").fetchone()[0] == 0  # mapped for the run only
         gc.disable()
         try:
             mem.reflect(force=True)

@@ -118,7 +118,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     tier_of = src.tier_lookup()
     fits = _fits(tier_of)
     deadline = Deadline(cfg.reflect_time_limit if time_limit is None else time_limit)
-    with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"), _without_cycle_collector():
+    with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"), \
+            _without_cycle_collector(), src.store.pages_mapped():
         src.refresh()
         state = _load_state(src.ws)
         review = cfg.reflect_review if review is None else review

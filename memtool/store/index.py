@@ -175,6 +175,18 @@ class Store:
         read count toward the process's resident memory."""
         self.conn.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
 
+    @contextmanager
+    def pages_mapped(self):
+        """`map_pages` for a batch of reads, then the mapping as it was: a reflect run reads the facts
+        several times over, more than the page cache holds at 10^5 facts (~97,000 `pread`s of 4 KiB,
+        0.3 s of system time, measured). The mapped pages count toward resident memory meanwhile."""
+        before = self.conn.execute("PRAGMA mmap_size").fetchone()[0]
+        self.map_pages()
+        try:
+            yield self
+        finally:
+            self.conn.execute(f"PRAGMA mmap_size={int(before)}")
+
     def transaction(self) -> Transaction:
         return Transaction(self.conn, self._before_commit, self._rolled_back)
 
