@@ -687,12 +687,13 @@ class Store:
             out[name] = sorted((i for i in found if i in order), key=order.__getitem__)[:k]
         return out
 
-    def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
-        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence)
-        of each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`)."""
-        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "entities", "confidence")
-        sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
-        return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}
+    def listing_rows(self, ids: Iterable[int]) -> list[tuple]:
+        """(id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence) of
+        each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`).
+        Tuples, not dicts: a reflect run reads ~50,000 of them at 10^5 facts."""
+        sql = ("SELECT id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence"
+               " FROM facts WHERE id IN ({marks})")
+        return list(select_in(self.conn, sql, ids))
 
     def fact_contents(self, ids: Iterable[int]) -> dict[int, str]:
         """id → text of each of `ids` still indexed."""
