@@ -62,8 +62,9 @@ def _shown_all(store: Store, rows: list[tuple]) -> dict[int, dict]:
 
 
 def _shown(row: tuple, names: list[str]) -> dict:
-    i, path, kind, date, a, b, start, end, _, confidence = row  # a, b: recall's timestamp is a validity range,
-    fact = {"id": i, "kind": kind, "timestamp": f"{a}/{b}" if a and b and a != b else a or date,  # else the day
+    i, path, kind, date, a, b, start, end, _, confidence = row
+    # recall's timestamp: a validity range (a, b), else the day
+    fact = {"id": i, "kind": kind, "timestamp": f"{a}/{b}" if a and b and a != b else a or date,
             "entities": list(names), "source": source(path, start, end)}
     if kind == "opinion":
         fact["confidence"] = confidence

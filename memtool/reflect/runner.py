@@ -206,8 +206,9 @@ def _without_cycle_collector():
 
     A run holds ~10⁶ objects that live until it ends and hold no cycles (facts, word sets,
     listings, page plans): as they pile up, the collector walks all of them again and again (7
-    full and ~100 middle collections at 10⁵ facts, freeing ~500 objects), 0.8 s of a 5 s run.
-    Reference counting frees everything as before; the few cycles wait for the next collection."""
+    full and ~100 middle collections at 10⁵ facts, freeing ~500 objects: 0.5 s of a 5.5 s `mem
+    reflect`). Reference counting frees everything as before; the few cycles (a `mem watch`'s
+    other threads' too) wait for the next collection."""
     was = gc.isenabled()
     gc.disable()
     try:
