@@ -52,18 +52,20 @@ def complete(store: Store, facts: list[dict], supersessions: dict[str, tuple]) -
             f["superseded_by"] = {"source": later[3], "since": later[1]}
 
 
-def _shown_all(store: Store, rows: dict[int, dict]) -> dict[int, dict]:
-    """id → what a page shows of that fact (mentions resolved to their pages), but its text."""
-    parsed = {text: json.loads(text or "[]") for text in {r["entities"] for r in rows.values()}}
+def _shown_all(store: Store, rows: list[tuple]) -> dict[int, dict]:
+    """id → what a page shows of that fact (mentions resolved to their pages), but its text, from
+    `Store.listing_rows`."""
+    parsed = {text: json.loads(text or "[]") for text in {r[8] for r in rows}}
     canonical = store.canonical_names({m for found in parsed.values() for m in found})
     names = {text: list(dict.fromkeys(canonical.get(m, m) for m in found)) for text, found in parsed.items()}
-    return {i: _shown(i, r, names[r["entities"]]) for i, r in rows.items()}
+    return {row[0]: _shown(row, names[row[8]]) for row in rows}
 
 
-def _shown(i: int, row: dict, names: list[str]) -> dict:
-    a, b = row["valid_from"], row["valid_to"]  # recall's timestamp: a validity range, else the day
-    fact = {"id": i, "kind": row["kind"], "timestamp": f"{a}/{b}" if a and b and a != b else a or row["date"],
-            "entities": list(names), "source": source(row["path"], row["line_start"], row["line_end"])}
-    if row["kind"] == "opinion":
-        fact["confidence"] = row["confidence"]
+def _shown(row: tuple, names: list[str]) -> dict:
+    i, path, kind, date, a, b, start, end, _, confidence = row
+    # recall's timestamp: a validity range (a, b), else the day
+    fact = {"id": i, "kind": kind, "timestamp": f"{a}/{b}" if a and b and a != b else a or date,
+            "entities": list(names), "source": source(path, start, end)}
+    if kind == "opinion":
+        fact["confidence"] = confidence
     return fact

@@ -175,6 +175,18 @@ class Store:
         read count toward the process's resident memory."""
         self.conn.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
 
+    @contextmanager
+    def pages_mapped(self):
+        """`map_pages` for a batch of reads, then the mapping as it was: a reflect run reads the facts
+        several times over, more than the page cache holds at 10^5 facts (~97,000 `pread`s of 4 KiB,
+        0.3 s of system time, measured). The mapped pages count toward resident memory meanwhile."""
+        before = self.conn.execute("PRAGMA mmap_size").fetchone()[0]
+        self.map_pages()
+        try:
+            yield self
+        finally:
+            self.conn.execute(f"PRAGMA mmap_size={int(before)}")
+
     def transaction(self) -> Transaction:
         return Transaction(self.conn, self._before_commit, self._rolled_back)
 
@@ -675,12 +687,13 @@ class Store:
             out[name] = sorted((i for i in found if i in order), key=order.__getitem__)[:k]
         return out
 
-    def listing_rows(self, ids: Iterable[int]) -> dict[int, dict]:
-        """id → (path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence)
-        of each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`)."""
-        cols = ("path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "entities", "confidence")
-        sql = f"SELECT id, {', '.join(cols)} FROM facts WHERE id IN ({{marks}})"
-        return {row[0]: dict(zip(cols, row[1:])) for row in select_in(self.conn, sql, ids)}
+    def listing_rows(self, ids: Iterable[int]) -> list[tuple]:
+        """(id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence) of
+        each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`).
+        Tuples, not dicts: a reflect run reads ~50,000 of them at 10^5 facts."""
+        sql = ("SELECT id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence"
+               " FROM facts WHERE id IN ({marks})")
+        return list(select_in(self.conn, sql, ids))
 
     def fact_contents(self, ids: Iterable[int]) -> dict[int, str]:
         """id → text of each of `ids` still indexed."""
