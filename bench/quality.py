@@ -244,6 +244,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
     ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
+    ap.add_argument("--alone-text", choices=("content", "context"), default="content",
+                    help="for --report turn-alone: a turn embedded alone as its content, or after its context")
+    ap.add_argument("--alone-points", choices=("first", "more"), default="first",
+                    help="for --report turn-alone: the first sweep (max, means) or the second (finer, discounted, named)")
     ap.add_argument("--json", help="write all rows and tables to this file")
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
