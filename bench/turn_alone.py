@@ -25,6 +25,9 @@ POINTS = {"pair": ("mean", 1.0), "max": ("max", None), "mean .75": ("mean", 0.75
 MORE = {"pair": ("mean", 1.0), "mean .9": ("mean", 0.9), "max -.02": ("max", 0.02), "max -.04": ("max", 0.04),
         "named max": ("named", 0.0), "named max -.02": ("named", 0.02), "named mean .5": ("named mean", 0.5)}
 POINTS.update(MORE)
+# a third: reciprocal-rank fusion of the two lists (k 60; the pair's rank counted once or twice)
+RRF = {"pair": ("mean", 1.0), "rrf": ("rrf", 1.0), "rrf pair x2": ("rrf", 2.0)}
+POINTS.update(RRF)
 
 
 class AloneVectors:
@@ -44,8 +47,10 @@ class AloneVectors:
         rows = [r for r in rows if r[1] in index]
         self.ids = [r[0] for r in rows]
         self.pair = matrix[[index[r[1]] for r in rows]]
-        alone_texts = [r[2] if text == "content" else embed_text(r[2], r[3], None) for r in rows]
         pair_texts = [embed_text(r[2], r[3], r[4]) for r in rows]
+        alone_texts = {"content": lambda: [r[2] for r in rows],
+                       "context": lambda: [embed_text(r[2], r[3], None) for r in rows],
+                       "unmarked": lambda: [_unmarked(t) for t in pair_texts]}[text]()
         path = cache / f"turn-alone-{text}.npy"
         if path.exists():
             alone = np.load(path)
@@ -75,6 +80,8 @@ class AloneVectors:
         kind, w = POINTS[point]
         if kind == "max":
             return np.maximum(p, a - (w or 0.0))
+        if kind == "rrf":
+            return w / (60 + _ranks(p)) + 1 / (60 + _ranks(a))
         if kind.startswith("named"):
             mask = np.isin(self.speakers, list(named)) if named else np.zeros(len(p), dtype=bool)
             other = np.maximum(p, a - w) if kind == "named" else w * p + (1 - w) * a
@@ -107,6 +114,26 @@ def semantic_with(alone_of: dict, point: str):
         return _top(vecs, vecs.cosines(mixed / float((mixed @ mixed) ** 0.5), point, asked), n), own
 
     return semantic
+
+
+def _unmarked(text: str) -> str:
+    """The pair's text without the speakers' `**Name**:` labels (the second vector of `--alone-text
+    unmarked`: the names out of the turn's vector, as recall takes them half out of the query's)."""
+    import re
+
+    from memtool.dialogue import _SPEAKER
+
+    label = re.compile(r"(?m)(^|: )" + _SPEAKER.pattern.lstrip("^") + r"\s*")
+    return label.sub(lambda m: m.group(1), text)
+
+
+def _ranks(sims):
+    """1-based rank of each value, best first."""
+    import numpy as np
+
+    ranks = np.empty(len(sims))
+    ranks[np.argsort(-sims, kind="stable")] = np.arange(1, len(sims) + 1)
+    return ranks
 
 
 def _named(vecs: AloneVectors, query: str) -> set[str]:
@@ -143,8 +170,9 @@ def report_turn_alone(args, wss, scorer, out: dict) -> None:
     grid = {}
     try:
         grid["as shipped"] = _runs(mems, questions, convs, scorer)
-        for point in (MORE if getattr(args, "alone_points", "") == "more" else
-                      {k: v for k, v in POINTS.items() if k not in MORE or k == "pair"}):
+        sweeps = {"more": MORE, "rrf": RRF}
+        first = {k: v for k, v in POINTS.items() if (k not in MORE and k not in RRF) or k == "pair"}
+        for point in sweeps.get(getattr(args, "alone_points", ""), first):
             t = time.perf_counter()
             C.semantic = semantic_with(alone_of, point)
             grid[point] = _runs(mems, questions, convs, scorer)
