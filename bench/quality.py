@@ -245,9 +245,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
     ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
-    ap.add_argument("--alone-text", choices=("content", "context", "unmarked"), default="content",
+    ap.add_argument("--alone-text", choices=("content", "context", "unmarked", "last"), default="content",
                     help="for --report turn-alone: a turn embedded alone as its content, or after its context; "
-                         "unmarked: the pair without its speakers' labels")
+                         "unmarked: the pair without its speakers' labels; last: the pair with only the last sentence before")
     ap.add_argument("--alone-points", choices=("first", "more", "rrf"), default="first",
                     help="for --report turn-alone: the first sweep (max, means), the second (finer, discounted, "
                          "named) or the third (reciprocal-rank fusion)")

@@ -50,7 +50,9 @@ class AloneVectors:
         pair_texts = [embed_text(r[2], r[3], r[4]) for r in rows]
         alone_texts = {"content": lambda: [r[2] for r in rows],
                        "context": lambda: [embed_text(r[2], r[3], None) for r in rows],
-                       "unmarked": lambda: [_unmarked(t) for t in pair_texts]}[text]()
+                       "unmarked": lambda: [_unmarked(t) for t in pair_texts],
+                       "last": lambda: [embed_text(r[2], r[3], _last_sentence(r[4]) if r[4] else None)
+                                        for r in rows]}[text]()
         path = cache / f"turn-alone-{text}.npy"
         if path.exists():
             alone = np.load(path)
@@ -125,6 +127,20 @@ def _unmarked(text: str) -> str:
 
     label = re.compile(r"(?m)(^|: )" + _SPEAKER.pattern.lstrip("^") + r"\s*")
     return label.sub(lambda m: m.group(1), text)
+
+
+def _last_sentence(turn: str) -> str:
+    """A turn's label and its last sentence, image captions left out (`--alone-text last`: the pair
+    with only the end of the turn before, most often the question the turn answers)."""
+    import re
+
+    from memtool.dialogue import _SPEAKER
+
+    m = _SPEAKER.match(turn)
+    label, body = (turn[:m.end()], turn[m.end():]) if m else ("", turn)
+    body = re.sub(r"\[image:[^\]]*\]", " ", body).strip()
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", body) if x.strip()]
+    return f"{label} {sentences[-1]}".strip() if sentences else turn
 
 
 def _ranks(sims):
