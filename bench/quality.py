@@ -10,6 +10,7 @@
     python -m bench.quality --report dialogue                              # dialogue priors swept, held out
     python -m bench.quality --report unnamed                               # speakers' names out of the vector, held out
     python -m bench.quality --report unnamed-rules                         # that share chosen by the question's form
+    python -m bench.quality --report turn-alone [--alone-text context]    # a turn's vector alone beside the pair's
     python -m bench.quality --report parallel,bilingual,docset --centring 0.25   # the three bilingual sets, a variant
 
 Sets:
@@ -244,6 +245,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true",
                     help="a third of the questions, hybrid only for --report heldout, 2,000 facts for latency")
     ap.add_argument("--expansions", help="for --report multihop: comma list of context, entities, second-hop, feedback (default: all)")
+    ap.add_argument("--alone-text", choices=("content", "context", "unmarked", "last"), default="content",
+                    help="for --report turn-alone: a turn embedded alone as its content, or after its context; "
+                         "unmarked: the pair without its speakers' labels; last: the pair with only the last sentence before")
+    ap.add_argument("--alone-points", choices=("first", "more", "rrf"), default="first",
+                    help="for --report turn-alone: the first sweep (max, means), the second (finer, discounted, "
+                         "named) or the third (reciprocal-rank fusion)")
     ap.add_argument("--json", help="write all rows and tables to this file")
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")

@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import calibration, dialogue, docset, multihop, parallel
+from bench import calibration, dialogue, docset, multihop, parallel, turn_alone
 from bench import heldout as H
 from bench import signals as S
 
@@ -414,3 +414,4 @@ REPORTS["multihop"] = multihop.report_multihop
 REPORTS["dialogue"] = dialogue.report_dialogue
 REPORTS["unnamed"] = dialogue.report_unnamed
 REPORTS["unnamed-rules"] = dialogue.report_unnamed_rules
+REPORTS["turn-alone"] = turn_alone.report_turn_alone
