@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from conftest import mem_env, run_mem, write
 
 from memtool.memory import Memory
@@ -613,3 +614,27 @@ def test_reflect7_a_run_without_vectors_does_not_import_numpy(example_ws):
     out = subprocess.run([sys.executable, "-c", code, str(example_ws)], env=mem_env(MEM_EMBEDDER="none"),
                          capture_output=True, text=True, check=True, cwd=example_ws).stdout.split()
     assert int(out[0]) > 0 and out[1] == "False"  # new facts were compared, by words alone
+
+
+def test_review28_a_reads_mapping_ends_with_the_run_even_when_a_cursor_held_pages_meanwhile(example_ws):
+    """SQLite ignores a change of `mmap_size` while a cursor of the connection holds mapped pages
+    (another thread's read in `mem mcp`): reading the size back then took the run's mapping as the
+    one to restore, for good. The size restored is the one asked for, so the next run ends it; a
+    connection closed inside the block neither raises nor hides the block's own error."""
+    Memory(Workspace(example_ws), embedder="none").index()
+    store = Memory(Workspace(example_ws), embedder="none").store  # its pages read from the file
+    size = lambda: store.conn.execute("PRAGMA mmap_size").fetchone()[0]  # noqa: E731
+    assert size() == 0
+    with store.pages_mapped():
+        reading = store.conn.execute("SELECT content FROM facts")
+        reading.fetchone()  # a read left open across the run's end
+        assert size() > 0
+    reading.close()
+    with store.pages_mapped():
+        pass
+    assert size() == 0
+    other = Memory(Workspace(example_ws), embedder="none")
+    with pytest.raises(KeyError):
+        with other.store.pages_mapped():
+            other.store.close()
+            raise KeyError("the run's own error")

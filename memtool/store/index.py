@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -64,6 +64,7 @@ class Store:
         self.notices = [] if notices is None else notices  # what the user should hear (said once; see `_say`)
         self._terms = None  # a `term_docs.TermDocs` once this connection changes `facts_fts` (see `_term_docs`)
         self._bulk = False  # facts put since `begin_bulk` have no full-text rows (nor term counts) yet
+        self._mapped = 0  # the `mmap_size` this connection was last asked for outside `pages_mapped`
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -174,18 +175,23 @@ class Store:
         4 ms less at 10^5 facts, 17 ms at 10^6). For short-lived processes only: the mapped pages
         read count toward the process's resident memory."""
         self.conn.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
+        self._mapped = MAPPED_BYTES
 
     @contextmanager
     def pages_mapped(self):
-        """`map_pages` for a batch of reads, then the mapping as it was: a reflect run reads the facts
-        several times over, more than the page cache holds at 10^5 facts (~97,000 `pread`s of 4 KiB,
-        0.3 s of system time, measured). The mapped pages count toward resident memory meanwhile."""
-        before = self.conn.execute("PRAGMA mmap_size").fetchone()[0]
-        self.map_pages()
+        """Reads through a memory map for a batch of reads, then the mapping this connection was
+        asked for before: a reflect run reads the facts several times over, more than the page cache
+        holds at 10^5 facts (~97,000 `pread`s of 4 KiB, 0.3 s of system time, measured). The mapped
+        pages count toward resident memory meanwhile. What it restores is remembered, not read back
+        from SQLite, which ignores a change of `mmap_size` while a cursor of this connection (another
+        thread's read in `mem mcp`) holds mapped pages and would report the run's size as the one to
+        restore next time."""
+        self.conn.execute(f"PRAGMA mmap_size={MAPPED_BYTES}")
         try:
             yield self
         finally:
-            self.conn.execute(f"PRAGMA mmap_size={int(before)}")
+            with suppress(sqlite.ProgrammingError):  # closed meanwhile: nothing left to restore
+                self.conn.execute(f"PRAGMA mmap_size={self._mapped}")
 
     def transaction(self) -> Transaction:
         return Transaction(self.conn, self._before_commit, self._rolled_back)
