@@ -138,7 +138,7 @@ class Memory:
                         fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of,
                         min_score=min_score)
         if q.wants_vectors:  # a read that embeds new records first checks the files itself
-            if self.freshness.mapped:  # a one-shot read: the model loads while the files are checked
+            if self.freshness.mapped:  # a one-shot read: the model may load while the files are checked
                 self.embedding.embed_ahead(q.search_text)
             try:
                 self.refresh(progress, embed=True, embed_progress=embed_progress)
