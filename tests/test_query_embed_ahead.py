@@ -24,8 +24,9 @@ NOTES = {
     "memory/2026-11-03.md": "# 2026-11-03\n- **Anna**: Did you book the train?\n- **Lena**: Yes, the night train to Vienna.\n"
                             "- **Anna**: Is there a bicycle wagon on the night train?\n",
 }
-# one word, a sentence, a date in the text (the thread embeds the text without it), a German query
-# over English notes (embedded with its translations: the thread's vector is not the one asked for)
+# one word, a sentence, a date in the text (both the thread and the search embed the text without
+# it), a German query over English notes (embedded with its translations: the thread's vector is
+# not the one asked for, and is dropped)
 QUERIES = ["bicycle", "what does Peter prefer", "night train last week", "Kaffee oder Tee"]
 
 
