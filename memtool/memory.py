@@ -138,8 +138,13 @@ class Memory:
                         fields=fields, tags=tags, today=today or date.today(), mode=mode, as_of=as_of,
                         min_score=min_score)
         if q.wants_vectors:  # a read that embeds new records first checks the files itself
-            self.refresh(progress, embed=True, embed_progress=embed_progress)
-            return self._recalled(q, self.track_access)
+            if self.freshness.mapped:  # a one-shot read: the model may load while the files are checked
+                self.embedding.embed_ahead(q.search_text)
+            try:
+                self.refresh(progress, embed=True, embed_progress=embed_progress)
+                return self._recalled(q, self.track_access)
+            finally:
+                self.embedding.settle()
         result = self.freshness.checked_read(lambda: self._recalled(q, track_access=False), progress)
         if self.track_access:  # only the answer given is logged, not one the stat check replaced
             record_access(result, self.local_file, self.config.recall_floor, self.notices)
