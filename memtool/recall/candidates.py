@@ -116,9 +116,21 @@ def without_names(query: str, names: set[str]) -> str:
 
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
-# text in that language, and nothing to translate a query into.
-_MARKERS = {"de": {"und", "der", "dem", "ist", "nicht", "ich", "mit", "auf", "ein", "zu"},
-            "en": {"the", "and", "is", "not", "with", "of", "to", "it", "was", "for"}}
+# text in that language, and nothing to translate a query into. The first set's words are no words
+# of the other language; the second's are spelt as one there (`mit`, MIT licence; `ist`, IST;
+# `der`, van der; `was`; `it`, IT; `to`, To-do), so one of the first set must be among the two.
+_MARKERS = {"de": (frozenset("und nicht ich auf ein eine auch sich oder wir das bis vor zum zur noch sind nach wird sie beim zu".split()),
+                   frozenset("der dem den die ist mit".split())),
+            "en": (frozenset("the and is with of for that this you are from have has my be we".split()),
+                   frozenset("it to was not will".split()))}
+
+
+def holds_language(store: Store, lang: str) -> bool:
+    """Whether the index holds text in `lang` (`de` or `en`): two of its _MARKERS, one of them
+    no word of the other language. One look-up of ~30 terms (their counts are remembered)."""
+    words, alike = _MARKERS[lang]
+    held = store.known_terms(words | alike)
+    return len(held) >= 2 and bool(held & words)
 
 
 def translated(store: Store, query: str) -> list[str]:
@@ -127,7 +139,7 @@ def translated(store: Store, query: str) -> list[str]:
     query's vector. None when the notes are (next to) all in the query's language: `child` is not
     turned into `Kind` for English notes that say "kind"."""
     lang = detect_language(query)
-    if len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) < 2:
+    if not holds_language(store, "en" if lang == "de" else "de"):
         return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
     found = translations(query, lang)
     if not found:
@@ -168,7 +180,7 @@ def query_forms(store: Store, query: str) -> dict[str, set[str]]:
     """Folded content word → its index terms and those of its lexicon translations (these only
     where the index holds the other language)."""
     lang = detect_language(query)
-    bilingual = len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) >= 2
+    bilingual = holds_language(store, "en" if lang == "de" else "de")
     forms: dict[str, set[str]] = {}
     for _, _, word in spans(query):
         folded = fold(word)
