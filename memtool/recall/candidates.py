@@ -117,12 +117,13 @@ def without_names(query: str, names: set[str]) -> str:
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
 # text in that language, and nothing to translate a query into. The first set's words are no words
-# of the other language; the second's are spelt as one there (`mit`, MIT licence; `ist`, IST;
-# `der`, van der; `was`; `it`, IT; `to`, To-do), so one of the first set must be among the two.
-_MARKERS = {"de": (frozenset("und nicht ich auf ein eine auch sich oder wir das bis vor zum zur noch sind nach wird sie beim zu".split()),
-                   frozenset("der dem den die ist mit".split())),
-            "en": (frozenset("the and is with of for that this you are from have has my be we".split()),
-                   frozenset("it to was not will".split()))}
+# of the other language, nor the stem of one (the index holds stems of both languages: `under`
+# gives `und`, `andere` `and`); the second's are (`mit`, MIT licence; `ist`, IST; `der`, van der;
+# `wir`, wire; `it`, IT; `to`, To-do; `was`; `has`, Hase), so one of the first set must be among the two.
+_MARKERS = {"de": (frozenset("nicht ich auf ein eine auch sich oder das bis vor zum zur noch sind nach wird sie beim zu".split()),
+                   frozenset("und der dem den die ist mit wir".split())),
+            "en": (frozenset("the is with of for that this you are from have my be we".split()),
+                   frozenset("and has it to was not will".split()))}
 
 
 def holds_language(store: Store, lang: str) -> bool:
