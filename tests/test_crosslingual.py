@@ -169,6 +169,7 @@ ENGLISH_ONLY = """# 2026-12-02
 - Standup moved to 10:00 IST for the Bangalore team.
 - The last deploy broke the type checker.
 - Dinner with Anna van der Berg, the dem primary results.
+- Note to self: renew the domain in March.
 """
 GERMAN_ONLY = """# 2026-12-02
 - Lena hat eine Art Kuchen gebacken.
@@ -181,7 +182,7 @@ GERMAN_ONLY = """# 2026-12-02
 @pytest.mark.parametrize("question, wrong", [
     ("trip to the lake", 2),  # lake → See: "see the dentist"
     ("burden of the project", 5),  # burden → Last: "The last deploy"
-    ("what grade did Ana get", 5),  # grade → Note … and type (Art) → checker
+    ("what grade did Ana get", 7),  # grade → Note
 ])
 def test_lex3_1_false_friends_find_nothing_in_an_english_workspace(tmp_path, question, wrong):
     write(tmp_path, "memory/2026-12-02.md", ENGLISH_ONLY)
