@@ -142,11 +142,7 @@ def translated(store: Store, query: str) -> list[str]:
     lang = detect_language(query)
     if not holds_language(store, "en" if lang == "de" else "de"):
         return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
-    found = translations(query, lang)
-    if not found:
-        return []
-    known = store.known_terms({fold(w) for w in found})
-    return [w for w in found if fold(w) in known]
+    return translations(query, lang, store.known_terms)
 
 
 def wording(store: Store, query: str, nearest: list[int], counted: "Counted | None" = None) -> tuple[float, float] | None:
@@ -188,9 +184,16 @@ def query_forms(store: Store, query: str) -> dict[str, set[str]]:
         if folded in STOPWORDS or folded in forms:
             continue
         forms[folded] = set(word_terms(word))
-        for other in translations(word, lang) if bilingual else []:
+        for other in translations(word, lang, lambda folded: _held_in_any_form(store, folded)) if bilingual else []:
             forms[folded].update(t for _, _, w in spans(other) for t in word_terms(w))
     return forms
+
+
+def _held_in_any_form(store: Store, folded: set[str]) -> set[str]:
+    """The `folded` words of which the index holds any term (the word or a stem)."""
+    terms = {w: set(word_terms(w)) for w in folded}
+    known = store.known_terms(set().union(*terms.values()))
+    return {w for w, t in terms.items() if t & known}
 
 
 def _prefix_in(word: str, terms: set[str]) -> bool:

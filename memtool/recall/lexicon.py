@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -84,12 +85,14 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def translations(text: str, lang: str | None = None) -> list[str]:
+def translations(text: str, lang: str | None = None, held: Callable[[set[str]], set[str]] | None = None) -> list[str]:
     """The other language's words for the content words of `text` (first listed sense first); with
     `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
     word that looks German (`kind`, `art`) is not translated. A translation that is one of the
     word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out, and so
-    is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`)."""
+    is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`). `held`: of a set of folded
+    words, those the notes hold (`Store.known_terms`); only those are returned (and only those are
+    checked for false friends: ~5 ms less on a query's first translation)."""
     content = [(word, folded) for start, _, word in words(text)
                if (folded := fold(word)) not in STOPWORDS and not _function_word(text, start, word)]
     read = buckets({folded[:3] for _, folded in content})
@@ -103,6 +106,9 @@ def translations(text: str, lang: str | None = None) -> list[str]:
                 if stem(folded, language) == stem(fold(source), language)]
         found.update({(language, w): None for language, targets in hits for t in targets for w in t.split()
                       if (f := fold(w)) not in STOPWORDS and not _function_target(w) and f not in own})
+    if held is not None:
+        known = held({fold(w) for _, w in found})
+        found = {(language, w): None for language, w in found if fold(w) in known}
     spelt = buckets({fold(w)[:3] for _, w in found})
     return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])))
 
