@@ -41,7 +41,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     """(fact id, cosine) of the facts nearest to the query, filters applied, and of the NEAREST
     nearest to the query's own words, best first (recall's relevance). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
-    passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
+    passport expire? (Reisepass)` (other ways measured in docs/recall.md, Cross-lingual); they
     would lift the relevance of any question (off-topic ones too), so it comes from the query alone.
     When the query names speakers of the dialogue turns found ("What has Melanie painted?"), the
     ranking vector is half the query as asked and half the query without those names: a name pulls
