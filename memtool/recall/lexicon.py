@@ -85,14 +85,16 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def translations(text: str, lang: str | None = None, held: Callable[[set[str]], set[str]] | None = None) -> list[str]:
+def translations(text: str, lang: str | None = None, held: Callable[[set[str]], set[str]] | None = None,
+                 written: Callable[[str, str], bool] | None = None) -> list[str]:
     """The other language's words for the content words of `text` (first listed sense first); with
     `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
     word that looks German (`kind`, `art`) is not translated. A translation that is one of the
     word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out, and so
-    is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`). `held`: of a set of folded
-    words, those the notes hold (`Store.known_terms`); only those are returned (and only those are
-    checked for false friends: ~5 ms less on a query's first translation)."""
+    is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`), unless `written(word,
+    language)` says the notes hold it written in the language it was translated into. `held`: of a
+    set of folded words, those the notes hold (`Store.known_terms`); only those are returned (and
+    only those are checked for false friends: ~5 ms less on a query's first translation)."""
     content = [(word, folded) for start, _, word in words(text)
                if (folded := fold(word)) not in STOPWORDS and not _function_word(text, start, word)]
     read = buckets({folded[:3] for _, folded in content})
@@ -110,7 +112,8 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
         known = held({fold(w) for _, w in found})
         found = {(language, w): None for language, w in found if fold(w) in known}
     spelt = buckets({fold(w)[:3] for _, w in found})
-    return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])))
+    return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])
+                              or (written and written(w, "de" if language == "en" else "en"))))
 
 
 def false_friend(word: str, lang: str, entries) -> bool:
