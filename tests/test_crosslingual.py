@@ -210,6 +210,15 @@ def test_lex3_1_a_false_friend_is_no_translation_even_in_a_bilingual_workspace(t
     assert data["results"][0]["source"] == "memory/2026-12-02.md#L4"
 
 
+def test_lex3_1_a_false_friend_the_other_language_writes_stays(tmp_path):
+    """Where a German note holds `See`, `lake` still finds it (the English `see` line too)."""
+    write(tmp_path, "memory/2026-12-02.md", "# 2026-12-02\n- I need to see the dentist on Friday.\n"
+          "- Am See war das Wasser noch kalt.\n- Die Wohnung hat einen Balkon.\n")
+    proc, data = run_json("recall", "trip to the lake", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "memory/2026-12-02.md#L3" in [r["source"] for r in data["results"]], data["results"]
+
+
 @pytest.mark.parametrize("word, lang, friend", [
     ("lake", "en", "See"), ("sea", "en", "See"), ("load", "en", "Last"), ("burden", "en", "Last"), ("grade", "en", "Note"),
     ("case", "en", "Fall"), ("type", "en", "Art"), ("kind", "en", "Art"), ("piece", "en", "Stück"), ("almost", "en", "fast"),
