@@ -160,3 +160,109 @@ def test_4_general_lexicon_read_by_start_is_the_whole_lexicon():
     assert len(whole) > 1000  # the general part is there
     read = buckets(set(whole) | {"zzq"})
     assert {start: list(entries) for start, entries in read.items()} == {**whole, "zzq": []}
+
+
+# Review of the general lexicon (lex3): false friends and the bilingual test.
+ENGLISH_ONLY = """# 2026-12-02
+- I need to see the dentist on Friday.
+- We ship it under the MIT license.
+- Standup moved to 10:00 IST for the Bangalore team.
+- The last deploy broke the type checker.
+- Dinner with Anna van der Berg, the dem primary results.
+- Note to self: renew the domain in March.
+"""
+GERMAN_ONLY = """# 2026-12-02
+- Lena hat eine Art Kuchen gebacken.
+- Was ist los? Der Server antwortet nicht.
+- Die IT tauscht am Montag die Laptops.
+- To-do: Steuererklärung abgeben.
+"""
+
+
+@pytest.mark.parametrize("question, wrong", [
+    ("trip to the lake", 2),  # lake → See: "see the dentist"
+    ("burden of the project", 5),  # burden → Last: "The last deploy"
+    ("what grade did Ana get", 7),  # grade → Note
+])
+def test_lex3_1_false_friends_find_nothing_in_an_english_workspace(tmp_path, question, wrong):
+    write(tmp_path, "memory/2026-12-02.md", ENGLISH_ONLY)
+    proc, data = run_json("recall", question, "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"memory/2026-12-02.md#L{wrong}" not in [r["source"] for r in data["results"]], data["results"]
+
+
+def test_lex3_1_false_friends_find_nothing_in_a_german_workspace(tmp_path):
+    write(tmp_path, "memory/2026-12-02.md", GERMAN_ONLY)
+    proc, data = run_json("recall", "Welche Kunst mag Ben?", "--mode", "lexical", cwd=tmp_path)  # Kunst → art: "eine Art"
+    assert proc.returncode == 0, proc.stderr
+    assert "memory/2026-12-02.md#L2" not in [r["source"] for r in data["results"]], data["results"]
+
+
+def test_lex3_1_a_false_friend_is_no_translation_even_in_a_bilingual_workspace(tmp_path):
+    """Where the notes hold both languages, `See` for `lake` would find the English `see`: a
+    translation spelt as a word of the query's own language of another meaning is left out."""
+    write(tmp_path, "memory/2026-12-02.md", "# 2026-12-02\n- I need to see the dentist on Friday.\n"
+          "- Das Projekt ist auf Kurs und wir sind zufrieden.\n- Die Wohnung hat einen Balkon.\n")
+    proc, data = run_json("recall", "trip to the lake", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "memory/2026-12-02.md#L2" not in [r["source"] for r in data["results"]], data["results"]
+    proc, data = run_json("recall", "Wohnung", "--mode", "lexical", cwd=tmp_path)  # a translation that is none stays
+    assert data["results"][0]["source"] == "memory/2026-12-02.md#L4"
+
+
+def test_lex3_1_a_false_friend_the_other_language_writes_stays(tmp_path):
+    """Where a German note holds `See`, `lake` still finds it (the English `see` line too)."""
+    write(tmp_path, "memory/2026-12-02.md", "# 2026-12-02\n- I need to see the dentist on Friday.\n"
+          "- Am See war das Wasser noch kalt.\n- Die Wohnung hat einen Balkon.\n")
+    proc, data = run_json("recall", "trip to the lake", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "memory/2026-12-02.md#L3" in [r["source"] for r in data["results"]], data["results"]
+
+
+@pytest.mark.parametrize("word, lang, friend", [
+    ("lake", "en", "See"), ("sea", "en", "See"), ("load", "en", "Last"), ("burden", "en", "Last"), ("grade", "en", "Note"),
+    ("case", "en", "Fall"), ("type", "en", "Art"), ("kind", "en", "Art"), ("piece", "en", "Stück"), ("almost", "en", "fast"),
+    ("big", "en", "groß"), ("light", "en", "hell"), ("sehen", "de", "see"), ("Kunst", "de", "art"), ("freundlich", "de", "kind"),
+    ("Geschenk", "de", "gift"), ("Herbst", "de", "fall"), ("kurz", "de", "brief"), ("praktisch", "de", "handy"),
+    ("Koch", "de", "chef"), ("Aktie", "de", "stock"),
+])
+def test_lex3_1_false_friends_are_not_translations(word, lang, friend):
+    assert friend not in translations(word, lang)
+
+
+def test_lex3_1_a_translation_its_own_entry_lists_stays():
+    """`Problem` is English `problem` too, whose entry lists `Problem`: the same meaning, kept."""
+    assert "Problem" in translations("issue", "en")
+    assert "Licht" in translations("light", "en") and "lake" in translations("See", "de")
+
+
+@pytest.mark.parametrize("notes, question", [
+    (ENGLISH_ONLY, "trip to the lake"),  # mit (MIT), ist (IST), der (van der), dem: no German
+    (GERMAN_ONLY, "Welche Kunst mag Ben?"),  # was, it (IT), to (To-do): no English
+])
+def test_lex3_2_a_one_language_workspace_is_not_taken_for_bilingual(tmp_path, notes, question):
+    """The markers that tell a workspace holds the other language: words spelt alike in both
+    (`mit`, `ist`, `was`, `it`) count only beside one that is no word of the other language."""
+    write(tmp_path, "memory/2026-12-02.md", notes)
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        assert translated(mem.store, question) == []
+    finally:
+        mem.close()
+    probe = ("import sys; from pathlib import Path; from memtool.memory import Memory; from memtool.workspace import Workspace; "
+             "from memtool.recall import lexicon; mem = Memory(Workspace(Path(sys.argv[1])), embedder='none'); mem.index(); "
+             "mem.recall(sys.argv[2], mode='lexical'); print(lexicon._lexicon.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path), question], capture_output=True, text=True,
+                         env=mem_env(), check=True).stdout.strip()
+    assert out == "0"  # the lexicon is not even read
+
+
+def test_lex3_3_a_noun_spelt_as_an_auxiliary_is_translated():
+    """`wäre`/`waren` (would be, were) are not translated, but the noun `Ware` (goods) is, inside a
+    sentence and as the lexicon's translation of `merchandise`; `Würde` (dignity) likewise."""
+    assert "merchandise" in translations("Die Ware kam beschädigt an.", "de")
+    assert "Ware" in translations("merchandise", "en")
+    assert translations("Wäre das möglich?", "de") == ["possible", "potential"]
+    assert "dignity" in translations("die Würde des Menschen", "de")
+    assert translations("Wann wurde es gebaut?", "de") == ["built"]

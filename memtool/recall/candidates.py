@@ -41,7 +41,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     """(fact id, cosine) of the facts nearest to the query, filters applied, and of the NEAREST
     nearest to the query's own words, best first (recall's relevance). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
-    passport expire? (Reisepass, Pass)` (other ways measured in docs/recall.md, Cross-lingual); they
+    passport expire? (Reisepass)` (other ways measured in docs/recall.md, Cross-lingual); they
     would lift the relevance of any question (off-topic ones too), so it comes from the query alone.
     When the query names speakers of the dialogue turns found ("What has Melanie painted?"), the
     ranking vector is half the query as asked and half the query without those names: a name pulls
@@ -116,9 +116,30 @@ def without_names(query: str, names: set[str]) -> str:
 
 
 # Words every text of a language holds: an index that holds at most one of them has (next to) no
-# text in that language, and nothing to translate a query into.
-_MARKERS = {"de": {"und", "der", "dem", "ist", "nicht", "ich", "mit", "auf", "ein", "zu"},
-            "en": {"the", "and", "is", "not", "with", "of", "to", "it", "was", "for"}}
+# text in that language, and nothing to translate a query into. The first set's words are no words
+# of the other language, nor the stem of one (the index holds stems of both languages: `under`
+# gives `und`, `andere` `and`); the second's are (`mit`, MIT licence; `ist`, IST; `der`, van der;
+# `wir`, wire; `it`, IT; `to`, To-do; `was`; `has`, Hase), so one of the first set must be among the two.
+_MARKERS = {"de": (frozenset("nicht ich auf ein eine auch sich oder das bis vor zum zur noch sind nach wird sie beim zu".split()),
+                   frozenset("und der dem den die ist mit wir".split())),
+            "en": (frozenset("the is with of for that this you are from have my be we".split()),
+                   frozenset("and has it to was not will".split()))}
+
+
+def holds_language(store: Store, lang: str) -> bool:
+    """Whether the index holds text in `lang` (`de` or `en`): two of its _MARKERS, one of them
+    no word of the other language. One look-up of 28 or 22 terms (their counts are remembered)."""
+    words, alike = _MARKERS[lang]
+    held = store.known_terms(words | alike)
+    return len(held) >= 2 and bool(held & words)
+
+
+def written_in(store: Store, word: str, lang: str) -> bool:
+    """Whether a note written in `lang` holds `word`: a fact holding it beside one of the words of
+    _MARKERS that are no words of the other language. A false friend of the lexicon (`See` for
+    `lake`, spelt as English `see`) is kept only so: where German notes say `See` it finds them,
+    where only English ones say `see` it would find only those (one look-up, ~0.1 ms)."""
+    return store.holds_with(fold(word), _MARKERS[lang][0])
 
 
 def translated(store: Store, query: str) -> list[str]:
@@ -127,13 +148,9 @@ def translated(store: Store, query: str) -> list[str]:
     query's vector. None when the notes are (next to) all in the query's language: `child` is not
     turned into `Kind` for English notes that say "kind"."""
     lang = detect_language(query)
-    if len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) < 2:
+    if not holds_language(store, "en" if lang == "de" else "de"):
         return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
-    found = translations(query, lang)
-    if not found:
-        return []
-    known = store.known_terms({fold(w) for w in found})
-    return [w for w in found if fold(w) in known]
+    return translations(query, lang, store.known_terms, lambda word, into: written_in(store, word, into))
 
 
 def wording(store: Store, query: str, nearest: list[int], counted: "Counted | None" = None) -> tuple[float, float] | None:
@@ -168,16 +185,25 @@ def query_forms(store: Store, query: str) -> dict[str, set[str]]:
     """Folded content word → its index terms and those of its lexicon translations (these only
     where the index holds the other language)."""
     lang = detect_language(query)
-    bilingual = len(store.known_terms(_MARKERS["en" if lang == "de" else "de"])) >= 2
+    bilingual = holds_language(store, "en" if lang == "de" else "de")
     forms: dict[str, set[str]] = {}
+    held = lambda folded: _held_in_any_form(store, folded)  # noqa: E731
+    written = lambda word, into: written_in(store, word, into)  # noqa: E731
     for _, _, word in spans(query):
         folded = fold(word)
         if folded in STOPWORDS or folded in forms:
             continue
         forms[folded] = set(word_terms(word))
-        for other in translations(word, lang) if bilingual else []:
+        for other in translations(word, lang, held, written) if bilingual else []:
             forms[folded].update(t for _, _, w in spans(other) for t in word_terms(w))
     return forms
+
+
+def _held_in_any_form(store: Store, folded: set[str]) -> set[str]:
+    """The `folded` words of which the index holds any term (the word or a stem)."""
+    terms = {w: set(word_terms(w)) for w in folded}
+    known = store.known_terms(set().union(*terms.values()))
+    return {w for w, t in terms.items() if t & known}
 
 
 def _prefix_in(word: str, terms: set[str]) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from memtool.analyzer import STOPWORDS, fold, stem, word_terms, words
 LEXICON = "lexicon_en_de.txt"
 # Forms of the auxiliaries and modals the analyser's stopwords lack: translated they would add
 # function words (`wurde` → `became`) or a word spelt alike (`Würde`, dignity, folds to `wurde`).
+# Written capitalised inside a sentence they are the noun (`Würde`, `Ware`, `Waren`, goods), and
+# a translation the lexicon writes capitalised is one (`merchandise` → `Ware`): those are kept.
 FUNCTION_WORDS = frozenset(
     """wurde wurden worden gewesen ware waren hatte hatten gehabt konnte konnten musste mussten
     sollte sollten durfte darf durfen mochte mochten mag musst seid""".split())
@@ -82,22 +85,57 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def translations(text: str, lang: str | None = None) -> list[str]:
+def translations(text: str, lang: str | None = None, held: Callable[[set[str]], set[str]] | None = None,
+                 written: Callable[[str, str], bool] | None = None) -> list[str]:
     """The other language's words for the content words of `text` (first listed sense first); with
     `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
     word that looks German (`kind`, `art`) is not translated. A translation that is one of the
-    word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out."""
-    out: dict[str, None] = {}
-    content = [(word, folded) for _, _, word in words(text)
-               if (folded := fold(word)) not in STOPWORDS and folded not in FUNCTION_WORDS]
+    word's own forms (`Plan` for `plans`, `Bank` for `banker`) adds nothing and is left out, and so
+    is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`), unless `written(word,
+    language)` says the notes hold it written in the language it was translated into. `held`: of a
+    set of folded words, those the notes hold (`Store.known_terms`); only those are returned (and
+    only those are checked for false friends: ~5 ms less on a query's first translation)."""
+    content = [(word, folded) for start, _, word in words(text)
+               if (folded := fold(word)) not in STOPWORDS and not _function_word(text, start, word)]
     read = buckets({folded[:3] for _, folded in content})
+    found: dict[tuple[str, str], None] = {}  # (language translated from, word of a translation)
     for word, folded in content:
         own = word_terms(word)
         entries = [(language, source, targets) for language, source, targets in read[folded[:3]]
                    if lang in (None, language)]
-        found = [targets for _, source, targets in entries if fold(source) == folded] or \
-                [targets for language, source, targets in entries if stem(folded, language) == stem(fold(source), language)]
-        out.update({w: None for targets in found for t in targets for w in t.split()
-                    if (f := fold(w)) not in STOPWORDS and f not in FUNCTION_WORDS and f not in own})
-    return list(out)
+        hits = [(language, targets) for language, source, targets in entries if fold(source) == folded] or \
+               [(language, targets) for language, source, targets in entries
+                if stem(folded, language) == stem(fold(source), language)]
+        found.update({(language, w): None for language, targets in hits for t in targets for w in t.split()
+                      if (f := fold(w)) not in STOPWORDS and not _function_target(w) and f not in own})
+    if held is not None:
+        known = held({fold(w) for _, w in found})
+        found = {(language, w): None for language, w in found if fold(w) in known}
+    spelt = buckets({fold(w)[:3] for _, w in found})
+    return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])
+                              or (written and written(w, "de" if language == "en" else "en"))))
 
+
+def false_friend(word: str, lang: str, entries) -> bool:
+    """Whether `word`, a translation from `lang`, is spelt as a word of `lang` itself of another
+    meaning: one whose own entries do not list it (`See`, lake, is English `see`, whose entry says
+    `sehen`; `art` for `Kunst` is German `Art`, kind). Such a word cannot tell the languages apart:
+    it would find the query's own language's `see` (`issue` → `Problem` stays: `problem`'s entry
+    lists `Problem`). `entries`: `buckets` of the word's start."""
+    folded = fold(word)
+    own = [targets for language, source, targets in entries if language == lang and fold(source) == folded]
+    return bool(own) and not any(fold(w) == folded for targets in own for t in targets for w in t.split())
+
+
+def _function_word(text: str, start: int, word: str) -> bool:
+    """Whether the query's `word` (at `start` of `text`) is one of FUNCTION_WORDS: not when it is
+    capitalised inside a sentence (`die Waren`, goods; `Würde`, dignity)."""
+    if fold(word) not in FUNCTION_WORDS:
+        return False
+    before = text[:start].rstrip()
+    return not word[:1].isupper() or not before or before[-1] in ".!?:;"
+
+
+def _function_target(word: str) -> bool:
+    """Whether a translation is one of FUNCTION_WORDS as the lexicon writes it (lower case: a verb form)."""
+    return word[:1].islower() and fold(word) in FUNCTION_WORDS

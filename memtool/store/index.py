@@ -486,6 +486,12 @@ class Store:
         kept = [t for t in terms if t not in common and t.removesuffix("*") not in common]  # `w*` goes with `w`
         return kept if kept else terms
 
+    def holds_with(self, term: str, others: set[str]) -> bool:
+        """Whether a fact holds the exact `term` and one of the terms `others` (one FTS5 look-up,
+        unranked: it stops at the first such fact)."""
+        match = f"({fts_match([term])}) AND ({fts_match(sorted(others))})"
+        return self.conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1", [match]).fetchone() is not None
+
     def known_terms(self, terms: set[str]) -> set[str]:
         """The exact `terms` that at least one fact (its text or context) holds."""
         return {t for t, n in self.term_counts(sorted(terms)).items() if n > 0}
