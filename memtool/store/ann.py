@@ -113,12 +113,15 @@ def records(ids, tags, signs):
 class Signs:
     """An open sign file (memory-mapped: opening reads only its header and its last block's ids)."""
 
-    def __init__(self, path: Path, header: dict, blocks, count: int, copy_fd: int):
+    def __init__(self, path: Path, header: dict, blocks, count: int, fd: int, copy_fd: int):
         import base64  # here and in `write`, with numpy: a lexical recall needs neither
 
         import numpy as np
 
         self.path = path
+        # The descriptor the header and the blocks were read through, held open for the Signs'
+        # life: its inode is the one `append` checks (never reused meanwhile, even with no mapping).
+        self.fd = fd
         self.header = header
         self.blocks = blocks  # (blocks, 2 + words, block) uint64, memory-mapped: ids, tags, sign words
         self.count = count  # records in use (the last block's are followed by zeros)
@@ -127,9 +130,14 @@ class Signs:
         self.copy_fd = copy_fd
         self.copy_dtype = copy_dtype(int(header["dim"]))
         self.mean = np.frombuffer(base64.b64decode(header["mean"]), dtype=np.float16).astype(np.float32)
-        stat = path.stat()
-        self.identity = (stat.st_ino, stat.st_size)
-        weakref.finalize(self, os.close, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
+        stat = os.fstat(fd)
+        self.identity = (stat.st_ino, stat.st_size)  # of the file opened, as `Vectors` compares the path's
+        self.copy_inode = os.fstat(copy_fd).st_ino
+        self._close = weakref.finalize(self, _close_all, fd, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
+
+    def close(self) -> None:
+        """Close its descriptors now (else when it is collected); its mapping lives on with `blocks`."""
+        self._close()
 
     def __len__(self) -> int:
         return self.count
@@ -279,29 +287,35 @@ def _nearest_rows(dist, count: int):
 
 def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | None:
     """The file, checked against the index's vectors; None when there is none. Damaged: unusable
-    (Outdated: of the row layout, for `upgrade`)."""
+    (Outdated: of the row layout, for `upgrade`). Its header, blocks and identity are read through
+    one descriptor: a file renamed over the path meanwhile is not mixed with the one opened."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER)
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
-    header = _header(head)
-    if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
-        raise Stale("it was made for other vectors (another model or another index)")
-    if header["format"] == ROW_FORMAT:
-        raise Outdated("it is of the row layout (memtool-signs-1)")
-    copy_fd = _open_copy(copy_path(path), fingerprint, epoch, dim)
+    fds = [fd]
     try:
-        with open(path, "rb") as f:
-            blocks, count = _mapped(f, header)
-        copy_rows = (os.fstat(copy_fd).st_size - HEADER) // copy_dtype(dim).itemsize
-        return Signs(path, header, blocks, min(count, copy_rows), copy_fd)  # a torn last append is not read
-    except (ValueError, KeyError, TypeError):
-        os.close(copy_fd)
-        raise Damaged("its header cannot be read") from None
+        header = _header(os.pread(fd, HEADER, 0))
+        if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
+            raise Stale("it was made for other vectors (another model or another index)")
+        if header["format"] == ROW_FORMAT:
+            raise Outdated("it is of the row layout (memtool-signs-1)")
+        fds.append(_open_copy(copy_path(path), fingerprint, epoch, dim))
+        try:
+            with open(fd, "rb", closefd=False) as f:  # numpy maps a file object
+                blocks, count = _mapped(f, header)
+            copy_rows = (os.fstat(fds[1]).st_size - HEADER) // copy_dtype(dim).itemsize
+            return Signs(path, header, blocks, min(count, copy_rows), *fds)  # a torn last append is not read
+        except (ValueError, KeyError, TypeError):
+            raise Damaged("its header cannot be read") from None
     except BaseException:
-        os.close(copy_fd)
+        _close_all(*fds)
         raise
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _header(head: bytes) -> dict:
@@ -460,7 +474,7 @@ def append(path: Path, signs: Signs, blocks_after) -> None:
 
     with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b", buffering=0) as f,
           open(copy_path(path), "r+b", buffering=0) as g):
-        if os.fstat(f.fileno()).st_ino != signs.identity[0]:
+        if os.fstat(f.fileno()).st_ino != signs.identity[0] or os.fstat(g.fileno()).st_ino != signs.copy_inode:
             return
         blocks, count = _mapped(f, signs.header)
         rows = min(count, (os.fstat(g.fileno()).st_size - HEADER) // signs.copy_dtype.itemsize)
