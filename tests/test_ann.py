@@ -579,3 +579,51 @@ def test_ann2_1_an_empty_sign_file_keeps_its_inode_while_open_and_opening_leaks_
         del signs
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) == fds
+
+
+# --- temp files of a process killed while writing the sign file are swept ---------------------
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from memtool.store import ann
+path, ready = Path(sys.argv[1]), Path(sys.argv[2])
+def blocks():
+    ids = np.arange(1, 101)
+    yield ids, ids, np.ones((100, 64), dtype=np.int8)
+    ready.touch()  # its temp files hold a block: killed (or left running) here
+    time.sleep(120)
+ann.write(path, "fp", "ep", np.zeros(64, dtype=np.float32), blocks())
+"""
+
+
+def test_ann2_2_the_temp_files_of_a_writer_killed_midway_are_swept_a_running_ones_stay(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store, matrix, rng = _store(tmp_path, 2500)
+    store.vectors.nearest(matrix[0], 3)
+    assert len(store.vectors.take_notices()) == 1  # built
+    signs = tmp_path / ANN_FILE
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(signs), str(tmp_path / f"ready{i}")]) for i in range(2)]
+    try:
+        while not all((tmp_path / f"ready{i}").exists() for i in range(2)):
+            assert all(w.poll() is None for w in writers)
+            time.sleep(0.02)
+        temps = [{tmp_path / f".{name}.{w.pid}.tmp" for name in (ANN_FILE, COPY)} for w in writers]
+        assert all(t.stat().st_size > 4096 for t in temps[0] | temps[1])
+        writers[1].send_signal(signal.SIGKILL)
+        writers[1].wait()
+        put(store, [f"a{i}" for i in range(40)], rng.standard_normal((40, DIM)).astype(np.float32))
+        assert store.vectors.nearest(matrix[7], 1)[0][0] == "h7"  # the next use appends: sweeps
+        assert not any(t.exists() for t in temps[1]), "a killed writer's temp files were left behind"
+        assert all(t.exists() for t in temps[0]), "a running writer's temp files were removed"
+        assert len(store.vectors.approximate()) == 2540 and store.vectors.take_notices() == []
+    finally:
+        for w in writers:
+            w.kill()
+            w.wait()
+        store.close()

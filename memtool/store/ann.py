@@ -399,6 +399,32 @@ def copy_records(ids, block):
     return out
 
 
+def _temp(path: Path) -> Path:
+    """This process's temp file for `path` (renamed over it when whole)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def sweep_temps(path: Path) -> None:
+    """Remove the temp files of the sign file and its copy left by a process killed while writing
+    them (`.vectors.signs.<pid>.tmp`: ~64 MiB at 10^6). A temp whose process still runs (or whose
+    pid was given to another process) stays; so does this process's own."""
+    names = {f".{p.name}." for p in (path, copy_path(path))}
+    for temp in path.parent.glob(".*.tmp"):
+        prefix, _, pid = temp.name[:-len(".tmp")].rpartition(".")
+        if prefix + "." in names and pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            temp.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it runs
+        return True
+    return True
+
+
 def write(path: Path, fingerprint: str, epoch: str, mean, blocks, block: int = BLOCK) -> None:
     """Write a new sign file and its int8 copy from `blocks` of (ids, tags, int8 matrix),
     atomically (temp + rename each; a reader that opens one old and one new file finds their ids
@@ -413,7 +439,8 @@ def write(path: Path, fingerprint: str, epoch: str, mean, blocks, block: int = B
     copy_header = json.dumps({"format": COPY_FORMAT, **identity}).encode("utf-8")
     mean32 = mean16.astype(np.float32)
     copy = copy_path(path)
-    temp, copy_temp = (p.with_name(f".{p.name}.{os.getpid()}.tmp") for p in (path, copy))
+    sweep_temps(path)
+    temp, copy_temp = _temp(path), _temp(copy)
     try:
         with open(temp, "wb", buffering=0) as f, open(copy_temp, "wb", buffering=0) as g:
             f.write(_header_bytes(header))
@@ -474,6 +501,7 @@ def append(path: Path, signs: Signs, blocks_after) -> None:
 
     with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b", buffering=0) as f,
           open(copy_path(path), "r+b", buffering=0) as g):
+        sweep_temps(path)
         if os.fstat(f.fileno()).st_ino != signs.identity[0] or os.fstat(g.fileno()).st_ino != signs.copy_inode:
             return
         blocks, count = _mapped(f, signs.header)
@@ -501,7 +529,8 @@ def upgrade(path: Path) -> int:
         count = (os.fstat(f.fileno()).st_size - HEADER) // (columns * 8)
         table = np.memmap(f, dtype=np.uint64, mode="r", offset=HEADER, shape=(count, columns)) if count else ()
         header = {**header, "format": FORMAT, "block": BLOCK}
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        sweep_temps(path)
+        temp = _temp(path)
         try:
             with open(temp, "wb", buffering=0) as out:
                 out.write(_header_bytes(header))
