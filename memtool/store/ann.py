@@ -13,7 +13,8 @@ a record is written in it, and a record counts once its id is written, after its
 a process killed mid-append leaves the records before it. A vector removed from the index is
 simply not found when candidates are rescored, and the file is remade once such records are many.
 A file of the row layout (format 1, before 2026-12-01) is rewritten in this one from its own
-records (`upgrade`), with a notice.
+records (`upgrade`), with a notice. The temp files of a writer killed midway are swept by the next
+writer (`sweep_temps`).
 
 Beside it, `.memory/vectors.int8` holds the same records' int8 vectors (as the index stores
 them), row for row: a JSON header like the sign file's, then per vector its id and its `dim` int8
