@@ -137,7 +137,7 @@ class Signs:
         self._close = weakref.finalize(self, _close_all, fd, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
 
     def close(self) -> None:
-        """Close its descriptors now (else when it is collected); its mapping lives on with `blocks`."""
+        """Close its descriptors now (else when it is collected); it is not used after."""
         self._close()
 
     def __len__(self) -> int:
@@ -413,7 +413,10 @@ def sweep_temps(path: Path) -> None:
     for temp in path.parent.glob(".*.tmp"):
         prefix, _, pid = temp.name[:-len(".tmp")].rpartition(".")
         if prefix + "." in names and pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
-            temp.unlink(missing_ok=True)
+            try:
+                temp.unlink(missing_ok=True)
+            except OSError:  # e.g. a read-only folder: the write that follows says why, the sweep waits
+                pass
 
 
 def _running(pid: int) -> bool:
