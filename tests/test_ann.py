@@ -2,6 +2,7 @@
 kept in step with the vectors, rebuilt when missing or damaged, and said in `mem status`."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -460,3 +461,169 @@ def test_i19_what_a_process_killed_mid_append_leaves_is_caught_up_in_place(tmp_p
     assert (tmp_path / ANN_FILE).stat().st_ino == inode  # appended in place, not rebuilt
     assert reopened.vectors.take_notices() == []
     reopened.close()
+
+
+# --- one sign file per Signs: header, blocks and identity read through one descriptor -----------
+
+def _sign_file(path, first_id, mean_sign, n=100, dim=64, block=64):
+    """A sign file (and its int8 copy) of `n` records from id `first_id`, centred on a mean of
+    `mean_sign` × 0.5 everywhere; returns its records (ids, tags, int8 matrix)."""
+    from memtool.store import ann
+
+    rng = np.random.default_rng(first_id)
+    ids = np.arange(first_id, first_id + n)
+    matrix8 = rng.integers(-127, 128, (n, dim), dtype=np.int8)
+    ann.write(path, "fp", "ep", np.full(dim, 0.5 * mean_sign, dtype=np.float32), [(ids, ids + 7, matrix8)] if n else [], block=block)
+    return ids, ids + 7, matrix8
+
+
+_RENAMER = """
+import os, sys
+path, temp, ready, *sources = sys.argv[1:]
+open(ready, "w").close()
+while True:
+    for source in sources:
+        os.link(source, temp)
+        os.replace(temp, path)
+"""
+
+
+def test_ann2_1_a_sign_file_renamed_over_the_path_while_opening_is_never_mixed_with_the_one_opened(tmp_path):
+    """A writer's rename (it takes no lock) between reading the header and mapping the blocks gave
+    a Signs with one file's header and mean but another's records or inode."""
+    import subprocess
+    import sys
+    import time
+
+    from memtool.store import ann
+
+    path = tmp_path / "v.signs"
+    a, b = tmp_path / "a.signs", tmp_path / "b.signs"
+    _sign_file(path, 1, +1)
+    path.rename(a)
+    _sign_file(path, 1001, -1)  # its int8 copy stays at the path's (only the sign file is renamed)
+    path.rename(b)
+    inode_a = a.stat().st_ino
+    path.hardlink_to(a)
+    ready = tmp_path / "ready"
+    renamer = subprocess.Popen([sys.executable, "-c", _RENAMER, str(path), str(tmp_path / "t.signs"), str(ready), str(b), str(a)])  # each rename replaces the other file
+    try:
+        while not ready.exists() and renamer.poll() is None:
+            time.sleep(0.01)
+        seen, stop = set(), time.monotonic() + 2.0
+        while time.monotonic() < stop or (len(seen) < 2 and time.monotonic() < stop + 10):
+            signs = ann.open_signs(path, "fp", "ep", 64)
+            of_a = int(signs.ids[0]) == 1
+            assert of_a == (signs.identity[0] == inode_a) == (float(signs.mean[0]) > 0), \
+                "the header, the records and the identity of one Signs came from different files"
+            assert len(signs) == 100 and signs.last() == ((100 if of_a else 1100), (107 if of_a else 1107))
+            seen.add(of_a)
+            del signs
+        assert seen == {True, False} and renamer.poll() is None  # the files were renamed meanwhile
+    finally:
+        renamer.kill()
+        renamer.wait()
+
+
+def test_ann2_1_an_append_through_a_signs_whose_files_were_replaced_writes_into_neither(tmp_path):
+    """`write` renames the int8 copy, then the sign file: an append (under the lock `write` does
+    not take) that came between them wrote the old file's records into the new copy."""
+    from memtool.store import ann
+
+    path, copy = tmp_path / "v.signs", tmp_path / "v.int8"
+    ids, tags, matrix8 = _sign_file(path, 1, +1, n=150)
+    signs = ann.open_signs(path, "fp", "ep", 64)
+    more = lambda last: [(ids[ids > last], tags[ids > last], matrix8[ids > last])]  # noqa: E731
+    _sign_file(tmp_path / "new.signs", 1, -1, n=100)  # a rebuild midway: its copy renamed, not yet its sign file
+    (tmp_path / "new.int8").replace(copy)
+    before = (path.read_bytes(), copy.read_bytes())
+    ann.append(path, signs, lambda last: [(ids[100:], tags[100:], matrix8[100:])])
+    assert (path.read_bytes(), copy.read_bytes()) == before, "an append wrote into a file its Signs did not open"
+    (tmp_path / "new.signs").replace(path)  # the rebuild ends
+    before = (path.read_bytes(), copy.read_bytes())
+    ann.append(path, signs, more)  # the old Signs: nothing written either
+    assert (path.read_bytes(), copy.read_bytes()) == before
+    signs.close()
+
+    fresh = ann.open_signs(path, "fp", "ep", 64)  # the file in place appends as ever
+    assert float(fresh.mean[0]) < 0 and len(fresh) == 100
+    ann.append(path, fresh, more)
+    fresh = ann.open_signs(path, "fp", "ep", 64)
+    assert len(fresh) == 150 and np.array_equal(fresh.ids, ids) and float(fresh.mean[0]) < 0
+    found_ids, vecs, _ = fresh.rescore(np.arange(150), np.ones(64, dtype=np.float32) / 8)
+    assert np.array_equal(found_ids, ids) and np.array_equal(vecs, matrix8)
+    assert np.array_equal(fresh.blocks[2, 2:, :22].T, _signs_of(matrix8[128:], -0.5 * np.ones(64)))
+    fresh.close()
+
+
+def test_ann2_1_an_empty_sign_file_keeps_its_inode_while_open_and_opening_leaks_no_descriptor(tmp_path):
+    """With no records nothing is mapped: the Signs' own descriptor keeps its inode from being
+    given to another file (whose append would then pass the inode check)."""
+    import gc
+
+    from memtool.store import ann
+
+    path = tmp_path / "v.signs"
+    _sign_file(path, 1, +1, n=0)
+    fds = len(os.listdir("/proc/self/fd"))
+    signs = ann.open_signs(path, "fp", "ep", 64)
+    assert len(signs) == 0 and os.fstat(signs.fd).st_ino == path.stat().st_ino == signs.identity[0]
+    path.unlink()
+    assert os.fstat(signs.fd).st_nlink == 0  # held: its inode is not reused while the Signs lives
+    signs.close()
+    _sign_file(path, 1, +1, n=300)
+    for i in range(300):
+        signs = ann.open_signs(path, "fp", "ep", 64)
+        if i % 2:
+            signs.close()
+        del signs
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+# --- temp files of a process killed while writing the sign file are swept ---------------------
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from memtool.store import ann
+path, ready = Path(sys.argv[1]), Path(sys.argv[2])
+def blocks():
+    ids = np.arange(1, 101)
+    yield ids, ids, np.ones((100, 64), dtype=np.int8)
+    ready.touch()  # its temp files hold a block: killed (or left running) here
+    time.sleep(120)
+ann.write(path, "fp", "ep", np.zeros(64, dtype=np.float32), blocks())
+"""
+
+
+def test_ann2_2_the_temp_files_of_a_writer_killed_midway_are_swept_a_running_ones_stay(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store, matrix, rng = _store(tmp_path, 2500)
+    store.vectors.nearest(matrix[0], 3)
+    assert len(store.vectors.take_notices()) == 1  # built
+    signs = tmp_path / ANN_FILE
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(signs), str(tmp_path / f"ready{i}")]) for i in range(2)]
+    try:
+        while not all((tmp_path / f"ready{i}").exists() for i in range(2)):
+            assert all(w.poll() is None for w in writers)
+            time.sleep(0.02)
+        temps = [{tmp_path / f".{name}.{w.pid}.tmp" for name in (ANN_FILE, COPY)} for w in writers]
+        assert all(t.stat().st_size > 4096 for t in temps[0] | temps[1])
+        writers[1].send_signal(signal.SIGKILL)
+        writers[1].wait()
+        put(store, [f"a{i}" for i in range(40)], rng.standard_normal((40, DIM)).astype(np.float32))
+        assert store.vectors.nearest(matrix[7], 1)[0][0] == "h7"  # the next use appends: sweeps
+        assert not any(t.exists() for t in temps[1]), "a killed writer's temp files were left behind"
+        assert all(t.exists() for t in temps[0]), "a running writer's temp files were removed"
+        assert len(store.vectors.approximate()) == 2540 and store.vectors.take_notices() == []
+    finally:
+        for w in writers:
+            w.kill()
+            w.wait()
+        store.close()

@@ -13,7 +13,8 @@ a record is written in it, and a record counts once its id is written, after its
 a process killed mid-append leaves the records before it. A vector removed from the index is
 simply not found when candidates are rescored, and the file is remade once such records are many.
 A file of the row layout (format 1, before 2026-12-01) is rewritten in this one from its own
-records (`upgrade`), with a notice.
+records (`upgrade`), with a notice. The temp files of a writer killed midway are swept by the next
+writer (`sweep_temps`).
 
 Beside it, `.memory/vectors.int8` holds the same records' int8 vectors (as the index stores
 them), row for row: a JSON header like the sign file's, then per vector its id and its `dim` int8
@@ -113,12 +114,15 @@ def records(ids, tags, signs):
 class Signs:
     """An open sign file (memory-mapped: opening reads only its header and its last block's ids)."""
 
-    def __init__(self, path: Path, header: dict, blocks, count: int, copy_fd: int):
+    def __init__(self, path: Path, header: dict, blocks, count: int, fd: int, copy_fd: int):
         import base64  # here and in `write`, with numpy: a lexical recall needs neither
 
         import numpy as np
 
         self.path = path
+        # The descriptor the header and the blocks were read through, held open for the Signs'
+        # life: its inode is the one `append` checks (never reused meanwhile, even with no mapping).
+        self.fd = fd
         self.header = header
         self.blocks = blocks  # (blocks, 2 + words, block) uint64, memory-mapped: ids, tags, sign words
         self.count = count  # records in use (the last block's are followed by zeros)
@@ -127,9 +131,14 @@ class Signs:
         self.copy_fd = copy_fd
         self.copy_dtype = copy_dtype(int(header["dim"]))
         self.mean = np.frombuffer(base64.b64decode(header["mean"]), dtype=np.float16).astype(np.float32)
-        stat = path.stat()
-        self.identity = (stat.st_ino, stat.st_size)
-        weakref.finalize(self, os.close, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
+        stat = os.fstat(fd)
+        self.identity = (stat.st_ino, stat.st_size)  # of the file opened, as `Vectors` compares the path's
+        self.copy_inode = os.fstat(copy_fd).st_ino
+        self._close = weakref.finalize(self, _close_all, fd, copy_fd)  # last: a failed __init__ leaves the closing to open_signs
+
+    def close(self) -> None:
+        """Close its descriptors now (else when it is collected); it is not used after."""
+        self._close()
 
     def __len__(self) -> int:
         return self.count
@@ -279,29 +288,35 @@ def _nearest_rows(dist, count: int):
 
 def open_signs(path: Path, fingerprint: str, epoch: str, dim: int) -> Signs | None:
     """The file, checked against the index's vectors; None when there is none. Damaged: unusable
-    (Outdated: of the row layout, for `upgrade`)."""
+    (Outdated: of the row layout, for `upgrade`). Its header, blocks and identity are read through
+    one descriptor: a file renamed over the path meanwhile is not mixed with the one opened."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER)
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
-    header = _header(head)
-    if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
-        raise Stale("it was made for other vectors (another model or another index)")
-    if header["format"] == ROW_FORMAT:
-        raise Outdated("it is of the row layout (memtool-signs-1)")
-    copy_fd = _open_copy(copy_path(path), fingerprint, epoch, dim)
+    fds = [fd]
     try:
-        with open(path, "rb") as f:
-            blocks, count = _mapped(f, header)
-        copy_rows = (os.fstat(copy_fd).st_size - HEADER) // copy_dtype(dim).itemsize
-        return Signs(path, header, blocks, min(count, copy_rows), copy_fd)  # a torn last append is not read
-    except (ValueError, KeyError, TypeError):
-        os.close(copy_fd)
-        raise Damaged("its header cannot be read") from None
+        header = _header(os.pread(fd, HEADER, 0))
+        if header.get("fingerprint") != fingerprint or header.get("epoch") != epoch or int(header["dim"]) != dim:
+            raise Stale("it was made for other vectors (another model or another index)")
+        if header["format"] == ROW_FORMAT:
+            raise Outdated("it is of the row layout (memtool-signs-1)")
+        fds.append(_open_copy(copy_path(path), fingerprint, epoch, dim))
+        try:
+            with open(fd, "rb", closefd=False) as f:  # numpy maps a file object
+                blocks, count = _mapped(f, header)
+            copy_rows = (os.fstat(fds[1]).st_size - HEADER) // copy_dtype(dim).itemsize
+            return Signs(path, header, blocks, min(count, copy_rows), *fds)  # a torn last append is not read
+        except (ValueError, KeyError, TypeError):
+            raise Damaged("its header cannot be read") from None
     except BaseException:
-        os.close(copy_fd)
+        _close_all(*fds)
         raise
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _header(head: bytes) -> dict:
@@ -385,6 +400,35 @@ def copy_records(ids, block):
     return out
 
 
+def _temp(path: Path) -> Path:
+    """This process's temp file for `path` (renamed over it when whole)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def sweep_temps(path: Path) -> None:
+    """Remove the temp files of the sign file and its copy left by a process killed while writing
+    them (`.vectors.signs.<pid>.tmp`: ~64 MiB at 10^6). A temp whose process still runs (or whose
+    pid was given to another process) stays; so does this process's own."""
+    names = {f".{p.name}." for p in (path, copy_path(path))}
+    for temp in path.parent.glob(".*.tmp"):
+        prefix, _, pid = temp.name[:-len(".tmp")].rpartition(".")
+        if prefix + "." in names and pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            try:
+                temp.unlink(missing_ok=True)
+            except OSError:  # e.g. a read-only folder: the write that follows says why, the sweep waits
+                pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it runs
+        return True
+    return True
+
+
 def write(path: Path, fingerprint: str, epoch: str, mean, blocks, block: int = BLOCK) -> None:
     """Write a new sign file and its int8 copy from `blocks` of (ids, tags, int8 matrix),
     atomically (temp + rename each; a reader that opens one old and one new file finds their ids
@@ -399,7 +443,8 @@ def write(path: Path, fingerprint: str, epoch: str, mean, blocks, block: int = B
     copy_header = json.dumps({"format": COPY_FORMAT, **identity}).encode("utf-8")
     mean32 = mean16.astype(np.float32)
     copy = copy_path(path)
-    temp, copy_temp = (p.with_name(f".{p.name}.{os.getpid()}.tmp") for p in (path, copy))
+    sweep_temps(path)
+    temp, copy_temp = _temp(path), _temp(copy)
     try:
         with open(temp, "wb", buffering=0) as f, open(copy_temp, "wb", buffering=0) as g:
             f.write(_header_bytes(header))
@@ -460,7 +505,8 @@ def append(path: Path, signs: Signs, blocks_after) -> None:
 
     with (FileLock(str(path.with_name(path.name + ".lock")), timeout=60), open(path, "r+b", buffering=0) as f,
           open(copy_path(path), "r+b", buffering=0) as g):
-        if os.fstat(f.fileno()).st_ino != signs.identity[0]:
+        sweep_temps(path)
+        if os.fstat(f.fileno()).st_ino != signs.identity[0] or os.fstat(g.fileno()).st_ino != signs.copy_inode:
             return
         blocks, count = _mapped(f, signs.header)
         rows = min(count, (os.fstat(g.fileno()).st_size - HEADER) // signs.copy_dtype.itemsize)
@@ -487,7 +533,8 @@ def upgrade(path: Path) -> int:
         count = (os.fstat(f.fileno()).st_size - HEADER) // (columns * 8)
         table = np.memmap(f, dtype=np.uint64, mode="r", offset=HEADER, shape=(count, columns)) if count else ()
         header = {**header, "format": FORMAT, "block": BLOCK}
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        sweep_temps(path)
+        temp = _temp(path)
         try:
             with open(temp, "wb", buffering=0) as out:
                 out.write(_header_bytes(header))

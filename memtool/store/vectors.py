@@ -368,7 +368,7 @@ class Vectors:
             except OSError as exc:  # e.g. a read-only .memory/: exact search still answers
                 self._exact_why = f"the approximate vector index cannot be written ({exc.strerror})"
                 return None
-        self._signs = (self._version(), _identity(self.ann_path), signs) if signs is not None else None
+        self._signs = (self._version(), signs.identity, signs) if signs is not None else None
         return signs
 
     def _rebuilt(self, why: ann.Damaged) -> "ann.Signs":
@@ -376,7 +376,7 @@ class Vectors:
         self.notices.append(f"the approximate vector index {self.ann_path.name} was unusable ({why});"
                             " rebuilt it from the index")
         signs = self._build_signs(self.fingerprint(), self.dim())
-        self._signs = (self._version(), _identity(self.ann_path), signs)
+        self._signs = (self._version(), signs.identity, signs)
         return signs
 
     def _signs_in_step(self, fingerprint: str, dim: int) -> "ann.Signs | None":
