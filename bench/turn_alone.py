@@ -172,7 +172,6 @@ def _top(vecs: AloneVectors, sims, n: int) -> list[tuple[int, float]]:
 def report_turn_alone(args, wss, scorer, out: dict) -> None:
     from bench.dialogue import LOSS_CATS, choose_rule, no_loss_any_budget
     from bench.multihop import locomo_sweep_setup
-    from bench.quality import run
     from memtool.recall import candidates as C
 
     questions, convs, mems = locomo_sweep_setup(args, wss)

@@ -37,6 +37,17 @@ def no_vectors_by_default():
         yield
 
 
+# Three days of notes about bicycles, tea and trains: small workspaces for recall's threads
+BICYCLE_NOTES = {
+    "memory/2026-11-01.md": "# 2026-11-01\n- Bought a red bicycle for the commute.\n- The plumber fixed the kitchen sink.\n"
+                            "- The bicycle shop on Hauptstraße sells red helmets.\n",
+    "memory/2026-11-02.md": "# 2026-11-02\n## Retain\n- W @Peter: Peter moved to Lisbon.\n- O(c=0.8) @Peter: Peter prefers tea over coffee.\n"
+                            "- Peter rides a bicycle to the tea shop in Lisbon.\n",
+    "memory/2026-11-03.md": "# 2026-11-03\n- **Anna**: Did you book the train?\n- **Lena**: Yes, the night train to Vienna.\n"
+                            "- **Anna**: Is there a bicycle wagon on the night train?\n",
+}
+
+
 def mem_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("MEM_WORKSPACE",)}
     env.update({"NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"})

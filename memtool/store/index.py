@@ -313,13 +313,12 @@ class Store:
             # Ids given, as SQLite would pick them (the largest + 1): the entity and tag rows need no
             # read-back of the facts just written.
             first = (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) + 1
-            cur = self.conn.executemany(
+            self.conn.executemany(
                 "INSERT INTO facts(id, path, ord, kind, date, valid_from, valid_to, line_start, line_end, content,"
                 " context, entities, fields, confidence, terms, ctx_terms, ehash, tags)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(first + n, *row) for n, row in enumerate(rows)],
-            )
-            del cur
+            )  # its cursor dropped at once
             if fts:
                 self.conn.execute("INSERT INTO facts_fts(rowid, terms, ctx_terms)"
                                   " SELECT id, terms, ctx_terms FROM facts WHERE path = ?", (parsed.path,))
