@@ -5,7 +5,7 @@ Layout: app.py (the app, `main`, errors → exit status), memory_commands.py and
 watching.py (`mem watch` running), common.py (shared options and state).
 """
 
-from memtool.cli.startup import imports_kept
+from memtool.collector import imports_kept
 
 with imports_kept():  # typer, click and the commands: never garbage, not for the collector to walk
     from memtool.cli.app import app, main

@@ -37,7 +37,7 @@ TEXT_ARGS = {"ignore_unknown_options": True, "help_option_names": ["--help"]}
 
 def memory(embedder: str | None = None):
     """The `Memory` of the workspace named by -w, $MEM_WORKSPACE or the current directory."""
-    from memtool.cli.startup import imports_kept
+    from memtool.collector import imports_kept
 
     with imports_kept():
         from memtool.memory import Memory  # the whole library (SQLite, the store): not for `mem --help`

@@ -13,7 +13,7 @@ import typer
 
 from memtool.cli import render
 from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, memory, state
-from memtool.cli.startup import one_read
+from memtool.collector import one_read
 from memtool.control_chars import visible
 from memtool.dates import parse_day
 from memtool.read_server import ask

@@ -1,6 +1,7 @@
-"""Start-up cost of a `mem` process: what importing creates is never garbage, so the garbage
-collector neither runs while modules are imported nor walks their objects again; a process that
-answers one read and exits collects only after many new objects."""
+"""When the cyclic garbage collector runs. What importing creates is never garbage, so the collector
+neither runs while modules are imported nor walks their objects again (`imports_kept`); a process
+that answers one read and exits collects only after many new objects (`one_read`); a batch of
+long-lived acyclic objects is made without it (`paused`, a reflect run)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,21 @@ def imports_kept():
     (~10 ms). `gc.freeze` moves them out of the collector's sight; what a command creates later
     is collected as before, and reference counting frees everything else at once. The collector
     runs again afterwards if it did before (docs/benchmarks.md, One-shot `mem recall`)."""
+    with paused():
+        try:
+            yield
+        finally:
+            gc.freeze()
+
+
+@contextmanager
+def paused():
+    """The block without the cyclic collector, which runs again afterwards if it did before."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was:
             gc.enable()
 
