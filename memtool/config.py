@@ -119,10 +119,7 @@ class Config:
 
         env = os.environ.get("MEM_EMBEDDER", "").strip()
         config = replace(self, embedder=env) if env else self
-        search = os.environ.get("MEM_VECTOR_SEARCH", "").strip().lower()
-        if search and search not in VECTOR_SEARCH:
-            raise UsageError(f"MEM_VECTOR_SEARCH={search!r} is not a vector search mode",
-                             f"use one of: {', '.join(VECTOR_SEARCH)}")
+        search = env_choice("MEM_VECTOR_SEARCH", VECTOR_SEARCH, "a vector search mode")
         return replace(config, vector_search=search) if search else config
 
     @classmethod
@@ -270,3 +267,12 @@ def _access_settings(recall: dict, name: str) -> dict:
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
         raise WorkspaceError(f"{name}: recall.min_score must be a number from 0 to 1, not {floor!r}")
     return {"track_access": track, "recall_floor": float(floor)}
+
+
+def env_choice(var: str, choices: tuple[str, ...], what: str, default: str = "") -> str:
+    """$`var` stripped and lower-cased (`default` when unset or empty); one that is not among
+    `choices` is a `UsageError` naming them."""
+    value = os.environ.get(var, "").strip().lower() or default
+    if value and value not in choices:
+        raise UsageError(f"{var}={value!r} is not {what}", f"use one of: {', '.join(choices)}")
+    return value

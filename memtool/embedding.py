@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from memtool import embedders
-from memtool.config import Config
-from memtool.errors import ProviderUnavailable, UsageError
+from memtool.config import Config, env_choice
+from memtool.errors import ProviderUnavailable
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
 
@@ -35,10 +33,7 @@ class Embedding:
         and exits, when the embedder runs in this process (one behind a network is sent a query only
         when it is used) and a core is likely free ($MEM_QUERY_EMBED: `auto`; `ahead` always,
         `inline` never): on a busy machine the threads only take turns on one core."""
-        how = os.environ.get("MEM_QUERY_EMBED", "").strip().lower() or "auto"
-        if how not in QUERY_EMBEDS:
-            raise UsageError(f"MEM_QUERY_EMBED={how!r} is not a way to embed the query",
-                             f"use one of: {', '.join(QUERY_EMBEDS)}")
+        how = env_choice("MEM_QUERY_EMBED", QUERY_EMBEDS, "a way to embed the query", "auto")
         if how == "inline" or (how == "auto" and not ScanAside.core_free()):
             return
         embedder = self.embedder

@@ -9,7 +9,6 @@ apply under the index lock, then collect the vectors no fact refers to any more.
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import nullcontext
 from typing import Callable, TypeVar
@@ -17,9 +16,9 @@ from typing import Callable, TypeVar
 from memtool import index_plan
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.changes import ChangeFeed
-from memtool.config import Config
+from memtool.config import Config, env_choice
 from memtool.embedding import Embedding
-from memtool.errors import Busy, MemError, ProviderUnavailable, UsageError
+from memtool.errors import Busy, MemError, ProviderUnavailable
 from memtool.kinds import PARSER_VERSION
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
@@ -170,10 +169,7 @@ class Freshness:
         while following file events, before a rebuild, outside a one-shot read (`mapped`: the
         CLI's recall; never in a server such as `mem serve`), below `ASIDE_MIN_FILES` files, and
         when no core is free for the child (it would then only slow the query down)."""
-        how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"
-        if how not in STAT_CHECKS:
-            raise UsageError(f"MEM_STAT_CHECK={how!r} is not a way to check the files",
-                             f"use one of: {', '.join(STAT_CHECKS)}")
+        how = env_choice("MEM_STAT_CHECK", STAT_CHECKS, "a way to check the files", "auto")
         if how == "inline" or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
             return None
         if how == "auto" and (not self.mapped or self.store.file_count() < ASIDE_MIN_FILES
