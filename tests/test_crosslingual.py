@@ -266,3 +266,18 @@ def test_lex3_3_a_noun_spelt_as_an_auxiliary_is_translated():
     assert translations("Wäre das möglich?", "de") == ["possible", "potential"]
     assert "dignity" in translations("die Würde des Menschen", "de")
     assert translations("Wann wurde es gebaut?", "de") == ["built"]
+
+
+def test_holds_with_is_remembered_only_until_the_index_changes(tmp_path):
+    """A query's candidates and its wording both ask whether German notes hold a false friend: the
+    answer is remembered, and a note written meanwhile is seen by the next ask."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n- I need to see the dentist on Friday.\n")
+    mem = Memory(Workspace(ws), embedder="none")
+    mem.index()
+    store = mem.store
+    assert not store.holds_with("see", {"nicht", "ich"})
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n- Ich war nicht am See, es hat geregnet.\n")
+    mem.index()
+    assert store.holds_with("see", {"nicht", "ich"})
+    mem.close()

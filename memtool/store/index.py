@@ -59,6 +59,7 @@ class Store:
         self.recent_facts = RECENT_FACTS  # see `search_terms`
         self._facts: tuple | None = None  # ((data version, own changes), fact count)
         self._docs: tuple = (None, {})  # ((data version, own changes), {term: facts holding it})
+        self._holds: tuple = (None, {})  # ((data version, own changes), {(term, others): bool}) (see `holds_with`)
         self._statuses: tuple = (None, {})  # ((data version, own changes), {file status: paths})
         self.identity = _identity(path)  # of the file this connection opened (see `reader`)
         self.notices = [] if notices is None else notices  # what the user should hear (said once; see `_say`)
@@ -487,9 +488,17 @@ class Store:
 
     def holds_with(self, term: str, others: set[str]) -> bool:
         """Whether a fact holds the exact `term` and one of the terms `others` (one FTS5 look-up,
-        unranked: it stops at the first such fact)."""
-        match = f"({fts_match([term])}) AND ({fts_match(sorted(others))})"
-        return self.conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1", [match]).fetchone() is not None
+        unranked: it stops at the first such fact); remembered until the index changes (a query's
+        candidates and its wording ask the same)."""
+        version = self.state_version()
+        if self._holds[0] != version:
+            self._holds = (version, {})
+        key = (term, frozenset(others))
+        if key not in self._holds[1]:
+            match = f"({fts_match([term])}) AND ({fts_match(sorted(others))})"
+            self._holds[1][key] = self.conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1",
+                                                    [match]).fetchone() is not None
+        return self._holds[1][key]
 
     def known_terms(self, terms: set[str]) -> set[str]:
         """The exact `terms` that at least one fact (its text or context) holds."""
