@@ -228,3 +228,18 @@ def test_3_typer_reads_the_cli_signatures_without_evaluating_strings():
     stringly = [f"{f.__module__}.{f.__name__}({name})" for f in functions
                 for name, p in inspect.signature(f).parameters.items() if isinstance(p.annotation, str)]
     assert not stringly, stringly
+
+
+def test_3_the_one_command_app_builds_no_completion_options():
+    """A command's run builds only that command (`app._app_for`); the root's --install-completion and
+    --show-completion (~1 ms for typer to build) stay with the whole app, which `mem --help` and
+    shell completion (run with no arguments) use."""
+    import typer.main
+
+    from memtool.cli.app import _app_for
+
+    def root_options(args):
+        return {p.name for p in typer.main.get_command(_app_for(args)).params}
+
+    assert "install_completion" in root_options(["--help"])
+    assert root_options(["-w", "ws", "recall", "Peter", "--json"]) == {"workspace", "version"}
