@@ -12,16 +12,17 @@ import re
 
 from memtool.errors import UsageError
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # C0 but tab, DEL, C1
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SHOWN = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # a CRLF line end is fine
+# Patterns as text, compiled by `re` on first use (its cache): a `mem recall --json` uses none of them.
+_CONTROL = r"[\x00-\x08\x0a-\x1f\x7f-\x9f]"  # C0 but tab, DEL, C1
+_CONTROL_BUT_NEWLINE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+_SHOWN = r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # a CRLF line end is fine
 
 
 def refuse(text: str, what: str = "the text", lines: bool = False) -> None:
     """Raise a UsageError naming the first control character in `text` (tab is fine; with `lines`,
     line breaks too: LF or CRLF)."""
     probe = text.replace("\r\n", "\n") if lines else text
-    m = (_CONTROL_BUT_NEWLINE if lines else _CONTROL).search(probe)
+    m = re.search(_CONTROL_BUT_NEWLINE if lines else _CONTROL, probe)
     if m:
         raise UsageError(f"{what} contains the control character {_escape(m.group())} at position {m.start() + 1}; "
                          "nothing was written",
@@ -30,7 +31,7 @@ def refuse(text: str, what: str = "the text", lines: bool = False) -> None:
 
 def visible(text: str) -> str:
     """`text` with every control character but tab and line ends shown as an escape (`\\x1b`)."""
-    return _SHOWN.sub(lambda m: _escape(m.group()), text)
+    return re.sub(_SHOWN, lambda m: _escape(m.group()), text)
 
 
 def _escape(ch: str) -> str:

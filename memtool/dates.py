@@ -149,7 +149,7 @@ def extract_range(text: str) -> tuple[date, date] | None:
     return min(a for _, _, a, _ in found), max(b for _, _, _, b in found)
 
 
-_REL = re.compile(r"^(\d{1,5})\s*([dwmy])$")
+_REL = r"^(\d{1,5})\s*([dwmy])$"  # compiled by `re` on first use: only --since/--until read it
 
 
 def parse_since(spec: str, today: date) -> date:
@@ -169,7 +169,7 @@ def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:
         return today
     if s in ("yesterday", "gestern"):
         return today - timedelta(days=1)
-    m = _REL.match(s)
+    m = re.match(_REL, s)
     if m:
         n, unit = int(m.group(1)), m.group(2)
         days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * n

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
 CODE = "retained-line-missing"
-_MARKER = re.compile(r"^[ \t]*[-*+][ \t]+")
+_MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
 
 @dataclass
@@ -184,7 +184,7 @@ def fold(lines: list[str]) -> dict[str, Retained]:
 def missing(entries: list[Retained], text: str) -> list[Retained]:
     """Which retained lines a file's text no longer holds (pure). Each needs a list item of its own:
     a line retained twice must occur twice; when one copy is gone, the newest entry is reported."""
-    have = Counter(_MARKER.sub("", line).strip() for line in text.splitlines() if _MARKER.match(line))
+    have = Counter(re.sub(_MARKER, "", line).strip() for line in text.splitlines() if re.match(_MARKER, line))
     out = []
     for e in sorted(entries, key=lambda e: (e.at, e.line)):
         if have[e.text] > 0:

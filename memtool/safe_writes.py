@@ -19,8 +19,9 @@ from memtool.errors import Busy, UsageError, WorkspaceError
 
 LOCK_TIMEOUT = 30.0
 APPEND_PATIENCE = 10.0  # seconds an append keeps retrying while other programs keep replacing the file
-BACKUP_STAMP = re.compile(r"\.(\d{8}T\d{6}Z-\d{9})$")
-TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")  # what replace_atomically and create_new stage (mkstemp)
+# Compiled by `re` on first use (its cache): a read writes nothing.
+BACKUP_STAMP = r"\.(\d{8}T\d{6}Z-\d{9})$"
+TEMP_NAME = r"\..+\.[a-z0-9_]{8}\.tmp"  # what replace_atomically and create_new stage (mkstemp)
 STALE_TEMP_SECONDS = 15 * 60  # no write of ours takes this long; a younger temp file may be in use
 SWEEP_EVERY_SECONDS = 10 * 60
 
@@ -237,7 +238,7 @@ def list_backups(backups: Path) -> list[dict]:
     """Every backed-up version under the folder `backups`, newest first."""
     out = []
     for path in backups.rglob("*") if backups.is_dir() else ():
-        match = BACKUP_STAMP.search(path.name)
+        match = re.search(BACKUP_STAMP, path.name)
         if not match or not path.is_file():
             continue
         rel = path.relative_to(backups).as_posix()
@@ -253,7 +254,7 @@ def find_backup(backups: Path, backup_id: str) -> tuple[Path, str]:
     """The backed-up copy `backup_id` names and the relative path it is a version of."""
     folder = backups.resolve()
     source = (folder / backup_id).resolve()
-    match = BACKUP_STAMP.search(source.name)
+    match = re.search(BACKUP_STAMP, source.name)
     if folder not in source.parents or not match or not source.is_file():
         raise UsageError(f"no backup {backup_id!r}", "list them with: mem sync restore")
     rel = source.relative_to(folder).as_posix()
@@ -286,7 +287,7 @@ def remove_stale_temp(folder: Path, recursive: bool = True, older_than: float = 
     removed = []
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in filenames:
-            if name[0] != "." or not name.endswith(".tmp") or not TEMP_NAME.fullmatch(name):
+            if name[0] != "." or not name.endswith(".tmp") or not re.fullmatch(TEMP_NAME, name):
                 continue
             path = Path(dirpath) / name
             try:

@@ -7,7 +7,6 @@ and the workspace by absolute path, so they run under `env -i` as they do at a p
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path, PurePath
 
 
@@ -22,6 +21,8 @@ def mem_command(argv0: str, executable: str) -> list[str]:
 
 def cron_lines(command: list[str], workspace: Path, sync_remote: str | None) -> list[dict]:
     """One entry per job: when it runs, the crontab line, and what it does."""
+    import shlex  # only to write a schedule: every `mem` command imports this module
+
     base = " ".join(shlex.quote(part) for part in [*command, "-w", str(workspace)])
     jobs = [{"job": "reflect", "when": "30 3 * * *", "command": f"{base} reflect",
              "about": "every night at 03:30: consolidate, entity pages, opinions, journal"}]

@@ -27,8 +27,9 @@ from memtool.errors import EgressRefused
 _RANK = {"global": 0, "normal": 0, "work": 1, "private": 2, "legal": 3}
 TIERS = tuple(_RANK)
 LEGAL = STRICTEST = "legal"  # never leaves the process, never folded, superseded or rewritten
-_TRUST_LINE = re.compile(r"""^\s*-?\s*["']?trust["']?\s*:\s*(.*?)\s*$""", re.I)
-_CITATION = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#L\d+")
+# Compiled by `re` on first use (its cache): a recall reads neither front matter nor citations.
+_TRUST_LINE = r"""(?i)^\s*-?\s*["']?trust["']?\s*:\s*(.*?)\s*$"""
+_CITATION = r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#L\d+"
 _LEADING_BLOCK_LINES = 100  # how far an unclosed or misplaced front matter block is searched for `trust:`
 
 
@@ -72,7 +73,7 @@ def declared(lines: list[str], front_matter_end: int) -> tuple[str, str | None]:
     end = next((n for n in range(start + 1, min(len(lines), start + _LEADING_BLOCK_LINES))
                 if lines[n].strip() in ("---", "...")), None)
     stop = end if end is not None else min(len(lines), start + _LEADING_BLOCK_LINES)
-    values = [m.group(1) for n in range(start + 1, stop) if (m := _TRUST_LINE.match(lines[n]))]
+    values = [m.group(1) for n in range(start + 1, stop) if (m := re.match(_TRUST_LINE, lines[n]))]
     if not values:
         return "normal", None
     tiers = [parse_value(v) for v in values]
@@ -100,7 +101,7 @@ def file_tier(path: str, declared_tier: str, globs: dict[str, list[str]]) -> str
 
 def cited_paths(text: str) -> set[str]:
     """Workspace paths that `text` cites as `path.md#L4` (derived pages, the journal, prompts)."""
-    return {m.group(1) for m in _CITATION.finditer(text)}
+    return {m.group(1) for m in re.finditer(_CITATION, text)}
 
 
 def text_tier(own: str, text: str, tier_of: Callable[[str], str]) -> str:

@@ -82,7 +82,7 @@ def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_
                                            "calendar")]  # for the last day of a month: dates.month_end
     assert not [m for m in modules if m.startswith("snowballstemmer.") and m.split(".")[1].split("_")[0]
                 not in ("english", "german", "basestemmer", "among")]
-    assert len(modules) <= 89, (len(modules), modules)  # 88 today (the facade importing every module: ~100)
+    assert len(modules) <= 88, (len(modules), modules)  # 87 today (the facade importing every module: ~100)
 
 
 def test_3_dataclasses_a_one_shot_recall_builds_have_their_own_docstrings(tmp_path, example_ws):
@@ -130,6 +130,26 @@ def test_1_one_shot_recall_compiles_no_date_rule_and_no_cjk_pattern_it_does_not_
     for marker in ("yesterday", "vergangene", "(?:19|20)", "\\\\u4e00", "\\u4e00", "wie lange ist es her"):
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
     assert len(compiled.splitlines()) <= 90, len(compiled.splitlines())
+
+
+def test_3_one_shot_recall_compiles_no_pattern_of_writes_options_or_terminal_output(tmp_path, example_ws):
+    """Patterns only writes (backups, temp files, retained lines), front matter, --since/--field, names
+    read from a hit, or text shown on a terminal use are compiled where first used (~1.5 ms of a
+    one-shot `mem recall --json` compiled them at import), and `shlex` is imported only to write a
+    schedule."""
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+    listing = tmp_path / "patterns.txt"
+    proc = subprocess.run([sys.executable, "-c", PATTERNS_HARNESS, str(listing), "-w", str(example_ws), "recall",
+                           "Peter Lisbon", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert listing.exists(), proc.stderr[-2000:]
+    compiled = listing.read_text()
+    assert proc.stdout.startswith("{"), proc.stdout[:300]
+    for marker in ("trust", ".md)#L", "T\\\\d{6}Z", "\\\\.tmp", "([dwmy])", "(?:=(.*))?", "[A-Z][a-z]+(?:",
+                   "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-"):
+        assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
+    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
+    assert "memtool.schedule" in modules and "shlex" not in modules
 
 
 FREEZE_HARNESS = """
@@ -208,3 +228,18 @@ def test_3_typer_reads_the_cli_signatures_without_evaluating_strings():
     stringly = [f"{f.__module__}.{f.__name__}({name})" for f in functions
                 for name, p in inspect.signature(f).parameters.items() if isinstance(p.annotation, str)]
     assert not stringly, stringly
+
+
+def test_3_the_one_command_app_builds_no_completion_options():
+    """A command's run builds only that command (`app._app_for`); the root's --install-completion and
+    --show-completion (~1 ms for typer to build) stay with the whole app, which `mem --help` and
+    shell completion (run with no arguments) use."""
+    import typer.main
+
+    from memtool.cli.app import _app_for
+
+    def root_options(args):
+        return {p.name for p in typer.main.get_command(_app_for(args)).params}
+
+    assert "install_completion" in root_options(["--help"])
+    assert root_options(["-w", "ws", "recall", "Peter", "--json"]) == {"workspace", "version"}

@@ -123,11 +123,14 @@ def main(args: list[str] | None = None) -> None:
 
 def _app_for(args: list[str]) -> typer.Typer:
     """An app of only the command `args` run (typer builds every command's parameters on each
-    run: ~15 % of a one-shot `mem recall`); the whole app for anything else (help, groups, typos)."""
+    run: ~15 % of a one-shot `mem recall`); the whole app for anything else (help, groups, typos).
+    The one-command app has no --install-completion/--show-completion (root options, so never
+    after a command word; shell completion itself runs with no arguments, through the whole app):
+    typer builds both for every run (~1 ms)."""
     name = _command_name(args)
     for command, settings in COMMANDS:
         if command.__name__ == name:
-            one = typer.Typer(**APP_SETTINGS)
+            one = typer.Typer(**APP_SETTINGS, add_completion=False)
             one.callback()(_root)
             one.command(context_settings=settings or None)(command)
             return one

@@ -21,8 +21,9 @@ SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (L
 FEEDBACK_FACTS = 2_000
 KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
-_SPEAKER = re.compile(r"^\*\*[^*]+\*\*:\s*")
+# Compiled by `re` on first use (its cache): most recalls never read names from a hit.
+_NAME = r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)"
+_SPEAKER = r"^\*\*[^*]+\*\*:\s*"
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,8 @@ def spread(order: list[tuple[int, float]], links: dict[int, list[tuple[int, floa
 def names_in(content: str) -> list[str]:
     """The capitalised names inside a record's sentences (not a sentence's first word, not the
     speaker of a dialogue turn): `Paris`, `Matt Patterson`. Pure."""
-    text = _SPEAKER.sub("", content)
-    return list(dict.fromkeys(m.group(1) for m in _NAME.finditer(text)))
+    text = re.sub(_SPEAKER, "", content)
+    return list(dict.fromkeys(m.group(1) for m in re.finditer(_NAME, text)))
 
 
 def context_links(store: Store, seeds: list[int], window: int) -> dict[int, list[tuple[int, float]]]:

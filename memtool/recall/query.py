@@ -58,7 +58,7 @@ def resolve_mode(mode: str | None, embedder_name: str, default: str) -> str:
     return mode
 
 
-_FIELD_FILTER = re.compile(r"([A-Za-z][\w\-]*)(?:=(.*))?", re.S)
+_FIELD_FILTER = r"(?s)([A-Za-z][\w\-]*)(?:=(.*))?"  # compiled by `re` on first use: only --field reads it
 
 
 def _tag_filter(spec: str) -> str:
@@ -72,7 +72,7 @@ def _tag_filter(spec: str) -> str:
 
 def parse_field_filter(spec: str) -> tuple[str, str | None]:
     """`outcome=fixed` → ("outcome", "fixed"); `outcome` → ("outcome", None): the field is present."""
-    m = _FIELD_FILTER.fullmatch(spec.strip())
+    m = re.fullmatch(_FIELD_FILTER, spec.strip())
     if not m:
         raise UsageError(f"--field {spec!r} is not KEY=VALUE or KEY", "e.g. --field outcome=fixed, or --field cost")
     value = m.group(2).strip() if m.group(2) is not None else None
