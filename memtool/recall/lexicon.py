@@ -99,7 +99,8 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
                    if lang in (None, language)]
         hits = [(language, targets) for language, source, targets in entries if fold(source) == folded] or \
                [(language, targets) for language, source, targets in entries
-                if stem(folded, language) == stem(fold(source), language)]
+                if stem(folded, language) == stem(fold(source), language)] or \
+               (_by_infinitive(folded) if lang == "de" else [])
         found.update({(language, w): None for language, targets in hits for t in targets for w in t.split()
                       if (f := fold(w)) not in STOPWORDS and not _function_target(w) and f not in own})
     if held is not None:
@@ -108,6 +109,38 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
     spelt = buckets({fold(w)[:3] for _, w in found})
     return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])
                               or (written and written(w, "de" if language == "en" else "en"))))
+
+
+def infinitives(folded: str) -> list[str]:
+    """The infinitives a folded German word may be a regular form of, most likely first: `kommt`,
+    `kommst`, `komme` → `kommen`; `baute`, `bauten` → `bauen`; `gemacht` → `machen`; `abgefeuert`
+    → `abfeuern`. The lexicon lists verbs by their infinitive, and the German Snowball stem keeps
+    a verb's endings `-t`, `-st`, `-te` (`kommt` stems to `kommt`). Pure."""
+    bases = []
+    for particle in _PARTICLES:  # past participle, with a separable particle or none: (ab)ge-…-t / -en
+        core = folded[len(particle) + 2:]
+        if folded.startswith(particle + "ge") and len(core) >= 3:
+            bases += [particle + core[:-1]] if core.endswith("t") else [particle + core[:-2]] if core.endswith("en") else []
+    bases += [folded[:-len(end)] for end in _ENDINGS if folded.endswith(end) and len(folded) - len(end) >= 3]
+    found = dict.fromkeys(b + ("n" if b.endswith(("er", "el")) else "en") for b in bases)
+    return [w for w in found if w != folded]
+
+
+_ENDINGS = ("test", "tet", "ten", "te", "est", "et", "st", "t", "e")  # present and weak past forms
+_PARTICLES = ("", "ab", "an", "auf", "aus", "ein", "mit", "vor", "zu", "zuruck", "weg", "fest", "her", "hin", "los")
+
+
+def _by_infinitive(folded: str) -> list[tuple[str, list[str]]]:
+    """A German word no entry is written as nor stems like, looked up as the regular verb form it
+    may be (`infinitives`): the first of its infinitives that a German entry is written as."""
+    candidates = infinitives(folded) if len(folded) >= 4 and folded.isalpha() else []
+    read = buckets({c[:3] for c in candidates})
+    for candidate in candidates:
+        hits = [("de", targets) for language, source, targets in read[candidate[:3]]
+                if language == "de" and fold(source) == candidate]
+        if hits:
+            return hits
+    return []
 
 
 def false_friend(word: str, lang: str, entries) -> bool:
