@@ -252,9 +252,21 @@ def main() -> None:
                     help="for --report turn-alone: the first sweep (max, means), the second (finer, discounted, "
                          "named) or the third (reciprocal-rank fusion)")
     ap.add_argument("--json", help="write all rows and tables to this file")
+    ap.add_argument("--verb-forms", action="store_true",
+                    help="read a German word without a lexicon entry as a regular verb form (memtool.recall.lexicon.VERB_FORMS; off, as shipped)")
+    ap.add_argument("--foreign-semantic", type=float, default=None,
+                    help="the semantic share of a candidate in the other language (memtool.recall.ranking.FOREIGN_SEMANTIC; 1.0 as shipped)")
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
     args = ap.parse_args()
+    if args.verb_forms:
+        from memtool.recall import lexicon
+
+        lexicon.VERB_FORMS = True
+    if args.foreign_semantic is not None:
+        from memtool.recall import ranking
+
+        ranking.FOREIGN_SEMANTIC = args.foreign_semantic
     if args.centring is not None:
         from memtool.recall import candidates
 

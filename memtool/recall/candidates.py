@@ -27,6 +27,10 @@ UNNAMED_SHARE = 0.5
 # translation overtakes it); docs/recall.md, "The parallel set". bench.quality --centring S sets it.
 CENTRING = 0.0
 NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall.md, "Words beside the cosine")
+# What the translations appended to a query (`semantic`) add to its nearest record's cosine: the median
+# over the off-topic probes of the bilingual notes workspaces that get translations (.012; answerable
+# ones .004). The cross-lingual reading of the relevance takes it off again (`across_reading`).
+ACROSS_LIFT = 0.012
 
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
@@ -37,9 +41,10 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = ()) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """(fact id, cosine) of the facts nearest to the query, filters applied, and of the NEAREST
-    nearest to the query's own words, best first (recall's relevance). The words `also` (its
+             also: list[str] = ()) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
+    """(fact id, cosine) of the facts nearest to the query, filters applied, of the NEAREST
+    nearest to the query's own words, best first (recall's relevance), and of the one nearest to
+    the query with its translations (`across_reading`; none without them). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
     passport expire? (Reisepass)` (other ways measured in docs/recall.md, Cross-lingual); they
     would lift the relevance of any question (off-topic ones too), so it comes from the query alone.
@@ -55,6 +60,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
     found = store.ids_for_hashes(ranked, filters)[:n]
     own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
+    across = (found if ranked is nearest[0] else store.ids_for_hashes(nearest[0], filters))[:1] if also else []
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
@@ -62,7 +68,27 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         share = unnamed_share(query, named)
         mixed = (1 - share) * vecs[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
-    return found, own[:NEAREST]
+    return found, own[:NEAREST], across
+
+
+def across_reading(store: Store, query: str, also: list[str], across: list[tuple[int, float]],
+                   counted: "Counted | None") -> tuple[float, float] | None:
+    """(cosine, near) of the record nearest to the query with its translations `also`, for a second
+    reading of the relevance (`relevance.Verdict`, docs/recall.md "Cross-lingual: the floor"): only
+    when that record is written in the other language and holds one of the translated words, its
+    cosine less ACROSS_LIFT (what the bracketed words add to an off-topic question's nearest cosine,
+    median), `near` the share of the query's words it holds (forms and translations). None otherwise."""
+    if not across or not also:
+        return None
+    fid, cosine = across[0]
+    heads = store.fact_heads([fid])
+    terms = store.fact_terms([fid]).get(fid, set())
+    if fid not in heads or detect_language(heads[fid]["content"]) == detect_language(query):
+        return None
+    if not terms & {t for word in also for _, _, w in spans(word) for t in word_terms(w)}:
+        return None
+    shares = wording(store, query, [fid], counted)
+    return (cosine - ACROSS_LIFT, shares[1]) if shares else None
 
 
 def _language_means(store: Store) -> dict | None:
@@ -220,6 +246,7 @@ class Found(NamedTuple):
     fingerprint: str | None  # of the vectors that cosine comes from
     nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
     words: tuple[float, float] | None = None  # (known, near): the query's wording in the notes (see `wording`)
+    across: tuple[float, float] | None = None  # (cosine, near) of the cross-lingual reading (`across_reading`)
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,
@@ -227,7 +254,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     """Fused candidate scores and what ran; what the user should know goes to `warnings`. With a
     `worker`, a hybrid query's lexical side runs in its thread while the semantic side runs in
     this one (the same answer: see memtool.recall.worker)."""
-    found, nearest = [], []
+    found, nearest, across = [], [], []
     also = translated(store, query)  # an English query finds German notes, and the reverse
     degraded = embedding.unusable(store) if mode != "lexical" else None
     both = mode == "hybrid" and degraded is None
@@ -241,7 +268,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
             if degraded is None:
                 # which translations the index holds tells of the notes (any trust tier): only in-process
                 inside = embedding.embedder.destination.in_process
-                found, nearest = semantic(store, embedding, query, filters, n, also if inside else [])
+                found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [])
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
@@ -257,7 +284,8 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     foreign = foreign if words and best is not None else set()
     return Found(fuse(words, found if used != "lexical" else [], foreign=foreign), used, degraded,
                  best[1] if best else None, fingerprint, best[0] if best else None,
-                 wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None)
+                 wording(store, query, [fid for fid, _ in nearest], counted) if best is not None else None,
+                 across_reading(store, query, also, across, counted) if best is not None else None)
 
 
 @contextmanager

@@ -23,6 +23,11 @@ from pathlib import Path
 from memtool.analyzer import STOPWORDS, fold, fold_text, stem, word_terms, words
 
 LEXICON = "lexicon_en_de.txt"
+# Whether a German word no entry is written as nor stems like is looked up as the regular verb form it
+# may be (`infinitives`: `schützt` → `schützen` → protect). Off, as shipped: measured on the three
+# bilingual sets it gains three cross-lingual questions and loses one (a half of the example set),
+# docs/recall.md "Cross-lingual: the floor and the remaining misses". bench.quality --verb-forms sets it.
+VERB_FORMS = False
 # Forms of the auxiliaries and modals the analyser's stopwords lack: translated they would add
 # function words (`wurde` → `became`) or a word spelt alike (`Würde`, dignity, folds to `wurde`).
 # Written capitalised inside a sentence they are the noun (`Würde`, `Ware`, `Waren`, goods), and
@@ -89,7 +94,7 @@ def parse(text: str) -> list[tuple[str, list[str]]]:
 
 
 def translations(text: str, lang: str | None = None, held: Callable[[set[str]], set[str]] | None = None,
-                 written: Callable[[str, str], bool] | None = None) -> list[str]:
+                 written: Callable[[str, str], bool] | None = None, verbs: bool | None = None) -> list[str]:
     """The other language's words for the content words of `text` (first listed sense first); with
     `lang` (`en` or `de`, see `analyzer.detect_language`) only from that language, so an English
     word that looks German (`kind`, `art`) is not translated. A translation that is one of the
@@ -97,7 +102,9 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
     is a false friend (`false_friend`: `lake` → `See`, `Kunst` → `art`), unless `written(word,
     language)` says the notes hold it written in the language it was translated into. `held`: of a
     set of folded words, those the notes hold (`Store.known_terms`); only those are returned (and
-    only those are checked for false friends: ~5 ms less on a query's first translation)."""
+    only those are checked for false friends: ~5 ms less on a query's first translation). `verbs`:
+    whether a German word without an entry is read as a regular verb form (`infinitives`; by default
+    VERB_FORMS, off)."""
     content = [(word, folded) for start, _, word in words(text)
                if (folded := fold(word)) not in STOPWORDS and not _function_word(text, start, word)]
     read = buckets({folded[:3] for _, folded in content})
@@ -108,7 +115,8 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
                    if lang in (None, language)]
         hits = [(language, targets) for language, source, targets in entries if fold(source) == folded] or \
                [(language, targets) for language, source, targets in entries
-                if stem(folded, language) == stem(fold(source), language)]
+                if stem(folded, language) == stem(fold(source), language)] or \
+               (_by_infinitive(folded) if lang == "de" and (VERB_FORMS if verbs is None else verbs) else [])
         found.update({(language, w): None for language, targets in hits for t in targets for w in t.split()
                       if (f := fold(w)) not in STOPWORDS and not _function_target(w) and f not in own})
     if held is not None:
@@ -117,6 +125,38 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
     spelt = buckets({fold(w)[:3] for _, w in found})
     return list(dict.fromkeys(w for language, w in found if not false_friend(w, language, spelt[fold(w)[:3]])
                               or (written and written(w, "de" if language == "en" else "en"))))
+
+
+def infinitives(folded: str) -> list[str]:
+    """The infinitives a folded German word may be a regular form of, most likely first: `kommt`,
+    `kommst`, `komme` → `kommen`; `baute`, `bauten` → `bauen`; `gemacht` → `machen`; `abgefeuert`
+    → `abfeuern`. The lexicon lists verbs by their infinitive, and the German Snowball stem keeps
+    a verb's endings `-t`, `-st`, `-te` (`kommt` stems to `kommt`). Pure."""
+    bases = []
+    for particle in _PARTICLES:  # past participle, with a separable particle or none: (ab)ge-…-t / -en
+        core = folded[len(particle) + 2:]
+        if folded.startswith(particle + "ge") and len(core) >= 3:
+            bases += [particle + core[:-1]] if core.endswith("t") else [particle + core[:-2]] if core.endswith("en") else []
+    bases += [folded[:-len(end)] for end in _ENDINGS if folded.endswith(end) and len(folded) - len(end) >= 3]
+    found = dict.fromkeys(b + ("n" if b.endswith(("er", "el")) else "en") for b in bases)
+    return [w for w in found if w != folded]
+
+
+_ENDINGS = ("test", "tet", "ten", "te", "est", "et", "st", "t", "e")  # present and weak past forms
+_PARTICLES = ("", "ab", "an", "auf", "aus", "ein", "mit", "vor", "zu", "zuruck", "weg", "fest", "her", "hin", "los")
+
+
+def _by_infinitive(folded: str) -> list[tuple[str, list[str]]]:
+    """A German word no entry is written as nor stems like, looked up as the regular verb form it
+    may be (`infinitives`): the first of its infinitives that a German entry is written as."""
+    candidates = infinitives(folded) if len(folded) >= 4 and folded.isalpha() else []
+    read = buckets({c[:3] for c in candidates})
+    for candidate in candidates:
+        hits = [("de", targets) for language, source, targets in read[candidate[:3]]
+                if language == "de" and fold(source) == candidate]
+        if hits:
+            return hits
+    return []
 
 
 def false_friend(word: str, lang: str, entries) -> bool:

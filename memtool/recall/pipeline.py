@@ -87,7 +87,10 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
                             "nothing was held back (docs/recall.md, Relevance)")
         return Verdict(best=None, floor=None)
     known, near = found.words or (None, None)
-    return Verdict(best=cal.relevance(found.best_cosine, known, near),
+    best = cal.relevance(found.best_cosine, known, near)
+    if found.across and known is not None and kind == "notes":  # a cross-lingual answer, read by its own record
+        best = max(best, cal.relevance(found.across[0], known, found.across[1]))
+    return Verdict(best=best,
                    floor=floor if q.min_score is None else q.min_score,
                    kind=kind, cosine=found.best_cosine, known=known, near=near)
 

@@ -12,6 +12,7 @@ from memtool.recall.results import Hit
 from memtool.store import Filters, Store
 
 LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (the rest: cosine)
+FOREIGN_SEMANTIC = 1.0  # the semantic share of a candidate in the other language than the query (docs/recall.md, Cross-lingual)
 # A dialogue turn whose speaker the query names (as a word): questions about a person are answered in
 # their own turns. 0.1 → 0.2 with the neighbour share 0.25 → 0.35: chosen leave-one-conversation-out on
 # LoCoMo as the point that costs no category on the training conversations; larger boosts rank the
@@ -51,7 +52,7 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
         span = (hi - lo) or 1.0
         weight = 1.0 - lexical_weight if lexical else 1.0
         for fid, c in semantic:
-            scores[fid] = scores.get(fid, 0.0) + (1.0 if fid in foreign else weight) * max(0.0, (c - lo) / span)
+            scores[fid] = scores.get(fid, 0.0) + (FOREIGN_SEMANTIC if fid in foreign else weight) * max(0.0, (c - lo) / span)
     return scores
 
 
