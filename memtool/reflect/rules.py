@@ -100,21 +100,30 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
     out = Findings()
     legal = set()
     listed = listed or terms.__getitem__
-    plain: dict[str, frozenset] = {}  # key → its words but fillers (a new fact is in many pairs)
-    for (a, b), cos in sorted(pairs.items()):
+    low = min(fold_lex, review_lex)
+    by_new: dict[str, list[tuple[str, float | None]]] = defaultdict(list)  # a new fact is in many pairs
+    for (a, b), cos in pairs.items():
+        by_new[a].append((b, cos))
+    close = []  # the pairs similar enough to classify: most are not, and only these are sorted
+    for a, others in by_new.items():
+        fa = by_key[a]
+        wa = None  # its words but fillers
+        for b, cos in others:
+            fb = by_key[b]
+            if trust.LEGAL in (fa["trust"], fb["trust"]):
+                legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
+                continue
+            if wa is None:
+                wa = terms[a] - FILLERS
+            theirs = listed(b)
+            shared = len(wa.intersection(theirs))  # fillers are not in wa
+            union = len(wa) + len(theirs) - len(FILLERS.intersection(theirs)) - shared
+            lex = shared / union if union else 1.0  # jaccard(wa, terms[b] - FILLERS)
+            if lex >= low or (cos is not None and cos >= review_cos):
+                close.append((a, b, cos, lex))
+    close.sort(key=lambda p: (p[0], p[1]))  # the order pairs were classified in: sorted
+    for a, b, cos, lex in close:
         fa, fb = by_key[a], by_key[b]
-        if trust.LEGAL in (fa["trust"], fb["trust"]):
-            legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
-            continue
-        wa = plain.get(a)
-        if wa is None:
-            wa = plain[a] = terms[a] - FILLERS
-        theirs = listed(b)
-        shared = len(wa.intersection(theirs))  # fillers are not in wa
-        union = len(wa) + len(theirs) - len(FILLERS.intersection(theirs)) - shared
-        lex = shared / union if union else 1.0  # jaccard(wa, terms[b] - FILLERS)
-        if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
-            continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
         if lex >= fold_lex and (cos is None or cos >= fold_cos) and _same_names(fa, fb, terms[a], terms[b]):
             out.folds.append((kept["key"], folded["key"], cos, lex))
