@@ -14,6 +14,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
@@ -95,11 +96,16 @@ def word_set(content: str) -> frozenset:
 
 def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> dict:
     """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
+    per_file = Counter(map(itemgetter("path"), facts))  # counted per file, not per fact: ~2,800 files at 10^5
+    tiers = dict(zip(map(itemgetter("path"), facts), map(itemgetter("trust"), facts)))  # one tier per file
+    folders: Counter = Counter()
+    for path, n in per_file.items():  # in the order files first occur, as the facts are
+        folders[path.split("/", 1)[0] if "/" in path else "."] += n
     return orient_from({
         "facts": len(facts),
-        "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
-        "folders": dict(Counter(f["path"].split("/", 1)[0] if "/" in f["path"] else "." for f in facts).most_common()),
-        "trust": dict(Counter(f["trust"] for f in {f["path"]: f for f in facts}.values()).most_common()),
+        "kinds": dict(Counter(map(itemgetter("kind"), facts)).most_common()),
+        "folders": dict(folders.most_common()),
+        "trust": dict(Counter(tiers.values()).most_common()),
     }, store, local, unseen)
 
 

@@ -173,15 +173,15 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
     entity and kind world, similar but not the same words, no change marker: left for review.
     """
-    by_entity: dict[str, list[dict]] = defaultdict(list)
-    for f in facts:
-        if _eligible(f):
-            by_entity[f["entities"][0].lower()].append(f)
     first_day: dict[str, str] = {}  # entity → the earliest day of its new facts: only later facts are read
     for f in new:
         if _eligible(f):
             e = f["entities"][0].lower()
             first_day[e] = min(first_day.get(e, f["day"]), f["day"])
+    by_entity: dict[str, list[dict]] = defaultdict(list)  # the facts of the entities new facts are about
+    for f in facts:
+        if f["entities"] and (e := f["entities"][0].lower()) in first_day and _eligible(f):
+            by_entity[e].append(f)
     markers = {e: [f for f in by_entity[e] if f["day"] > day and CHANGE.search(f["content"])]
                for e, day in first_day.items() if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}

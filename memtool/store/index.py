@@ -699,12 +699,14 @@ class Store:
         for key, fact_id in select_in(self.conn, "SELECT key, fact_id FROM fact_entities WHERE key IN ({marks})", keys):
             by_key.setdefault(key, []).append(fact_id)
         out = {}
+        at = list(order)  # place → id (`order` is made in that order): places sort as plain ints
         for name, m in matches.items():
             found = {i for key in m.keys for i in by_key.get(key, ())}
             if m.plain:
                 found.update(r[0] for r in self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?",
                                                              (m.plain,)))
-            out[name] = sorted((i for i in found if i in order), key=order.__getitem__)[:k]
+            places = sorted(p for p in map(order.get, found) if p is not None)
+            out[name] = [at[n] for n in places[:k]]
         return out
 
     def listing_rows(self, ids: Iterable[int]) -> list[tuple]:
