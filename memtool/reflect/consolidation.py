@@ -288,7 +288,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
-        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded)
+        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc
         out.examined += [f["key"] for f in new]

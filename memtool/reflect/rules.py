@@ -163,7 +163,8 @@ def clusters(pairs: list[tuple[str, str, float | None, float]]) -> list[list[str
 
 def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
                    pairs: dict[tuple[str, str], float | None], words: dict[str, frozenset],
-                   folded: set[tuple[str, str]] = frozenset()) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+                   folded: set[tuple[str, str]] = frozenset(),
+                   by_key: dict[str, dict] | None = None) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     """Newer facts that supersede older ones about the same entity and attribute, and unclear pairs.
 
     Clear: same first entity, the newer fact announces a change ("moved", "now", "no longer",
@@ -172,6 +173,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     change replaces one fact; each older fact ends at its earliest successor.
     Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
     entity and kind world, similar but not the same words, no change marker: left for review.
+    `by_key`: `facts` by key, if the caller has them so.
     """
     first_day: dict[str, str] = {}  # entity → the earliest day of its new facts: only later facts are read
     for f in new:
@@ -185,7 +187,7 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     markers = {e: [f for f in by_entity[e] if f["day"] > day and CHANGE.search(f["content"])]
                for e, day in first_day.items() if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}
-    by_key = {f["key"]: f for f in facts}
+    by_key = {f["key"]: f for f in facts} if by_key is None else by_key
 
     def best_older(newer: dict, entity: str, candidates: list[dict]) -> None:
         """The one older fact a change replaces: the most similar one (attribute terms) not replaced yet."""
@@ -238,8 +240,8 @@ def _unclear(by_key: dict[str, dict], terms: dict[str, frozenset], names: dict[s
     unclear = []
     for a, b in pairs:
         fa, fb = by_key[a], by_key[b]
-        if not (_eligible(fa) and _eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":
-            continue
+        if fa["kind"] != "world" or fb["kind"] != "world" or not (_eligible(fa) and _eligible(fb)):
+            continue  # most facts are not world facts: that is asked first
         if fa["entities"][0].lower() != fb["entities"][0].lower() or fa["day"] == fb["day"]:
             continue
         older, newer = sorted((fa, fb), key=lambda f: (f["day"], f["source"]))
