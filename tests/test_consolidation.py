@@ -362,3 +362,40 @@ def test_reflect5_classify_pairs_measures_listed_words_as_the_jaccard_of_their_s
         elif lex >= 0.3 and rules._same_entity(by_key[a], by_key[b]):
             review.add(frozenset((a, b)))
     assert {frozenset(p[:2]) for p in listed.folds} == folds and {frozenset(p[:2]) for p in listed.review} == review
+
+
+def test_reflect8_classify_pairs_filters_before_sorting_with_the_same_findings_in_the_same_order():
+    """Pairs are grouped by their new fact and only the similar ones sorted: the same folds and
+    reviews, in the same order, as classifying every pair in sorted order (cosines, legal facts and
+    an insertion order of the pairs that is not sorted included)."""
+    import random
+
+    from memtool.reflect import rules
+
+    rng = random.Random(8)
+    vocab = ["ferry", "harbour", "boat", "still", "again", "berlin", "lisbon", "tea", "Porto", "now"]
+    by_key, sets = {}, {}
+    for n in range(80):
+        k = f"k{n:02d}"
+        sets[k] = frozenset(rng.sample(vocab, rng.randint(1, 6)))
+        by_key[k] = {"key": k, "trust": "legal" if n % 17 == 3 else "normal", "day": f"2026-01-{n % 28 + 1:02d}",
+                     "source": f"memory/x.md#L{n}", "entities": ["Ana"] if n % 3 else ["Ben"],
+                     "content": " ".join(sorted(sets[k]))}
+    keys = list(by_key)
+    pairs = {(a, b): rng.choice([None, 0.9, 0.96, 0.99]) for a in keys[:15] for b in keys if a != b}
+    shuffled = dict(rng.sample(list(pairs.items()), len(pairs)))
+    found = rules.classify_pairs(shuffled, by_key, sets, review_lex=0.3)
+    folds, review, legal = [], [], set()  # every pair in sorted order, as the rule reads
+    for (a, b), cos in sorted(pairs.items()):
+        fa, fb = by_key[a], by_key[b]
+        if "legal" in (fa["trust"], fb["trust"]):
+            legal.update(k for k in (a, b) if by_key[k]["trust"] == "legal")
+            continue
+        lex = rules.jaccard(sets[a] - rules.FILLERS, sets[b] - rules.FILLERS)
+        kept, other = sorted((fa, fb), key=lambda f: (f["day"], f["source"]))
+        if lex >= 0.85 and (cos is None or cos >= 0.95) and rules._same_names(fa, fb, sets[a], sets[b]):
+            folds.append((kept["key"], other["key"], cos, lex))
+        elif rules._same_entity(fa, fb) and (cos >= 0.95 if cos is not None else lex >= 0.3):
+            review.append((kept["key"], other["key"], cos, lex))
+    assert folds and review and legal
+    assert (found.folds, found.review, found.skipped_legal) == (folds, review, len(legal))

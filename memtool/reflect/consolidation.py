@@ -14,6 +14,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
@@ -95,11 +96,16 @@ def word_set(content: str) -> frozenset:
 
 def orient(store: Store, local: LocalState, facts: list[dict], unseen: int) -> dict:
     """Phase 1, read-only: counts per kind and folder, embedding coverage, stability, trust tiers."""
+    per_file = Counter(map(itemgetter("path"), facts))  # counted per file, not per fact: ~2,800 files at 10^5
+    tiers = dict(zip(map(itemgetter("path"), facts), map(itemgetter("trust"), facts)))  # one tier per file
+    folders: Counter = Counter()
+    for path, n in per_file.items():  # in the order files first occur, as the facts are
+        folders[path.split("/", 1)[0] if "/" in path else "."] += n
     return orient_from({
         "facts": len(facts),
-        "kinds": dict(Counter(f["kind"] for f in facts).most_common()),
-        "folders": dict(Counter(f["path"].split("/", 1)[0] if "/" in f["path"] else "." for f in facts).most_common()),
-        "trust": dict(Counter(f["trust"] for f in {f["path"]: f for f in facts}.values()).most_common()),
+        "kinds": dict(Counter(map(itemgetter("kind"), facts)).most_common()),
+        "folders": dict(folders.most_common()),
+        "trust": dict(Counter(tiers.values()).most_common()),
     }, store, local, unseen)
 
 
@@ -282,7 +288,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
-        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded)
+        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc
         out.examined += [f["key"] for f in new]

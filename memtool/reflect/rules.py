@@ -100,21 +100,30 @@ def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str,
     out = Findings()
     legal = set()
     listed = listed or terms.__getitem__
-    plain: dict[str, frozenset] = {}  # key → its words but fillers (a new fact is in many pairs)
-    for (a, b), cos in sorted(pairs.items()):
+    low = min(fold_lex, review_lex)
+    by_new: dict[str, list[tuple[str, float | None]]] = defaultdict(list)  # a new fact is in many pairs
+    for (a, b), cos in pairs.items():
+        by_new[a].append((b, cos))
+    close = []  # the pairs similar enough to classify: most are not, and only these are sorted
+    for a, others in by_new.items():
+        fa = by_key[a]
+        wa = None  # its words but fillers
+        for b, cos in others:
+            fb = by_key[b]
+            if trust.LEGAL in (fa["trust"], fb["trust"]):
+                legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
+                continue
+            if wa is None:
+                wa = terms[a] - FILLERS
+            theirs = listed(b)
+            shared = len(wa.intersection(theirs))  # fillers are not in wa
+            union = len(wa) + len(theirs) - len(FILLERS.intersection(theirs)) - shared
+            lex = shared / union if union else 1.0  # jaccard(wa, terms[b] - FILLERS)
+            if lex >= low or (cos is not None and cos >= review_cos):
+                close.append((a, b, cos, lex))
+    close.sort(key=lambda p: (p[0], p[1]))  # the order pairs were classified in: sorted
+    for a, b, cos, lex in close:
         fa, fb = by_key[a], by_key[b]
-        if trust.LEGAL in (fa["trust"], fb["trust"]):
-            legal.update(k for k, f in ((a, fa), (b, fb)) if f["trust"] == trust.LEGAL)
-            continue
-        wa = plain.get(a)
-        if wa is None:
-            wa = plain[a] = terms[a] - FILLERS
-        theirs = listed(b)
-        shared = len(wa.intersection(theirs))  # fillers are not in wa
-        union = len(wa) + len(theirs) - len(FILLERS.intersection(theirs)) - shared
-        lex = shared / union if union else 1.0  # jaccard(wa, terms[b] - FILLERS)
-        if lex < min(fold_lex, review_lex) and (cos is None or cos < review_cos):
-            continue
         kept, folded = sorted((fa, fb), key=lambda f: (f["day"] or "9999", f["source"]))
         if lex >= fold_lex and (cos is None or cos >= fold_cos) and _same_names(fa, fb, terms[a], terms[b]):
             out.folds.append((kept["key"], folded["key"], cos, lex))
@@ -154,7 +163,8 @@ def clusters(pairs: list[tuple[str, str, float | None, float]]) -> list[list[str
 
 def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozenset], names: dict[str, frozenset],
                    pairs: dict[tuple[str, str], float | None], words: dict[str, frozenset],
-                   folded: set[tuple[str, str]] = frozenset()) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+                   folded: set[tuple[str, str]] = frozenset(),
+                   by_key: dict[str, dict] | None = None) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
     """Newer facts that supersede older ones about the same entity and attribute, and unclear pairs.
 
     Clear: same first entity, the newer fact announces a change ("moved", "now", "no longer",
@@ -163,20 +173,21 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     change replaces one fact; each older fact ends at its earliest successor.
     Only pairs involving a `new` fact are examined. Unclear: among the candidate `pairs`, same
     entity and kind world, similar but not the same words, no change marker: left for review.
+    `by_key`: `facts` by key, if the caller has them so.
     """
-    by_entity: dict[str, list[dict]] = defaultdict(list)
-    for f in facts:
-        if _eligible(f):
-            by_entity[f["entities"][0].lower()].append(f)
     first_day: dict[str, str] = {}  # entity → the earliest day of its new facts: only later facts are read
     for f in new:
         if _eligible(f):
             e = f["entities"][0].lower()
             first_day[e] = min(first_day.get(e, f["day"]), f["day"])
+    by_entity: dict[str, list[dict]] = defaultdict(list)  # the facts of the entities new facts are about
+    for f in facts:
+        if f["entities"] and (e := f["entities"][0].lower()) in first_day and _eligible(f):
+            by_entity[e].append(f)
     markers = {e: [f for f in by_entity[e] if f["day"] > day and CHANGE.search(f["content"])]
                for e, day in first_day.items() if e in by_entity}
     found: dict[str, tuple[str, str, str]] = {}
-    by_key = {f["key"]: f for f in facts}
+    by_key = {f["key"]: f for f in facts} if by_key is None else by_key
 
     def best_older(newer: dict, entity: str, candidates: list[dict]) -> None:
         """The one older fact a change replaces: the most similar one (attribute terms) not replaced yet."""
@@ -229,8 +240,8 @@ def _unclear(by_key: dict[str, dict], terms: dict[str, frozenset], names: dict[s
     unclear = []
     for a, b in pairs:
         fa, fb = by_key[a], by_key[b]
-        if not (_eligible(fa) and _eligible(fb)) or fa["kind"] != "world" or fb["kind"] != "world":
-            continue
+        if fa["kind"] != "world" or fb["kind"] != "world" or not (_eligible(fa) and _eligible(fb)):
+            continue  # most facts are not world facts: that is asked first
         if fa["entities"][0].lower() != fb["entities"][0].lower() or fa["day"] == fb["day"]:
             continue
         older, newer = sorted((fa, fb), key=lambda f: (f["day"], f["source"]))

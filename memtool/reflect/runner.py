@@ -47,11 +47,12 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
                 "source": source(row["path"], row["line_start"], row["line_end"]), "confidence": row["confidence"],
                 "entity": None, "mentions": json.loads(row["entities"] or "[]")}
 
-    def evidence(row: dict) -> dict:
-        """What `opinions.weigh` reads of a fact filed under `row["name"]`."""
-        stored[row["content"]] = row["terms"] or ""
-        return {"content": row["content"], "timestamp": timestamp(row), "entity": row["name"],
-                "source": source(row["path"], row["line_start"], row["line_end"])}
+    def evidence(row: tuple) -> dict:
+        """What `opinions.weigh` reads of a fact filed under `name` (a row of `Store.evidence_rows`)."""
+        name, path, start, end, date, a, b, content, analysed, _ = row
+        stored[content] = analysed or ""
+        return {"content": content, "timestamp": f"{a}/{b}" if a and b and a != b else a or date,  # recall's timestamp
+                "entity": name, "source": source(path, start, end)}
 
     def terms(text: str) -> set[str]:
         return {t for t in stored[text].split() if t not in STOPWORDS and not t.isdigit()}

@@ -686,8 +686,8 @@ class Store:
 
     def fact_order(self) -> dict[int, int]:
         """Every fact's id → its place in `latest`'s order (newest first): for `latest_ids_each`."""
-        rows = self.conn.execute("SELECT id FROM facts ORDER BY date DESC NULLS LAST, path, ord")
-        return {i: n for n, (i,) in enumerate(rows)}
+        ids = [i for (i,) in self.conn.execute("SELECT id FROM facts ORDER BY date DESC NULLS LAST, path, ord")]
+        return dict(zip(ids, range(len(ids))))
 
     def latest_ids_each(self, matches: dict[str, EntityMatch], k: int, order: dict[int, int]) -> dict[str, list[int]]:
         """name → `latest_ids(Filters(entities=[match]), k)` for many entities in one pass, given
@@ -699,12 +699,14 @@ class Store:
         for key, fact_id in select_in(self.conn, "SELECT key, fact_id FROM fact_entities WHERE key IN ({marks})", keys):
             by_key.setdefault(key, []).append(fact_id)
         out = {}
+        at = list(order)  # place → id (`order` is made in that order): places sort as plain ints
         for name, m in matches.items():
             found = {i for key in m.keys for i in by_key.get(key, ())}
             if m.plain:
                 found.update(r[0] for r in self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?",
                                                              (m.plain,)))
-            out[name] = sorted((i for i in found if i in order), key=order.__getitem__)[:k]
+            places = sorted(p for p in map(order.get, found) if p is not None)
+            out[name] = [at[n] for n in places[:k]]
         return out
 
     def listing_rows(self, ids: Iterable[int]) -> list[tuple]:
@@ -727,10 +729,11 @@ class Store:
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord")
         return self._rows(sql, params)
 
-    def evidence_rows(self, keys_by_name: dict[str, list[str]], k: int) -> list[dict]:
+    def evidence_rows(self, keys_by_name: dict[str, list[str]], k: int) -> list[tuple]:
         """For each name, the newest `k` facts mentioning it (by any of its keys) that are neither
-        opinions nor on bank pages, with `name` and analysed `terms`: one query for every entity.
-        Only what evidence is weighed by: where the fact is, its dates, its text and terms."""
+        opinions nor on bank pages: one query for every entity. Only what evidence is weighed by, as
+        tuples (name, path, line_start, line_end, date, valid_from, valid_to, content, terms, rank):
+        ~27,000 rows at 10^5 facts."""
         if not keys_by_name:
             return []
         pairs = [(name, key) for name, keys in keys_by_name.items() for key in keys]
@@ -745,7 +748,7 @@ class Store:
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord) AS rn FROM hits h JOIN facts f ON f.id = h.fact_id)"
                f" SELECT r.name, {cols}, f.terms, r.rn FROM ranked r JOIN facts f ON f.id = r.id"
                " WHERE r.rn <= ? AND r.kind != 'opinion' AND r.path NOT LIKE 'bank/%' ORDER BY r.name, r.rn")
-        return self._rows(sql, [x for pair in pairs for x in pair] + [k])
+        return self.conn.execute(sql, [x for pair in pairs for x in pair] + [k]).fetchall()
 
     def _rows(self, sql: str, params: list) -> list[dict]:
         cur = self.conn.execute(sql, params)
