@@ -23,8 +23,10 @@ as many random row reads from SQLite, which cost most of a search at 10^6.
 The two files are written, appended and checked together (the copy's rows first: a record is
 searched once both hold it): a missing, foreign or damaged copy is a damaged index, rebuilt.
 
-A search ranks every record by Hamming distance between its signs and the query's, and the best
-candidates are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
+A search ranks every record by Hamming distance between its signs and the query's; the best
+of them are narrowed further by an asymmetric estimate (the query's own components summed over
+each record's set bits: `narrowed_each`; 1,000 of 4,003 at 10^6, store/vectors.py), and those
+are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
 index (HNSW): docs/benchmarks.md, "Approximate vector search".
 """
 
