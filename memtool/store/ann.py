@@ -25,7 +25,7 @@ searched once both hold it): a missing, foreign or damaged copy is a damaged ind
 
 A search ranks every record by Hamming distance between its signs and the query's; the best
 of them are narrowed further by an asymmetric estimate (the query's own components summed over
-each record's set bits: `narrowed_each`; 1,000 of 4,003 at 10^6, store/vectors.py), and those
+each record's set bits: `narrowed_each`; 1,000 of 8,007 at 10^6, store/vectors.py), and those
 are then rescored exactly by the caller (`Vectors`). Why sign bits rather than a graph
 index (HNSW): docs/benchmarks.md, "Approximate vector search".
 """
@@ -205,8 +205,9 @@ class Signs:
         """Of each query's candidate rows, the `keep` whose signs estimate the highest inner
         product with the query itself (not its signs), in file order: the asymmetric estimate
         Σ qᵢ·bitᵢ, read from the signs the scan already brought into memory, ranks the
-        Hamming candidates far better than their distance, so that a quarter of them, read from
-        the int8 copy, keeps the same neighbours (docs/benchmarks.md, "hyb10 session")."""
+        Hamming candidates far better than their distance: at 10^6 the best eighth of twice as
+        many, read from the int8 copy, holds more of the exact neighbours than all of the
+        Hamming candidates did before (docs/benchmarks.md, "hyb10 session")."""
         import numpy as np
 
         out = []
