@@ -26,6 +26,7 @@ from memtool.store import ann
 from memtool.store.vectors import dequantize, quantize
 
 CANDIDATES = (250, 500, 1000, 2000, 4000)
+NARROWED = ((4000, 500), (4000, 1000), (4000, 2000), (8000, 1000))  # Hamming pool → kept by the signs' estimate
 EFS = (16, 32, 64, 128, 256)
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -107,6 +108,18 @@ def bench_signs(q8, queries, truth, workdir: Path) -> list[dict]:
         out.append({"method": "sign bits", "knob": f"candidates={c}", "recall_at_10": statistics.mean(hits),
                     "p50_ms": statistics.median(lat) * 1000, "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000,
                     "build_s": built, "bytes_per_vector": signs.blocks.shape[1] * 8})
+    for pool, keep in NARROWED:  # as the product searches beyond 250,000 vectors (store/vectors.py)
+        lat, hits = [], []
+        for q, want in zip(queries, truth):
+            t = time.perf_counter()
+            kept = signs.narrowed_each([signs.candidates(q, pool)], [q], keep)[0]
+            got = rescored(q8, q, signs.ids_at(kept))
+            lat.append(time.perf_counter() - t)
+            hits.append(len(got & want) / len(want))
+        out.append({"method": "sign bits, narrowed", "knob": f"candidates={pool}, rescored={keep}",
+                    "recall_at_10": statistics.mean(hits), "p50_ms": statistics.median(lat) * 1000,
+                    "p95_ms": sorted(lat)[int(0.95 * len(lat))] * 1000, "build_s": built,
+                    "bytes_per_vector": signs.blocks.shape[1] * 8})
     return out
 
 
@@ -185,8 +198,10 @@ def search_child(path: Path, count: str) -> None:
 
     from memtool.store import Store, vectors
 
-    if count:  # the benchmark's knob (the product's defaults are module constants)
-        vectors.ANN_CANDIDATES, vectors.ANN_CANDIDATE_SHARE = int(count), 0.0
+    if count:  # the benchmark's knob, POOL or POOL/RESCORED (the product's defaults are module constants)
+        pool, _, keep = count.partition("/")
+        vectors.ANN_CANDIDATES, vectors.ANN_CANDIDATE_SHARE = int(pool), 0.0
+        vectors.ANN_RESCORED, vectors.ANN_RESCORED_SHARE = int(keep or pool), 0.0
     queries = np.load(path.parent / "queries.npy")
     store = Store.open(path)
     t = time.perf_counter()
@@ -227,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--usearch", action="store_true", help="also an HNSW index (needs usearch)")
     ap.add_argument("--store", action="store_true", help="the product path instead: an index of this size, searched")
-    ap.add_argument("--candidates", default="", help="with --store: comma-separated candidate counts to rescore")
+    ap.add_argument("--candidates", default="",
+                    help="with --store: comma-separated candidate counts to rescore (POOL or POOL/RESCORED)")
     ap.add_argument("--search", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.search:

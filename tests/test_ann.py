@@ -627,3 +627,19 @@ def test_ann2_2_the_temp_files_of_a_writer_killed_midway_are_swept_a_running_one
             w.kill()
             w.wait()
         store.close()
+
+
+def test_hyb10_the_candidates_narrowed_by_their_estimate_keep_the_nearest(tmp_path):
+    store, matrix, rng = _store(tmp_path, 3_000)
+    signs = store.vectors.approximate()
+    queries = near(matrix, rng, [11, 1_234, 2_999])
+    pools = signs.candidates_each(queries, 2_000)
+    narrowed = signs.narrowed_each(pools, queries, 300)
+    bits = np.unpackbits(_stored_signs(store, signs).view(np.uint8), axis=1, bitorder="little")[:, :DIM]
+    for rows, pool, q, nearest in zip(narrowed, pools, queries, [11, 1_234, 2_999]):
+        assert len(rows) == 300 and np.array_equal(rows, np.sort(rows)) and set(rows) <= set(pool)
+        estimate = bits[pool].astype(np.float64) @ q  # Σ qᵢ·bitᵢ, the slow way
+        assert set(rows) == set(pool[np.argsort(-estimate, kind="stable")[:300]])
+        assert nearest in rows  # the vector the query was made from is among the few rescored
+    assert np.array_equal(signs.narrowed_each([pools[0]], queries[:1], 2_000)[0], pools[0])  # nothing to narrow
+    store.close()

@@ -22,8 +22,13 @@ from memtool.store.driver import Meta, Transaction, select_in
 VEC_TABLE = "vec_embeddings"
 # Approximate search (store/ann.py) from this many vectors on; below it an exact scan takes ≲ 20 ms.
 ANN_MIN = 20_000
-ANN_CANDIDATES = 1000  # sign-bit candidates rescored exactly, at least (trade-off curve: docs/benchmarks.md) …
-ANN_CANDIDATE_SHARE = 1 / 250  # … and this share of the vectors: 4,000 at 10^6 (recall@10 .96 there)
+ANN_CANDIDATES = 1000  # sign-bit candidates (Hamming), at least (trade-off curve: docs/benchmarks.md) …
+ANN_CANDIDATE_SHARE = 1 / 125  # … and this share of the vectors: 8,000 at 10^6 …
+# … of which those whose signs estimate the nearest (ann.Signs.narrowed_each) are rescored exactly:
+# at 10^6, 1,000 of 8,000 found more of the exact top 10 than all of the 4,000 nearest by Hamming
+# distance that were rescored before, with a quarter of the reads (docs/benchmarks.md, "hyb10 session").
+ANN_RESCORED = 1000
+ANN_RESCORED_SHARE = 1 / 1000
 ANN_FILE = "vectors.signs"
 ANN_STALE_MAX = 1.5  # records per live vector before the sign file is remade
 # Up to this many vectors, a process that searches more than once keeps them in memory as float32
@@ -156,7 +161,9 @@ class Vectors:
         signs = self.approximate()
         if signs is not None:
             best = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE))
-            return f"approximate: sign bits over {self.count():,} vectors, the best {best:,} rescored exactly"
+            kept = min(best, max(ANN_RESCORED, int(len(signs) * ANN_RESCORED_SHARE)))
+            return (f"approximate: sign bits over {self.count():,} vectors, the best {best:,}"
+                    + (f" narrowed to {kept:,}" if kept < best else "") + " rescored exactly")
         exact = "sqlite-vec" if self.accelerated else f"numpy fallback ({self.vec_problem})"
         return f"{exact} (exact: {self._exact_why})" if self._exact_why else f"{exact} (exact)"
 
@@ -467,6 +474,7 @@ class Vectors:
 
         count = max(ANN_CANDIDATES, int(len(signs) * ANN_CANDIDATE_SHARE), 4 * n)
         rows = signs.candidates_each(queries, count)
+        rows = signs.narrowed_each(rows, queries, max(ANN_RESCORED, int(len(signs) * ANN_RESCORED_SHARE), 4 * n))
         units = [query / (np.linalg.norm(query) or 1.0) for query in queries]
         rescored = signs.rescore_each(rows, units)
         return [self._rescored(signs, unit, found, n) for unit, found in zip(units, rescored)]
