@@ -48,11 +48,11 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
     person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop")."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
-    vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
-    nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
+    vectors, nearest = embedding.search(store, texts, [-1, 0] if also else [-1], pool,  # one scan for both
+                                        store.vectors.notices.append)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
-    ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
     found = store.ids_for_hashes(ranked, filters)[:n]
     own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
     named = _speakers_named(store, query, found)
@@ -60,7 +60,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
         share = unnamed_share(query, named)
-        mixed = (1 - share) * vecs[-1] + share * other
+        mixed = (1 - share) * vectors()[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST]
 
