@@ -8,7 +8,7 @@ from memtool.errors import ProviderUnavailable
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
 
-QUERY_EMBEDS = search_aside.QUERY_EMBEDS  # $MEM_QUERY_EMBED: a one-shot read's query embedded in a child, a thread, or inline
+QUERY_EMBEDS = search_aside.QUERY_EMBEDS  # $MEM_QUERY_EMBED: a one-shot read's query in a child, a thread, or inline
 
 
 class Embedding:
@@ -34,8 +34,10 @@ class Embedding:
         when it is used) and a core is likely free ($MEM_QUERY_EMBED: `auto`; `ahead` always,
         `inline` never): on a busy machine the threads only take turns on one core."""
         how = env_choice("MEM_QUERY_EMBED", QUERY_EMBEDS, "a way to embed the query", "auto")
-        if how in ("inline", "aside") or search_aside.started() is not None or (how == "auto" and not ScanAside.core_free()):
+        if how in ("inline", "aside") or search_aside.started() is not None:
             return  # `aside`, or a child forked at start (`auto`): `search` asks it
+        if how == "auto" and not ScanAside.core_free():
+            return
         embedder = self.embedder
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
@@ -63,7 +65,8 @@ class Embedding:
                 _, data, shape, nearest = reply
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
             if reply[0] == "error":
-                notice(f"the query's vector search in a child process failed ({reply[1]}); searched in this one instead")
+                notice(f"the query's vector search in a child process failed ({reply[1]});"
+                       " searched in this one instead")
         vecs = self.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
         return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
 

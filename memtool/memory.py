@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtool import health, retain_log, search_aside  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
+from memtool import health, retain_log, search_aside  # the rest where used: ~12 ms of a one-shot recall (forget, …)
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
