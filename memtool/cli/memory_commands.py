@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 
+from memtool import search_aside
 from memtool.cli import render
 from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, memory, state
 from memtool.collector import one_read
@@ -134,6 +135,8 @@ def recall(
 def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] | None:
     """The recall document and terms from a running `mem watch` (see read_server), or None."""
     reply = ask(discover(state.workspace).root, embedder, args)  # answers in milliseconds
+    if reply is not None:
+        search_aside.end()  # the child forked at start for the vectors is not needed
     return None if reply is None else (reply["result"], reply.get("terms", []))
 
 

@@ -41,7 +41,8 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = ()) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
+             also: list[str] = (), meanwhile=None
+             ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
     """(fact id, cosine) of the facts nearest to the query, filters applied, of the NEAREST
     nearest to the query's own words, best first (recall's relevance), and of the one nearest to
     the query with its translations (`across_reading`; none without them). The words `also` (its
@@ -51,13 +52,14 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     When the query names speakers of the dialogue turns found ("What has Melanie painted?"), the
     ranking vector is half the query as asked and half the query without those names: a name pulls
     the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
-    person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop")."""
+    person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop").
+    `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`)."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
-    vecs = embedding.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
     pool = n * 4 if filters.active else n
-    nearest = store.vectors.nearest_each([vecs[-1], vecs[0]] if also else [vecs[-1]], pool)  # one scan for both
+    vectors, nearest = embedding.search(store, texts, [-1, 0] if also else [-1], pool,  # one scan for both
+                                        store.vectors.notices.append, meanwhile)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
-    ranked = _centred(store, vecs[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
     found = store.ids_for_hashes(ranked, filters)[:n]
     own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
     across = (found if ranked is nearest[0] else store.ids_for_hashes(nearest[0], filters))[:1] if also else []
@@ -66,7 +68,7 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     if unnamed:  # the speakers' turns are found by the speaker prior; their names drew the replies to them
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
         share = unnamed_share(query, named)
-        mixed = (1 - share) * vecs[-1] + share * other
+        mixed = (1 - share) * vectors()[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST], across
 
@@ -263,12 +265,14 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         # with the semantic side, `wording`'s counts too: they read the index as the lexical side does
         return lexical(index, terms, filters, n, also), counted_forms(index, query) if both else None
 
-    with worker.beside(store, words_side) if worker and both else _inline(store, words_side) as words_found:
+    beside = worker and both and not embedding.searches_aside()  # else a child searches the vectors meanwhile
+    with worker.beside(store, words_side) if beside else _inline(store, words_side) as words_found:
         if mode != "lexical":
             if degraded is None:
                 # which translations the index holds tells of the notes (any trust tier): only in-process
                 inside = embedding.embedder.destination.in_process
-                found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [])
+                found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
+                                                  words_found if both else None)
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
@@ -290,8 +294,14 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
 
 @contextmanager
 def _inline(store: Store, job):
-    """`LexicalWorker.beside`'s shape, without a thread: `job(store)` runs when its result is asked."""
-    yield lambda: job(store)
+    """`LexicalWorker.beside`'s shape, without a thread: `job(store)` runs when its result is first asked."""
+    done = []
+
+    def result():
+        if not done:
+            done.append(job(store))
+        return done[0]
+    yield result
 
 
 def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[int]:

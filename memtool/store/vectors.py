@@ -133,6 +133,11 @@ class Resident:
         return [(self.hashes[i], float(sims[i])) for i in top]
 
 
+class ReadOnly(Exception):
+    """A search that may not write (`Vectors.writes` False) would have to: the sign file is to be
+    made, caught up, upgraded or repaired, or the index given its vector epoch (say which)."""
+
+
 class Vectors:
     def __init__(self, conn, vec_problem: str | None, ann_path: Path | None = None):
         self.conn = conn
@@ -148,6 +153,7 @@ class Vectors:
         self._mirror_checked = False
         self._missing: tuple | None = None  # (index version, count) of records without a vector
         self._searches = 0
+        self.writes = True  # False: a read-only search (memtool.search_aside) raises ReadOnly where it would write
 
     @property
     def accelerated(self) -> bool:
@@ -380,6 +386,7 @@ class Vectors:
 
     def _rebuilt(self, why: ann.Damaged) -> "ann.Signs":
         """The sign file and its int8 copy made anew from the index, with a notice of why."""
+        self._may_write(f"the approximate vector index is to be rebuilt ({why})")
         self.notices.append(f"the approximate vector index {self.ann_path.name} was unusable ({why});"
                             " rebuilt it from the index")
         signs = self._build_signs(self.fingerprint(), self.dim())
@@ -393,6 +400,7 @@ class Vectors:
             self._drop_files()
             signs = None
         except ann.Outdated:  # of an older memtool: rewritten from its own records, not the index
+            self._may_write("the approximate vector index is of an older layout")
             count = ann.upgrade(self.ann_path)
             self.notices.append(f"the approximate vector index {self.ann_path.name} was of an older layout"
                                 f" ({ann.ROW_FORMAT}: rows); rewrote its {count:,} records in columns ({ann.FORMAT})")
@@ -414,13 +422,19 @@ class Vectors:
             return self._build_signs(fingerprint, dim)
         if not _matches(self.conn, last, gone_ok=True):
             raise ann.Damaged("its last vector is not the index's")
+        self._may_write("the approximate vector index is behind the index")
         ann.append(self.ann_path, signs, self._blocks_after)  # vectors stored since
         signs = ann.open_signs(self.ann_path, fingerprint, self._epoch(), dim)
         if not _matches(self.conn, signs.last()):
             raise ann.Damaged("its last vector is not the index's")
         return signs
 
+    def _may_write(self, why: str) -> None:
+        if not self.writes:
+            raise ReadOnly(why)
+
     def _drop_files(self) -> None:
+        self._may_write("the approximate vector index is to be made anew")
         self.ann_path.unlink(missing_ok=True)
         ann.copy_path(self.ann_path).unlink(missing_ok=True)
 
@@ -432,6 +446,7 @@ class Vectors:
             self._build_signs(self.fingerprint(), self.dim())
 
     def _build_signs(self, fingerprint: str, dim: int) -> "ann.Signs":
+        self._may_write("the approximate vector index is to be made")
         import numpy as np
 
         top = (self._top() or (0, ""))[0]
@@ -459,6 +474,7 @@ class Vectors:
         since dropped) is not used."""
         epoch = self._meta.get("vectors_epoch")
         if epoch is None:
+            self._may_write("the index has no vector epoch yet")
             epoch = os.urandom(8).hex()
             if self.conn.in_transaction:
                 self._meta.set("vectors_epoch", epoch)

