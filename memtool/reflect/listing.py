@@ -12,12 +12,13 @@ import json
 
 from memtool.recall import source
 from memtool.store import Filters, Store
+from memtool.store.index import FactOrder
 from memtool.store.local import fact_key
 
 AT_ONCE = 8  # from this many entities on, their facts are found in one ordering pass (see `Store.latest_ids_each`)
 
 
-def entity_facts(store: Store, names: list[str], k: int, order: dict[int, int] | None = None) -> dict[str, list[dict]]:
+def entity_facts(store: Store, names: list[str], k: int, order: FactOrder | None = None) -> dict[str, list[dict]]:
     """name → its newest `k` facts (id, kind, timestamp, entities, source; an opinion's confidence),
     newest first, without their text (see `complete`). `order`: `Store.fact_order()`, read once
     for many calls (from `AT_ONCE` names on, it is read if not given)."""

@@ -9,7 +9,7 @@ import re
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
 from memtool.analyzer import fts_match, word_groups
 from memtool.errors import IndexUnavailable
@@ -34,6 +34,13 @@ READER_CACHE_KIB = 2_000
 
 
 Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
+
+
+class FactOrder(NamedTuple):
+    """Every fact's id in `latest`'s order (newest first), and id → its place there."""
+
+    ids: list[int]
+    place: dict[int, int]
 
 
 def fact_links(records: list[Record]) -> Links:
@@ -684,12 +691,12 @@ class Store:
         sql = f"SELECT f.id FROM facts f WHERE {where} ORDER BY f.date DESC NULLS LAST, f.path, f.ord LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, [*params, k])]
 
-    def fact_order(self) -> dict[int, int]:
-        """Every fact's id → its place in `latest`'s order (newest first): for `latest_ids_each`."""
+    def fact_order(self) -> FactOrder:
+        """Every fact's id in `latest`'s order (newest first), and its place: for `latest_ids_each`."""
         ids = [i for (i,) in self.conn.execute("SELECT id FROM facts ORDER BY date DESC NULLS LAST, path, ord")]
-        return dict(zip(ids, range(len(ids))))
+        return FactOrder(ids, dict(zip(ids, range(len(ids)))))
 
-    def latest_ids_each(self, matches: dict[str, EntityMatch], k: int, order: dict[int, int]) -> dict[str, list[int]]:
+    def latest_ids_each(self, matches: dict[str, EntityMatch], k: int, order: FactOrder) -> dict[str, list[int]]:
         """name → `latest_ids(Filters(entities=[match]), k)` for many entities in one pass, given
         `fact_order()` (read once, however many passes): their facts found by key (one query) and by
         plain name (one full-text match each), then put in that order (a query per entity sorted its
@@ -699,13 +706,13 @@ class Store:
         for key, fact_id in select_in(self.conn, "SELECT key, fact_id FROM fact_entities WHERE key IN ({marks})", keys):
             by_key.setdefault(key, []).append(fact_id)
         out = {}
-        at = list(order)  # place → id (`order` is made in that order): places sort as plain ints
+        at, place = order  # places sort as plain ints
         for name, m in matches.items():
             found = {i for key in m.keys for i in by_key.get(key, ())}
             if m.plain:
                 found.update(r[0] for r in self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?",
                                                              (m.plain,)))
-            places = sorted(p for p in map(order.get, found) if p is not None)
+            places = sorted(p for p in map(place.get, found) if p is not None)
             out[name] = [at[n] for n in places[:k]]
         return out
 
