@@ -121,8 +121,12 @@ def with_margin(cal: tuple, rows: list[dict], floor: float, max_loss: float = 0.
 
 
 def relevance(row: dict, cals: dict[str, tuple]) -> float:
-    """P(on topic) of a probe with the calibration of its nearest record's kind."""
-    return calibration(cals[row["near_kind"]]).relevance(row["cos"], row.get("known"), row.get("near"))
+    """P(on topic) of a probe with the calibration of its nearest record's kind, and its
+    cross-lingual reading when recall read one (`Verdict.across`): the higher, as recall takes it."""
+    cal = calibration(cals[row["near_kind"]])
+    across = row.get("across")
+    best = cal.relevance(row["cos"], row.get("known"), row.get("near"))
+    return max(best, cal.relevance(across[0], row["known"], across[1])) if across else best
 
 
 def calibration(cal: tuple):

@@ -112,6 +112,7 @@ def run(mem, questions, mode: str, scorer, ks=(1, 5, 10, 50), signals=None) -> l
                      "near_kind": result.verdict.kind if result.verdict else None,
                      "known": result.verdict.known if result.verdict else None,
                      "near": result.verdict.near if result.verdict else None,
+                     "across": result.verdict.across if result.verdict else None,
                      "latency_s": latency, "degraded": result.degraded, "evidence": rec.get("evidence_locations")})
         if signals is not None:
             rows[-1].update(signals.of(rec["question"], result), ranked=ranked)

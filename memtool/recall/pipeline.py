@@ -88,11 +88,12 @@ def _verdict(found, q: Query, store: Store, floor: float, warnings: list[str]) -
         return Verdict(best=None, floor=None)
     known, near = found.words or (None, None)
     best = cal.relevance(found.best_cosine, known, near)
-    if found.across and known is not None and kind == "notes":  # a cross-lingual answer, read by its own record
-        best = max(best, cal.relevance(found.across[0], known, found.across[1]))
+    across = found.across if found.across and known is not None and kind == "notes" else None
+    if across:  # a cross-lingual answer, read by its own record
+        best = max(best, cal.relevance(across[0], known, across[1]))
     return Verdict(best=best,
                    floor=floor if q.min_score is None else q.min_score,
-                   kind=kind, cosine=found.best_cosine, known=known, near=near)
+                   kind=kind, cosine=found.best_cosine, known=known, near=near, across=across)
 
 
 def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notices: list[str]) -> list[Hit]:

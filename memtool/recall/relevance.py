@@ -107,10 +107,11 @@ class Verdict:
     """How relevant a query's answer is: `best` (0..1) when calibrated, else None. A plain class:
     the methods a dataclass generates are compiled on every import (~0.5 ms of each `mem recall`)."""
 
-    __slots__ = ("best", "floor", "below", "kind", "cosine", "known", "near")
+    __slots__ = ("best", "floor", "below", "kind", "cosine", "known", "near", "across")
 
     def __init__(self, best: float | None, floor: float | None, below: int = 0, kind: str | None = None,
-                 cosine: float | None = None, known: float | None = None, near: float | None = None):
+                 cosine: float | None = None, known: float | None = None, near: float | None = None,
+                 across: tuple[float, float] | None = None):
         self.best = best
         self.floor = floor  # the floor applied (None: no calibrated signal, nothing was held back)
         self.below = below  # results held back because `best` fell under the floor
@@ -118,6 +119,7 @@ class Verdict:
         self.cosine = cosine  # the raw cosine it read
         self.known = known  # the share of the query's wording the workspace holds (see word_shares)
         self.near = near  # the share one of its nearest records holds
+        self.across = across  # (cosine, near) of the cross-lingual reading, when it was read (may be `best`)
 
     @property
     def relevant(self) -> bool:
