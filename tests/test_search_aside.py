@@ -215,3 +215,20 @@ def test_19_3_a_text_embedded_alone_gives_the_bytes_it_gives_in_a_batch():
     batch = model.embed(texts, tiers=["normal"] * len(texts), query=True)
     alone = np.stack([model.embed([t], tiers=["normal"], query=True)[0] for t in texts])
     assert batch.tobytes() == alone.tobytes()
+
+
+def test_19_3_the_early_reading_knows_every_option_of_recall_that_takes_a_value():
+    """`search_aside` reads the command line before typer does: an option it does not know as
+    taking a value would make the value read as the query (only the early embedding is lost, but
+    silently). Kept in step with the CLI's own definition of `recall` and the root options."""
+    import typer.main
+
+    from memtool.cli.app import app
+
+    root = typer.main.get_command(app)
+
+    def valued(params):
+        return {o for p in params if p.param_type_name == "option" and not p.is_flag
+                for o in (*p.opts, *p.secondary_opts)}
+
+    assert search_aside._VALUE_OPTIONS == valued(root.params) | valued(root.commands["recall"].params)
