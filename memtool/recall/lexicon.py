@@ -104,7 +104,7 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
     set of folded words, those the notes hold (`Store.known_terms`); only those are returned (and
     only those are checked for false friends: ~5 ms less on a query's first translation). `verbs`:
     whether a German word without an entry is read as a regular verb form (`infinitives`; by default
-    VERB_FORMS, off)."""
+    VERB_FORMS, off); only with `lang` "de"."""
     content = [(word, folded) for start, _, word in words(text)
                if (folded := fold(word)) not in STOPWORDS and not _function_word(text, start, word)]
     read = buckets({folded[:3] for _, folded in content})

@@ -214,7 +214,7 @@ class Signs:
         for rows, query in zip(rows_each, queries):
             rows = np.asarray(rows, dtype=np.int64)
             if len(rows) <= keep:
-                out.append(rows)
+                out.append(np.sort(rows))
                 continue
             estimate = _estimates(self.blocks[rows // self.block, 2:, rows % self.block], query)
             out.append(np.sort(rows[np.argsort(-estimate, kind="stable")[:keep]]))
