@@ -18,10 +18,14 @@ def timestamp(row) -> str | None:
     """The fact's time: its validity range named in the text, else the day of its log (`row`: a
     fact row of the index, or a `Hit`)."""
     get = row.get if isinstance(row, dict) else lambda name: getattr(row, name)
-    a, b = get("valid_from"), get("valid_to")
-    if a and b and a != b:
-        return f"{a}/{b}"
-    return a or get("date")
+    return time_of(get("valid_from"), get("valid_to"), get("date"))
+
+
+def time_of(valid_from: str | None, valid_to: str | None, date: str | None) -> str | None:
+    """`timestamp` from the three columns: the range `from/to`, a single day, or the log's day. Pure."""
+    if valid_from and valid_to and valid_from != valid_to:
+        return f"{valid_from}/{valid_to}"
+    return valid_from or date
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Callable
 from memtool import collector, trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
+from memtool.recall.results import time_of
 from memtool.reflect import cache, consolidation, journal, listing, opinions, pages
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
@@ -51,7 +52,7 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
         """What `opinions.weigh` reads of a fact filed under `name` (a row of `Store.evidence_rows`)."""
         name, path, start, end, date, a, b, content, analysed, _ = row
         stored[content] = analysed or ""
-        return {"content": content, "timestamp": f"{a}/{b}" if a and b and a != b else a or date,  # recall's timestamp
+        return {"content": content, "timestamp": time_of(a, b, date),
                 "entity": name, "source": source(path, start, end)}
 
     def terms(text: str) -> set[str]:
