@@ -59,7 +59,8 @@ class Embedding:
             aside.cancel()
             aside = None
         if aside is not None:
-            aside.ask(str(store.path), str(store.vectors.ann_path), store.vectors.search_mode, texts, order, pool)
+            aside.ask(str(store.path), store.identity, str(store.vectors.ann_path), store.vectors.search_mode,
+                      texts, order, pool)
             try:
                 if meanwhile is not None:
                     meanwhile()
@@ -70,6 +71,9 @@ class Embedding:
             if reply[0] == "ok":
                 _, data, shape, nearest = reply
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
+            if reply[0] == "vectors":  # embedded there, searched here (exact search, a sign file to write)
+                vecs = _vectors_of(reply[1], reply[2])()
+                return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
             if reply[0] == "error":
                 notice(f"the query's vector search in a child process failed ({reply[1]});"
                        " searched in this one instead")

