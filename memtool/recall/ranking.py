@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memtool.dialogue import speaker_of
+from memtool.dialogue import asking, speaker_of
 from memtool.recall.expansion import Expansion, expand, feedback
 from memtool.recall.results import Hit
 from memtool.store import Filters, Store
@@ -19,6 +19,7 @@ LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (t
 # priors, held out").
 SPEAKER_BOOST = 0.2
 NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of the turn before or after it
+QUESTION_PENALTY = 0.0  # a dialogue turn loses this much times its share of question sentences (after lending)
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
 # What carries no content of its own: links and embeds (their target is another page's matter),
@@ -138,6 +139,10 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
         for nb in neighbours.get(fid, ()):
             if speakers.get(nb):
                 out[nb] = max(out.get(nb, 0.0), boosted.get(nb, 0.0) + NEIGHBOUR_SHARE * score)
+    if QUESTION_PENALTY:
+        for fid in out:
+            if speakers.get(fid):
+                out[fid] -= QUESTION_PENALTY * asking(rows[fid]["content"])
     bare = {fid for fid in out if fid in rows and is_scaffolding(rows[fid]["content"])}
     return sorted(out.items(), key=lambda x: (x[0] in bare, -x[1], x[0]))
 
