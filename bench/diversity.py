@@ -311,7 +311,7 @@ def report_questions(args, wss, scorer, out: dict) -> None:
 
     questions, convs, mems = locomo_sweep_setup(args, wss)
     shipped = (ranking.QUESTION_PENALTY, ranking.asking)
-    points = {"0 (as shipped)": (0.0, dialogue.asking)}
+    points = {"0 (before)": (0.0, dialogue.asking)}
     points.update({f"share × {d}": (d, dialogue.asking) for d in QUESTION_GRID})
     points.update({f"last asks × {d}": (d, _last_asks) for d in QUESTION_GRID})
     grid = {}
@@ -323,7 +323,7 @@ def report_questions(args, wss, scorer, out: dict) -> None:
             print(f"  questions down, {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
     finally:
         ranking.QUESTION_PENALTY, ranking.asking = shipped
-    base = "0 (as shipped)"
+    base = "0 (before)"
     sweep = H.markdown_table(["penalty", *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
     print(f"\nturns that ask, lowered, every point per conversation: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
           f"temporal / single-hop / adversarial\n{sweep}")

@@ -19,7 +19,11 @@ LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (t
 # priors, held out").
 SPEAKER_BOOST = 0.2
 NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of the turn before or after it
-QUESTION_PENALTY = 0.0  # a dialogue turn loses this much times its share of question sentences (after lending)
+# A dialogue turn loses this much times its share of sentences that are questions, after it lent its
+# score to the turn that answers it and after feedback: a turn that asks ranks high for a question by
+# being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
+# 10, 25 or 50 lines on any conversation (docs/recall.md, "Multi-hop: decomposition and diversity").
+QUESTION_PENALTY = 0.25
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
 # What carries no content of its own: links and embeds (their target is another page's matter),
@@ -139,10 +143,6 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
         for nb in neighbours.get(fid, ()):
             if speakers.get(nb):
                 out[nb] = max(out.get(nb, 0.0), boosted.get(nb, 0.0) + NEIGHBOUR_SHARE * score)
-    if QUESTION_PENALTY:
-        for fid in out:
-            if speakers.get(fid):
-                out[fid] -= QUESTION_PENALTY * asking(rows[fid]["content"])
     bare = {fid for fid in out if fid in rows and is_scaffolding(rows[fid]["content"])}
     return sorted(out.items(), key=lambda x: (x[0] in bare, -x[1], x[0]))
 
@@ -167,9 +167,22 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     if expansion.kind == "feedback" and terms:  # the best hits' rare words lift the candidates holding them
         order = _fed_back(store, order, scores, heads, neighbours, query, naming, near, filters, expansion)
     order = expand(store, order, heads, query, list(terms), filters, expansion)
+    if QUESTION_PENALTY:
+        order = asked_down(order, heads, QUESTION_PENALTY)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]
+
+
+def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: float) -> list[tuple[int, float]]:
+    """`order` with each dialogue turn's score lowered by `penalty` × its share of question
+    sentences (`memtool.dialogue.asking`), ranked again (stable: ties and records without content
+    keep their places): a turn that asks is answered by the turn after it, which has already
+    inherited its share. An order without such turns comes back as it was. Pure."""
+    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order if fid in heads}
+    if not any(lowered.values()):
+        return order
+    return sorted(((fid, s - lowered.get(fid, 0.0)) for fid, s in order), key=lambda x: -x[1])
 
 
 def _fed_back(store: Store, order: list[tuple[int, float]], scores: dict[int, float], heads: dict[int, dict],
