@@ -24,7 +24,7 @@ _SENTENCE = re.compile(r"[^.!?]*\w[^.!?]*[.!?]*")
 def asking(content: str) -> float:
     """The share of a dialogue turn's sentences that are questions (0 for text that is no turn).
     A turn that asks is answered by the turn after it. Pure."""
-    if not speaker_of(content):
+    if "?" not in content or not speaker_of(content):
         return 0.0
     text = _ASIDE.sub(" ", _SPEAKER.sub("", content, count=1))
     sentences = [s.strip() for s in _SENTENCE.findall(text)]
