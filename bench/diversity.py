@@ -10,6 +10,9 @@ left out) interleaved. A variant only reorders: what is past the first lines kee
 fold the variant is chosen on the two training conversations (the best cat 1–4 + multi-hop hitL@10
 among those that lower no category, open-domain excepted, at 10, 25 or 50 lines on either) and
 reported on the held-out one. Query vectors are embedded once per text and reused.
+
+`--report mhop-questions` sweeps what was kept from it: memtool.recall.ranking.QUESTION_PENALTY, a
+dialogue turn lowered by its share of question sentences, the same rule per fold.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections import Counter
 
 from bench import heldout as H
 from bench.dialogue import no_loss_any_budget
@@ -116,7 +118,8 @@ def parts(query: str, speakers: set[str]) -> list[str]:
             if other == keep:
                 continue
             o = re.escape(other)
-            text = re.sub(rf"(?i)\s*(?:\band\b|&)\s+{o}(?:'s)?\b|\b{o}(?:'s)?\s+(?:\band\b|&)\s*|\b{o}(?:'s)?\b", " ", text)
+            pattern = rf"\s*(?:\band\b|&)\s+{o}(?:'s)?\b|\b{o}(?:'s)?\s+(?:\band\b|&)\s*|\b{o}(?:'s)?\b"
+            text = re.sub(pattern, " ", text, flags=re.I)
         text = re.sub(r"(?i)\bboth\b", " ", text)
         out.append(re.sub(r"\s+", " ", text).strip())
     return out

@@ -26,7 +26,8 @@ ANSWER = "Busy. We went camping by the lake last month and the kids saw a heron.
 
 def _transcript(tmp_path):
     for i, (question, reply) in enumerate(ASKED, start=1):
-        lines = [f"# 2023-08-{i:02d}", "", f"## Session {i}", "", f"- **Caroline**: {question}", f"- **Melanie**: {reply}"]
+        lines = [f"# 2023-08-{i:02d}", "", f"## Session {i}", "",
+                 f"- **Caroline**: {question}", f"- **Melanie**: {reply}"]
         if i == len(ASKED):
             lines += ["- **Caroline**: How is the new job going?", f"- **Melanie**: {ANSWER}"]
         write(tmp_path, f"memory/2023-08-{i:02d}.md", "\n".join(lines) + "\n")
