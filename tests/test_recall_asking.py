@@ -41,9 +41,12 @@ def test_stop29_asking_is_the_share_of_a_turns_sentences_that_are_questions():
 
 
 def test_stop29_a_turn_that_asks_goes_below_the_answer_notes_keep_their_order():
-    heads = {1: {"content": "**Caroline**: Did you go camping? Was it fun?"},
+    heads = {0: {"content": "**Caroline**: When did you go camping?"},
+             1: {"content": "**Caroline**: Did you go camping? Was it fun?"},
              2: {"content": "**Melanie**: We went camping by the lake."}}
-    assert [fid for fid, _ in asked_down([(1, 1.0), (2, 0.9)], heads, 0.25)] == [2, 1]
+    order = asked_down([(0, 1.2), (1, 1.0), (2, 0.9)], heads, 0.25)
+    assert [fid for fid, _ in order] == [0, 2, 1]  # the first hit keeps its place, as after feedback
+    assert order[0] == (0, 1.2)
     notes = {1: {"content": "Should we migrate the wiki?"}, 2: {"content": "The wiki moved in May."}}
     order = [(1, 1.0), (2, 0.9)]
     assert asked_down(order, notes, 0.25) is order
@@ -58,5 +61,7 @@ def test_stop29_recall_ranks_the_answer_above_the_turns_that_ask_for_it(tmp_path
         mem.close()
     contents = [r["content"] for r in result.results]
     assert QUESTION_PENALTY > 0
-    assert contents[0] == f"**Melanie**: {ANSWER}", contents  # on main: below Caroline's questions
-    assert result.results[0]["source"] == "memory/2023-08-07.md#L8"
+    answer = contents.index(f"**Melanie**: {ANSWER}")
+    asking_after_first = [i for i, c in enumerate(contents) if i and c.startswith("**Caroline**") and "camping" in c]
+    assert asking_after_first and answer < min(asking_after_first), contents  # on main: below three of them
+    assert answer <= 1, contents

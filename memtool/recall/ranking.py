@@ -19,9 +19,9 @@ LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (t
 # priors, held out").
 SPEAKER_BOOST = 0.2
 NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of the turn before or after it
-# A dialogue turn loses this much times its share of sentences that are questions, after it lent its
-# score to the turn that answers it and after feedback: a turn that asks ranks high for a question by
-# being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
+# A dialogue turn (after the first hit) loses this much times its share of sentences that are questions,
+# after it lent its score to the turn that answers it and after feedback: a turn that asks ranks high for
+# a question by being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
 # 10, 25 or 50 lines on any conversation (docs/recall.md, "Multi-hop: decomposition and diversity").
 QUESTION_PENALTY = 0.25
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
@@ -175,14 +175,17 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
 
 
 def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: float) -> list[tuple[int, float]]:
-    """`order` with each dialogue turn's score lowered by `penalty` × its share of question
-    sentences (`memtool.dialogue.asking`), ranked again (stable: ties and records without content
-    keep their places): a turn that asks is answered by the turn after it, which has already
-    inherited its share. An order without such turns comes back as it was. Pure."""
-    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order if fid in heads}
+    """`order` with each dialogue turn after the first hit lowered by `penalty` × its share of
+    question sentences (`memtool.dialogue.asking`), ranked again (stable: ties keep their places):
+    a turn that asks is answered by the turn after it, which has already inherited its share. The
+    first hit keeps its place and score, as after feedback (an exact query keeps its line on top).
+    An order without turns that ask comes back as it was. Pure."""
+    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order[1:] if fid in heads}
     if not any(lowered.values()):
         return order
-    return sorted(((fid, s - lowered.get(fid, 0.0)) for fid, s in order), key=lambda x: -x[1])
+    first, top = order[0]
+    rest = sorted(((fid, min(s - lowered.get(fid, 0.0), top)) for fid, s in order[1:]), key=lambda x: -x[1])
+    return [(first, top), *rest]
 
 
 def _fed_back(store: Store, order: list[tuple[int, float]], scores: dict[int, float], heads: dict[int, dict],
