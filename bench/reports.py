@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import calibration, dialogue, docset, multihop, parallel, turn_alone
+from bench import calibration, dialogue, diversity, docset, multihop, parallel, turn_alone
 from bench import heldout as H
 from bench import signals as S
 
@@ -415,3 +415,5 @@ REPORTS["dialogue"] = dialogue.report_dialogue
 REPORTS["unnamed"] = dialogue.report_unnamed
 REPORTS["unnamed-rules"] = dialogue.report_unnamed_rules
 REPORTS["turn-alone"] = turn_alone.report_turn_alone
+REPORTS["mhop-diversity"] = diversity.report_diversity
+REPORTS["mhop-questions"] = diversity.report_questions

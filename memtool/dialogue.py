@@ -15,3 +15,17 @@ def speaker_of(content: str) -> str | None:
     """The speaker of a dialogue turn written as `**Name**: text` or `**Name** (14:03): text`, else None."""
     m = _SPEAKER.match(content)
     return m.group(1).strip() if m else None
+
+
+_ASIDE = re.compile(r"\[[^\]]*\]")  # bracketed asides: image captions, a link's text
+_SENTENCE = re.compile(r"[^.!?]*\w[^.!?]*[.!?]*")
+
+
+def asking(content: str) -> float:
+    """The share of a dialogue turn's sentences that are questions (0 for text that is no turn).
+    A turn that asks is answered by the turn after it. Pure."""
+    if "?" not in content or not speaker_of(content):
+        return 0.0
+    text = _ASIDE.sub(" ", _SPEAKER.sub("", content, count=1))
+    sentences = [s.strip() for s in _SENTENCE.findall(text)]
+    return sum(s.endswith("?") for s in sentences) / len(sentences) if sentences else 0.0

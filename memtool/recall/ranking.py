@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memtool.dialogue import speaker_of
+from memtool.dialogue import asking, speaker_of
 from memtool.recall.expansion import Expansion, expand, feedback
 from memtool.recall.results import Hit
 from memtool.store import Filters, Store
@@ -20,6 +20,11 @@ FOREIGN_SEMANTIC = 1.0  # the semantic share of a candidate in the other languag
 # priors, held out").
 SPEAKER_BOOST = 0.2
 NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of the turn before or after it
+# A dialogue turn (after the first hit) loses this much times its share of sentences that are questions,
+# after it lent its score to the turn that answers it and after feedback: a turn that asks ranks high for
+# a question by being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
+# 10, 25 or 50 lines on any conversation (docs/recall.md, "Multi-hop: decomposition and diversity").
+QUESTION_PENALTY = 0.25
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
 # What carries no content of its own: links and embeds (their target is another page's matter),
@@ -163,9 +168,25 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     if expansion.kind == "feedback" and terms:  # the best hits' rare words lift the candidates holding them
         order = _fed_back(store, order, scores, heads, neighbours, query, naming, near, filters, expansion)
     order = expand(store, order, heads, query, list(terms), filters, expansion)
+    if QUESTION_PENALTY:
+        order = asked_down(order, heads, QUESTION_PENALTY)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]
+
+
+def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: float) -> list[tuple[int, float]]:
+    """`order` with each dialogue turn after the first hit lowered by `penalty` × its share of
+    question sentences (`memtool.dialogue.asking`), ranked again (stable: ties keep their places):
+    a turn that asks is answered by the turn after it, which has already inherited its share. The
+    first hit keeps its place and score, as after feedback (an exact query keeps its line on top).
+    An order without turns that ask comes back as it was. Pure."""
+    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order[1:] if fid in heads}
+    if not any(lowered.values()):
+        return order
+    first, top = order[0]
+    rest = sorted(((fid, min(s - lowered.get(fid, 0.0), top)) for fid, s in order[1:]), key=lambda x: -x[1])
+    return [(first, top), *rest]
 
 
 def _fed_back(store: Store, order: list[tuple[int, float]], scores: dict[int, float], heads: dict[int, dict],
