@@ -71,12 +71,13 @@ class Embedding:
             if reply[0] == "ok":
                 _, data, shape, nearest = reply
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
-            if reply[0] == "vectors":  # embedded there, searched here (exact search, a sign file to write)
-                vecs = _vectors_of(reply[1], reply[2])()
-                return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
             if reply[0] == "error":
                 notice(f"the query's vector search in a child process failed ({reply[1]});"
                        " searched in this one instead")
+            made = reply[1:3] if reply[0] == "vectors" else reply[2:4] if reply[0] == "error" else ()
+            if len(made) == 2:  # embedded there, searched here: not embedded again
+                vecs = _vectors_of(*made)()
+                return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
         vecs = self.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
         return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
 

