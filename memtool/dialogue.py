@@ -17,15 +17,20 @@ def speaker_of(content: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
-_ASIDE = re.compile(r"\[[^\]]*\]")  # bracketed asides: image captions, a link's text
-_SENTENCE = re.compile(r"[^.!?]*\w[^.!?]*[.!?]*")
+# Bracketed asides (image captions, a link's text), a link's target, web addresses and code spans:
+# a `?` there asks nothing.
+_ASIDE = re.compile(r"\[[^\]]*\](?:\([^)\s]*\))?|\b(?:https?|ftp)://\S+|`[^`]*`")
+_SENTENCE = re.compile(r"[^.!?？؟]+[.!?？؟]*")  # linear: a piece, then its end marks
+_WORD = re.compile(r"\w")
+_ASKS = ("?", "？", "؟")
 
 
 def asking(content: str) -> float:
-    """The share of a dialogue turn's sentences that are questions (0 for text that is no turn).
-    A turn that asks is answered by the turn after it. Pure."""
-    if "?" not in content or not speaker_of(content):
+    """The share of a dialogue turn's sentences that are questions (0 for text that is no turn):
+    those ending in a question mark (`?!` too; the full-width and Arabic marks as well). A turn
+    that asks is answered by the turn after it. Pure."""
+    if not any(mark in content for mark in _ASKS) or not speaker_of(content):
         return 0.0
     text = _ASIDE.sub(" ", _SPEAKER.sub("", content, count=1))
-    sentences = [s.strip() for s in _SENTENCE.findall(text)]
-    return sum(s.endswith("?") for s in sentences) / len(sentences) if sentences else 0.0
+    sentences = [s.strip() for s in _SENTENCE.findall(text) if _WORD.search(s)]
+    return sum(s.rstrip("!").endswith(_ASKS) for s in sentences) / len(sentences) if sentences else 0.0

@@ -65,3 +65,37 @@ def test_stop29_recall_ranks_the_answer_above_the_turns_that_ask_for_it(tmp_path
     asking_after_first = [i for i, c in enumerate(contents) if i and c.startswith("**Caroline**") and "camping" in c]
     assert asking_after_first and answer < min(asking_after_first), contents  # on main: below three of them
     assert answer <= 1, contents
+
+
+def test_stop29_review_what_asks_nothing_is_not_counted_and_what_asks_is():
+    assert asking("**A**: see https://x.com/s?q=camping for the list.") == 0.0  # an address
+    assert asking("**A**: [list](https://x/s?q=x) is ready.") == 0.0  # a link's target
+    assert asking("**A**: `x?` is the optional operator.") == 0.0  # code
+    assert asking("**A**: Really?!") == 1.0
+    assert asking("**A**: 你去露营了吗？") == 1.0
+
+
+def test_stop29_review_a_long_run_without_letters_is_read_in_linear_time():
+    """The sentence pattern rescanned to the end from every position of a run without letters
+    (20,000 characters took ~5 s per candidate, per recall): 400,000 now, in a child with a limit."""
+    import subprocess
+    import sys
+
+    code = ("from memtool.dialogue import asking\n"
+            "assert asking('**A**: Why? ' + '-' * 400_000 + ' ok.') == 0.5\n"
+            "assert asking('**A**: ? ' + '\\U0001F600 ' * 200_000) == 0.0\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_stop29_review_a_labelled_note_alone_is_no_turn_and_scores_stop_at_zero():
+    heads = {1: {"content": "**Melanie**: We went camping."},
+             2: {"content": "**Open question**: should we migrate the wiki?"},
+             3: {"content": "Plain note next to it."},
+             4: {"content": "**Caroline**: Did you go camping?"},
+             5: {"content": "**Melanie**: Yes."}}
+    neighbours = {2: [3], 4: [5], 5: [4]}
+    order = [(1, 1.0), (2, 0.5), (3, 0.45), (4, 0.1), (5, 0.05)]
+    down = dict(asked_down(order, heads, QUESTION_PENALTY, neighbours))
+    assert down[2] == 0.5  # no turn by another speaker beside it: a note, not lowered
+    assert down[4] == 0.0  # a turn that asks, lowered, and not below 0
+    assert asked_down(order, heads, QUESTION_PENALTY, neighbours)[0] == (1, 1.0)

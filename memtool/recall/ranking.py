@@ -169,24 +169,35 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
         order = _fed_back(store, order, scores, heads, neighbours, query, naming, near, filters, expansion)
     order = expand(store, order, heads, query, list(terms), filters, expansion)
     if QUESTION_PENALTY:
-        order = asked_down(order, heads, QUESTION_PENALTY)
+        order = asked_down(order, heads, QUESTION_PENALTY, neighbours)
     best = order[:n]
     rows = {row["id"]: row for row in store.facts_by_id([fid for fid, _ in best])}
     return [Hit.from_row(rows[fid], score) for fid, score in best if fid in rows]
 
 
-def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: float) -> list[tuple[int, float]]:
+def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: float,
+               neighbours: dict[int, list[int]] | None = None) -> list[tuple[int, float]]:
     """`order` with each dialogue turn after the first hit lowered by `penalty` × its share of
     question sentences (`memtool.dialogue.asking`), ranked again (stable: ties keep their places):
-    a turn that asks is answered by the turn after it, which has already inherited its share. The
+    a turn that asks is answered by the turn after it, which has already inherited its share. Only
+    a turn in a dialogue: next to a turn by someone else (`neighbours`, when given; a note written
+    `**Open question**: …` alone is no turn). Scores stop at 0 (what follows multiplies them). The
     first hit keeps its place and score, as after feedback (an exact query keeps its line on top).
     An order without turns that ask comes back as it was. Pure."""
-    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order[1:] if fid in heads}
+    lowered = {fid: penalty * asking(heads[fid]["content"]) for fid, _ in order[1:]
+               if fid in heads and (neighbours is None or _answered(fid, heads, neighbours))}
     if not any(lowered.values()):
         return order
     first, top = order[0]
-    rest = sorted(((fid, min(s - lowered.get(fid, 0.0), top)) for fid, s in order[1:]), key=lambda x: -x[1])
+    rest = sorted(((fid, min(max(0.0, s - lowered.get(fid, 0.0)), top)) for fid, s in order[1:]),
+                  key=lambda x: -x[1])
     return [(first, top), *rest]
+
+
+def _answered(fid: int, heads: dict[int, dict], neighbours: dict[int, list[int]]) -> bool:
+    """Whether the turn `fid` has a neighbour in its file that is a turn by another speaker."""
+    own = speaker_of(heads[fid]["content"])
+    return any(n in heads and speaker_of(heads[n]["content"]) not in (None, own) for n in neighbours.get(fid, ()))
 
 
 def _fed_back(store: Store, order: list[tuple[int, float]], scores: dict[int, float], heads: dict[int, dict],
