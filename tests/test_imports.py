@@ -116,16 +116,21 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def test_1_one_shot_recall_compiles_no_date_rule_and_no_cjk_pattern_it_does_not_need(tmp_path, example_ws):
-    """Compiling the query reader's date rules and the analyser's CJK ranges was ~8 ms of a one-shot
-    `mem recall` (more under load): a query without date words and without CJK text compiles neither."""
+def _compiled_by_one_shot(tmp_path, example_ws) -> tuple[subprocess.CompletedProcess, str]:
+    """A one-shot `mem recall "Peter Lisbon" --json` on the example, and the patterns it compiled."""
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
     listing = tmp_path / "patterns.txt"
     proc = subprocess.run([sys.executable, "-c", PATTERNS_HARNESS, str(listing), "-w", str(example_ws), "recall",
                            "Peter Lisbon", "--json"], capture_output=True, text=True, env=env, timeout=120)
     assert listing.exists(), proc.stderr[-2000:]
-    compiled = listing.read_text()
+    return proc, listing.read_text()
+
+
+def test_1_one_shot_recall_compiles_no_date_rule_and_no_cjk_pattern_it_does_not_need(tmp_path, example_ws):
+    """Compiling the query reader's date rules and the analyser's CJK ranges was ~8 ms of a one-shot
+    `mem recall` (more under load): a query without date words and without CJK text compiles neither."""
+    proc, compiled = _compiled_by_one_shot(tmp_path, example_ws)
     assert "recall" in proc.stdout or proc.stdout.startswith("{"), proc.stdout[:300]
     for marker in ("yesterday", "vergangene", "(?:19|20)", "\\\\u4e00", "\\u4e00", "wie lange ist es her"):
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
@@ -137,18 +142,12 @@ def test_3_one_shot_recall_compiles_no_pattern_of_writes_options_or_terminal_out
     read from a hit, or text shown on a terminal use are compiled where first used (~1.5 ms of a
     one-shot `mem recall --json` compiled them at import), and `shlex` is imported only to write a
     schedule."""
-    env = mem_env(MEM_EMBEDDER="none")
-    run_mem("-w", example_ws, "index", env=env, check=0)
-    listing = tmp_path / "patterns.txt"
-    proc = subprocess.run([sys.executable, "-c", PATTERNS_HARNESS, str(listing), "-w", str(example_ws), "recall",
-                           "Peter Lisbon", "--json"], capture_output=True, text=True, env=env, timeout=120)
-    assert listing.exists(), proc.stderr[-2000:]
-    compiled = listing.read_text()
+    proc, compiled = _compiled_by_one_shot(tmp_path, example_ws)
     assert proc.stdout.startswith("{"), proc.stdout[:300]
     for marker in ("trust", ".md)#L", "T\\\\d{6}Z", "\\\\.tmp", "([dwmy])", "(?:=(.*))?", "[A-Z][a-z]+(?:",
                    "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-"):
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
-    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
+    modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=mem_env(MEM_EMBEDDER="none"))
     assert "memtool.schedule" in modules and "shlex" not in modules
 
 

@@ -7,7 +7,6 @@ the parent searches as without it; no child outlives its parent."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
