@@ -644,3 +644,29 @@ def test_hyb10_the_candidates_narrowed_by_their_estimate_keep_the_nearest(tmp_pa
     few = pools[0][::-1]  # nothing to narrow: all of them, in file order as always
     assert np.array_equal(signs.narrowed_each([few], queries[:1], 2_000)[0], np.sort(few))
     store.close()
+
+
+def test_hyb10_narrowing_reads_each_candidates_signs_across_the_blocks_of_the_file(tmp_path):
+    """The estimate reads a row's sign words in its block (row // block, row % block): with blocks of
+    1,000 records, candidates on both sides of every bound get the estimate the slow way gives."""
+    from memtool.store import ann
+
+    rng = np.random.default_rng(29)
+    dim, block, n = 192, 1_000, 3_500
+    matrix8 = rng.integers(-127, 128, (n, dim), dtype=np.int8)
+    ids = np.arange(1, n + 1)
+    mean = rng.standard_normal(dim).astype(np.float32) * 0.01
+    path = tmp_path / "v.signs"
+    ann.write(path, "fp", "ep", mean, [(ids, ids + 7, matrix8)], block=block)
+    signs = ann.open_signs(path, "fp", "ep", dim)
+    bits = np.unpackbits(_signs_of(matrix8, mean).view(np.uint8), axis=1, bitorder="little")[:, :dim]
+    for row in (999, 1_000, 1_999, 2_000, 3_499):
+        query = matrix8[row].astype(np.float32)
+        query /= np.linalg.norm(query)
+        pool = np.sort(rng.choice(n, 1_200, replace=False))
+        pool = np.union1d(pool, [998, 999, 1_000, 1_001, 1_999, 2_000, row])
+        kept = signs.narrowed_each([pool], [query], 200)[0]
+        estimate = dict(zip(pool.tolist(), bits[pool].astype(np.float64) @ query))
+        left = set(pool.tolist()) - set(kept.tolist())
+        assert len(kept) == 200 and row in kept  # float32 sums may swap near-ties at the cut, nothing more:
+        assert min(estimate[r] for r in kept.tolist()) >= max(estimate[r] for r in left) - 1e-4
