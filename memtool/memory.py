@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtool import health, retain_log, search_aside  # the rest where used: ~12 ms of a one-shot recall (forget, …)
+from memtool import health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
 from memtool.changes import ChangeFeed
 from memtool.config import Config
 from memtool.dates import parse_since
@@ -145,7 +145,7 @@ class Memory:
                 return self._recalled(q, self.track_access)
             finally:
                 self.embedding.settle()
-        search_aside.end()  # a child forked at start for the vectors (python -m memtool) is not needed
+        self.embedding.end_aside()  # a child forked at start for the vectors (python -m memtool) is not needed
         result = self.freshness.checked_read(lambda: self._recalled(q, track_access=False), progress)
         if self.track_access:  # only the answer given is logged, not one the stat check replaced
             record_access(result, self.local_file, self.config.recall_floor, self.notices)
