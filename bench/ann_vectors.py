@@ -25,6 +25,8 @@ def _eval() -> Path:
     from bench.quality import default_eval_dir
 
     return default_eval_dir() / "locomo-dev"
+
+
 _LINE = re.compile(r"^\s*(?:[-*]\s+)?(.+?)\s*$")
 
 
@@ -39,8 +41,8 @@ def _lines(folder: Path):
 
 
 def texts(cache: Path, n: int, eval_dir: Path | None = None) -> list[str]:
-    eval_dir = eval_dir or _eval()
     """`n` passages: the conversations' turns first, then generated facts (made once into the cache)."""
+    eval_dir = eval_dir or _eval()
     out = list(_lines(eval_dir / "workspaces")) if eval_dir.exists() else []
     synthetic = cache / "workspace"
     if len(out) < n and not (synthetic / "memory").exists():
