@@ -365,3 +365,42 @@ def test_x29_the_verdict_records_the_reading_its_score_came_from(lake_ws, tmp_pa
     first = cal.relevance(v.cosine, v.known, v.near)
     assert v.across is not None and first < v.floor <= v.best
     assert cal.relevance(v.across[0], v.known, v.across[1]) == pytest.approx(v.best)
+
+
+# --- xling5: a translation the notes hold as the head of a compound -------------------------
+
+MOVING = """# 2026-11-13
+- Nachmittags Umzugsangebote verglichen, die günstigste Firma hat schlechte Bewertungen.
+- Ich habe die Steuerunterlagen noch nicht abgegeben.
+- Lunch with Jonas near the office, we talked about the quarterly report.
+"""
+
+
+def test_xling5_a_translation_held_only_as_a_compound_head_is_kept(tmp_path):
+    """`removal` → `Umzug`: the notes say `Umzugsangebote`, never `Umzug` alone. Recall searches a
+    query word of four letters or more as a prefix too (`Steuer` finds `Steuerberaterin`), so a
+    translation held as the head of a longer term is kept (main left it out: only whole terms counted)."""
+    write(tmp_path, "memory/2026-11-13.md", MOVING)
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        assert mem.store.held_prefixes({"umzug", "steuer", "umzugz", "zzz"}) == {"umzug", "steuer"}
+        assert "Umzug" in translated(mem.store, "What did the removal companies quote?")
+    finally:
+        mem.close()
+    proc, data = run_json("recall", "removal", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"][0]["source"] == "memory/2026-11-13.md#L2"
+
+
+def test_xling5_a_short_translation_is_no_prefix(tmp_path):
+    """Below MIN_PREFIX letters a word is searched whole, so it counts as held only whole: `old` →
+    `alt`, which only `Altbau` begins, adds nothing."""
+    write(tmp_path, "memory/2026-11-13.md", MOVING + "- Die Wohnung ist ein Altbau mit Dielen.\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        assert mem.store.held_prefixes({"alt"}) == {"alt"}
+        assert "alt" not in translated(mem.store, "How old is the flat?")
+    finally:
+        mem.close()

@@ -178,7 +178,15 @@ def translated(store: Store, query: str) -> list[str]:
     lang = detect_language(query)
     if not holds_language(store, "en" if lang == "de" else "de"):
         return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
-    return translations(query, lang, store.known_terms, lambda word, into: written_in(store, word, into))
+    return translations(query, lang, lambda words: _held_or_headed(store, words),
+                        lambda word, into: written_in(store, word, into))
+
+
+def _held_or_headed(store: Store, folded: set[str]) -> set[str]:
+    """The `folded` words the index holds as terms or, as recall searches them (MIN_PREFIX letters
+    or more), as the head of a longer term (`umzug` in `Umzugsangebote`)."""
+    held = store.known_terms(folded)
+    return held | store.held_prefixes({w for w in folded - held if len(w) >= MIN_PREFIX and w.isalpha()})
 
 
 def wording(store: Store, query: str, nearest: list[int], counted: "Counted | None" = None) -> tuple[float, float] | None:
