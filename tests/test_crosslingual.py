@@ -404,3 +404,37 @@ def test_xling5_a_short_translation_is_no_prefix(tmp_path):
         assert "alt" not in translated(mem.store, "How old is the flat?")
     finally:
         mem.close()
+
+
+# --- xling5: a German compound no entry is written as, read by its parts ---------------------
+
+def test_xling5_a_german_word_splits_into_head_and_tail_longest_tail_first():
+    from memtool.recall.lexicon import parts
+
+    assert parts("sturmfluten")[0] == ("stu", "rmfluten")
+    assert ("sturm", "fluten") in parts("sturmfluten")
+    assert parts("hamburg") == []  # no tail of five letters after a head of three
+    assert parts("ein-uhr") == []
+
+
+def test_xling5_a_compound_without_an_entry_is_translated_by_its_parts():
+    """`Sturmfluten` has no entry and stems like none: its tail `Fluten` (flood) and head `Sturm`
+    (storm) do. `Mietsicherheit`: `Sicherheit`, and `Miet` as `Miete` is not (only a linking s or n
+    is taken off a head)."""
+    got = translations("Was schützt London vor Sturmfluten?", "de")
+    assert {"storm", "flood"} <= set(got), got
+    assert "security" in translations("Mietsicherheit", "de")
+    assert "storm" not in translations("Sturmfluten", "en")  # only a German word is read as a compound
+
+
+def test_xling5_a_word_the_notes_hold_is_not_split():
+    """A word the notes hold (a name, `Hamburger`, or a compound they write) needs no parts."""
+    assert translations("Sturmfluten", "de", held=lambda words: words) == []
+
+
+def test_xling5_a_german_compound_finds_the_english_note(tmp_path):
+    write(tmp_path, "memory/2026-11-14.md", "# 2026-11-14\n- The barrier protects the city from storm surges.\n"
+          "- Lunch with Jonas near the office.\n")
+    proc, data = run_json("recall", "Wie hoch sind die Sturmfluten?", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"][0]["source"] == "memory/2026-11-14.md#L2"

@@ -172,8 +172,9 @@ def written_in(store: Store, word: str, lang: str) -> bool:
 
 def translated(store: Store, query: str) -> list[str]:
     """The lexicon's translations of the query's words, from the query's language (see
-    recall/lexicon.py), that the index holds: the others cannot match, and would only blur the
-    query's vector. None when the notes are (next to) all in the query's language: `child` is not
+    recall/lexicon.py), that the index holds, whole or as the head of a longer term (`Umzug` in
+    `Umzugsangebote`: recall searches it as a prefix): the others cannot match, and would only blur
+    the query's vector. None when the notes are (next to) all in the query's language: `child` is not
     turned into `Kind` for English notes that say "kind"."""
     lang = detect_language(query)
     if not holds_language(store, "en" if lang == "de" else "de"):
