@@ -231,7 +231,7 @@ def query_forms(store: Store, query: str) -> dict[str, set[str]]:
         if folded in STOPWORDS or folded in forms:
             continue
         forms[folded] = set(word_terms(word))
-        for other in translations(word, lang, held, written) if bilingual else []:
+        for other in translations(word, lang, held, written, compounds=False) if bilingual else []:
             forms[folded].update(t for _, _, w in spans(other) for t in word_terms(w))
     return forms
 
