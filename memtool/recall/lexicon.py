@@ -188,7 +188,7 @@ def _by_parts(folded: str, held: Callable[[set[str]], set[str]] | None) -> list[
     """A German word no entry is written as nor stems like, read as a compound (`parts`): the
     entries of its longest tail that has one (`Sturmfluten` → `Fluten` → flood), and of its head,
     as written or without a linking `s` or `n` (`Sturm` → storm; `Umzugs` → `Umzug`). Not when the
-    notes hold the word itself (`held`): a name like `Hamburg` is no castle."""
+    notes hold the word itself (`held`): a name or a compound the notes write is found as it is."""
     if held is not None and held({folded}):
         return []
     splits = parts(folded)
