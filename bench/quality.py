@@ -257,6 +257,8 @@ def main() -> None:
     ap.add_argument("--json", help="write all rows and tables to this file")
     ap.add_argument("--verb-forms", action="store_true",
                     help="read a German word without a lexicon entry as a regular verb form (memtool.recall.lexicon.VERB_FORMS; off, as shipped)")
+    ap.add_argument("--compounds", action="store_true",
+                    help="read a German word without a lexicon entry as a compound of words with one, for the ranking (memtool.recall.lexicon.COMPOUNDS; off, as shipped)")
     ap.add_argument("--foreign-semantic", type=float, default=None,
                     help="the semantic share of a candidate in the other language (memtool.recall.ranking.FOREIGN_SEMANTIC; 1.0 as shipped)")
     ap.add_argument("--centring", type=float, default=None,
@@ -266,6 +268,10 @@ def main() -> None:
         from memtool.recall import lexicon
 
         lexicon.VERB_FORMS = True
+    if args.compounds:
+        from memtool.recall import lexicon
+
+        lexicon.COMPOUNDS = True
     if args.foreign_semantic is not None:
         from memtool.recall import ranking
 

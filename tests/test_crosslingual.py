@@ -365,3 +365,68 @@ def test_x29_the_verdict_records_the_reading_its_score_came_from(lake_ws, tmp_pa
     first = cal.relevance(v.cosine, v.known, v.near)
     assert v.across is not None and first < v.floor <= v.best
     assert cal.relevance(v.across[0], v.known, v.across[1]) == pytest.approx(v.best)
+
+
+# --- xling5: a translation the notes hold as the head of a compound -------------------------
+
+MOVING = """# 2026-11-13
+- Nachmittags Umzugsangebote verglichen, die günstigste Firma hat schlechte Bewertungen.
+- Ich habe die Steuerunterlagen noch nicht abgegeben.
+- Lunch with Jonas near the office, we talked about the quarterly report.
+"""
+
+
+def test_xling5_a_translation_held_only_as_a_compound_head_is_kept(tmp_path):
+    """`removal` → `Umzug`: the notes say `Umzugsangebote`, never `Umzug` alone. Recall searches a
+    query word of four letters or more as a prefix too (`Steuer` finds `Steuerberaterin`), so a
+    translation held as the head of a longer term is kept (main left it out: only whole terms counted)."""
+    write(tmp_path, "memory/2026-11-13.md", MOVING)
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        assert mem.store.held_prefixes({"umzug", "steuer", "umzugz", "zzz"}) == {"umzug", "steuer"}
+        assert "Umzug" in translated(mem.store, "What did the removal companies quote?")
+    finally:
+        mem.close()
+    proc, data = run_json("recall", "removal", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"][0]["source"] == "memory/2026-11-13.md#L2"
+
+
+def test_xling5_a_short_translation_is_no_prefix(tmp_path):
+    """Below MIN_PREFIX letters a word is searched whole, so it counts as held only whole: `old` →
+    `alt`, which only `Altbau` begins, adds nothing."""
+    write(tmp_path, "memory/2026-11-13.md", MOVING + "- Die Wohnung ist ein Altbau mit Dielen.\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+        assert mem.store.held_prefixes({"alt"}) == {"alt"}
+        assert "alt" not in translated(mem.store, "How old is the flat?")
+    finally:
+        mem.close()
+
+
+# --- xling5: a German compound no entry is written as, read by its parts (off by default) ----
+
+def test_xling5_a_german_word_splits_into_head_and_tail_longest_tail_first():
+    from memtool.recall.lexicon import parts
+
+    assert parts("sturmfluten")[0] == ("stu", "rmfluten")
+    assert ("sturm", "fluten") in parts("sturmfluten")
+    assert parts("hamburg") == []  # no tail of five letters after a head of three
+    assert parts("ein-uhr") == []
+
+
+def test_xling5_a_compound_without_an_entry_is_translated_by_its_parts_when_asked():
+    """`Sturmfluten` has no entry and stems like none: its tail `Fluten` (flood) and head `Sturm`
+    (storm) do. Off by default (lexicon.COMPOUNDS: measured, not kept), asked for here."""
+    got = translations("Was schützt London vor Sturmfluten?", "de", compounds=True)
+    assert {"storm", "flood"} <= set(got), got
+    assert "security" in translations("Mietsicherheit", "de", compounds=True)
+    assert "storm" not in translations("Sturmfluten", "en", compounds=True)  # only a German word is read as a compound
+    assert translations("Was schützt London vor Sturmfluten?", "de") == []
+
+
+def test_xling5_a_word_the_notes_hold_is_not_split():
+    """A word the notes hold (a name, or a compound they write) needs no parts."""
+    assert translations("Sturmfluten", "de", held=lambda words: words, compounds=True) == []

@@ -172,13 +172,22 @@ def written_in(store: Store, word: str, lang: str) -> bool:
 
 def translated(store: Store, query: str) -> list[str]:
     """The lexicon's translations of the query's words, from the query's language (see
-    recall/lexicon.py), that the index holds: the others cannot match, and would only blur the
-    query's vector. None when the notes are (next to) all in the query's language: `child` is not
+    recall/lexicon.py), that the index holds, whole or as the head of a longer term (`Umzug` in
+    `Umzugsangebote`: recall searches it as a prefix): the others cannot match, and would only blur
+    the query's vector. None when the notes are (next to) all in the query's language: `child` is not
     turned into `Kind` for English notes that say "kind"."""
     lang = detect_language(query)
     if not holds_language(store, "en" if lang == "de" else "de"):
         return []  # before the lexicon: a one-language workspace never reads it (~10 ms once)
-    return translations(query, lang, store.known_terms, lambda word, into: written_in(store, word, into))
+    return translations(query, lang, lambda words: _held_or_headed(store, words),
+                        lambda word, into: written_in(store, word, into))
+
+
+def _held_or_headed(store: Store, folded: set[str]) -> set[str]:
+    """The `folded` words the index holds as terms or, as recall searches them (MIN_PREFIX letters
+    or more), as the head of a longer term (`umzug` in `Umzugsangebote`)."""
+    held = store.known_terms(folded)
+    return held | store.held_prefixes({w for w in folded - held if len(w) >= MIN_PREFIX and w.isalpha()})
 
 
 def wording(store: Store, query: str, nearest: list[int], counted: "Counted | None" = None) -> tuple[float, float] | None:
@@ -222,7 +231,7 @@ def query_forms(store: Store, query: str) -> dict[str, set[str]]:
         if folded in STOPWORDS or folded in forms:
             continue
         forms[folded] = set(word_terms(word))
-        for other in translations(word, lang, held, written) if bilingual else []:
+        for other in translations(word, lang, held, written, compounds=False) if bilingual else []:
             forms[folded].update(t for _, _, w in spans(other) for t in word_terms(w))
     return forms
 

@@ -511,6 +511,11 @@ class Store:
         """The exact `terms` that at least one fact (its text or context) holds."""
         return {t for t, n in self.term_counts(sorted(terms)).items() if n > 0}
 
+    def held_prefixes(self, prefixes: set[str]) -> set[str]:
+        """The `prefixes` that begin a term some fact holds (`term_docs`, one range look-up each)."""
+        sql = "SELECT 1 FROM term_docs WHERE term >= ? AND term < ? AND n > 0 LIMIT 1"
+        return {p for p in prefixes if p and self.conn.execute(sql, (p, p + "\U0010ffff")).fetchone()}
+
     def _large(self) -> bool:
         """Whether the index holds at least `prune_min_facts` facts (MAX(id) first: O(1), and never
         below the count, so small indexes stop there)."""
