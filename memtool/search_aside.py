@@ -22,6 +22,7 @@ runs (see memtool.scan_aside: `fork` copies just the calling thread). The child 
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import signal
@@ -229,6 +230,11 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
     answer is sent)."""
     code = 1
     try:
+        gc.disable()  # what it imports and makes lives until `os._exit`: collections would free nothing
+        # One short query on the other core while the parent works on this one: a team of two
+        # threads only took turns there (docs/benchmarks.md, "hyshot3 session"); same bytes with any
+        # team size. Read when the engine's OpenMP runtime loads; a value the user set is kept.
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up
         os.close(request_w)
         os.close(answer_r)

