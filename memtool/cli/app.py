@@ -8,12 +8,12 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Optional
 
 import typer
 
 from memtool import __version__
-from memtool.cli import forget_command, import_command, index_commands, memory_commands, render
+from memtool.cli import forget_command, import_command, index_commands, memory_commands
 from memtool.cli.call import fail, reported, state
 from memtool.cli.common import TEXT_ARGS
 from memtool.cli.review_commands import review_app
