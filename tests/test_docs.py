@@ -5,7 +5,7 @@ import sys
 
 from conftest import ROOT
 
-from memtool.cli import app
+from memtool.cli.app import app
 
 
 def test_cli_reference_matches_help():

@@ -79,7 +79,8 @@ def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_
                                            # changed; hashlib opens OpenSSL (BLAKE2b comes from _blake2)
                                            "memtool.indexer", "memtool.records", "memtool.document",
                                            "hashlib", "_hashlib",
-                                           "calendar")]  # for the last day of a month: dates.month_end
+                                           "calendar",  # for the last day of a month: dates.month_end
+                                           "shutil")]  # (with bz2, lzma) only to back up a file
     assert not [m for m in modules if m.startswith("snowballstemmer.") and m.split(".")[1].split("_")[0]
                 not in ("english", "german", "basestemmer", "among")]
     assert len(modules) <= 88, (len(modules), modules)  # 87 today (the facade importing every module: ~100)
@@ -148,7 +149,10 @@ def test_3_one_shot_recall_compiles_no_pattern_of_writes_options_or_terminal_out
                    "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-"):
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
     modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=mem_env(MEM_EMBEDDER="none"))
-    assert "memtool.schedule" in modules and "shlex" not in modules
+    assert "shlex" not in modules
+    proc = subprocess.run([sys.executable, "-c", "import sys, memtool.schedule; print('shlex' in sys.modules)"],
+                          capture_output=True, text=True, env=mem_env(), timeout=120)
+    assert proc.stdout.strip() == "False", proc.stdout + proc.stderr[-2000:]  # (the typer commands import schedule)
 
 
 FREEZE_HARNESS = """
@@ -219,7 +223,7 @@ def test_3_typer_reads_the_cli_signatures_without_evaluating_strings():
 
     from memtool.cli import common
 
-    app_module = importlib.import_module("memtool.cli.app")  # `memtool.cli.app` is also the Typer object
+    app_module = importlib.import_module("memtool.cli.app")
     groups = [app_module.app, *(group.typer_instance for group in app_module.app.registered_groups)]
     functions = ([c.callback for g in groups for c in g.registered_commands]
                  + [app_module._root, app_module._version, common._json_given])
@@ -242,3 +246,39 @@ def test_3_the_one_command_app_builds_no_completion_options():
 
     assert "install_completion" in root_options(["--help"])
     assert root_options(["-w", "ws", "recall", "Peter", "--json"]) == {"workspace", "version"}
+
+
+TYPER_HARNESS = """
+import sys
+from memtool.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    f.write("\\n".join(sorted(sys.modules)))
+"""
+
+
+def test_19_3_a_plain_recall_runs_without_typer_and_anything_else_through_it(tmp_path, example_ws):
+    """typer's import (its click, `inspect`, `subprocess`, `platform`, `difflib`, …), building and
+    parsing were ~20 % of a one-shot `mem recall --json` at 10^5 facts: a plain recall command line
+    is read without it (cli/recall_command.py); help, other commands and a value typer refuses still
+    go through typer, whose messages say what is wrong."""
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+
+    def modules(*args):
+        listing = tmp_path / "all-modules.txt"
+        proc = subprocess.run([sys.executable, "-c", TYPER_HARNESS, str(listing), *map(str, args)],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert listing.exists(), proc.stderr[-2000:]
+        return listing.read_text().split(), proc
+
+    plain, proc = modules("-w", example_ws, "recall", "Peter", "--kind", "log", "--json")
+    assert proc.stdout.startswith("{") and '"results"' in proc.stdout, proc.stdout[:300]
+    assert not [m for m in plain if m.split(".")[0] in ("typer", "click")
+                or m in ("memtool.cli.app", "memtool.cli.memory_commands")], plain
+    refused, proc = modules("-w", example_ws, "recall", "Peter", "--k", "ten", "--json")
+    assert "typer" in refused and '"UsageError"' in proc.stdout and "'ten' is not a valid int" in proc.stdout, proc.stdout
+    assert "typer" in modules("-w", example_ws, "get", "memory.md", "--json")[0]

@@ -2,10 +2,12 @@
 
 A date rule of the query reader is compiled and run only when the query holds one of the words the
 rule cannot match without; the analyser's CJK and pictograph patterns only for text that can hold
-such characters. These tests hold the shortcuts to the full patterns."""
+such characters. These tests hold the shortcuts to the full patterns, and the reading of a plain
+`mem recall` command line without typer to typer's reading of it."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from hypothesis import given, settings, strategies as st
@@ -107,3 +109,77 @@ def test_3_month_end_is_calendars_last_day_of_the_month():
     from memtool.dates import month_end
 
     assert all(month_end(y, m) == calendar.monthrange(y, m)[1] for y in (*range(1, 2101), 9999) for m in range(1, 13))
+
+
+# --- a plain `mem recall` read without typer (cli/recall_command.read) ---------------------------
+
+WORDS = ["recall", "recal", "--json", "--json=1", "-k", "--k", "--k=3", "-k5", "5", " 5", "+5", "5_0", "٥", "x",
+         "-5", "0.5", "1e3", "nan", "--since", "30d", "--since=", "--until", "--as-of", "--kind", "--kind=log", "log",
+         "--entity", "-e", "-e=Peter", "Peter", "--field", "--tag", "-t", "--budget", "--mode", "lexical",
+         "--min-score", "--embedder", "none", "--", "-", "", "-h", "--help", "--version", "--bogus", "Peter Lisbon",
+         "straße", "\udcff", "-w", "--workspace", "--workspace=ws", "ws", "--workspace=missing", "missing"]
+
+
+def typer_reading(args: list[str]):
+    """(workspace, json, the arguments `recall` gets) as typer reads `mem ARGS` with the CLI's own
+    declarations (the root's options and callback, recall's signature); typer's error otherwise."""
+    import functools
+
+    import typer
+
+    from memtool.cli import app as app_module, memory_commands
+    from memtool.cli.call import state
+
+    got = {}
+
+    @functools.wraps(memory_commands.recall)  # typer reads the signature through __wrapped__
+    def recall(**kwargs):
+        got.update(kwargs)
+
+    one = typer.Typer(**app_module.APP_SETTINGS, add_completion=False)
+    one.callback()(app_module._root)
+    one.command()(recall)
+    state.reset()
+    one(args=args, prog_name="mem", standalone_mode=False)
+    return state.workspace, state.json, got
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=8), st.booleans())
+def test_19_3_a_command_line_read_without_typer_is_read_as_typer_reads_it(tmp_path_factory, words, lead):
+    """Whatever `read` accepts, typer reads the same way (the same values, converted as click does);
+    whatever else is left to typer, which runs it or says what is wrong."""
+    from memtool.cli import recall_command
+
+    folder = tmp_path_factory.getbasetemp() / "read-without-typer"
+    (folder / "ws").mkdir(parents=True, exist_ok=True)  # "ws" names a folder, "missing" none
+    args = (["recall"] if lead else []) + words
+    was = os.getcwd()
+    os.chdir(folder)
+    try:
+        mine = recall_command.read(args)
+        if mine is not None:
+            workspace, options = mine
+            assert typer_reading(args) == (workspace, options["json_"], options), args
+    finally:
+        os.chdir(was)
+
+
+def test_19_3_the_usual_recall_command_lines_are_read_without_typer(tmp_path):
+    """The command lines people and agents type are read without typer (~20 % of a one-shot recall:
+    its import, building and parsing); help, typos and values typer refuses are left to it."""
+    from memtool.cli import recall_command
+
+    (tmp_path / "ws").mkdir()
+    for args in (["recall", "Peter"], ["-w", str(tmp_path / "ws"), "recall", "Peter Lisbon", "--json"],
+                 ["--workspace=" + str(tmp_path), "recall", "--json", "tea", "-k", "5", "--mode", "lexical"],
+                 ["recall", "x", "--since", "30d", "--kind", "log", "--kind", "page", "-e", "Peter", "--tag", "a",
+                  "--field", "cost", "--budget", "200", "--min-score", "0", "--embedder", "none", "--as-of",
+                  "2025-11-01", "--until", "2025-12", "--k=3"],
+                 ["recall"], ["recall", ""]):
+        assert recall_command.read(args) is not None, args
+        assert typer_reading(args)[2] == recall_command.read(args)[1], args
+    for args in (["recall", "x", "--k", "ten"], ["recall", "--help"], ["recall", "-h"], ["--version"], ["recal", "x"],
+                 ["recall", "x", "y"], ["recall", "--", "-x"], ["recall", "x", "--bogus"], ["recall", "x", "--since"],
+                 ["recall", "x", "-k5"], ["--json", "recall", "x"], ["recall", "x", "--json=yes"], ["index"]):
+        assert recall_command.read(args) is None, args

@@ -1,13 +1,24 @@
-"""The `mem` command line: `app` (typer) and `main` (the entry point in pyproject.toml).
+"""The `mem` command line: `main` (the entry point of `python -m memtool` and the `mem` script).
 
-Layout: app.py (the app, `main`, errors → exit status), memory_commands.py and index_commands.py
-(the commands, thin), sync.py (`mem sync …`), render.py (what people and machines see),
-watching.py (`mem watch` running), common.py (shared options and state).
+Layout: app.py (the typer app, its `main`, errors → exit status), memory_commands.py and
+index_commands.py (the commands, thin), recall_command.py (`mem recall`'s work, and a plain
+`mem recall` read without typer), sync.py (`mem sync …`), render.py (what people and machines
+see), watching.py (`mem watch` running), call.py (the state of one call, the facade, library
+errors → messages), common.py (the typer commands' shared options).
 """
+
+import sys
 
 from memtool.collector import imports_kept
 
-with imports_kept():  # typer, click and the commands: never garbage, not for the collector to walk
-    from memtool.cli.app import app, main
 
-__all__ = ["app", "main"]
+def main(args: list[str] | None = None) -> None:
+    """Run `mem ARGS` (default: the command line) and exit: a plain `mem recall` without typer
+    (recall_command.direct), anything else through the typer app (app.main)."""
+    args = sys.argv[1:] if args is None else list(args)
+    with imports_kept():  # never garbage, not for the collector to walk (collector.py)
+        from memtool.cli import recall_command
+    recall_command.direct(args)
+    with imports_kept():  # typer, click and the commands
+        from memtool.cli.app import main as run_app
+    run_app(args)

@@ -8,17 +8,18 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import Optional
 
 import typer
 
 from memtool import __version__
-from memtool.cli import forget_command, import_command, index_commands, memory_commands, render
-from memtool.cli.common import TEXT_ARGS, state
+from memtool.cli import forget_command, import_command, index_commands, memory_commands
+from memtool.cli.call import fail, reported, state
+from memtool.cli.common import TEXT_ARGS
 from memtool.cli.review_commands import review_app
 from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
-from memtool.errors import ExitStatus, MemError, StorageError, UsageError
+from memtool.errors import ExitStatus, MemError, UsageError
 
 APP_SETTINGS = dict(
     name="mem",
@@ -97,28 +98,21 @@ def main(args: list[str] | None = None) -> None:
     try:
         _check_argv(args)
     except UsageError as exc:  # nothing is parsed yet: the arguments tell whether --json was asked
-        _fail(exc, "--json" in args)
-    try:
-        code = _app_for(args)(args=args, prog_name="mem", standalone_mode=False)
+        fail(exc, "--json" in args)
+    with reported():  # library errors, Ctrl-C, the file system's refusals (call.py)
+        try:
+            code = _app_for(args)(args=args, prog_name="mem", standalone_mode=False)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.stderr.write("aborted\n")
+            sys.exit(ExitStatus.FAILED)
+        except Exception as exc:  # usage errors from click; anything else goes on to `reported`
+            refusal = _from_click(exc, args)
+            if refusal is None:
+                raise
+            fail(refusal, state.json or "--json" in args)  # click may refuse before any option's callback ran
         sys.exit(code if isinstance(code, int) else ExitStatus.OK)
-    except MemError as exc:
-        _fail(exc, state.json)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(ExitStatus.INTERRUPTED)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.stderr.write("aborted\n")
-        sys.exit(ExitStatus.FAILED)
-    except Exception as exc:  # usage errors from click, and the file system's refusals
-        refusal = _from_click(exc, args)
-        if refusal is not None:  # click may refuse before any option's callback ran: the arguments tell
-            _fail(refusal, state.json or "--json" in args)
-        failure = _from_system(exc)
-        if failure is None:
-            raise
-        _fail(failure, state.json)
 
 
 def _app_for(args: list[str]) -> typer.Typer:
@@ -149,13 +143,6 @@ def _command_name(args: list[str]) -> str | None:
         elif not arg.startswith("--workspace="):
             return None if arg.startswith("-") else arg
     return None
-
-
-def _fail(exc: MemError, as_json: bool) -> NoReturn:
-    if as_json:
-        render.emit_json(exc.to_dict())
-    render.error(exc.message, exc.hint)
-    sys.exit(exc.exit_code)
 
 
 def _check_argv(args: list[str]) -> None:
@@ -202,14 +189,3 @@ def _from_click(exc: Exception, args: list[str]) -> MemError | None:
         error.exit_code = exc.exit_code
         return error
     return UsageError(message, hint)
-
-
-def _from_system(exc: Exception) -> MemError | None:
-    """A typed error for an OSError or a storage failure (None for anything else)."""
-    if isinstance(exc, OSError):
-        return StorageError.from_os(exc)
-    if "memtool.store.driver" in sys.modules:  # else no storage failure can have come from it
-        from memtool.store.driver import as_mem_error
-
-        return as_mem_error(exc)
-    return None

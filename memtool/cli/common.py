@@ -1,24 +1,12 @@
-"""What every `mem` command shares: the state the root options set, the facade, common options."""
+"""What the typer commands share: common options and shell completion (the state of a call and the
+facade: call.py)."""
 
 # Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
-from pathlib import Path
 
 import typer
 
-
-class CliState:
-    """What the options of one `mem` call set before its command runs (reset by `main` on each call)."""
-
-    def __init__(self):
-        self.reset()
-
-    def reset(self) -> None:
-        self.workspace: Path | None = None  # -w/--workspace
-        self.json = False  # the command's --json: errors are then also one JSON document on stdout
-
-
-state = CliState()
+from memtool.cli.call import state
 
 
 def _json_given(value: bool) -> bool:
@@ -33,16 +21,6 @@ EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this
 # only `--help` asks for help (click would read the `h` of "- Works on the hill" as `-h`; `main`
 # turns a lone `-h` into `--help`, so `mem retain -h` still shows it).
 TEXT_ARGS = {"ignore_unknown_options": True, "help_option_names": ["--help"]}
-
-
-def memory(embedder: str | None = None):
-    """The `Memory` of the workspace named by -w, $MEM_WORKSPACE or the current directory."""
-    from memtool.collector import imports_kept
-
-    with imports_kept():
-        from memtool.memory import Memory  # the whole library (SQLite, the store): not for `mem --help`
-
-    return Memory.open(state.workspace, embedder=embedder)
 
 
 # --- shell completion (values for options; must never fail or print) ---------------------------

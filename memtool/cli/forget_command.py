@@ -7,7 +7,8 @@ import sys
 import typer
 
 from memtool.cli import render
-from memtool.cli.common import JsonOpt, memory
+from memtool.cli.call import memory
+from memtool.cli.common import JsonOpt
 from memtool.errors import UsageError
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from memtool.cli import render
-from memtool.cli.common import JsonOpt, memory
+from memtool.cli.call import memory
+from memtool.cli.common import JsonOpt
 
 FORMAT_HELP = {"obsidian": "an Obsidian vault", "basic-memory": "a basic-memory project",
                "chatgpt": "a ChatGPT data export", "claude-code": "Claude Code memory files"}

@@ -11,7 +11,8 @@ from typing import List, Optional
 import typer
 
 from memtool.cli import render, watching
-from memtool.cli.common import EmbedderOpt, JsonOpt, memory
+from memtool.cli.call import memory
+from memtool.cli.common import EmbedderOpt, JsonOpt
 from memtool.errors import ExitStatus
 from memtool.mcp_server import serve
 from memtool.schedule import cron_lines, mem_command

@@ -11,14 +11,11 @@ from typing import List, Optional
 
 import typer
 
-from memtool import search_aside
-from memtool.cli import render
-from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds, memory, state
-from memtool.collector import one_read
+from memtool.cli import recall_command, render
+from memtool.cli.call import memory
+from memtool.cli.common import EmbedderOpt, JsonOpt, complete_entities, complete_kinds
 from memtool.control_chars import visible
 from memtool.dates import parse_day
-from memtool.read_server import ask
-from memtool.workspace import discover
 
 
 def retain(
@@ -114,39 +111,8 @@ def recall(
 
     Example: mem recall "Peter Lisbon" --since 30d --entity Peter
     """
-    args = dict(query=query, k=k, since=since, until=until, as_of=as_of, kinds=kind, entities=entity,
-                budget=budget, mode=mode)
-    if field_:  # only when used, so a running `mem watch` from before this option can still answer
-        args["fields"] = field_
-    if tag:
-        args["tags"] = tag
-    if min_score is not None:
-        args["min_score"] = min_score
-    data, terms = _served_recall(embedder, args) or _recall(embedder, args)
-    for w in data["warnings"]:
-        render.warn(w)
-    if json_:
-        render.emit_json(data)
-    else:
-        render.dates_read(data.get("dates", []))
-        render.recall_results(data, terms)
-
-
-def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] | None:
-    """The recall document and terms from a running `mem watch` (see read_server), or None."""
-    reply = ask(discover(state.workspace).root, embedder, args)  # answers in milliseconds
-    if reply is not None:
-        search_aside.end()  # the child forked at start for the vectors is not needed
-    return None if reply is None else (reply["result"], reply.get("terms", []))
-
-
-def _recall(embedder: str | None, args: dict) -> tuple[dict, list[str]]:
-    """The recall document and terms computed in this process, which exits after it."""
-    one_read()
-    mem = memory(embedder).read_once()
-    with render.progress_bar("indexing") as bar, render.progress_bar("embedding", threshold=64) as ebar:
-        result = mem.recall(**args, progress=bar, embed_progress=ebar)
-    return result.to_dict(), result.terms
+    recall_command.show(query, k, since, until, as_of, kind, entity, field_, tag, budget, mode, min_score, embedder,
+                        json_)
 
 
 def get(

@@ -5,7 +5,8 @@
 import typer
 
 from memtool.cli import render
-from memtool.cli.common import JsonOpt, memory
+from memtool.cli.call import memory
+from memtool.cli.common import JsonOpt
 
 review_app = typer.Typer(help="The review queue: what mem reflect could not settle (near-duplicates, unclear "
                               "contradictions, suggested connections) and a model's proposals (typed facts, a "

@@ -4,7 +4,7 @@
 
 import typer
 
-from memtool.cli.common import memory
+from memtool.cli.call import memory
 
 
 def serve(

@@ -9,7 +9,8 @@ import typer
 from typer.core import TyperGroup
 
 from memtool.cli import render
-from memtool.cli.common import JsonOpt, memory
+from memtool.cli.call import memory
+from memtool.cli.common import JsonOpt
 from memtool.cli.render import escape
 from memtool.errors import ExitStatus
 
