@@ -50,9 +50,9 @@ def fact_links(records: list[Record]) -> Links:
             [(n, t) for n, r in enumerate(records) for t in r.tags])
 
 
-# Fact heads remembered for the index as it is (`fact_heads`): a recall reads ~200-300, so this keeps
-# the few recalls' worth a long-running process asks again within one, and no more.
-HEADS_KEPT = 2_000
+# Fact heads remembered for the index as it is (`fact_heads`), at most about this many (~1 MB): a hybrid
+# recall reads ~200-300 and asks for a third of them again within itself; across recalls they rarely repeat.
+HEADS_KEPT = 1_000
 MAPPED_BYTES = 0x7FFF0000  # SQLite's default ceiling for `mmap_size` (SQLITE_MAX_MMAP_SIZE)
 
 
