@@ -245,3 +245,31 @@ def test_build_1_a_worker_sends_rows_and_links_not_records(tmp_path):
     assert item.links == ([(0, "anna-lena"), (0, "bob-smith")], [(0, "garten"), (0, "tax")])
     full = parse("memory/2025-01-01.md", text)
     assert len(pickle.dumps(item)) < len(pickle.dumps((full, fact_rows(full))))
+
+
+def test_fact_heads_are_remembered_only_while_the_index_is_unchanged(tmp_path):
+    """`Store.fact_heads` keeps what it read until the index changes (a hybrid recall asks for the
+    same candidates' heads up to three times): a file indexed again by another process, or by this
+    one, is read anew, never answered from the heads of before."""
+    write(tmp_path, "memory/2026-01-01.md", "- the first line\n- the second line\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    mem.index()
+    store = mem.store
+    ids = [i for (i,) in store.conn.execute("SELECT id FROM facts ORDER BY id")]
+    heads = store.fact_heads(ids[::-1])
+    assert list(heads) == ids and [h["content"] for h in heads.values()] == ["the first line", "the second line"]
+    assert store.fact_heads(ids[:1]) == {ids[0]: heads[ids[0]]}
+
+    write(tmp_path, "memory/2026-01-01.md", "- the first line, changed\n- the second line, changed\n")
+    other = Memory(Workspace(tmp_path), embedder="none")
+    other.index()  # another connection writes
+    other.close()
+    now = [i for (i,) in store.conn.execute("SELECT id FROM facts ORDER BY id")]
+    assert [h["content"] for h in store.fact_heads(now).values()] == ["the first line, changed", "the second line, changed"]
+    assert set(store.fact_heads(ids)) == set(ids) & set(now)
+
+    write(tmp_path, "memory/2026-01-01.md", "- only this line\n")
+    mem.index()  # this connection writes
+    latest = [i for (i,) in store.conn.execute("SELECT id FROM facts ORDER BY id")]
+    assert [h["content"] for h in store.fact_heads(latest + now).values()] == ["only this line"]
+    mem.close()

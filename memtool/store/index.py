@@ -50,6 +50,9 @@ def fact_links(records: list[Record]) -> Links:
             [(n, t) for n, r in enumerate(records) for t in r.tags])
 
 
+# Fact heads remembered for the index as it is (`fact_heads`), at most about this many (~1 MB): a hybrid
+# recall reads ~200-300 and asks for a third of them again within itself; across recalls they rarely repeat.
+HEADS_KEPT = 1_000
 MAPPED_BYTES = 0x7FFF0000  # SQLite's default ceiling for `mmap_size` (SQLITE_MAX_MMAP_SIZE)
 
 
@@ -68,6 +71,7 @@ class Store:
         self._docs: tuple = (None, {})  # ((data version, own changes), {term: facts holding it})
         self._holds: tuple = (None, {})  # ((data version, own changes), {(term, others): bool}) (see `holds_with`)
         self._statuses: tuple = (None, {})  # ((data version, own changes), {file status: paths})
+        self._heads: tuple = (None, {})  # ((data version, own changes), {fact id: head}) (see `fact_heads`)
         self.identity = _identity(path)  # of the file this connection opened (see `reader`)
         self.notices = [] if notices is None else notices  # what the user should hear (said once; see `_say`)
         self._terms = None  # a `term_docs.TermDocs` once this connection changes `facts_fts` (see `_term_docs`)
@@ -611,11 +615,19 @@ class Store:
         return [by_id[i] for i in ids if i in by_id]
 
     def fact_heads(self, ids: list[int]) -> dict[int, dict]:
-        """id → {kind, content, date, valid_from, valid_to} for the given fact ids: what ranking
-        needs, without the full rows."""
-        rows = select_in(self.conn, "SELECT id, kind, content, date, valid_from, valid_to FROM facts WHERE id IN ({marks})",
-                         ids)
-        return {r[0]: {"kind": r[1], "content": r[2], "date": r[3], "valid_from": r[4], "valid_to": r[5]} for r in rows}
+        """id → {kind, content, date, valid_from, valid_to} for the given fact ids, in id order: what
+        ranking needs, without the full rows. Remembered until the index changes (up to HEADS_KEPT):
+        a hybrid recall asks for its semantic candidates' heads three times (the speakers named, their
+        language, ranking)."""
+        version = self.state_version()
+        if self._heads[0] != version or len(self._heads[1]) > HEADS_KEPT:
+            self._heads = (version, {})
+        kept = self._heads[1]
+        wanted = [i for i in dict.fromkeys(ids) if i not in kept]
+        for r in select_in(self.conn, "SELECT id, kind, content, date, valid_from, valid_to FROM facts WHERE id IN ({marks})",
+                           wanted):
+            kept[r[0]] = {"kind": r[1], "content": r[2], "date": r[3], "valid_from": r[4], "valid_to": r[5]}
+        return {i: kept[i] for i in sorted(set(ids)) if i in kept}
 
     def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
         """The subset of `ids` that passes `filters`."""
