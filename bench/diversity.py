@@ -340,3 +340,44 @@ def report_questions(args, wss, scorer, out: dict) -> None:
     print(f"\nturns that ask, lowered, held out\n{text}")
     out["mhop-questions"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
                                                                         for c in convs} for p in grid}}
+
+
+# --- turns addressed to the person asked about, lowered (memtool.recall.ranking.ADDRESSED_PENALTY) ---
+
+ADDRESSED_GRID = (0.1, 0.2, 0.3, 0.5, 1.0)
+
+
+def report_addressed(args, wss, scorer, out: dict) -> None:
+    """The penalty for a turn by someone else that names the person a present-perfect question asks
+    about ("What has Melanie painted?"), swept over the LoCoMo dev questions as recall answers them
+    (floor on); per fold the best training cat 1–4 + multi-hop hitL@10 among the points that lower no
+    category at 10, 25 or 50 lines on either training conversation, reported on the held-out one."""
+    from bench.quality import run
+    from memtool.recall import ranking
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped = ranking.ADDRESSED_PENALTY
+    points = {"0 (before)": 0.0, **{f"× {d}": d for d in ADDRESSED_GRID}}
+    grid = {}
+    try:
+        for label, penalty in points.items():
+            t = time.perf_counter()
+            ranking.ADDRESSED_PENALTY = penalty
+            grid[label] = {c: run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer) for c in convs}
+            print(f"  addressed down, {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        ranking.ADDRESSED_PENALTY = shipped
+    base = "0 (before)"
+    sweep = H.markdown_table(["penalty", *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
+    print(f"\nturns addressed to the person asked about, lowered, every point per conversation: cat 1–4 "
+          f"hitL@10/25/50; hitL@10 multi-hop / temporal / single-hop / adversarial\n{sweep}")
+    held = []
+    for h, train in H.folds(convs):
+        allowed = [p for p in grid if no_loss_any_budget(grid[p], grid[base], train)]
+        chosen = max(allowed, key=lambda p: (_gain(grid[p], train), p == base))
+        held.append([h, chosen, _cell(grid[base][h]), _cell(grid[chosen][h]),
+                     no_loss_any_budget(grid[chosen], grid[base], [h])])
+    text = H.markdown_table(["held out", "chosen on the other two", "before", "chosen", "loses nothing"], held)
+    print(f"\nturns addressed to the person asked about, lowered, held out\n{text}")
+    out["mhop-addressed"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
+                                                                         for c in convs} for p in grid}}
