@@ -25,6 +25,12 @@ NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of th
 # a question by being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
 # 10, 25 or 50 lines on any conversation (docs/recall.md, "Multi-hop: decomposition and diversity").
 QUESTION_PENALTY = 0.25
+# The turn that answers a turn asking something (the one just after it, by someone else, asking nothing)
+# rises to the asking turn's score when that turn is among the first ANSWERED_HEAD hits, after the question
+# penalty: it inherits the match its question had ("What inspired you?" → "I painted it because…").
+# Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: turns addressed to the person
+# asked about"); 0 turns it off.
+ANSWERED_HEAD = 10
 # A question in the present perfect about a person ("What has Melanie painted?", "Which cities has Jon
 # visited?", German "Welche Städte hat Jon besucht?": `_DONE`) asks what that person did, told in their
 # own turns; a turn by someone else that names them ("Thanks, Melanie! I painted this…") answers
@@ -179,6 +185,8 @@ def ranked(store: Store, scores: dict[int, float], filters: Filters, query: str,
     order = expand(store, order, heads, query, list(terms), filters, expansion)
     if QUESTION_PENALTY:
         order = asked_down(order, heads, QUESTION_PENALTY, neighbours)
+    if ANSWERED_HEAD:
+        order = answered_up(order, heads, store, ANSWERED_HEAD)
     if ADDRESSED_PENALTY:
         order = addressed_down(order, heads, query, ADDRESSED_PENALTY)
     best = order[:n]
@@ -202,6 +210,27 @@ def asked_down(order: list[tuple[int, float]], heads: dict[int, dict], penalty: 
     first, top = order[0]
     rest = sorted(((fid, min(max(0.0, s - lowered.get(fid, 0.0)), top)) for fid, s in order[1:]),
                   key=lambda x: -x[1])
+    return [(first, top), *rest]
+
+
+def answered_up(order: list[tuple[int, float]], heads: dict[int, dict], store: Store,
+                head: int) -> list[tuple[int, float]]:
+    """`order` with the answer to each turn that asks among its first `head` hits (the record just
+    after it in its file: a turn by another speaker that asks nothing) raised to the asking turn's
+    score when below it, ranked again, stably (the asking turn stays above its answer on a tie). The
+    first hit keeps its place and score. An order without such a pair comes back as it was."""
+    asks = {fid: s for fid, s in order[:head] if fid in heads and asking(heads[fid]["content"])}
+    if not asks:
+        return order
+    raised = {}
+    for fid, nxt in store.following(list(asks)).items():
+        own = speaker_of(heads[fid]["content"])
+        if nxt in heads and speaker_of(heads[nxt]["content"]) not in (None, own) and not asking(heads[nxt]["content"]):
+            raised[nxt] = max(raised.get(nxt, 0.0), asks[fid])
+    if not raised:
+        return order
+    first, top = order[0]
+    rest = sorted(((fid, max(s, raised.get(fid, s))) for fid, s in order[1:]), key=lambda x: -x[1])
     return [(first, top), *rest]
 
 
