@@ -349,8 +349,8 @@ def report_questions(args, wss, scorer, out: dict) -> None:
 # (memtool.recall.ranking.ANSWERED_HEAD, ADDRESSED_PENALTY)
 
 ANSWERED_POINTS = {"0 (before)": (0, 0.0), "answered 5": (5, 0.0), "answered 10": (10, 0.0), "answered 20": (20, 0.0),
-                   "addressed × .2": (0, 0.2), "addressed × .5": (0, 0.5), "addressed × 1": (0, 1.0),
-                   "answered 10, addressed × .2": (10, 0.2), "answered 10, addressed × .5": (10, 0.5)}
+                   "addressed × .5": (0, 0.5), "addressed × 1": (0, 1.0),
+                   "answered 10, addressed × .5": (10, 0.5), "answered 10, addressed × 1": (10, 1.0)}
 
 
 def report_addressed(args, wss, scorer, out: dict) -> None:

@@ -2,7 +2,8 @@
 painted?") is answered in that person's own turns; the other speaker's replies that name them
 ("Thanks, Melanie! I painted this…") hold the question's words and answer something else. After the
 other priors they lose ADDRESSED_PENALTY. Chosen leave one conversation out on LoCoMo (docs/recall.md,
-"Multi-hop: turns addressed to the person asked about")."""
+"Multi-hop: answers raised, turns
+addressed to the person asked about")."""
 
 from __future__ import annotations
 

@@ -28,16 +28,17 @@ QUESTION_PENALTY = 0.25
 # The turn that answers a turn asking something (the one just after it, by someone else, asking nothing)
 # rises to the asking turn's score when that turn is among the first ANSWERED_HEAD hits, after the question
 # penalty: it inherits the match its question had ("What inspired you?" → "I painted it because…").
-# Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: turns addressed to the person
-# asked about"); 0 turns it off.
+# Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: answers raised, turns addressed
+# to the person asked about"); 0 turns it off.
 ANSWERED_HEAD = 10
 # A question in the present perfect about a person ("What has Melanie painted?", "Which cities has Jon
 # visited?", German "Welche Städte hat Jon besucht?": `_DONE`) asks what that person did, told in their
 # own turns; a turn by someone else that names them ("Thanks, Melanie! I painted this…") answers
-# something else. Such a turn loses this much, after the question penalty. Chosen on LoCoMo leave one
-# conversation out: from .15 to 1 no category loses at 10, 25 or 50 lines on any conversation; from .5
-# the first hit gives way too (docs/recall.md, "Multi-hop: turns addressed to the person asked about").
-ADDRESSED_PENALTY = 0.5
+# something else. Such a turn loses this much (1: about the whole range of a hybrid score), after the
+# answers are raised. Chosen on LoCoMo leave one conversation out: from .15 to 1 no category loses at 10,
+# 25 or 50 lines on any conversation; 1 gains the most (docs/recall.md, "Multi-hop: answers raised, turns
+# addressed to the person asked about").
+ADDRESSED_PENALTY = 1.0
 _DONE = re.compile(r"^\W*(?i:what|which|where|was|welche[mnrs]?|wo)\b[^?]*?\b(?i:has|have|hat|haben)\s+"
                    r"(?:(?i:both|beide)\s+)?[A-ZÄÖÜ]")
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
