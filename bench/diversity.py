@@ -12,7 +12,10 @@ among those that lower no category, open-domain excepted, at 10, 25 or 50 lines 
 reported on the held-out one. Query vectors are embedded once per text and reused.
 
 `--report mhop-questions` sweeps what was kept from it: memtool.recall.ranking.QUESTION_PENALTY, a
-dialogue turn lowered by its share of question sentences, the same rule per fold.
+dialogue turn lowered by its share of question sentences, the same rule per fold. `--report
+mhop-addressed` sweeps ANSWERED_HEAD (the answer to a turn that asks, raised to its score) and
+ADDRESSED_PENALTY (another speaker's turn naming the person a present-perfect question asks about,
+lowered) together, the same rule per fold.
 """
 
 from __future__ import annotations
@@ -340,3 +343,47 @@ def report_questions(args, wss, scorer, out: dict) -> None:
     print(f"\nturns that ask, lowered, held out\n{text}")
     out["mhop-questions"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
                                                                         for c in convs} for p in grid}}
+
+
+# --- answers raised, turns addressed to the person asked about lowered ------------------------------
+# (memtool.recall.ranking.ANSWERED_HEAD, ADDRESSED_PENALTY)
+
+ANSWERED_POINTS = {"0 (before)": (0, 0.0), "answered 5": (5, 0.0), "answered 10": (10, 0.0), "answered 20": (20, 0.0),
+                   "addressed × .5": (0, 0.5), "addressed × 1": (0, 1.0),
+                   "answered 10, addressed × .5": (10, 0.5), "answered 10, addressed × 1": (10, 1.0)}
+
+
+def report_addressed(args, wss, scorer, out: dict) -> None:
+    """The answer to a turn that asks among the first N hits raised to its score, and the penalty for
+    a turn by someone else that names the person a present-perfect question asks about ("What has
+    Melanie painted?"), swept over the LoCoMo dev questions as recall answers them (floor on); per fold
+    the best training cat 1–4 + multi-hop hitL@10 among the points that lower no category at 10, 25 or
+    50 lines on either training conversation, reported on the held-out one."""
+    from bench.quality import run
+    from memtool.recall import ranking
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped = (ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY)
+    grid = {}
+    try:
+        for label, (head, penalty) in ANSWERED_POINTS.items():
+            t = time.perf_counter()
+            ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY = head, penalty
+            grid[label] = {c: run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer) for c in convs}
+            print(f"  {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY = shipped
+    base = "0 (before)"
+    sweep = H.markdown_table(["point", *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
+    print(f"\nanswers raised, addressed turns lowered, every point per conversation: cat 1–4 hitL@10/25/50; "
+          f"hitL@10 multi-hop / temporal / single-hop / adversarial\n{sweep}")
+    held = []
+    for h, train in H.folds(convs):
+        allowed = [p for p in grid if no_loss_any_budget(grid[p], grid[base], train)]
+        chosen = max(allowed, key=lambda p: (_gain(grid[p], train), p == base))
+        held.append([h, chosen, _cell(grid[base][h]), _cell(grid[chosen][h]),
+                     no_loss_any_budget(grid[chosen], grid[base], [h])])
+    text = H.markdown_table(["held out", "chosen on the other two", "before", "chosen", "loses nothing"], held)
+    print(f"\nanswers raised, addressed turns lowered, held out\n{text}")
+    out["mhop-addressed"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
+                                                                         for c in convs} for p in grid}}

@@ -417,3 +417,4 @@ REPORTS["unnamed-rules"] = dialogue.report_unnamed_rules
 REPORTS["turn-alone"] = turn_alone.report_turn_alone
 REPORTS["mhop-diversity"] = diversity.report_diversity
 REPORTS["mhop-questions"] = diversity.report_questions
+REPORTS["mhop-addressed"] = diversity.report_addressed

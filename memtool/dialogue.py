@@ -17,6 +17,11 @@ def speaker_of(content: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def spoken(content: str) -> str:
+    """What a dialogue turn says, without its `**Name**:` label (the text itself when it is no turn)."""
+    return _SPEAKER.sub("", content, count=1)
+
+
 # Bracketed asides (image captions, a link's text), a link's target, web addresses and code spans:
 # a `?` there asks nothing.
 _ASIDE = re.compile(r"\[[^\]]*\](?:\([^)\s]*\))?|\b(?:https?|ftp)://\S+|`[^`]*`")

@@ -648,6 +648,12 @@ class Store:
             out.setdefault(a, []).append(b)
         return out
 
+    def following(self, ids: list[int]) -> dict[int, int]:
+        """The record just after each given fact in its file."""
+        sql = ("SELECT a.id, b.id FROM facts a JOIN facts b ON b.path = a.path AND b.ord = a.ord + 1"
+               " WHERE a.id IN ({marks})")
+        return dict(select_in(self.conn, sql, ids))
+
     def nearby(self, ids: list[int], window: int) -> dict[int, list[tuple[int, int]]]:
         """(record, distance) within `window` records of each given fact, in its file and section."""
         out: dict[int, list[tuple[int, int]]] = {}
