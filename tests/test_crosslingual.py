@@ -14,6 +14,7 @@ from conftest import ROOT, mem_env, run_json, write
 from memtool.memory import Memory
 from memtool.recall.candidates import translated
 from memtool.recall.lexicon import parse, translations
+from memtool.store.driver import sqlite
 from memtool.workspace import Workspace
 
 MIXED = """# 2026-11-02
@@ -430,3 +431,30 @@ def test_xling5_a_compound_without_an_entry_is_translated_by_its_parts_when_aske
 def test_xling5_a_word_the_notes_hold_is_not_split():
     """A word the notes hold (a name, or a compound they write) needs no parts."""
     assert translations("Sturmfluten", "de", held=lambda words: words, compounds=True) == []
+
+
+def test_held_prefixes_behind_term_docs_asks_the_full_text_index_and_says_so(tmp_path):
+    """Review of xling5: with `term_docs` missing a compound's rows (damaged, or behind), the head
+    was silently "not held" and `removal` found nothing without a word; now the full-text index is
+    asked, the head still counts, and the notice says to rebuild."""
+    write(tmp_path, "memory/2026-11-13.md", MOVING)
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        mem.index()
+    finally:
+        mem.close()
+    con = sqlite.connect(tmp_path / ".memory" / "index.sqlite")
+    with con:
+        con.execute("DELETE FROM term_docs WHERE term >= 'umzug' AND term < 'umzuh'")
+    con.close()
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        assert mem.store.held_prefixes({"umzug", "zzz", "umzug zzz"}) == {"umzug"}
+        assert any("out of step" in n for n in mem.store.notices)
+        assert "Umzug" in translated(mem.store, "What did the removal companies quote?")
+    finally:
+        mem.close()
+    proc, data = run_json("recall", "removal", "--mode", "lexical", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"][0]["source"] == "memory/2026-11-13.md#L2"
+    assert any("out of step" in w for w in data["warnings"]), data["warnings"]

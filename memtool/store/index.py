@@ -516,9 +516,25 @@ class Store:
         return {t for t, n in self.term_counts(sorted(terms)).items() if n > 0}
 
     def held_prefixes(self, prefixes: set[str]) -> set[str]:
-        """The `prefixes` that begin a term some fact holds (`term_docs`, one range look-up each)."""
+        """The `prefixes` that begin a term some fact holds (`term_docs`, one range look-up each; the
+        full-text index asked where `term_docs` has none: never a silent "not held")."""
+        if self._terms is not None and self._terms.pending:  # own changes not yet committed (an index run)
+            self._before_commit()
         sql = "SELECT 1 FROM term_docs WHERE term >= ? AND term < ? AND n > 0 LIMIT 1"
-        return {p for p in prefixes if p and self.conn.execute(sql, (p, p + "\U0010ffff")).fetchone()}
+        with self._one_snapshot():
+            return {p for p in prefixes
+                    if p and (self.conn.execute(sql, (p, p + "\U0010ffff")).fetchone() or self._prefix_uncounted(p))}
+
+    def _prefix_uncounted(self, prefix: str) -> bool:
+        """Whether a fact holds a term beginning with `prefix` that `term_docs` lacks (said once)."""
+        if not prefix.isalnum():  # one token to FTS5 (several would match as a phrase)
+            return False
+        held = self.conn.execute("SELECT 1 FROM facts_fts WHERE facts_fts MATCH ? LIMIT 1",
+                                 (fts_match([prefix + "*"]),)).fetchone() is not None
+        if held:
+            self._say("the index's term counts (term_docs) are out of step with its full-text index;"
+                      " counted from the full-text index instead; run 'mem index --rebuild'")
+        return held
 
     def _large(self) -> bool:
         """Whether the index holds at least `prune_min_facts` facts (MAX(id) first: O(1), and never
