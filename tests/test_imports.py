@@ -5,6 +5,7 @@ machine, and every heavy library shows up by name. The bounds have slack; a new 
 rich, numpy, the MCP SDK or the facade on the `--help` path still breaks them.
 """
 
+import os
 import subprocess
 import sys
 
@@ -282,3 +283,32 @@ def test_19_3_a_plain_recall_runs_without_typer_and_anything_else_through_it(tmp
     refused, proc = modules("-w", example_ws, "recall", "Peter", "--k", "ten", "--json")
     assert "typer" in refused and '"UsageError"' in proc.stdout and "'ten' is not a valid int" in proc.stdout, proc.stdout
     assert "typer" in modules("-w", example_ws, "get", "memory.md", "--json")[0]
+
+
+def test_19_3_a_recall_whose_reader_has_gone_ends_quietly_on_both_paths(example_ws):
+    """Review of oneshot7: `mem recall … --json | head` whose reader closed first printed two
+    BrokenPipeError tracebacks when read without typer (typer's click ends it with status 1 and
+    nothing said). Both readings now end the same way: exit 1, empty stderr."""
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+    for args in (["recall", "Peter", "--min-score", "0", "--json"],  # read without typer
+                 ["recall", "Peter", "--min-score", "0", "--json", "-k10"]):  # `-k10`: through typer
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before a byte is written
+        try:
+            proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(example_ws), *args],
+                                  stdout=write, stderr=subprocess.PIPE, env=env, timeout=120)
+        finally:
+            os.close(write)
+        assert (proc.returncode, proc.stderr) == (1, b""), (args, proc.returncode, proc.stderr[-1500:])
+
+
+def test_19_3_shell_completion_is_answered_by_typer_even_for_a_plain_recall(example_ws):
+    """Review of oneshot7: with typer's completion variable set, typer answers as completion; the
+    reading without typer ran the recall instead."""
+    env = mem_env(MEM_EMBEDDER="none", _MEM_COMPLETE="complete_bash", COMP_WORDS="mem recall --kind ", COMP_CWORD="3")
+    direct = run_mem("-w", example_ws, "recall", "Peter", "--json", env=env)
+    through_typer = run_mem("-w", example_ws, "recall", "Peter", "--json", "-k10", env=env)
+    assert '"results"' not in direct.stdout, direct.stdout[:300]
+    assert (direct.returncode, direct.stdout, direct.stderr) == (
+        through_typer.returncode, through_typer.stdout, through_typer.stderr)

@@ -2,6 +2,7 @@
 and how it ends on a library error (a one-line message, JSON too when asked, an exit status).
 Shared by the typer app (app.py) and the direct `mem recall` (recall_command.py)."""
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,17 @@ def reported():
         if failure is None:
             raise
         fail(failure, state.json)
+
+
+@contextmanager
+def to_reader():
+    """The block's writes to stdout; when its reader has gone (`mem recall … | head`), the rest is
+    dropped and the call ends with status 1 without a word, as click ends a typer command."""
+    try:
+        yield
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own flush at exit
+        sys.exit(ExitStatus.FAILED)
 
 
 def fail(exc: MemError, as_json: bool) -> NoReturn:

@@ -3,7 +3,6 @@ facade: call.py)."""
 
 # Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
-
 import typer
 
 from memtool.cli.call import state

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memtool import search_aside
 from memtool.cli import render
-from memtool.cli.call import memory, reported, state
+from memtool.cli.call import memory, reported, state, to_reader
 from memtool.collector import one_read
 from memtool.errors import ExitStatus
 from memtool.read_server import ask
@@ -29,8 +29,9 @@ _DEFAULTS = dict(query="", k=10, since=None, until=None, as_of=None, budget=None
 
 
 def direct(args: list[str]) -> None:
-    """Run `mem ARGS` and exit when it is a recall `read` understands; return otherwise."""
-    understood = read(args)
+    """Run `mem ARGS` and exit when it is a recall `read` understands; return otherwise (and
+    always when the shell's completion asks: typer answers it)."""
+    understood = None if "_MEM_COMPLETE" in os.environ else read(args)
     if understood is None:
         return
     workspace, options = understood
@@ -52,7 +53,7 @@ def read(args: list[str]) -> tuple[Path | None, dict] | None:
     except UnicodeEncodeError:
         return None
     words = iter(args)
-    workspace, given = None, None
+    workspace = None
     for word in words:  # the root's options, then the command
         if word == "recall":
             break
@@ -122,11 +123,12 @@ def show(query: str, k: int, since: str | None, until: str | None, as_of: str | 
     data, terms = _served_recall(embedder, args) or _recall(embedder, args)
     for w in data["warnings"]:
         render.warn(w)
-    if json_:
-        render.emit_json(data)
-    else:
-        render.dates_read(data.get("dates", []))
-        render.recall_results(data, terms)
+    with to_reader():
+        if json_:
+            render.emit_json(data)
+        else:
+            render.dates_read(data.get("dates", []))
+            render.recall_results(data, terms)
 
 
 def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] | None:
