@@ -273,3 +273,30 @@ def test_fact_heads_are_remembered_only_while_the_index_is_unchanged(tmp_path):
     latest = [i for (i,) in store.conn.execute("SELECT id FROM facts ORDER BY id")]
     assert [h["content"] for h in store.fact_heads(latest + now).values()] == ["only this line"]
     mem.close()
+
+
+def test_fact_heads_forget_what_a_rolled_back_transaction_wrote_and_stay_bounded(tmp_path, monkeypatch):
+    """Review of hyb11: the data version does not go back on a rollback, so heads read inside a
+    transaction that was rolled back were answered after it; and one call could keep any number of
+    heads past HEADS_KEPT."""
+    import pytest
+
+    from memtool.store import index as store_index
+
+    write(tmp_path, "memory/2026-01-01.md", "- the first line\n- the second line\n- the third line\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    mem.index()
+    store = mem.store
+    ids = [i for (i,) in store.conn.execute("SELECT id FROM facts ORDER BY id")]
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            store.conn.execute("UPDATE facts SET content = 'UNCOMMITTED' WHERE id = ?", (ids[0],))
+            assert store.fact_heads(ids[:1])[ids[0]]["content"] == "UNCOMMITTED"
+            raise RuntimeError("rolled back")
+    assert store.fact_heads(ids[:1])[ids[0]]["content"] == "the first line"
+
+    monkeypatch.setattr(store_index, "HEADS_KEPT", 2)
+    assert len(store.fact_heads(ids)) == 3  # every head asked for comes back …
+    assert len(store._heads[1]) <= 2  # … and no more than HEADS_KEPT stay
+    assert len(store.fact_heads(ids[:2])) == 2 and len(store._heads[1]) <= 2
+    mem.close()

@@ -67,3 +67,23 @@ def test_recall_ranks_the_persons_own_turn_above_the_replies_naming_them(tmp_pat
     contents = [r["content"] for r in result.results]
     assert ADDRESSED_PENALTY > 0
     assert contents[0] == f"**Melanie**: {OWN}", contents  # on main: 5th, below the four replies naming her
+
+
+def test_a_name_that_is_also_a_word_is_matched_as_written():
+    """Review of mhop8: "What has Will planted?" lowered Anna's "I will plant tomatoes" (the name was
+    matched case-folded); a turn names a speaker with the capitals the speaker's name has."""
+    heads = {1: {"content": "**Anna**: I will plant tomatoes in May."},
+             2: {"content": "**Will**: I planted beans and leeks."},
+             3: {"content": "**Anna**: Will, your beans look great."}}
+    order = [(1, 0.9), (2, 0.8), (3, 0.7)]
+    assert addressed_down(order, heads, "What has Will planted?", ADDRESSED_PENALTY) == [
+        (1, 0.9), (2, 0.8), (3, max(0.0, 0.7 - ADDRESSED_PENALTY))]
+
+
+def test_when_every_hit_would_be_lowered_the_order_keeps_its_scores():
+    """Review of mhop8: in a chat where each turn names the other, every hit fell to 0 and the scores
+    said nothing; with nothing to prefer, the order comes back as it was."""
+    heads = {1: {"content": "**Caroline**: Melanie, I painted a lake."},
+             2: {"content": "**Melanie**: Caroline, I painted a horse."}}
+    order = [(1, 0.9), (2, 0.8)]
+    assert addressed_down(order, heads, "What have Caroline and Melanie both painted?", ADDRESSED_PENALTY) == order

@@ -37,3 +37,26 @@ def test_the_answer_to_a_turn_that_asks_rises_to_its_score(tmp_path):
     assert ANSWERED_HEAD > 0
     assert contents[0].startswith("**Caroline**: What inspired"), contents  # the first hit keeps its place
     assert contents.index(ANSWER) == 1, contents  # on main: 4th, below "Any news?" and its answer
+
+
+def test_an_answer_is_raised_only_from_the_same_section(tmp_path):
+    """Review of mhop8: the record after an asking turn may open the next conversation of the same
+    file (the ChatGPT importer writes each as its own section); it is no answer and stays where it was."""
+    write(tmp_path, "memory/2026-11-20.md", "\n".join([
+        "# 2026-11-20", "", "## ChatGPT: bread", "",
+        "- **User** (17:00): How long should sourdough bread rest?",
+        "- **Assistant** (17:01): About twelve hours for sourdough bread. Would you like a sourdough bread schedule?",
+        "", "## ChatGPT: travel", "",
+        "- **User** (18:00): Book me a train to Berlin on Friday.",
+        "- **Assistant** (18:01): Here are three trains to Berlin."]) + "\n")
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        asking = [fid for fid, in mem.store.conn.execute("SELECT id FROM facts WHERE content LIKE '%Would you like%'")]
+        assert mem.store.following(asking) == {}
+        result = mem.recall("sourdough bread", k=10, mode="lexical", today=date(2026, 11, 21), min_score=0)
+    finally:
+        mem.close()
+    contents = [r["content"] for r in result.results]
+    assert contents[0].startswith("**Assistant** (17:01)"), contents
+    assert contents[1].startswith("**User** (17:00)"), contents  # before the fix: the Berlin line, raised to 1.0
+    assert all(r["score"] < result.results[0]["score"] for r in result.results[1:]), result.results

@@ -241,17 +241,23 @@ def addressed_down(order: list[tuple[int, float]], heads: dict[int, dict], query
     (`_DONE`), what a speaker it names did and the turn, by someone else, names that speaker: it
     addresses or talks about the person asked about, whose own turns tell what they did. Ranked again,
     stably; scores stop at 0. The first hit is lowered too: such a reply ("Yeah Maria! Friends like
-    you make a big difference") is often first for the question's words. An order with nothing to
-    lower comes back as it was. Pure."""
+    you make a big difference") is often first for the question's words. A turn names a speaker as
+    written (capitals kept: "I will…" names no Will). An order with nothing to lower, or with every
+    hit to lower, comes back as it was. Pure."""
     if not _DONE.search(query):
         return order
     speakers = {fid: speaker_of(heads[fid]["content"]) for fid, _ in order if fid in heads}
     named = names_speakers(query, set(filter(None, speakers.values())))
     lowered = {fid for fid, _ in order if speakers.get(fid)
-               and names_speakers(spoken(heads[fid]["content"]), named - {speakers[fid]})}
-    if not lowered:
+               and _names(spoken(heads[fid]["content"]), named - {speakers[fid]})}
+    if not lowered or len(lowered) == len(order):  # nothing to prefer: scores keep their meaning
         return order
     return sorted(((fid, max(0.0, s - penalty) if fid in lowered else s) for fid, s in order), key=lambda x: -x[1])
+
+
+def _names(text: str, speakers: set[str]) -> set[str]:
+    """The `speakers` a turn's text names as written, with its capitals ("I will plant…" names no Will)."""
+    return {s for s in speakers if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", text)}
 
 
 def _answered(fid: int, heads: dict[int, dict], neighbours: dict[int, list[int]]) -> bool:

@@ -225,6 +225,8 @@ class Store:
     def _rolled_back(self) -> None:
         if self._terms is not None:
             self._terms.rolled_back()
+        # what was read inside the transaction is gone with it; the data version does not go back
+        self._docs = self._holds = self._statuses = self._heads = (None, {})
         self._bulk = False  # `begin_bulk`'s mark went with it, or was committed: `finish_bulk` then counts
 
     def _before_commit(self) -> None:
@@ -636,14 +638,17 @@ class Store:
         a hybrid recall asks for its semantic candidates' heads three times (the speakers named, their
         language, ranking)."""
         version = self.state_version()
-        if self._heads[0] != version or len(self._heads[1]) > HEADS_KEPT:
+        if self._heads[0] != version:
             self._heads = (version, {})
         kept = self._heads[1]
         wanted = [i for i in dict.fromkeys(ids) if i not in kept]
         for r in select_in(self.conn, "SELECT id, kind, content, date, valid_from, valid_to FROM facts WHERE id IN ({marks})",
                            wanted):
             kept[r[0]] = {"kind": r[1], "content": r[2], "date": r[3], "valid_from": r[4], "valid_to": r[5]}
-        return {i: kept[i] for i in sorted(set(ids)) if i in kept}
+        heads = {i: kept[i] for i in sorted(set(ids)) if i in kept}
+        if len(kept) > HEADS_KEPT:  # this call's heads stay, unless they alone are too many
+            self._heads = (version, dict(heads) if len(heads) <= HEADS_KEPT else {})
+        return heads
 
     def filter_ids(self, ids: list[int], filters: Filters) -> set[int]:
         """The subset of `ids` that passes `filters`."""
@@ -665,9 +670,9 @@ class Store:
         return out
 
     def following(self, ids: list[int]) -> dict[int, int]:
-        """The record just after each given fact in its file."""
+        """The record just after each given fact in its file and section."""
         sql = ("SELECT a.id, b.id FROM facts a JOIN facts b ON b.path = a.path AND b.ord = a.ord + 1"
-               " WHERE a.id IN ({marks})")
+               " AND b.context IS a.context WHERE a.id IN ({marks})")
         return dict(select_in(self.conn, sql, ids))
 
     def nearby(self, ids: list[int], window: int) -> dict[int, list[tuple[int, int]]]:
