@@ -329,20 +329,28 @@ def report_questions(args, wss, scorer, out: dict) -> None:
             print(f"  questions down, {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
     finally:
         ranking.QUESTION_PENALTY, ranking.asking = shipped
+    sweep, text = _swept(grid, convs, "turns that ask, lowered", "penalty", "as shipped")
+    out["mhop-questions"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
+                                                                        for c in convs} for p in grid}}
+
+
+def _swept(grid: dict, convs: list[str], title: str, point: str, before: str) -> tuple[str, str]:
+    """A sweep's two tables, printed and returned: every point per conversation, and per fold the point
+    with the best training gain among those that lower no category at any budget on either training
+    conversation ("0 (before)" on a tie), reported on the held-out one."""
     base = "0 (before)"
-    sweep = H.markdown_table(["penalty", *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
-    print(f"\nturns that ask, lowered, every point per conversation: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / "
-          f"temporal / single-hop / adversarial\n{sweep}")
+    sweep = H.markdown_table([point, *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
+    print(f"\n{title}, every point per conversation: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / temporal / "
+          f"single-hop / adversarial\n{sweep}")
     held = []
     for h, train in H.folds(convs):
         allowed = [p for p in grid if no_loss_any_budget(grid[p], grid[base], train)]
         chosen = max(allowed, key=lambda p: (_gain(grid[p], train), p == base))
         held.append([h, chosen, _cell(grid[base][h]), _cell(grid[chosen][h]),
                      no_loss_any_budget(grid[chosen], grid[base], [h])])
-    text = H.markdown_table(["held out", "chosen on the other two", "as shipped", "chosen", "loses nothing"], held)
-    print(f"\nturns that ask, lowered, held out\n{text}")
-    out["mhop-questions"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
-                                                                        for c in convs} for p in grid}}
+    text = H.markdown_table(["held out", "chosen on the other two", before, "chosen", "loses nothing"], held)
+    print(f"\n{title}, held out\n{text}")
+    return sweep, text
 
 
 # --- answers raised, turns addressed to the person asked about lowered ------------------------------
@@ -373,17 +381,6 @@ def report_addressed(args, wss, scorer, out: dict) -> None:
             print(f"  {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
     finally:
         ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY = shipped
-    base = "0 (before)"
-    sweep = H.markdown_table(["point", *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
-    print(f"\nanswers raised, addressed turns lowered, every point per conversation: cat 1–4 hitL@10/25/50; "
-          f"hitL@10 multi-hop / temporal / single-hop / adversarial\n{sweep}")
-    held = []
-    for h, train in H.folds(convs):
-        allowed = [p for p in grid if no_loss_any_budget(grid[p], grid[base], train)]
-        chosen = max(allowed, key=lambda p: (_gain(grid[p], train), p == base))
-        held.append([h, chosen, _cell(grid[base][h]), _cell(grid[chosen][h]),
-                     no_loss_any_budget(grid[chosen], grid[base], [h])])
-    text = H.markdown_table(["held out", "chosen on the other two", "before", "chosen", "loses nothing"], held)
-    print(f"\nanswers raised, addressed turns lowered, held out\n{text}")
+    sweep, text = _swept(grid, convs, "answers raised, addressed turns lowered", "point", "before")
     out["mhop-addressed"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
                                                                          for c in convs} for p in grid}}
