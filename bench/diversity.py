@@ -329,15 +329,13 @@ def report_questions(args, wss, scorer, out: dict) -> None:
             print(f"  questions down, {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
     finally:
         ranking.QUESTION_PENALTY, ranking.asking = shipped
-    sweep, text = _swept(grid, convs, "turns that ask, lowered", "penalty", "as shipped")
-    out["mhop-questions"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
-                                                                        for c in convs} for p in grid}}
+    out["mhop-questions"] = _swept(grid, convs, "turns that ask, lowered", "penalty", "as shipped")
 
 
-def _swept(grid: dict, convs: list[str], title: str, point: str, before: str) -> tuple[str, str]:
-    """A sweep's two tables, printed and returned: every point per conversation, and per fold the point
-    with the best training gain among those that lower no category at any budget on either training
-    conversation ("0 (before)" on a tie), reported on the held-out one."""
+def _swept(grid: dict, convs: list[str], title: str, point: str, before: str) -> dict:
+    """A sweep's two tables, printed: every point per conversation, and per fold the point with the best
+    training gain among those that lower no category at any budget on either training conversation
+    ("0 (before)" on a tie), reported on the held-out one; returned with the figures, for --json."""
     base = "0 (before)"
     sweep = H.markdown_table([point, *convs], [[p, *(_cell(grid[p][c]) for c in convs)] for p in grid])
     print(f"\n{title}, every point per conversation: cat 1–4 hitL@10/25/50; hitL@10 multi-hop / temporal / "
@@ -350,7 +348,8 @@ def _swept(grid: dict, convs: list[str], title: str, point: str, before: str) ->
                      no_loss_any_budget(grid[chosen], grid[base], [h])])
     text = H.markdown_table(["held out", "chosen on the other two", before, "chosen", "loses nothing"], held)
     print(f"\n{title}, held out\n{text}")
-    return sweep, text
+    return {"sweep": sweep, "table": text,
+            "grid": {p: {c: H.category_figures(grid[p][c]) for c in convs} for p in grid}}
 
 
 # --- answers raised, turns addressed to the person asked about lowered ------------------------------
@@ -381,6 +380,4 @@ def report_addressed(args, wss, scorer, out: dict) -> None:
             print(f"  {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
     finally:
         ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY = shipped
-    sweep, text = _swept(grid, convs, "answers raised, addressed turns lowered", "point", "before")
-    out["mhop-addressed"] = {"sweep": sweep, "table": text, "grid": {p: {c: H.category_figures(grid[p][c])
-                                                                         for c in convs} for p in grid}}
+    out["mhop-addressed"] = _swept(grid, convs, "answers raised, addressed turns lowered", "point", "before")
