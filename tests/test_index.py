@@ -320,7 +320,8 @@ def test_reflect10_a_file_whose_facts_did_not_change_keeps_its_rows_and_equals_a
     mem.index()
 
     def page_ids():
-        return mem.store.conn.execute("SELECT id FROM facts WHERE path = 'bank/entities/Peter.md' ORDER BY ord").fetchall()
+        sql = "SELECT id FROM facts WHERE path = 'bank/entities/Peter.md' ORDER BY ord"
+        return mem.store.conn.execute(sql).fetchall()
 
     def rebuilt_equals(before):
         mem.index(rebuild=True)
@@ -336,8 +337,10 @@ def test_reflect10_a_file_whose_facts_did_not_change_keeps_its_rows_and_equals_a
     assert rebuilt_equals(mem.store.dump())
 
     ids = page_ids()
-    write(ws, "bank/entities/Peter.md", _page("Pete, Petey", ["W: Lives in Lisbon.", "B: Met him in Braga."], "*Two.*\n"))
+    write(ws, "bank/entities/Peter.md",
+          _page("Pete, Petey", ["W: Lives in Lisbon.", "B: Met him in Braga."], "*Two.*\n"))
     mem.index()
     assert page_ids() != ids
-    assert not mem.recall("Porto").results and [r["source"] for r in mem.recall("Braga").results] == ["bank/entities/Peter.md#L7"]
+    assert not mem.recall("Porto").results
+    assert [r["source"] for r in mem.recall("Braga").results] == ["bank/entities/Peter.md#L7"]
     assert rebuilt_equals(mem.store.dump())
