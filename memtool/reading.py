@@ -168,12 +168,16 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
     The strictest of the front matter in the file today, the index's record of it, and the
     `[trust]` globs; a file that cannot be read counts as legal (see memtool.trust). A file whose
     size and mtime are still those the index read it with is not read again: its front matter is
-    the one the index recorded."""
+    the one the index recorded (the index's records of all files are read at the first call)."""
     known: dict[str, str] = {}
+    recorded: dict[str, tuple[int, int, str]] | None = None
 
     def tier_of(path: str) -> str:
+        nonlocal recorded
         if path not in known:
-            state = store.indexed_trust(path)
+            if recorded is None:
+                recorded = store.indexed_trust()
+            state = recorded.get(path)
             if state is not None and ws.unchanged(path, state[0], state[1]):
                 known[path] = trust.file_tier(path, state[2], config.trust_globs)
                 return known[path]

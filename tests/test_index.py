@@ -300,3 +300,47 @@ def test_fact_heads_forget_what_a_rolled_back_transaction_wrote_and_stay_bounded
     assert len(store._heads[1]) <= 2  # … and no more than HEADS_KEPT stay
     assert len(store.fact_heads(ids[:2])) == 2 and len(store._heads[1]) <= 2
     mem.close()
+
+
+def _page(aliases: str, facts: list[str], generated: str) -> str:
+    from memtool import blocks
+
+    return (f"---\naliases: [{aliases}]\n---\n# Peter\n\n" + "".join(f"- {f}\n" for f in facts) + "\n"
+            + blocks.render("entity", generated))
+
+
+def test_reflect10_a_file_whose_facts_did_not_change_keeps_its_rows_and_equals_a_rebuild(tmp_path):
+    """A page rewritten inside its generated block (never indexed), or with only its aliases changed,
+    keeps its fact rows and their ids; its file and alias rows follow the new text; the index equals
+    a rebuild after each step. A changed fact replaces the file's rows as before."""
+    ws = tmp_path / "w"
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n\n- W @Peter: moved to Lisbon.\n")
+    write(ws, "bank/entities/Peter.md", _page("Pete", ["W: Lives in Lisbon.", "B: Met him in Porto."], "*One.*\n"))
+    mem = open_mem(ws)
+    mem.index()
+
+    def page_ids():
+        sql = "SELECT id FROM facts WHERE path = 'bank/entities/Peter.md' ORDER BY ord"
+        return mem.store.conn.execute(sql).fetchall()
+
+    def rebuilt_equals(before):
+        mem.index(rebuild=True)
+        return mem.store.dump() == before
+
+    ids = page_ids()
+    write(ws, "bank/entities/Peter.md", _page("Pete, Petey", ["W: Lives in Lisbon.", "B: Met him in Porto."],
+                                              "*Two: from 3 facts.*\n\n**Facts**\n- more\n"))
+    assert mem.index().parsed == 1
+    assert page_ids() == ids
+    assert mem.store.entity_page("Petey")["path"] == "bank/entities/Peter.md"
+    assert [r["source"] for r in mem.recall("Porto").results] == ["bank/entities/Peter.md#L7"]
+    assert rebuilt_equals(mem.store.dump())
+
+    ids = page_ids()
+    write(ws, "bank/entities/Peter.md",
+          _page("Pete, Petey", ["W: Lives in Lisbon.", "B: Met him in Braga."], "*Two.*\n"))
+    mem.index()
+    assert page_ids() != ids
+    assert not mem.recall("Porto").results
+    assert [r["source"] for r in mem.recall("Braga").results] == ["bank/entities/Peter.md#L7"]
+    assert rebuilt_equals(mem.store.dump())

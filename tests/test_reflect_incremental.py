@@ -436,6 +436,23 @@ def test_item5_a_file_made_stricter_since_it_was_indexed_is_read_again_for_its_t
         mem.close()
 
 
+def test_reflect10_a_tier_lookup_reads_the_index_once_and_still_sees_a_file_changed_after(example_ws):
+    """The index's records of all files are read at a lookup's first call: a file made stricter after
+    that call, or a file the index did not hold then, is read from disk all the same."""
+    mem = Memory(Workspace(example_ws), embedder="none")
+    try:
+        mem.refresh()
+        logs = sorted((example_ws / "memory").glob("*.md"))
+        tier_of = mem.tier_lookup()
+        assert tier_of(str(logs[0].relative_to(example_ws))) == "normal"  # the records are read here
+        log, rel = logs[-1], str(logs[-1].relative_to(example_ws))
+        log.write_text("---\ntrust: legal\n---\n" + log.read_text(encoding="utf-8"), encoding="utf-8")
+        (example_ws / "memory" / "2026-12-31.md").write_text("---\ntrust: private\n---\n- New.\n", encoding="utf-8")
+        assert tier_of(rel) == "legal" and tier_of("memory/2026-12-31.md") == "private"
+    finally:
+        mem.close()
+
+
 def test_item5_a_page_a_run_created_makes_the_next_run_recompute_what_it_names(tmp_path, example_ws):
     """A new entity page makes facts that name the entity in plain words its facts too: the run after
     the one that created it recomputes (it used to replay the older plan), and then agrees with a run
