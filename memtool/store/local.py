@@ -16,7 +16,6 @@ Facts are named by `fact_key(path, content)`: stable when lines move, new when t
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from pathlib import Path
@@ -24,6 +23,11 @@ from pathlib import Path
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
 from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
+
+try:
+    import fcntl
+except ImportError:  # Windows: no `flock`, so no access log file; a recall writes its rows itself
+    fcntl = None
 
 _SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS access (key TEXT NOT NULL, at REAL NOT NULL);
@@ -120,9 +124,13 @@ class LocalState:
                     st = os.fstat(f.fileno())
                     identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
                     if self.meta(ACCESS_FOLDED) != identity:
-                        self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", _access_rows(f.read()))
+                        self.add_access(_access_rows(f.read()))
                         self.set_meta(ACCESS_FOLDED, identity)
             folding.unlink()
+
+    def add_access(self, rows: list[tuple[str, float]]) -> None:
+        """(key, time) rows into `access`, in the caller's transaction."""
+        self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", rows)
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
         """For each key that has any: its fold target, its successor, its usage, what it superseded."""
@@ -339,10 +347,17 @@ class LocalStateFile:
         opening the database: its transaction's `fsync`s (four, with the checkpoint at close) took
         4–80 ms of a one-shot recall's wall time. Readers of `access` fold the log in
         (`LocalState.fold_access_log`). Like the database's commits in its WAL mode, an append may
-        be lost to a power cut, never half-read."""
+        be lost to a power cut, never half-read. Without `flock` (Windows) the rows go into the
+        database at once."""
         if not keys:
             return
-        line = f"{at or time.time()!r} {' '.join(keys)}\n".encode()
+        at = at or time.time()
+        if fcntl is None:
+            state = self.open()
+            with state.transaction():
+                state.add_access([(k, at) for k in keys])
+            return
+        line = f"{at!r} {' '.join(keys)}\n".encode()
         while True:
             fd = os.open(self.access_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
