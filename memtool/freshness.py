@@ -135,12 +135,12 @@ class Freshness:
         """`read()` from an index in step with the files: what `refresh()` then `read()` gives.
 
         In a workspace of `ASIDE_MIN_FILES` files or more (see $MEM_STAT_CHECK) the stat check runs
-        in a child process while `read` runs (memtool.scan_aside; the check started ahead, if any). Its answer is kept only if the
-        check found every file as the index has it, and no other process wrote the index meanwhile;
-        otherwise the index is brought in step with what the check found and `read` runs again. So
-        the answer always reflects the files as they were when the check finished, never an older
-        index. A check whose unreadable files differ from those the read's warnings named runs `read`
-        again too, for its warnings."""
+        in a child process while `read` runs (memtool.scan_aside; the check started ahead, if any).
+        Its answer is kept only if the check found every file as the index has it, and no other
+        process wrote the index meanwhile; otherwise the index is brought in step with what the
+        check found and `read` runs again. So the answer always reflects the files as they were when
+        the check finished, never an older index. A check whose unreadable files differ from those
+        the read's warnings named runs `read` again too, for its warnings."""
         aside = self._scan_aside()
         if aside is None:
             self.refresh(progress)

@@ -112,7 +112,7 @@ class LocalState:
         interrupted is not counted twice. Lines that do not read as "time key …" (a write torn by a
         crash) are skipped."""
         folding = self.access_log.with_name(ACCESS_LOG + ".folding")
-        while True:
+        for _ in range(2):  # a file an interrupted run renamed, then the log
             with self.transaction():  # one process folds at a time
                 if not folding.exists():  # (else a run was interrupted after renaming it: that file first)
                     try:
@@ -120,7 +120,8 @@ class LocalState:
                     except FileNotFoundError:
                         return
                 with open(folding, "rb") as f:
-                    fcntl.flock(f, fcntl.LOCK_EX)
+                    if fcntl is not None:
+                        fcntl.flock(f, fcntl.LOCK_EX)
                     st = os.fstat(f.fileno())
                     identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
                     if self.meta(ACCESS_FOLDED) != identity:
