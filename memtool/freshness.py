@@ -28,7 +28,7 @@ TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebu
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 ASIDE_MIN_FILES = 10_000  # from here a read's stat check runs in a child process beside the query (`checked_read`)
-STAT_CHECKS = ("auto", "child", "inline")  # $MEM_STAT_CHECK: by size, always in a child, never
+STAT_CHECKS = ("auto", "child", "ahead", "inline")  # $MEM_STAT_CHECK (docs/configuration.md)
 T = TypeVar("T")
 
 
@@ -63,6 +63,7 @@ class Freshness:
         self._states: tuple[int, dict] | None = None  # (data_version, file states) seen last
         self._feed: ChangeFeed | None = None  # while following file events (see `follow`)
         self.mapped = False  # read the index through a memory map (a process answering one read)
+        self.scan_ahead: ScanAside | None = None  # a stat check started before the library loaded (`_scan`)
 
     @property
     def store(self) -> Store:
@@ -77,6 +78,9 @@ class Freshness:
         return self._store
 
     def close(self) -> None:
+        if self.scan_ahead is not None:
+            self.scan_ahead.cancel()
+            self.scan_ahead = None
         if self._feed is not None:
             self._feed.close()
             self.ws.written = None
@@ -131,12 +135,12 @@ class Freshness:
         """`read()` from an index in step with the files: what `refresh()` then `read()` gives.
 
         In a workspace of `ASIDE_MIN_FILES` files or more (see $MEM_STAT_CHECK) the stat check runs
-        in a child process while `read` runs (memtool.scan_aside). Its answer is kept only if the
-        check found every file as the index has it, and no other process wrote the index meanwhile;
-        otherwise the index is brought in step with what the check found and `read` runs again. So
-        the answer always reflects the files as they were when the check finished, never an older
-        index. A check whose unreadable files differ from those the read's warnings named runs `read`
-        again too, for its warnings."""
+        in a child process while `read` runs (memtool.scan_aside; the check started ahead, if any).
+        Its answer is kept only if the check found every file as the index has it, and no other
+        process wrote the index meanwhile; otherwise the index is brought in step with what the
+        check found and `read` runs again. So the answer always reflects the files as they were when
+        the check finished, never an older index. A check whose unreadable files differ from those
+        the read's warnings named runs `read` again too, for its warnings."""
         aside = self._scan_aside()
         if aside is None:
             self.refresh(progress)
@@ -165,17 +169,21 @@ class Freshness:
         return read()
 
     def _scan_aside(self) -> ScanAside | None:
-        """The stat check started in a child process, or None where this process checks itself:
-        while following file events, before a rebuild, outside a one-shot read (`mapped`: the
-        CLI's recall; never in a server such as `mem serve`), below `ASIDE_MIN_FILES` files, and
-        when no core is free for the child (it would then only slow the query down)."""
+        """The stat check in a child process to run `read` beside, or None where the check comes
+        first (`refresh`, which takes the check started ahead, if any): with $MEM_STAT_CHECK
+        `ahead`, while following file events, before a rebuild, outside a one-shot read (`mapped`:
+        the CLI's recall; never in a server such as `mem serve`), below `ASIDE_MIN_FILES` files,
+        and when no check was started ahead and no core is free for the child (it would then only
+        slow the query down)."""
         how = env_choice("MEM_STAT_CHECK", STAT_CHECKS, "a way to check the files", "auto")
-        if how == "inline" or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
+        if how in ("inline", "ahead") or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
             return None
-        if how == "auto" and (not self.mapped or self.store.file_count() < ASIDE_MIN_FILES
-                              or not ScanAside.core_free()):  # mapped: a one-shot read (the CLI's recall)
+        if how == "auto" and (not self.mapped or self.store.file_count() < ASIDE_MIN_FILES):
+            return None  # mapped: a one-shot read (the CLI's recall)
+        aside, self.scan_ahead = self.scan_ahead, None
+        if aside is None and how == "auto" and not ScanAside.core_free():
             return None
-        return ScanAside.start(self.ws)
+        return aside or ScanAside.start(self.ws)
 
     def _settled(self, report: index_plan.IndexReport, embed: bool = False,
                  embed_progress: index_plan.Progress | None = None) -> index_plan.IndexReport:
@@ -242,14 +250,17 @@ class Freshness:
         return report
 
     def _scan(self, paths: set[str] | None) -> Scan:
-        """Stat every file (remembering what the scan left out), or only `paths`."""
+        """Stat every file (remembering what the scan left out), or only `paths`. For every file, a
+        check started ahead (`scan_ahead`) gives its scan instead, once (if it failed, this process
+        scans)."""
         problems: list = []
-        if paths is None:
-            files = self.ws.scan(problems)
-            self.unlisted = problems
-        else:
+        if paths is not None:
             files = self.ws.stat_paths(paths, problems)
-        return Scan(files, paths, [p.path for p in problems if p.code == "unreadable"])
+            return Scan(files, paths, [p.path for p in problems if p.code == "unreadable"])
+        aside, self.scan_ahead = self.scan_ahead, None
+        found = aside.result() if aside is not None else None
+        files, self.unlisted = found if found is not None else (self.ws.scan(problems), problems)
+        return Scan(files, None, [p.path for p in self.unlisted if p.code == "unreadable"])
 
     def _embed_all(self, report: index_plan.IndexReport, embed_progress: index_plan.Progress | None) -> None:
         """Give every record a vector (for `index`), saying in `report` what stood in the way."""

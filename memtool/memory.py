@@ -28,6 +28,7 @@ from memtool.workspace import Workspace, discover
 
 if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds)
     from memtool.records import Diagnostic
+    from memtool.scan_aside import ScanAside
 
 
 class Memory:
@@ -58,10 +59,16 @@ class Memory:
         """The workspace named by `-w`, `MEM_WORKSPACE` or the current directory's ancestry."""
         return cls(discover(workspace), embedder=embedder)
 
-    def read_once(self) -> "Memory":
+    def read_once(self, scan: ScanAside | None = None) -> "Memory":
         """Tuned for a process that answers one read and exits (the CLI's `mem recall`): the index is
-        read through a memory map (see `Store.map_pages`). Not for long-running processes."""
+        read through a memory map (see `Store.map_pages`), and `scan`, a stat check of this workspace
+        started before the library loaded (`scan_aside.ahead`), stands for the read's own. Not for
+        long-running processes."""
         self.freshness.mapped = True
+        if scan is not None and scan.root != self.ws.root:
+            scan.cancel()
+        elif scan is not None:
+            self.freshness.scan_ahead = scan
         return self
 
     def close(self) -> None:

@@ -1,12 +1,14 @@
 """The stat check of every file (`Workspace.scan`) in a forked child process, while the parent
-answers a read from the index (see `Freshness.checked_read`).
+imports the library (`ahead`) or answers a read from the index (see `Freshness.checked_read`).
 
 In a big workspace a one-shot read spends about as long on the stat check (one `stat` per file:
 ~0.1 s for 25,000 files) as on its query. Both mostly wait on the kernel or SQLite, yet a thread
 cannot overlap them: it takes the GIL back between two `stat` calls only when the query thread
 lets go of it. A child made by `fork` scans in its own interpreter on the other core and sends back
 what it found (`marshal`, path → (size, mtime_ns) and the problems); the parent keeps its answer
-only if that scan matches the index it read.
+only if that scan matches the index it read. Forked before the library is imported (`ahead`, the
+CLI's one-shot `mem recall`), the child is small (little memory to copy on write) and its scan is
+usually done before the parent needs it: the check then costs the parent no time at any size.
 
 Only on Linux, and only in a process with no other thread: `fork` copies just the calling thread,
 so a lock another thread held would stay locked in the child. The child touches nothing but the
@@ -22,15 +24,17 @@ import signal
 import sys
 import threading
 
-from memtool.workspace import ScanProblem, Workspace
+from memtool.errors import MemError
+from memtool.workspace import ScanProblem, Workspace, discover
 
 
 class ScanAside:
     """A scan running in a child process; `result()` waits for it, `cancel()` ends it."""
 
-    def __init__(self, pid: int, fd: int):
+    def __init__(self, pid: int, fd: int, root):
         self.pid: int | None = pid  # None once reaped
         self.fd: int | None = fd  # None once closed
+        self.root = root  # the workspace folder it scans
 
     @staticmethod
     def core_free() -> bool:
@@ -64,7 +68,7 @@ class ScanAside:
             finally:
                 os._exit(1)
         os.close(w)
-        return cls(pid, r)
+        return cls(pid, r, ws.root)
 
     def result(self) -> tuple[dict[str, tuple[int, int]], list[ScanProblem]] | None:
         """The child's scan, as `Workspace.scan` gives it (files, problems), or None if it failed.
@@ -113,6 +117,27 @@ class ScanAside:
             except ChildProcessError:
                 break
         return -1
+
+
+def ahead(workspace) -> ScanAside | None:
+    """The stat check of the workspace named by `workspace` (`-w`; else $MEM_WORKSPACE or the current
+    directory's ancestry) started now in a child, for the one-shot read about to import the library:
+    with a core likely free (whatever the load with $MEM_STAT_CHECK `ahead` or `child`), at any size,
+    never with `inline`. None where it is not started (a workspace not found is said by the read
+    itself). The child is ended at exit if nothing took its scan (an error before the read)."""
+    how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"  # (validated by the read)
+    if how not in ("auto", "ahead", "child") or (how == "auto" and not ScanAside.core_free()):
+        return None
+    try:
+        ws = discover(workspace)
+    except MemError:
+        return None
+    aside = ScanAside.start(ws)
+    if aside is not None:
+        import atexit
+
+        atexit.register(aside.cancel)
+    return aside
 
 
 def _child(ws: Workspace, r: int, w: int) -> None:

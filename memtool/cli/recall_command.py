@@ -17,6 +17,7 @@ from memtool.cli.call import memory, reported, state, to_reader
 from memtool.collector import one_read
 from memtool.errors import ExitStatus
 from memtool.read_server import ask
+from memtool.scan_aside import ahead
 from memtool.workspace import discover
 
 _ROOT_VALUES = {"-w": "workspace", "--workspace": "workspace"}
@@ -142,7 +143,13 @@ def _served_recall(embedder: str | None, args: dict) -> tuple[dict, list[str]] |
 def _recall(embedder: str | None, args: dict) -> tuple[dict, list[str]]:
     """The recall document and terms computed in this process, which exits after it."""
     one_read()
-    mem = memory(embedder).read_once()
+    scan = ahead(state.workspace)  # the files stat'ed in a child while this process imports the library
+    try:
+        mem = memory(embedder).read_once(scan)
+    except BaseException:
+        if scan is not None:
+            scan.cancel()
+        raise
     with render.progress_bar("indexing") as bar, render.progress_bar("embedding", threshold=64) as ebar:
         result = mem.recall(**args, progress=bar, embed_progress=ebar)
     return result.to_dict(), result.terms

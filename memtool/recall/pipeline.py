@@ -120,7 +120,7 @@ def _name(hits: list[Hit], store: Store, filters: Filters) -> None:
 
 def _record_access(local: LocalStateFile, keys: list[str], notice: Callable[[str], None]) -> None:
     try:
-        local.open().record_access(keys)
+        local.record_access(keys)
     except Exception as exc:  # the access log is a ranking hint: never fail a recall over it
         notice(f"could not record this recall for stability ({exc})")
 

@@ -1,6 +1,7 @@
 """Machine-local memory state, `.memory/local.sqlite`: what cannot be rebuilt from the Markdown.
 
-- `access`: one row per fact a recall returned (the access log behind stability);
+- `access`: one row per fact a recall returned (the access log behind stability), appended by
+  recalls to `access.log` beside this file and folded in where it is read (`fold_access_log`);
 - `usage`: per fact, its stability in days, last use and use count (updated by `mem reflect`);
 - `folds`: facts folded into another (duplicates), `supersede`: older facts a newer one replaced,
   `review`: near-duplicates and possible contradictions waiting for a person or a model,
@@ -15,12 +16,18 @@ Facts are named by `fact_key(path, content)`: stable when lines move, new when t
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
 from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
+
+try:
+    import fcntl
+except ImportError:  # Windows: no `flock`, so no access log file; a recall writes its rows itself
+    fcntl = None
 
 _SCHEMA_1 = """
 CREATE TABLE IF NOT EXISTS access (key TEXT NOT NULL, at REAL NOT NULL);
@@ -65,6 +72,8 @@ LOCAL_VERSION = len(MIGRATIONS)
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
+ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
+ACCESS_FOLDED = "access_folded"  # meta key: the folded log file's identity (`fold_access_log`)
 
 
 def fact_key(path: str, content: str) -> str:
@@ -85,6 +94,7 @@ class LocalState:
         except sqlite.DatabaseError as exc:
             raise WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None
         self._meta = Meta(self.conn, key="k", value="v")
+        self.access_log = path.with_name(ACCESS_LOG)
 
     def close(self) -> None:
         self.conn.close()
@@ -94,11 +104,34 @@ class LocalState:
 
     # --- recall side ---------------------------------------------------------------------------
 
-    def record_access(self, keys: list[str], at: float | None = None) -> None:
-        if keys:
-            at = at or time.time()
-            with self.transaction():
-                self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", [(k, at) for k in keys])
+    def fold_access_log(self) -> None:
+        """Move the recalls appended to `access.log` (`LocalStateFile.record_access`) into `access`:
+        what reads `access` calls this first. The log is renamed (later recalls start a new one) and
+        read once the appends begun before are done (each holds a shared lock while it writes); its
+        rows and the renamed file's identity are committed together, so a file whose removal was
+        interrupted is not counted twice. Lines that do not read as "time key …" (a write torn by a
+        crash) are skipped."""
+        folding = self.access_log.with_name(ACCESS_LOG + ".folding")
+        for _ in range(2):  # a file an interrupted run renamed, then the log
+            with self.transaction():  # one process folds at a time
+                if not folding.exists():  # (else a run was interrupted after renaming it: that file first)
+                    try:
+                        os.rename(self.access_log, folding)
+                    except FileNotFoundError:
+                        return
+                with open(folding, "rb") as f:
+                    if fcntl is not None:
+                        fcntl.flock(f, fcntl.LOCK_EX)
+                    st = os.fstat(f.fileno())
+                    identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+                    if self.meta(ACCESS_FOLDED) != identity:
+                        self.add_access(_access_rows(f.read()))
+                        self.set_meta(ACCESS_FOLDED, identity)
+            folding.unlink()
+
+    def add_access(self, rows: list[tuple[str, float]]) -> None:
+        """(key, time) rows into `access`, in the caller's transaction."""
+        self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", rows)
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
         """For each key that has any: its fold target, its successor, its usage, what it superseded."""
@@ -198,6 +231,7 @@ class LocalState:
 
     def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
         """key → access times after access row `rowid`, and the last rowid read."""
+        self.fold_access_log()
         out: dict[str, list[float]] = {}
         last = rowid
         for rid, key, at in self.conn.execute("SELECT rowid, key, at FROM access WHERE rowid > ? ORDER BY rowid", (rowid,)):
@@ -244,6 +278,7 @@ class LocalState:
         return self.conn.execute("SELECT kind, a, b FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()
 
     def counts(self) -> dict[str, int]:
+        self.fold_access_log()
         return {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                 for t in ("access", "usage", "folds", "supersede", "review", "seen")}
 
@@ -258,6 +293,7 @@ class LocalState:
         """Forget every row about a fact that no longer exists (keys not in `live`) or quoting any of
         `needles`, then VACUUM and empty the WAL so no page keeps them (False: another process kept
         the WAL from being emptied)."""
+        self.fold_access_log()
         with self.transaction():
             self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS live_keys (key TEXT PRIMARY KEY)")
             self.conn.execute("DELETE FROM live_keys")
@@ -282,15 +318,60 @@ class LocalState:
         return Transaction(self.conn)
 
 
+def _access_rows(data: bytes) -> list[tuple[str, float]]:
+    """(key, time) of each access log line "time key key …"; lines that do not read so are skipped."""
+    rows = []
+    for line in data.decode("utf-8", "replace").split("\n")[:-1]:  # not a last line without its end
+        at, *keys = line.split(" ")
+        try:
+            when = float(at)
+        except ValueError:
+            continue
+        rows.extend((k, when) for k in keys if k)
+    return rows
+
+
 class LocalStateFile:
-    """`.memory/local.sqlite`, opened on first use; asking whether it exists creates nothing."""
+    """`.memory/local.sqlite`, opened on first use, and the access log beside it; asking whether
+    they exist creates nothing."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.access_log = path.with_name(ACCESS_LOG)
         self._state: LocalState | None = None
 
     def exists(self) -> bool:
-        return self.path.exists()
+        return self.path.exists() or self.access_log.exists()
+
+    def record_access(self, keys: list[str], at: float | None = None) -> None:
+        """Log that a recall returned the facts `keys`: one line appended to the access log, without
+        opening the database: its transaction's `fsync`s (four, with the checkpoint at close) took
+        4–80 ms of a one-shot recall's wall time. Readers of `access` fold the log in
+        (`LocalState.fold_access_log`). Like the database's commits in its WAL mode, an append may
+        be lost to a power cut, never half-read. Without `flock` (Windows) the rows go into the
+        database at once."""
+        if not keys:
+            return
+        at = at or time.time()
+        if fcntl is None:
+            state = self.open()
+            with state.transaction():
+                state.add_access([(k, at) for k in keys])
+            return
+        line = f"{at!r} {' '.join(keys)}\n".encode()
+        while True:
+            fd = os.open(self.access_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)  # a fold reads the file only after this write
+                try:
+                    current = os.path.samestat(os.fstat(fd), os.stat(self.access_log))
+                except FileNotFoundError:
+                    current = False
+                if current:  # not renamed for a fold since it was opened (else: append to the new log)
+                    os.write(fd, line)
+                    return
+            finally:
+                os.close(fd)
 
     def open(self) -> LocalState:
         if self._state is None:
