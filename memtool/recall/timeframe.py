@@ -439,6 +439,21 @@ def asks_when(text: str) -> bool:
     return bool(_rx(_WHEN).search(text))
 
 
+# A day in the past named relative to when the text was written: what someone tells of something that
+# happened ("yesterday", "last week", "two weekends ago", "vor ein paar Tagen", "letzten Freitag").
+_TOLD = (rf"\b{_NUM}\s+(?:{_UNIT[1:-1]}|weekends?)\s+ago\b|\bvor\s+{_NUM}\s+(?:{_UNIT[1:-1]}|wochenenden?)\b|"
+         r"\b(?:yesterday|vorgestern|gestern)\b|"
+         rf"\b{_PAST}\s+(?:weekend|wochenende|week|woche|month|monat|year|jahr|night|nacht|summer|sommer|"
+         rf"winter|spring|frühling|fall|autumn|herbst|{_WEEKDAY[1:-1]})\b")
+
+
+def tells_past(text: str) -> bool:
+    """Whether `text` names a past day relative to when it was written ("yesterday", "last week",
+    "two days ago", "gestern", "vor zwei Wochen", "letzten Freitag"): it tells of something that
+    happened. Pure."""
+    return bool(_rx(_TOLD).search(text))
+
+
 def _phrase(text: str, start: int, end: int) -> str:
     return " ".join(text[start:end].split())
 
