@@ -15,7 +15,8 @@ reported on the held-out one. Query vectors are embedded once per text and reuse
 dialogue turn lowered by its share of question sentences, the same rule per fold. `--report
 mhop-addressed` sweeps ANSWERED_HEAD (the answer to a turn that asks, raised to its score) and
 ADDRESSED_PENALTY (another speaker's turn naming the person a present-perfect question asks about,
-lowered) together, the same rule per fold.
+lowered) together, the same rule per fold. `--report mhop-told` sweeps TOLD_BOOST (a turn by the person
+the question names that tells a past day, raised), the same rule per fold.
 """
 
 from __future__ import annotations
@@ -381,3 +382,30 @@ def report_addressed(args, wss, scorer, out: dict) -> None:
     finally:
         ranking.ANSWERED_HEAD, ranking.ADDRESSED_PENALTY = shipped
     out["mhop-addressed"] = _swept(grid, convs, "answers raised, addressed turns lowered", "point", "before")
+
+
+# --- turns that tell what happened, raised (memtool.recall.ranking.TOLD_BOOST) ----------------------
+
+TOLD_GRID = (0.05, 0.075, 0.1, 0.125, 0.15)
+
+
+def report_told(args, wss, scorer, out: dict) -> None:
+    """The boost for a turn by a speaker the question names that tells a past day ("yesterday", "last
+    week": memtool.recall.timeframe.tells_past), swept over the LoCoMo dev questions as recall answers
+    them (floor on); per fold the best training cat 1–4 + multi-hop hitL@10 among the points that lower
+    no category at 10, 25 or 50 lines on either training conversation, reported on the held-out one."""
+    from bench.quality import run
+    from memtool.recall import ranking
+
+    questions, convs, mems = locomo_sweep_setup(args, wss)
+    shipped = ranking.TOLD_BOOST
+    grid = {}
+    try:
+        for label, boost in {"0 (before)": 0.0, **{f"told + {b}": b for b in TOLD_GRID}}.items():
+            t = time.perf_counter()
+            ranking.TOLD_BOOST = boost
+            grid[label] = {c: run(mems[c], [q for q in questions if q["conv"] == c], "hybrid", scorer) for c in convs}
+            print(f"  {label}: {time.perf_counter() - t:.0f}s", file=sys.stderr)
+    finally:
+        ranking.TOLD_BOOST = shipped
+    out["mhop-told"] = _swept(grid, convs, "turns that tell what happened, raised", "boost", "before")

@@ -14,6 +14,7 @@
     python -m bench.quality --report mhop-diversity                        # multi-hop: decomposition and diversity caps, held out
     python -m bench.quality --report mhop-questions                        # multi-hop: turns that ask lowered, held out
     python -m bench.quality --report mhop-addressed                        # multi-hop: answers raised, turns addressed to the person asked about lowered, held out
+    python -m bench.quality --report mhop-told                             # multi-hop: the named person's turns that tell a past day raised, held out
     python -m bench.quality --report parallel,bilingual,docset --centring 0.25   # the three bilingual sets, a variant
 
 Sets:

@@ -418,3 +418,4 @@ REPORTS["turn-alone"] = turn_alone.report_turn_alone
 REPORTS["mhop-diversity"] = diversity.report_diversity
 REPORTS["mhop-questions"] = diversity.report_questions
 REPORTS["mhop-addressed"] = diversity.report_addressed
+REPORTS["mhop-told"] = diversity.report_told

@@ -439,6 +439,26 @@ def asks_when(text: str) -> bool:
     return bool(_rx(_WHEN).search(text))
 
 
+# A day in the past named relative to when the text was written: what someone tells of something that
+# happened ("yesterday", "last week", "two weekends ago", "vor ein paar Tagen", "letzten Freitag"). Each
+# pattern with the words it cannot match without (most text holds none, and is not searched).
+_TOLD = (
+    (rf"\b{_NUM}\s+(?:{_UNIT[1:-1]}|weekends?)\s+ago\b", ("ago",)),
+    (rf"\bvor\s+{_NUM}\s+(?:{_UNIT[1:-1]}|wochenenden?)\b", ("vor",)),
+    (r"\b(?:yesterday|vorgestern|gestern)\b", ("yesterday", "gestern")),
+    (rf"\b{_PAST}\s+(?:weekend|wochenende|week|woche|month|monat|year|jahr|night|nacht|summer|sommer|winter|"
+     rf"spring|frühling|fall|autumn|herbst|{_WEEKDAY[1:-1]})\b", ("last", "past", "previous", "letzt", "vergangen", "vorig")),
+)
+
+
+def tells_past(text: str) -> bool:
+    """Whether `text` names a past day relative to when it was written ("yesterday", "last week",
+    "two days ago", "gestern", "vor zwei Wochen", "letzten Freitag"): it tells of something that
+    happened. Pure."""
+    folded = _caseless(text)
+    return any(any(w in folded for w in needed) and _rx(p).search(folded) for p, needed in _TOLD)
+
+
 def _phrase(text: str, start: int, end: int) -> str:
     return " ".join(text[start:end].split())
 
