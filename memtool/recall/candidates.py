@@ -31,6 +31,15 @@ NEAREST = 3  # records nearest to the query whose words the relevance reads (doc
 # over the off-topic probes of the bilingual notes workspaces that get translations (.012; answerable
 # ones .004). The cross-lingual reading of the relevance takes it off again (`across_reading`).
 ACROSS_LIFT = 0.012
+# What a semantic candidate written in the other language than the query (German or English) adds to
+# its cosine before fusion: e5-small sets any text nearer to the texts of its own language, so a
+# German question's nearest lines are German ones, an answer in English sits .03-.05 lower
+# (docs/recall.md, "Language centring"). Not for a candidate whose twin in the query's language is a
+# candidate too (their vectors' cosine TWIN or more: one sentence in two languages, whichever the
+# question's own words find answers). Chosen on the three bilingual sets: docs/recall.md, "A lift
+# across languages, twins excepted".
+FOREIGN_LIFT = 0.015
+TWIN = 0.88
 
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
@@ -41,7 +50,7 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = (), meanwhile=None
+             also: list[str] = (), meanwhile=None, bilingual: bool = False
              ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
     """(fact id, cosine) of the facts nearest to the query, filters applied, of the NEAREST
     nearest to the query's own words, best first (recall's relevance), and of the one nearest to
@@ -53,15 +62,18 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     ranking vector is half the query as asked and half the query without those names: a name pulls
     the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
     person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop").
-    `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`)."""
+    `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`).
+    `bilingual`: the notes hold the other language too; the ranking then lifts the records written in
+    it (`lifted`)."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     pool = n * 4 if filters.active else n
     vectors, nearest = embedding.search(store, texts, [-1, 0] if also else [-1], pool,  # one scan for both
                                         store.vectors.notices.append, meanwhile)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
     ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    ranked = lifted(store, ranked, detect_language(query)) if bilingual and FOREIGN_LIFT else ranked
     found = store.ids_for_hashes(ranked, filters)[:n]
-    own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
+    own = store.ids_for_hashes(nearest[-1], filters) if ranked is not nearest[0] or also else found  # raw cosines: the relevance
     across = (found if ranked is nearest[0] else store.ids_for_hashes(nearest[0], filters))[:1] if also else []
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
@@ -71,6 +83,27 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         mixed = (1 - share) * vectors()[-1] + share * other
         found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
     return found, own[:NEAREST], across
+
+
+def lifted(store: Store, ranked: list[tuple[str, float]], lang: str) -> list[tuple[str, float]]:
+    """`ranked` (vector hash, cosine) with FOREIGN_LIFT added to the cosine of the records written
+    in the other language than `lang`, except those whose twin in `lang` is among `ranked` (their
+    vectors' cosine TWIN or more), best first."""
+    import numpy as np
+
+    texts = store.texts_for_hashes([h for h, _ in ranked])
+    index, matrix = store.vectors.for_hashes(list(texts))
+    if matrix is None:
+        return ranked
+    matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    langs = {h: detect_language(text) for h, text in texts.items() if h in index}
+    own = matrix[[index[h] for h, written in langs.items() if written == lang]]
+    foreign = [h for h, written in langs.items() if written != lang]
+    if not foreign:
+        return ranked
+    twins = (matrix[[index[h] for h in foreign]] @ own.T).max(axis=1) >= TWIN if len(own) else np.zeros(len(foreign), bool)
+    lift = {h: FOREIGN_LIFT for h, twin in zip(foreign, twins) if not twin}
+    return sorted(((h, c + lift.get(h, 0.0)) for h, c in ranked), key=lambda x: -x[1])
 
 
 def across_reading(store: Store, query: str, also: list[str], across: list[tuple[int, float]],
@@ -168,6 +201,11 @@ def written_in(store: Store, word: str, lang: str) -> bool:
     `lake`, spelt as English `see`) is kept only so: where German notes say `See` it finds them,
     where only English ones say `see` it would find only those (one look-up, ~0.1 ms)."""
     return store.holds_with(fold(word), _MARKERS[lang][0])
+
+
+def bilingual(store: Store, query: str) -> bool:
+    """Whether the notes hold the other language than the query's (German or English) too."""
+    return holds_language(store, "en" if detect_language(query) == "de" else "de")
 
 
 def translated(store: Store, query: str) -> list[str]:
@@ -278,10 +316,11 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     with worker.beside(store, words_side) if beside else _inline(store, words_side) as words_found:
         if mode != "lexical":
             if degraded is None:
-                # which translations the index holds tells of the notes (any trust tier): only in-process
+                # which translations the index holds tells of the notes (any trust tier): only in-process;
+                # the lift across languages is measured for the bundled model only
                 inside = embedding.embedder.destination.in_process
                 found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
-                                                  words_found if both else None)
+                                                  words_found if both else None, inside and bilingual(store, query))
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
