@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import NamedTuple
 
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
@@ -96,7 +97,7 @@ def lifted(store: Store, ranked: list[tuple[str, float]], lang: str) -> list[tup
     if matrix is None:
         return ranked
     matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-    langs = {h: detect_language(text) for h, text in texts.items() if h in index}
+    langs = {h: written_language(text) for h, text in texts.items() if h in index}
     own = matrix[[index[h] for h, written in langs.items() if written == lang]]
     foreign = [h for h, written in langs.items() if written != lang]
     if not foreign:
@@ -104,6 +105,13 @@ def lifted(store: Store, ranked: list[tuple[str, float]], lang: str) -> list[tup
     twins = (matrix[[index[h] for h in foreign]] @ own.T).max(axis=1) >= TWIN if len(own) else np.zeros(len(foreign), bool)
     lift = {h: FOREIGN_LIFT for h, twin in zip(foreign, twins) if not twin}
     return sorted(((h, c + lift.get(h, 0.0)) for h, c in ranked), key=lambda x: -x[1])
+
+
+@lru_cache(maxsize=4096)
+def written_language(text: str) -> str:
+    """`detect_language` of a record's text, remembered: a query's semantic candidates are read
+    twice (`lifted`, `_foreign`), and a long-running process meets the same records again."""
+    return detect_language(text)
 
 
 def across_reading(store: Store, query: str, also: list[str], across: list[tuple[int, float]],
@@ -357,4 +365,4 @@ def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[in
     """The semantic candidates written in another language than the query (German or English)."""
     lang = detect_language(query)
     heads = store.fact_heads([fid for fid, _ in found])
-    return {fid for fid, row in heads.items() if detect_language(row["content"]) != lang}
+    return {fid for fid, row in heads.items() if written_language(row["content"]) != lang}
