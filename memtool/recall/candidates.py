@@ -72,7 +72,8 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
                                         store.vectors.notices.append, meanwhile)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
     ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
-    ranked = lifted(store, ranked, detect_language(query)) if bilingual and FOREIGN_LIFT else ranked
+    lift = (lambda near: lifted(store, near, detect_language(query))) if bilingual and FOREIGN_LIFT else None
+    ranked = lift(ranked) if lift else ranked
     found = store.ids_for_hashes(ranked, filters)[:n]
     own = store.ids_for_hashes(nearest[-1], filters) if ranked is not nearest[0] or also else found  # raw cosines: the relevance
     across = (found if ranked is nearest[0] else store.ids_for_hashes(nearest[0], filters))[:1] if also else []
@@ -82,7 +83,8 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
         share = unnamed_share(query, named)
         mixed = (1 - share) * vectors()[-1] + share * other
-        found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
+        near = store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool)
+        found = store.ids_for_hashes(lift(near) if lift else near, filters)[:n]
     return found, own[:NEAREST], across
 
 
