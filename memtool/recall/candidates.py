@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import NamedTuple
 
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
@@ -31,6 +32,17 @@ NEAREST = 3  # records nearest to the query whose words the relevance reads (doc
 # over the off-topic probes of the bilingual notes workspaces that get translations (.012; answerable
 # ones .004). The cross-lingual reading of the relevance takes it off again (`across_reading`).
 ACROSS_LIFT = 0.012
+# What a semantic candidate written in the other language than the query (German or English) adds to
+# its cosine before fusion: e5-small sets any text nearer to the texts of its own language, so a
+# German question's nearest lines are German ones, an answer in English sits .03-.05 lower
+# (docs/recall.md, "Language centring"). Not for a candidate whose twin in the query's language is a
+# candidate too (their vectors' cosine TWIN or more: one sentence in two languages, whichever the
+# question's own words find answers). Measured on the three bilingual sets (.015 and .88 best), and
+# off as shipped: the twins are read from the candidates' vectors, which would import numpy into the
+# parent of a one-shot read whose child searches (memtool.search_aside); docs/recall.md, "A lift
+# across languages, twins excepted". bench.quality --foreign-lift L --twin T sets them.
+FOREIGN_LIFT = 0.0
+TWIN = 0.88
 
 
 def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list[str] = ()) -> list[tuple[int, float]]:
@@ -41,7 +53,7 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = (), meanwhile=None
+             also: list[str] = (), meanwhile=None, bilingual: bool = False
              ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
     """(fact id, cosine) of the facts nearest to the query, filters applied, of the NEAREST
     nearest to the query's own words, best first (recall's relevance), and of the one nearest to
@@ -53,15 +65,19 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     ranking vector is half the query as asked and half the query without those names: a name pulls
     the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
     person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop").
-    `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`)."""
+    `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`).
+    `bilingual`: the notes hold the other language too; the ranking then lifts the records written in
+    it (`lifted`)."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     pool = n * 4 if filters.active else n
     vectors, nearest = embedding.search(store, texts, [-1, 0] if also else [-1], pool,  # one scan for both
                                         store.vectors.notices.append, meanwhile)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
     ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
+    lift = (lambda near: lifted(store, near, detect_language(query))) if bilingual and FOREIGN_LIFT else None
+    ranked = lift(ranked) if lift else ranked
     found = store.ids_for_hashes(ranked, filters)[:n]
-    own = store.ids_for_hashes(nearest[-1], filters) if also or means else found  # raw cosines: the relevance
+    own = store.ids_for_hashes(nearest[-1], filters) if ranked is not nearest[0] or also else found  # raw cosines: the relevance
     across = (found if ranked is nearest[0] else store.ids_for_hashes(nearest[0], filters))[:1] if also else []
     named = _speakers_named(store, query, found)
     unnamed = without_names(texts[-1], named) if named else ""
@@ -69,8 +85,37 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
         other = embedding.embedder.embed([unnamed], tiers=["normal"], query=True)[0]
         share = unnamed_share(query, named)
         mixed = (1 - share) * vectors()[-1] + share * other
-        found = store.ids_for_hashes(store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool), filters)[:n]
+        near = store.vectors.nearest(mixed / float((mixed @ mixed) ** 0.5), pool)
+        found = store.ids_for_hashes(lift(near) if lift else near, filters)[:n]
     return found, own[:NEAREST], across
+
+
+def lifted(store: Store, ranked: list[tuple[str, float]], lang: str) -> list[tuple[str, float]]:
+    """`ranked` (vector hash, cosine) with FOREIGN_LIFT added to the cosine of the records written
+    in the other language than `lang`, except those whose twin in `lang` is among `ranked` (their
+    vectors' cosine TWIN or more), best first."""
+    import numpy as np
+
+    texts = store.texts_for_hashes([h for h, _ in ranked])
+    index, matrix = store.vectors.for_hashes(list(texts))
+    if matrix is None:
+        return ranked
+    matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+    langs = {h: written_language(text) for h, text in texts.items() if h in index}
+    own = matrix[[index[h] for h, written in langs.items() if written == lang]]
+    foreign = [h for h, written in langs.items() if written != lang]
+    if not foreign:
+        return ranked
+    twins = (matrix[[index[h] for h in foreign]] @ own.T).max(axis=1) >= TWIN if len(own) else np.zeros(len(foreign), bool)
+    lift = {h: FOREIGN_LIFT for h, twin in zip(foreign, twins) if not twin}
+    return sorted(((h, c + lift.get(h, 0.0)) for h, c in ranked), key=lambda x: -x[1])
+
+
+@lru_cache(maxsize=4096)
+def written_language(text: str) -> str:
+    """`detect_language` of a record's text, remembered: a query's semantic candidates are read
+    twice (`lifted`, `_foreign`), and a long-running process meets the same records again."""
+    return detect_language(text)
 
 
 def across_reading(store: Store, query: str, also: list[str], across: list[tuple[int, float]],
@@ -168,6 +213,11 @@ def written_in(store: Store, word: str, lang: str) -> bool:
     `lake`, spelt as English `see`) is kept only so: where German notes say `See` it finds them,
     where only English ones say `see` it would find only those (one look-up, ~0.1 ms)."""
     return store.holds_with(fold(word), _MARKERS[lang][0])
+
+
+def bilingual(store: Store, query: str) -> bool:
+    """Whether the notes hold the other language than the query's (German or English) too."""
+    return holds_language(store, "en" if detect_language(query) == "de" else "de")
 
 
 def translated(store: Store, query: str) -> list[str]:
@@ -278,10 +328,12 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     with worker.beside(store, words_side) if beside else _inline(store, words_side) as words_found:
         if mode != "lexical":
             if degraded is None:
-                # which translations the index holds tells of the notes (any trust tier): only in-process
+                # which translations the index holds tells of the notes (any trust tier): only in-process;
+                # the lift across languages (off) is measured for the bundled model only
                 inside = embedding.embedder.destination.in_process
                 found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
-                                                  words_found if both else None)
+                                                  words_found if both else None,
+                                                  inside and bool(FOREIGN_LIFT) and bilingual(store, query))
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
                 if missing:
@@ -318,4 +370,4 @@ def _foreign(store: Store, query: str, found: list[tuple[int, float]]) -> set[in
     """The semantic candidates written in another language than the query (German or English)."""
     lang = detect_language(query)
     heads = store.fact_heads([fid for fid, _ in found])
-    return {fid for fid, row in heads.items() if detect_language(row["content"]) != lang}
+    return {fid for fid, row in heads.items() if written_language(row["content"]) != lang}
