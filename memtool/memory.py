@@ -60,8 +60,10 @@ class Memory:
 
     def read_once(self) -> "Memory":
         """Tuned for a process that answers one read and exits (the CLI's `mem recall`): the index is
-        read through a memory map (see `Store.map_pages`). Not for long-running processes."""
+        read through a memory map (see `Store.map_pages`), and query vectors are kept in the local
+        state for the next one (`Embedding.keep_queries`). Not for long-running processes."""
         self.freshness.mapped = True
+        self.embedding.keep_queries(self.local_file)
         return self
 
     def close(self) -> None:
