@@ -35,10 +35,11 @@ def imports_kept():
 def lasting_imports():
     """Import in the block without the collector; in a process that answers one read and exits
     (`one_read`), freeze what was imported too (`imports_kept`). numpy and the embedded model's
-    binding, imported by a hybrid read itself, are ~25,000 objects that the two collections at
-    exit walked again: 28 M instructions (~6 ms) of a one-shot hybrid `mem recall` (docs/benchmarks.md,
-    "hyshot4 session"). A long-running process only pauses the collector: freezing there would
-    also keep for good whatever the read holds at that moment."""
+    binding, imported by a hybrid read itself, are ~25,000 objects that the collection at exit
+    walked again, with whatever the read made before them (~19 M instructions of a one-shot hybrid
+    `mem recall`; 39 ms of wall under load; docs/benchmarks.md, "hyshot4 session"). A long-running
+    process only pauses the collector: freezing there would also keep for good whatever the read
+    holds at that moment."""
     with imports_kept() if _one_read else paused():
         yield
 

@@ -318,7 +318,7 @@ def test_19_3_shell_completion_is_answered_by_typer_even_for_a_plain_recall(exam
 
 def test_19_3_what_a_one_shot_hybrid_recall_imports_itself_is_kept_out_of_the_collectors_sight_too():
     """numpy and the model's binding, imported by a hybrid recall itself (~25,000 objects), were
-    walked again by the two collections at exit (28 M instructions): frozen once imported in a
+    walked again by the collection at exit (~19 M instructions): frozen once imported in a
     process that answers one read (`collector.lasting_imports`); a long-running one only imports
     them without the collector (a freeze there would keep whatever the read holds for good)."""
     pytest.importorskip("numpy")
