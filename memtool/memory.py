@@ -61,10 +61,12 @@ class Memory:
 
     def read_once(self, scan: ScanAside | None = None) -> "Memory":
         """Tuned for a process that answers one read and exits (the CLI's `mem recall`): the index is
-        read through a memory map (see `Store.map_pages`), and `scan`, a stat check of this workspace
-        started before the library loaded (`scan_aside.ahead`), stands for the read's own. Not for
+        read through a memory map (see `Store.map_pages`), `scan`, a stat check of this workspace
+        started before the library loaded (`scan_aside.ahead`), stands for the read's own, and query
+        vectors are kept in the local state for the next one (`Embedding.keep_queries`). Not for
         long-running processes."""
         self.freshness.mapped = True
+        self.embedding.keep_queries(self.local_file)
         if scan is not None and scan.root != self.ws.root:
             scan.cancel()
         elif scan is not None:

