@@ -149,3 +149,27 @@ def test_h3_one_common_word_in_a_large_index_is_ranked_among_its_newest_facts(st
     assert not {i for i, _ in _whole(store, terms, 5)} <= newest  # (which differs from the whole top 5)
     _same(fallback, _whole(store, terms, 12))  # fewer than k among the newest: the whole query
     _same(small, _whole(store, terms, 5))  # a small index: untouched
+
+
+def test_h3_the_newest_facts_rank_alike_unfiltered_and_filtered_ties_included(tmp_path):
+    """Unfiltered, the window is read and ranked in one statement; filtered, its edge is found
+    first. A filter every fact passes gives the same facts, scores and order, ties in id order."""
+    ws = tmp_path / "ws"
+    lines = [f"- Heron at the pond{' again' * (i % 4)}." for i in range(40)]  # four texts, ten facts each: ties
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n" + "\n".join(lines) + "\n")
+    mem = Memory(Workspace(ws), Config(), embedder="none")
+    try:
+        mem.index()
+        store, terms = mem.store, query_terms("heron")
+        holding = sorted(i for i, _ in store.search_ids(fts_match(terms), Filters(), 100))
+        kind = store.facts_by_id(holding[:1])[0]["kind"]
+        store.recent_facts = 30
+        with sized(store, 1):
+            unfiltered = store.search_terms(terms, Filters(), 12)
+            filtered = store.search_terms(terms, Filters(kinds=[kind]), 12)
+        want = _whole(store, terms, 12, only=set(holding[-30:]))
+        assert unfiltered == filtered
+        _same(unfiltered, want)
+        assert len({s for _, s in want}) < len(want)  # the case holds ties
+    finally:
+        mem.close()

@@ -15,7 +15,7 @@ from memtool.analyzer import fts_match, word_groups
 from memtool.errors import IndexUnavailable
 from memtool.store import entities, overview, summary
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
-from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, top_sql
+from memtool.store.queries import FACT_COLUMNS, EntityMatch, Filters, entity_key, rare_split, recent_top_sql, top_sql
 from memtool.store.schema import DELETE_TRIGGER, MIGRATIONS, SCHEMA_VERSION, VOCABULARY, count_term_docs, day_counts
 from memtool.store.vectors import ANN_FILE, Vectors
 
@@ -466,10 +466,14 @@ class Store:
     def search_recent(self, match: str, filters: Filters, k: int) -> list[tuple[int, float]]:
         """`search_ids` among the newest `recent_facts` facts the expression matches (newest by id:
         ids grow as files are indexed, so a file indexed again counts as new), the whole of them
-        when fewer than `k` of those pass `filters`."""
-        edge = self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC"
-                                 " LIMIT 1 OFFSET ?", (match, self.recent_facts - 1)).fetchone()
-        found = self.search_ids(match, filters, k, edge[0]) if edge else []
+        when fewer than `k` of those pass `filters`. Unfiltered, one statement walks the lists from
+        their newest end and ranks what it read (at 10^6, `server`: one walk instead of two)."""
+        if filters.active:  # the edge first, then only the facts passing the filters are ranked
+            edge = self.conn.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC"
+                                     " LIMIT 1 OFFSET ?", (match, self.recent_facts - 1)).fetchone()
+            found = self.search_ids(match, filters, k, edge[0]) if edge else []
+        else:
+            found = [(i, -r) for i, r in self.conn.execute(recent_top_sql(), (match, self.recent_facts, k))]
         return found if len(found) >= k else self.search_ids(match, filters, k)
 
     def search_terms(self, terms: list[str], filters: Filters, k: int) -> list[tuple[int, float]]:

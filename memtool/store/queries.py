@@ -105,17 +105,27 @@ FACT_COLUMNS = ("id", "path", "ord", "kind", "date", "valid_from", "valid_to", "
                 "content", "context", "entities", "fields", "confidence", "ehash", "tags")
 
 
+RANK = "bm25(facts_fts, 1.0, 0.3)"  # a fact's BM25 (lower is better): its text weighs more than its context
+
+
 def top_sql(filters: Filters, from_id: int | None = None) -> tuple[str, list]:
     """The query for (id, bm25) of the best matches (parameters: the match, `params`, the limit);
     with `from_id`, among the facts from that id on (FTS5 walks only that end of its lists)."""
-    rank = "bm25(facts_fts, 1.0, 0.3)"
     newer, after = ("", []) if from_id is None else (" AND facts_fts.rowid >= ?", [from_id])
     if not filters.active:
-        return (f"SELECT rowid AS id, {rank} AS r FROM facts_fts WHERE facts_fts MATCH ?{newer} ORDER BY r LIMIT ?",
+        return (f"SELECT rowid AS id, {RANK} AS r FROM facts_fts WHERE facts_fts MATCH ?{newer} ORDER BY r LIMIT ?",
                 after)
     where, params = filters.sql()
-    return (f"SELECT facts_fts.rowid AS id, {rank} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
+    return (f"SELECT facts_fts.rowid AS id, {RANK} AS r FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid"
             f" WHERE facts_fts MATCH ?{newer} AND {where} ORDER BY r LIMIT ?", after + params)
+
+
+def recent_top_sql() -> str:
+    """The query for (id, bm25) of the best matches among the newest ones, unfiltered (parameters:
+    the match, how many of the newest, the limit): FTS5 walks its lists from the newest end and
+    stops there. Ties come out by id, as `top_sql`'s do."""
+    newest = f"SELECT rowid AS id, {RANK} AS r FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+    return f"SELECT id, r FROM ({newest}) ORDER BY r, id LIMIT ?"
 
 
 def rare_split(groups: list[list[str]], docs: dict[str, int], most: int) -> tuple[list[str], list[str]] | None:
