@@ -91,8 +91,8 @@ def _local_summary(ws: Workspace, local: LocalStateFile) -> dict:
     binding = sync.binding() or {}
     out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts()),
                     "last_sync": (sync.last_sync() or {}).get("time"), "auto": _auto_status(ws)}}
-    if local.exists():
-        counts = local.open().counts()
+    if local.exists() or local.logged():
+        counts = local.counts()
         out["consolidation"] = {"folded": counts["folds"], "superseded": counts["supersede"],
                                 "for_review": counts["review"], "used_facts": counts["usage"],
                                 "recalls_logged": counts["access"]}

@@ -348,7 +348,7 @@ class Memory:
 
         self.refresh()
         done = {"index_wal_emptied": self.store.compact()}
-        if self.local_file.exists():
+        if self.local_file.exists() or self.local_file.logged():  # the log's keys are purged once folded in
             from memtool.store.local import fact_key
 
             live = {fact_key(path, content) for path, content in self.store.fact_texts()}

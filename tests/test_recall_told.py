@@ -20,7 +20,7 @@ def test_a_text_tells_of_a_past_day_named_from_its_own():
                  "Last year I took a solo trip.", "I did it a few years ago.", "Last night was fun.",
                  "I met her last Friday.", "Over the past month it grew.", "Ich war vor ein paar Tagen dort.",
                  "Gestern haben wir gemalt.", "Letzten Freitag war ich dort.", "Vor zwei Wochen fing es an.",
-                 "Letzte Woche kam der Brief."):
+                 "Letzte Woche kam der Brief.", "Letztes Frühjahr zogen wir um.", "Last spring we moved."):
         assert tells_past(text), text
     for text in ("I love volunteering.", "Next week we open.", "This week is busy.", "That was the last straw.",
                  "In the past I painted.", "See you tomorrow!", "Nächste Woche geht es los.",

@@ -447,7 +447,7 @@ _TOLD = (
     (rf"\bvor\s+{_NUM}\s+(?:{_UNIT[1:-1]}|wochenenden?)\b", ("vor",)),
     (r"\b(?:yesterday|vorgestern|gestern)\b", ("yesterday", "gestern")),
     (rf"\b{_PAST}\s+(?:weekend|wochenende|week|woche|month|monat|year|jahr|night|nacht|summer|sommer|winter|"
-     rf"spring|frühling|fall|autumn|herbst|{_WEEKDAY[1:-1]})\b", ("last", "past", "previous", "letzt", "vergangen", "vorig")),
+     rf"spring|frühling|frühjahr|fall|autumn|herbst|{_WEEKDAY[1:-1]})\b", ("last", "past", "previous", "letzt", "vergangen", "vorig")),
 )
 
 

@@ -202,7 +202,7 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool, ran_be
     report["notice"] = found.notice  # for the caller to say; not part of what the run found
     _report_pairs(report, by_key, found)
     # Phase 4: stability from the access log.
-    strengthened, faded, usage_rows, last_rowid = _stability(local)
+    strengthened, faded, usage_rows, last_rowid = _stability(local, dry_run)
     report["strengthened"] = [{"source": by_key[k]["source"], "content": by_key[k]["content"], "stability": round(s, 1),
                                "uses": u} for k, s, u in strengthened if k in by_key]
     report["faded"] = faded
@@ -241,7 +241,7 @@ def replay(src: Sources, static: dict, skipped_legal: int, *, dry_run: bool) -> 
                     "superseded": [], "unclear": [], "strengthened": [], "faded": 0, "connections": [], "llm": None,
                     "skipped_legal": skipped_legal, "stopped_at": None, "examined": 0, "clusters": [],
                     "proposals": None}
-    strengthened, faded, usage_rows, last_rowid = _stability(local)
+    strengthened, faded, usage_rows, last_rowid = _stability(local, dry_run)
     by_key = {}
     if strengthened:  # facts recalled since the last run: find them by key (the one scan a replay may need)
         keys = {k for k, _, _ in strengthened}
@@ -343,10 +343,11 @@ def _pair(by_key, a, b, cos, lex) -> dict:
             "words": round(lex, 2), "content": by_key[a]["content"], "other_content": by_key[b]["content"]}
 
 
-def _stability(local: LocalState) -> tuple[list, int, list, int]:
-    """Fold the access log since the last run into each fact's stability (see stability.next_stability)."""
+def _stability(local: LocalState, dry_run: bool) -> tuple[list, int, list, int]:
+    """Fold the access log since the last run into each fact's stability (see stability.next_stability);
+    a dry run reads the recalls logged beside the table without folding them in."""
     since = int(local.meta("access_rowid", "0"))
-    accesses, last = local.accesses_since(since)
+    accesses, last = local.accesses_since(since, fold=not dry_run)
     usage = local.usage_all()
     rows, strengthened, faded = [], [], 0
     for key, times in accesses.items():

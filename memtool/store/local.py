@@ -20,6 +20,7 @@ Facts are named by `fact_key(path, content)`: stable when lines move, new when t
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -81,7 +82,8 @@ REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may lea
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
-ACCESS_FOLDED = "access_folded"  # meta key: the folded log file's identity (`fold_access_log`)
+ACCESS_FOLDED = "access_folded"  # meta key: the names of the renamed logs already in `access` (`fold_access_log`)
+FOLDING = ".folding"  # the end of a renamed log's name: access.log.<random>.folding
 
 
 def fact_key(path: str, content: str) -> str:
@@ -114,28 +116,42 @@ class LocalState:
 
     def fold_access_log(self) -> None:
         """Move the recalls appended to `access.log` (`LocalStateFile.record_access`) into `access`:
-        what reads `access` calls this first. The log is renamed (later recalls start a new one) and
-        read once the appends begun before are done (each holds a shared lock while it writes); its
-        rows and the renamed file's identity are committed together, so a file whose removal was
-        interrupted is not counted twice. Lines that do not read as "time key …" (a write torn by a
-        crash) are skipped."""
-        folding = self.access_log.with_name(ACCESS_LOG + ".folding")
-        for _ in range(2):  # a file an interrupted run renamed, then the log
-            with self.transaction():  # one process folds at a time
-                if not folding.exists():  # (else a run was interrupted after renaming it: that file first)
-                    try:
-                        os.rename(self.access_log, folding)
-                    except FileNotFoundError:
-                        return
-                with open(folding, "rb") as f:
-                    if fcntl is not None:
-                        fcntl.flock(f, fcntl.LOCK_EX)
-                    st = os.fstat(f.fileno())
-                    identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
-                    if self.meta(ACCESS_FOLDED) != identity:
-                        self.add_access(_access_rows(f.read()))
-                        self.set_meta(ACCESS_FOLDED, identity)
-            folding.unlink()
+        what reads `access` to change it calls this first. The log is renamed to a name never used
+        before (later recalls start a new log) and read once the appends begun before are done (each
+        holds a shared lock while it writes); its rows and its name are committed together, so a file
+        whose removal was interrupted is not counted twice, and one renamed by a fold that stopped
+        before its commit is folded by the next. Another process folding at the same moment waits
+        for this one's transaction, then finds nothing left to fold."""
+        with self.transaction():  # one process folds at a time
+            folded = self._folded()
+            pending = self._renamed()
+            fresh = self.access_log.with_name(f"{ACCESS_LOG}.{secrets.token_hex(8)}{FOLDING}")
+            try:
+                os.rename(self.access_log, fresh)
+                pending.append(fresh)
+            except FileNotFoundError:
+                pass
+            if not pending:
+                return
+            for path in pending:
+                if path.name not in folded:
+                    self.add_access(_logged_rows(path, lock=True))
+            self.set_meta(ACCESS_FOLDED, " ".join(p.name for p in pending))
+        for path in pending:
+            path.unlink(missing_ok=True)
+
+    def pending_accesses(self) -> list[tuple[str, float]]:
+        """(key, time) of the recalls logged and not folded into `access` yet, read without changing
+        anything (`mem status`, a dry run): what `fold_access_log` would add now."""
+        folded = self._folded()
+        paths = [p for p in self._renamed() if p.name not in folded] + [self.access_log]
+        return [row for path in paths for row in _logged_rows(path, lock=False)]
+
+    def _folded(self) -> set[str]:
+        return set((self.meta(ACCESS_FOLDED) or "").split())
+
+    def _renamed(self) -> list[Path]:
+        return _renamed_logs(self.access_log)
 
     def add_access(self, rows: list[tuple[str, float]]) -> None:
         """(key, time) rows into `access`, in the caller's transaction."""
@@ -251,14 +267,18 @@ class LocalState:
         """old key → (new key, until, old source, new source) of every supersession."""
         return {r[0]: r[1:] for r in self.conn.execute("SELECT old, new, until, old_source, new_source FROM supersede")}
 
-    def accesses_since(self, rowid: int) -> tuple[dict[str, list[float]], int]:
-        """key → access times after access row `rowid`, and the last rowid read."""
-        self.fold_access_log()
+    def accesses_since(self, rowid: int, fold: bool = True) -> tuple[dict[str, list[float]], int]:
+        """key → access times after access row `rowid`, and the last rowid read; the access log
+        folded in first, or (`fold` False: a dry run) read beside the table, changing nothing."""
+        if fold:
+            self.fold_access_log()
         out: dict[str, list[float]] = {}
         last = rowid
         for rid, key, at in self.conn.execute("SELECT rowid, key, at FROM access WHERE rowid > ? ORDER BY rowid", (rowid,)):
             out.setdefault(key, []).append(at)
             last = rid
+        for key, at in ([] if fold else self.pending_accesses()):
+            out.setdefault(key, []).append(at)
         return out, last
 
     def usage_all(self) -> dict[str, tuple[float, float, int]]:
@@ -300,9 +320,11 @@ class LocalState:
         return self.conn.execute("SELECT kind, a, b FROM review WHERE status = 'open' ORDER BY kind, a, b").fetchall()
 
     def counts(self) -> dict[str, int]:
-        self.fold_access_log()
-        return {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                for t in ("access", "usage", "folds", "supersede", "review", "seen")}
+        """Rows per table, the recalls logged and not folded yet counted with `access` (changes nothing)."""
+        out = {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+               for t in ("access", "usage", "folds", "supersede", "review", "seen")}
+        out["access"] += len(self.pending_accesses())
+        return out
 
     def forget(self, live: set[str]) -> None:
         """Drop decisions about facts that no longer exist (their text changed or was deleted)."""
@@ -341,10 +363,24 @@ class LocalState:
         return Transaction(self.conn)
 
 
-def _access_rows(data: bytes) -> list[tuple[str, float]]:
-    """(key, time) of each access log line "time key key …"; lines that do not read so are skipped."""
+def _renamed_logs(access_log: Path) -> list[Path]:
+    """The logs a fold renamed and has not removed yet (its own, an interrupted one's, another's)."""
+    return sorted(access_log.parent.glob(f"{ACCESS_LOG}.*{FOLDING}"))
+
+
+def _logged_rows(path: Path, lock: bool) -> list[tuple[str, float]]:
+    """(key, time) of each line "time key key …" of the access log `path` ([] when it is gone); with
+    `lock`, read once the appends in progress are done. Lines that do not read so (a write torn by a
+    crash: each append starts on a line of its own) and a last line without its end are skipped."""
+    try:
+        with open(path, "rb") as f:
+            if lock and fcntl is not None:
+                fcntl.flock(f, fcntl.LOCK_EX)
+            data = f.read()
+    except FileNotFoundError:  # folded and removed by another process meanwhile
+        return []
     rows = []
-    for line in data.decode("utf-8", "replace").split("\n")[:-1]:  # not a last line without its end
+    for line in data.decode("utf-8", "replace").split("\n")[:-1]:
         at, *keys = line.split(" ")
         try:
             when = float(at)
@@ -386,7 +422,19 @@ class LocalStateFile:
         self._state: LocalState | None = None
 
     def exists(self) -> bool:
-        return self.path.exists() or self.access_log.exists()
+        """Whether the database is there (recalls may have logged accesses without it: `logged`)."""
+        return self.path.exists()
+
+    def logged(self) -> bool:
+        """Whether recalls logged accesses not folded into the database yet (or a fold left a file)."""
+        return self.access_log.exists() or bool(_renamed_logs(self.access_log))
+
+    def counts(self) -> dict[str, int]:
+        """`LocalState.counts`, without creating the database where recalls only logged accesses."""
+        if self.exists():
+            return self.open().counts()
+        logged = sum(len(_logged_rows(p, lock=False)) for p in _renamed_logs(self.access_log) + [self.access_log])
+        return dict.fromkeys(("usage", "folds", "supersede", "review", "seen"), 0) | {"access": logged}
 
     def record_access(self, keys: list[str], at: float | None = None) -> None:
         """Log that a recall returned the facts `keys`: one line appended to the access log, without
@@ -403,7 +451,7 @@ class LocalStateFile:
             with state.transaction():
                 state.add_access([(k, at) for k in keys])
             return
-        line = f"{at!r} {' '.join(keys)}\n".encode()
+        line = f"\n{at!r} {' '.join(keys)}\n".encode()  # on a line of its own after a torn write
         while True:
             fd = os.open(self.access_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
