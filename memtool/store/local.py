@@ -20,7 +20,6 @@ Facts are named by `fact_key(path, content)`: stable when lines move, new when t
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from pathlib import Path
 
@@ -125,7 +124,7 @@ class LocalState:
         with self.transaction():  # one process folds at a time
             folded = self._folded()
             pending = self._renamed()
-            fresh = self.access_log.with_name(f"{ACCESS_LOG}.{secrets.token_hex(8)}{FOLDING}")
+            fresh = self.access_log.with_name(f"{ACCESS_LOG}.{os.urandom(8).hex()}{FOLDING}")
             try:
                 os.rename(self.access_log, fresh)
                 pending.append(fresh)
