@@ -82,6 +82,7 @@ REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinio
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
 ACCESS_FOLDED = "access_folded"  # meta key: the names of the renamed logs already in `access` (`fold_access_log`)
+_COUNTED = ("access", "usage", "folds", "supersede", "review", "seen")  # the tables `counts` gives rows of
 FOLDING = ".folding"  # the end of a renamed log's name: access.log.<random>.folding
 
 
@@ -321,7 +322,7 @@ class LocalState:
     def counts(self) -> dict[str, int]:
         """Rows per table, the recalls logged and not folded yet counted with `access` (changes nothing)."""
         out = {t: self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-               for t in ("access", "usage", "folds", "supersede", "review", "seen")}
+               for t in _COUNTED}
         out["access"] += len(self.pending_accesses())
         return out
 
@@ -433,7 +434,7 @@ class LocalStateFile:
         if self.exists():
             return self.open().counts()
         logged = sum(len(_logged_rows(p, lock=False)) for p in _renamed_logs(self.access_log) + [self.access_log])
-        return dict.fromkeys(("usage", "folds", "supersede", "review", "seen"), 0) | {"access": logged}
+        return dict.fromkeys(_COUNTED, 0) | {"access": logged}
 
     def record_access(self, keys: list[str], at: float | None = None) -> None:
         """Log that a recall returned the facts `keys`: one line appended to the access log, without
