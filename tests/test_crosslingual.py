@@ -320,12 +320,17 @@ def _paragraphs(*pids: str) -> list[list[str]]:
              for line in block.splitlines() if line[:3] in ("de:", "en:")] for pid in pids]
 
 
-@pytest.fixture(scope="module")
-def lake_ws(tmp_path_factory):
-    ws = tmp_path_factory.mktemp("lake")
-    for day, lines in zip(("2026-10-01", "2026-10-02", "2026-10-03"), _paragraphs("p25", "p34", "p26")):
+def _paragraph_days(ws, *pids: str):
+    """A workspace with the paragraphs `pids` as the daily logs of 2026-10-01 on, a bullet per sentence."""
+    for n, lines in enumerate(_paragraphs(*pids), start=1):
+        day = f"2026-10-{n:02d}"
         write(ws, f"memory/{day}.md", f"# {day}\n" + "".join(f"- {line}\n" for line in lines))
     return ws
+
+
+@pytest.fixture(scope="module")
+def lake_ws(tmp_path_factory):
+    return _paragraph_days(tmp_path_factory.mktemp("lake"), "p25", "p34", "p26")
 
 
 def test_x29_an_english_question_about_a_german_note_is_not_refused(lake_ws):
@@ -465,10 +470,7 @@ def test_held_prefixes_behind_term_docs_asks_the_full_text_index_and_says_so(tmp
 @pytest.fixture(scope="module")
 def kangaroo_ws(tmp_path_factory):
     """The kangaroo (English only), the emperor penguin (both languages) and the badger (German only)."""
-    ws = tmp_path_factory.mktemp("kangaroo")
-    for day, lines in zip(("2026-10-01", "2026-10-02", "2026-10-03"), _paragraphs("p32", "p11", "p36")):
-        write(ws, f"memory/{day}.md", f"# {day}\n" + "".join(f"- {line}\n" for line in lines))
-    return ws
+    return _paragraph_days(tmp_path_factory.mktemp("kangaroo"), "p32", "p11", "p36")
 
 
 def test_xling6_a_german_question_finds_the_english_answer_first_when_lifted(kangaroo_ws, tmp_path, monkeypatch):
