@@ -294,6 +294,7 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
         if data is None:  # the parent did not need it
             code = 0
             return
+
         def send(message: tuple) -> None:
             _write_all(answer_w, _framed(marshal.dumps(message)))
 
