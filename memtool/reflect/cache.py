@@ -156,8 +156,8 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
     sig = signature(opts, files, decisions)
     src.local.set_meta(REFLECT_WEIGHED, json.dumps({"run": sig, "entities": weighed or {}},
                                                    ensure_ascii=False, separators=(",", ":")))
-    if windows is not None:
-        kept_windows.save(src, sig, windows, set(entities))
+    if windows is not None:  # a page never modified (trust: legal) records no files: its window is not carried
+        kept_windows.save(src, sig, windows, {name for name, rec in entities.items() if rec["paths"]})
     done = lambda action: "unchanged" if action in ("create", "update") else action  # noqa: E731
     src.local.set_meta(KEY, json.dumps({
         "format": FORMAT, "options": opts, "signature": sig, "weighed": sig,
