@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memtool import __version__
-from memtool.reflect import opinions, pages
+from memtool.reflect import opinions, pages, windows as kept_windows
 from memtool.reflect.sources import Sources
 from memtool.store.local import REFLECT_CACHE, REFLECT_WEIGHED
 
@@ -74,6 +74,7 @@ class Changes:
     """What changed since the last completed run (see `since_last`)."""
 
     paths: set[str] = field(default_factory=set)  # files added, changed or removed; old facts newly superseded
+    files: set[str] = field(default_factory=set)  # files added, changed or removed (the entity windows' changes)
     keys: set[str] = field(default_factory=set)  # entity keys their facts mention, before and after
     words: set[str] = field(default_factory=set)  # the words of their facts' analysed terms now
     entities: dict = field(default_factory=dict)  # entity → what its page was made from last time
@@ -96,7 +97,7 @@ def since_last(src: Sources, record: dict | None, files: dict[str, list], decisi
     if any(p.startswith("bank/") for p in paths):
         return None  # aliases, titles, front matter, decisions: they reach every page
     found = src.store.file_mentions(paths)
-    changes = Changes(paths=paths, entities=record["entities"], evidence=record["evidence"],
+    changes = Changes(paths=paths, files=set(paths), entities=record["entities"], evidence=record["evidence"],
                       file_keys={p: k for p, k in record["file_keys"].items() if p not in paths})
     for p in paths:
         changes.keys.update(record["file_keys"].get(p, ()))
@@ -139,11 +140,13 @@ def weighed(src: Sources, record: dict | None, changes: Changes | None) -> opini
 
 
 def save(src: Sources, opts: str, files: dict[str, list], written: list[str], plan: pages.Plan, report: dict,
-         opinions: dict, entities: dict, evidence: dict, changes: Changes | None, weighed: dict | None = None) -> None:
+         opinions: dict, entities: dict, evidence: dict, changes: Changes | None, weighed: dict | None = None,
+         windows: kept_windows.Windows | None = None) -> None:
     """Record what a run that started with the indexed `files` and wrote `written` plans: the files as
     the run saw them (a file changed meanwhile stays changed for the next run), its own pages as
     written (they are up to date now); `weighed`: entity → [sources, {fingerprint: [supporting,
-    contradicting]}] of its opinion evidence."""
+    contradicting]}] of its opinion evidence; `windows`: the entity windows it read and made (see
+    `memtool.reflect.windows`), kept under its name."""
     files = _as_written(src, files, written)
     if changes is None:
         file_keys = {p: sorted(k) for p, (k, _) in src.store.file_mentions(files).items() if k}
@@ -153,9 +156,12 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
     sig = signature(opts, files, decisions)
     src.local.set_meta(REFLECT_WEIGHED, json.dumps({"run": sig, "entities": weighed or {}},
                                                    ensure_ascii=False, separators=(",", ":")))
+    if windows is not None:  # a page never modified (trust: legal) records no files: its window is not carried
+        kept_windows.save(src, sig, windows, {name for name, rec in entities.items() if rec["paths"]})
     done = lambda action: "unchanged" if action in ("create", "update") else action  # noqa: E731
     src.local.set_meta(KEY, json.dumps({
         "format": FORMAT, "options": opts, "signature": sig, "weighed": sig,
+        "windows": sig if windows is not None else None,
         "decisions": decisions, "files": files, "file_keys": file_keys,
         "pages": [[p.entity, p.path, done(p.action), p.reason] for p in plan.pages],
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,

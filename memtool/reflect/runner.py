@@ -12,7 +12,7 @@ from memtool import collector, trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
 from memtool.recall.results import time_of
-from memtool.reflect import cache, consolidation, journal, listing, opinions, pages
+from memtool.reflect import cache, consolidation, journal, listing, opinions, pages, windows as kept_windows
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store import Filters, Store, entity_key
@@ -138,6 +138,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
         changes, made, evidence, reused, notice, listings, weighed, known = None, {}, {}, 0, None, {}, {}, None
+        windows = None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -158,8 +159,9 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                                       reuse=_reuse_evidence(changes, known) if changes is not None else None,
                                       known=known, weighed=weighed)
             evidence = _evidence(threads)
+            windows = kept_windows.Windows(kept_windows.usable(src, record, changes.files if changes else None))
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
-                                        listings)
+                                        listings, windows)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
             _plan_typed_indexes(src, plan, fits, overwrite_edits)
             plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
@@ -191,7 +193,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     # page and recomputes every entity.
                     created = _renaming(src, [p for p in changed if p.action == "create"], listings)
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
-                               made, evidence, changes, weighed)
+                               made, evidence, changes, weighed, windows)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -222,12 +224,13 @@ def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool
 def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Opinion], since: str | None,
                        tier_of: Callable[[str], str], fits, deadline: Deadline, overwrite_edits: bool,
                        changes: cache.Changes | None = None, made: dict | None = None,
-                       created: dict | None = None) -> int:
+                       created: dict | None = None, windows: kept_windows.Windows | None = None) -> int:
     """Plan the entity pages: one per entity with enough facts it may show (legal pages never).
 
     An entity nothing in `changes` touches keeps what the last run planned for it (returns how many
     did); `made` receives what each page was made from (see `cache`), `created` the facts of each page
-    to create (see `_renaming`)."""
+    to create (see `_renaming`). The others' facts come from their `windows` brought up to date where
+    the kept ones allow it, else listed afresh; `windows` receives both."""
     confidences = {o.source: o.confidence for o in threads}  # an older bullet keeps its own written c
     made = {} if made is None else made
     recent, reused = None, 0
@@ -240,17 +243,23 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         if rec is not None and _untouched(rec, changes, src.store.entity_keys(name), confidences):
             kept[name] = rec
     remade = [name for name in names if name not in kept]
-    listings: dict[str, list[dict]] = {}
+    windows = kept_windows.Windows() if windows is None else windows
+    if windows.usable and remade:
+        kept_windows.bring_up_to_date(src, remade, changes.files, pages.LISTED, windows)
+    listings = {name: facts for name, (facts, _) in windows.now.items()}
+    fresh = [name for name in remade if name not in listings]
     successors = src.local.supersessions() if remade else {}
-    order = src.store.fact_order() if len(remade) >= listing.AT_ONCE else None  # once for every pass
+    order = src.store.fact_order() if len(fresh) >= listing.AT_ONCE else None  # once for every pass
     for name in names:
         if deadline.passed("entity pages"):
             break
         rec = kept.get(name)
         if rec is None:
             if name not in listings:  # the next entities' facts in one pass (the deadline is checked between)
-                start = remade.index(name)
-                listings = listing.entity_facts(src.store, remade[start:start + LISTED_AT_ONCE], pages.LISTED, order)
+                start, places = fresh.index(name), {}
+                listed = listing.entity_facts(src.store, fresh[start:start + LISTED_AT_ONCE], pages.LISTED, order, places)
+                listings.update(listed)
+                windows.now.update((n, (facts, places)) for n, facts in listed.items())
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
             if rec["action"] == "create" and created is not None:
                 listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file

@@ -781,12 +781,37 @@ class Store:
         return out
 
     def listing_rows(self, ids: Iterable[int]) -> list[tuple]:
-        """(id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence) of
-        each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`).
-        Tuples, not dicts: a reflect run reads ~50,000 of them at 10^5 facts."""
-        sql = ("SELECT id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence"
+        """(id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence, ord)
+        of each of `ids` still indexed: what a listing shows of a fact but its text (`fact_contents`),
+        and its place in its file. Tuples, not dicts: a reflect run reads ~50,000 of them at 10^5 facts."""
+        sql = ("SELECT id, path, kind, date, valid_from, valid_to, line_start, line_end, entities, confidence, ord"
                " FROM facts WHERE id IN ({marks})")
         return list(select_in(self.conn, sql, ids))
+
+    def ids_at(self, paths: Iterable[str]) -> dict[tuple[str, int], int]:
+        """(path, ord) → id of every fact of `paths` (from the index on both: no fact row is read)."""
+        return {(p, o): i for p, o, i in select_in(self.conn, "SELECT path, ord, id FROM facts WHERE path IN ({marks})",
+                                                   paths)}
+
+    def ids_naming(self, matches: dict[str, EntityMatch], ids: list[int]) -> dict[str, set[int]]:
+        """name → those of `ids` that `latest_ids_each` would find for its match (by key, or by plain
+        name): the facts of a few files, without matching every fact."""
+        if not ids:
+            return {}
+        among = set(ids)
+        by_key: dict[str, set[int]] = {}
+        for key, fact_id in select_in(self.conn, "SELECT key, fact_id FROM fact_entities WHERE fact_id IN ({marks})", ids):
+            by_key.setdefault(key, set()).add(fact_id)
+        low, high = min(among), max(among)  # a full-text match within these rowids only
+        out = {}
+        for name, m in matches.items():
+            found = {i for key in m.keys for i in by_key.get(key, ())}
+            if m.plain:
+                found.update(r[0] for r in self.conn.execute(
+                    "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND rowid BETWEEN ? AND ?", (m.plain, low, high))
+                    if r[0] in among)
+            out[name] = found
+        return out
 
     def fact_contents(self, ids: Iterable[int]) -> dict[int, str]:
         """id → text of each of `ids` still indexed."""

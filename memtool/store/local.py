@@ -12,6 +12,9 @@
 - `query_vectors`: the vectors of the latest queries one-shot recalls embedded, by model (a cache:
   a repeated query skips the model; emptied, it is refilled). Made by the first recall that keeps
   one, outside the migrations: a memtool from before it reads the file as before.
+- `reflect_windows`: per entity, the newest facts its page was made from (a cache of reflect's, see
+  memtool.reflect.windows), tied to the run that saved them by the meta key `reflect_windows`. Made
+  by the first reflect run that keeps one, outside the migrations, like `query_vectors`.
 
 Facts are named by `fact_key(path, content)`: stable when lines move, new when the text changes.
 `mem index --rebuild` never touches this file; deleting it forgets usage and decisions only.
@@ -79,6 +82,8 @@ _QUERY_VECTORS = ("CREATE TABLE IF NOT EXISTS query_vectors (model TEXT NOT NULL
                   " vec BLOB NOT NULL, made REAL NOT NULL, PRIMARY KEY (model, text)) WITHOUT ROWID")
 REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may leave the next (memtool.reflect.cache)
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
+REFLECT_WINDOWS = "reflect_windows"  # meta key naming the run whose entity windows `reflect_windows` holds
+_WINDOWS = "CREATE TABLE IF NOT EXISTS reflect_windows (entity TEXT PRIMARY KEY, facts TEXT NOT NULL)"
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
 ACCESS_FOLDED = "access_folded"  # meta key: the names of the renamed logs already in `access` (`fold_access_log`)
@@ -170,6 +175,28 @@ class LocalState:
                                   [(model, text, vec, at) for text, vec in vectors.items()])
             self.conn.execute("DELETE FROM query_vectors WHERE (model, text) IN (SELECT model, text FROM query_vectors"
                               " ORDER BY made DESC LIMIT -1 OFFSET ?)", (QUERY_VECTORS_KEPT,))
+
+    # --- reflect's entity windows (memtool.reflect.windows) ----------------------------------------
+
+    def windows(self, entities: list[str]) -> dict[str, str]:
+        """entity → its kept window (JSON text), for those of `entities` that have one."""
+        try:
+            return dict(self._many("SELECT entity, facts FROM reflect_windows WHERE entity IN ({marks})", entities))
+        except sqlite.OperationalError:  # not made yet, or dropped
+            return {}
+
+    def put_windows(self, run: str, fresh: dict[str, str], kept: set[str]) -> None:
+        """Keep the `fresh` windows (entity → JSON text) and those of `kept` entities, drop the rest,
+        and name the `run` they belong to, in one transaction."""
+        with self.transaction():
+            self.conn.execute(_WINDOWS)
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_windows (entity TEXT PRIMARY KEY)")
+            self.conn.execute("DELETE FROM kept_windows")
+            self.conn.executemany("INSERT OR IGNORE INTO kept_windows VALUES (?)", [(e,) for e in kept | fresh.keys()])
+            self.conn.execute("DELETE FROM reflect_windows WHERE entity NOT IN (SELECT entity FROM kept_windows)")
+            self.conn.executemany("INSERT OR REPLACE INTO reflect_windows(entity, facts) VALUES (?, ?)", fresh.items())
+            self.conn.execute("DROP TABLE kept_windows")
+            self.set_meta(REFLECT_WINDOWS, run)
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
         """For each key that has any: its fold target, its successor, its usage, what it superseded."""
@@ -347,6 +374,8 @@ class LocalState:
             self.forget(live)
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_CACHE,))  # a cache quoting facts as JSON
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WEIGHED,))  # its evidence verdicts
+            self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WINDOWS,))
+            self.conn.execute("DROP TABLE IF EXISTS reflect_windows")  # the facts of each entity page, by source
             self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run, quietly
             self.set_meta(REFLECT_POSTINGS, '{"format": 0}')
             self.conn.execute("DROP TABLE IF EXISTS query_vectors")  # queries may quote what was forgotten: refilled
