@@ -173,3 +173,39 @@ def test_h3_the_newest_facts_rank_alike_unfiltered_and_filtered_ties_included(tm
         assert len({s for _, s in want}) < len(want)  # the case holds ties
     finally:
         mem.close()
+
+
+# --- a prefix that only its own word begins is searched as that word -------------------------------
+
+def test_h4_a_prefix_no_longer_term_begins_scores_as_its_word_until_one_does(tmp_path):
+    """`heron*` while no term but `heron` begins with it: searched as `heron`, with the same facts and
+    scores to the bit as the prefix; `pond*` (`ponder` too) stays a prefix. A fact with a longer
+    term, written through this connection or another, makes the word a prefix again at once."""
+    ws = tmp_path / "ws"
+    lines = [f"- Heron at the pond{' again' * (i % 4)}." for i in range(8)]
+    lines += ["- Ponder the pond, said the heron.", "- A grebe on the lake."]
+    note = write(ws, "memory/2026-11-03.md", "# 2026-11-03\n" + "\n".join(lines) + "\n")
+    mem, other = Memory(Workspace(ws), Config(), embedder="none"), None
+    try:
+        mem.index()
+        store, terms = mem.store, query_terms("heron pond grebe")
+        assert {"heron*", "pond*", "grebe*"} <= set(terms)
+        assert store._match(terms).count("*") == 1  # `pond*` alone
+        assert store.search_terms(terms, Filters(), 20) == store.search_ids(fts_match(terms), Filters(), 20)
+
+        def found_with(line: str, word: str, writer: Memory) -> None:
+            with note.open("a", encoding="utf-8") as f:
+                f.write(line + "\n")
+            writer.index()
+            new = {i for i, _ in store.search_ids(fts_match([word]), Filters(), 5)}
+            got = store.search_terms(terms, Filters(), 20)
+            assert len(new) == 1 and new <= {i for i, _ in got}
+            assert got == store.search_ids(fts_match(terms), Filters(), 20)
+
+        found_with("- Grebes everywhere.", "grebes", mem)
+        other = Memory(Workspace(ws), Config(), embedder="none")
+        found_with("- A heronry by the lake.", "heronry", other)
+    finally:
+        mem.close()
+        if other is not None:
+            other.close()

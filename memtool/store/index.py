@@ -72,6 +72,7 @@ class Store:
         self._holds: tuple = (None, {})  # ((data version, own changes), {(term, others): bool}) (see `holds_with`)
         self._statuses: tuple = (None, {})  # ((data version, own changes), {file status: paths})
         self._heads: tuple = (None, {})  # ((data version, own changes), {fact id: head}) (see `fact_heads`)
+        self._sole: tuple = (None, {})  # ((data version, own changes), {word: only it begins with it}) (see `_match`)
         self.identity = _identity(path)  # of the file this connection opened (see `reader`)
         self.notices = [] if notices is None else notices  # what the user should hear (said once; see `_say`)
         self._terms = None  # a `term_docs.TermDocs` once this connection changes `facts_fts` (see `_term_docs`)
@@ -226,7 +227,7 @@ class Store:
         if self._terms is not None:
             self._terms.rolled_back()
         # what was read inside the transaction is gone with it; the data version does not go back
-        self._docs = self._holds = self._statuses = self._heads = (None, {})
+        self._docs = self._holds = self._statuses = self._heads = self._sole = (None, {})
         self._bulk = False  # `begin_bulk`'s mark went with it, or was committed: `finish_bulk` then counts
 
     def _before_commit(self) -> None:
@@ -486,22 +487,56 @@ class Store:
         out, unless fewer than `k` facts pass (the recall cost is measured in docs/benchmarks.md).
         A query with nothing to set apart (one word) held by more than RECENT_FACTS facts is ranked
         among the newest RECENT_FACTS of them (`search_recent`: `issue` in 174,396 of 10^6 facts,
-        176 -> 70 ms; the top 10 changes, measured in docs/benchmarks.md). Smaller indexes are untouched."""
+        176 -> 70 ms; the top 10 changes, measured in docs/benchmarks.md). Smaller indexes are untouched.
+        The expressions search a prefix that only its own word begins as that word (`_match`)."""
+        with self._one_snapshot():  # the prefixes `_match` looks up and the searches see one state of the index
+            return self._search_terms(terms, filters, k)
+
+    def _search_terms(self, terms: list[str], filters: Filters, k: int) -> list[tuple[int, float]]:
         terms = self.prune_common(terms)
-        whole = fts_match(terms)
+        whole = self._match(terms)
         split = self._large() and rare_split(word_groups(terms), self.term_counts(terms), self.rare_facts)
         if not split:
             if self._large() and max(self.term_counts(terms).values(), default=0) > self.recent_facts:
                 return self.search_recent(whole, filters, k)
             return self.search_ids(whole, filters, k)
-        rare = fts_match(split[0])
+        rare = self._match(split[0])
         # The best k with a common word too (the whole query's BM25) and the best k by the rare words
         # alone: a fact of the second list that also holds a common word takes its first-list score,
         # or, missing from the first list, ranks below its k facts anyway. Exact for these facts.
         scores = dict(self.search_ids(rare, filters, k))
-        scores.update(self.search_ids(f"({rare}) AND ({fts_match(split[1])})", filters, k))
+        scores.update(self.search_ids(f"({rare}) AND ({self._match(split[1])})", filters, k))
         found = sorted(scores.items(), key=lambda hit: -hit[1])[:k]
         return found if len(found) >= k else self.search_ids(whole, filters, k)
+
+    def _match(self, terms: list[str]) -> str:
+        """`fts_match(terms)`, with each prefix term (`word*`) that no other term of the index begins
+        (`term_docs`) searched as its word: the same facts, the same instances, so the same BM25, but
+        FTS5 no longer merges the prefix's posting lists in memory, once to walk them and once for the
+        phrase's IDF (at 10^6, ~7 % of the lexical side's CPU; docs/benchmarks.md). The phrase stays
+        (`"issue" OR "issue"`): each phrase adds its own share to the score."""
+        sole = self._sole_prefixes([t[:-1] for t in terms if t.endswith("*")])
+        return fts_match([t[:-1] if t.endswith("*") and t[:-1] in sole else t for t in terms])
+
+    def _sole_prefixes(self, words: list[str]) -> set[str]:
+        """The `words` that facts hold and that begin no other term of the index (`term_docs`: two
+        look-ups each); remembered until the index changes. A held word is a term FTS5 made, so its
+        quoted form is that one token."""
+        version = self.state_version()
+        if self._sole[0] != version:
+            self._sole = (version, {})
+        known = self._sole[1]
+        wanted = [w for w in dict.fromkeys(words) if w not in known]
+        if wanted:
+            if self._terms is not None and self._terms.pending:  # own changes not yet committed (an index run)
+                self._before_commit()
+            with self._one_snapshot():
+                for word in wanted:
+                    held = self.conn.execute("SELECT n FROM term_docs WHERE term = ?", (word,)).fetchone()
+                    after = self.conn.execute("SELECT term FROM term_docs WHERE term > ? ORDER BY term LIMIT 1",
+                                              (word,)).fetchone()
+                    known[word] = bool(held and held[0] > 0) and not (after and after[0].startswith(word))
+        return {w for w in words if known[w]}
 
     def prune_common(self, terms: list[str]) -> list[str]:
         """`terms` without those too common to be worth their cost in a large index.
