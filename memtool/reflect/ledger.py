@@ -20,6 +20,7 @@ from memtool.store import Store
 from memtool.store.driver import sqlite
 from memtool.store.local import REFLECT_LEDGER, LocalState, fact_key
 
+META = REFLECT_LEDGER  # local meta key: the format and versions the ledger was made by
 FORMAT = 1
 JOURNAL = "bank/journal.md"  # never consolidated (as `Store.consolidation_rows`)
 REBUILT = ("reflect's fact ledger in .memory/local.sqlite did not match the index; "
