@@ -303,8 +303,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         if deadline.passed("dedup"):
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
-        about = {f["entities"][0].lower() for f in new if f["entities"]}  # contradictions read their facts' texts
-        ledger.read_texts(new + [f for f in facts if f["entities"] and f["entities"][0].lower() in about])
+        ledger.read_texts(new)
         pairs = rules.candidate_pairs(new, index, words, threshold)
         sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
@@ -312,6 +311,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
+        ledger.read_texts(rules.contradiction_reads(new, facts))  # in one query, not one by one
         sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc
