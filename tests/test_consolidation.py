@@ -434,7 +434,8 @@ def test_reflect12_contradictions_compare_only_the_texts_contradiction_reads_nam
         by_key, some_by_key = {f["key"]: f for f in facts}, {f["key"]: f for f in some}
         expected = rules.contradictions(new, facts, {k: fact_terms(f) for k, f in by_key.items()}, names, {},
                                         {k: word_set(f["content"]) for k, f in by_key.items()}, set(), by_key)
-        terms = type("Terms", (dict,), {"__missing__": lambda self, k: self.setdefault(k, fact_terms(some_by_key[k]))})()
+        terms = type("Terms", (dict,),
+                     {"__missing__": lambda self, k: self.setdefault(k, fact_terms(some_by_key[k]))})()
         got = rules.contradictions(new, some, terms, names, {}, {}, set(), some_by_key)
         assert got == expected, since
         compared += len(expected[0])

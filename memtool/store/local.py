@@ -258,14 +258,16 @@ class LocalState:
     def ledger(self) -> dict[str, tuple[str, str]]:
         """path → (stamp, rows as JSON) of every file in the ledger (none before one was written)."""
         try:
-            return {p: (stamp, rows) for p, stamp, rows in self.conn.execute("SELECT path, stamp, rows FROM reflect_ledger")}
+            rows = self.conn.execute("SELECT path, stamp, rows FROM reflect_ledger")
+            return {p: (stamp, text) for p, stamp, text in rows}
         except sqlite.OperationalError:  # no such table
             return {}
 
     def put_ledger(self, files: dict[str, tuple[str, str] | None]) -> None:
         """Replace the ledger entries of `files` (path → (stamp, rows as JSON); None: gone)."""
         self.conn.execute(_LEDGER)
-        self.conn.executemany("DELETE FROM reflect_ledger WHERE path = ?", [(p,) for p, v in files.items() if v is None])
+        self.conn.executemany("DELETE FROM reflect_ledger WHERE path = ?",
+                              [(p,) for p, v in files.items() if v is None])
         self.conn.executemany("INSERT OR REPLACE INTO reflect_ledger(path, stamp, rows) VALUES (?, ?, ?)",
                               [(p, *v) for p, v in files.items() if v is not None])
 
