@@ -77,7 +77,7 @@ def facts(store: Store, local: LocalState, globs: dict[str, list[str]], *, save:
     if any(a["_id"] >= b["_id"] for a, b in zip(out, out[1:])):  # files whose ids interleave
         out.sort(key=itemgetter("_id"))
     gone = [p for p in stored if p not in stamps]
-    if save and (fresh or gone or (stored and local.meta(REFLECT_LEDGER) != meta)):
+    if save and (fresh or gone):
         with local.transaction():
             if not stored:
                 local.reset_ledger()
