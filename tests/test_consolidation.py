@@ -399,3 +399,45 @@ def test_reflect8_classify_pairs_filters_before_sorting_with_the_same_findings_i
             review.append((kept["key"], other["key"], cos, lex))
     assert folds and review and legal
     assert (found.folds, found.review, found.skipped_legal) == (folds, review, len(legal))
+
+
+def test_reflect12_contradictions_compare_only_the_texts_contradiction_reads_names(history):
+    """`rules.contradiction_reads` names every fact whose text `rules.contradictions` reads: with the
+    others' texts taken away, the planted history's newest days give the same findings."""
+    from collections import defaultdict
+
+    from memtool.analyzer import index_terms
+    from memtool.reflect import rules
+    from memtool.reflect.consolidation import fact_terms, load_facts, word_set
+
+    class Textless(dict):
+        def __getitem__(self, name):
+            assert name not in ("content", "terms"), f"read the text of {dict.__getitem__(self, 'source')}"
+            return dict.__getitem__(self, name)
+
+    ws, _, _ = history
+    mem = Memory(Workspace(ws), embedder="none")
+    try:
+        facts = load_facts(mem.store, mem.config.trust_globs)
+    finally:
+        mem.close()
+    days = sorted({f["day"] for f in facts if f["day"]})
+    names = defaultdict(set)
+    for e in {e for f in facts for e in f["entities"]}:
+        names[e.lower()].update(index_terms(e).split())
+    names = {k: frozenset(v) for k, v in names.items()}
+    compared = 0
+    for since in days[-12:]:
+        new = [f for f in facts if f["day"] and f["day"] >= since]
+        read = {id(f) for f in new + rules.contradiction_reads(new, facts)}
+        some = [f if id(f) in read else Textless(f) for f in facts]
+        by_key, some_by_key = {f["key"]: f for f in facts}, {f["key"]: f for f in some}
+        expected = rules.contradictions(new, facts, {k: fact_terms(f) for k, f in by_key.items()}, names, {},
+                                        {k: word_set(f["content"]) for k, f in by_key.items()}, set(), by_key)
+        terms = type("Terms", (dict,),
+                     {"__missing__": lambda self, k: self.setdefault(k, fact_terms(some_by_key[k]))})()
+        got = rules.contradictions(new, some, terms, names, {}, {}, set(), some_by_key)
+        assert got == expected, since
+        compared += len(expected[0])
+        assert len(read) < len(facts)
+    assert compared

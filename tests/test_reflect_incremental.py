@@ -20,7 +20,7 @@ import pytest
 from conftest import mem_env, run_mem, write
 
 from memtool.memory import Memory
-from memtool.reflect import consolidation, postings, rules
+from memtool.reflect import consolidation, ledger, postings, rules
 from memtool.reflect.cache import KEY
 from memtool.workspace import Workspace
 
@@ -655,3 +655,179 @@ def test_review28_a_reads_mapping_ends_with_the_run_even_when_a_cursor_held_page
         with other.store.pages_mapped():
             other.store.close()
             raise KeyError("the run's own error")
+
+
+# --- reflect12: consolidation's fact ledger kept per file (memtool.reflect.ledger) -----------------------
+
+
+def drop_ledger(ws: Path) -> None:
+    conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+    with conn:
+        conn.execute("DELETE FROM meta WHERE k = ?", (ledger.META,))
+        conn.execute("DELETE FROM reflect_ledger")
+    conn.close()
+
+
+def ledger_rows(local_path: Path) -> dict[str, tuple[str, list]]:
+    conn = sqlite3.connect(local_path)
+    try:
+        rows = conn.execute("SELECT path, stamp, rows FROM reflect_ledger")
+        return {p: (stamp, json.loads(text)) for p, stamp, text in rows}
+    finally:
+        conn.close()
+
+
+def ledger_is_what_every_fact_makes(ws: Path, tmp_path: Path) -> None:
+    """Each stored ledger entry that a run would take (its stamp is the index's now) equals the one made
+    from every fact, and the facts the ledger gives (texts read) equal `load_facts`'s. (A page the
+    run wrote after reading the ledger keeps its facts in the index under a new content hash: its
+    entry is read again by the next run.)"""
+    from memtool.store.local import LocalState
+
+    scratch = tmp_path / "scratch.sqlite"
+    scratch.unlink(missing_ok=True)
+    mem = Memory(Workspace(ws), embedder="none")
+    fresh = LocalState(scratch)
+    try:
+        ledger.facts(mem.store, fresh, mem.config.trust_globs, save=True)
+        given = ledger.facts(mem.store, mem.local, mem.config.trust_globs, save=False)
+        ledger.read_texts(given)
+        expected = consolidation.load_facts(mem.store, mem.config.trust_globs)
+    finally:
+        fresh.close()
+        mem.close()
+    stored, made = ledger_rows(ws / ".memory" / "local.sqlite"), ledger_rows(scratch)
+    assert set(stored) <= set(made)
+    taken = [p for p in stored if stored[p][0] == made[p][0]]
+    assert {p: stored[p] for p in taken} == {p: made[p] for p in taken}
+    assert len(taken) >= len(made) // 2
+    assert [{k: f[k] for k in e} for f, e in zip(given, expected)] == expected and len(given) == len(expected)
+
+
+def test_reflect12_the_ledger_after_edits_deletions_renames_rebuilds_and_forgetting_gives_what_a_run_from_scratch_gives(
+        tmp_path, example_ws):
+    write(example_ws, "memory/2026-09-05.md", "# 2026-09-05\n\n- @Kai: the pasta there is the best pasta in town.\n"
+                                              "- @Zed lives in Berlin with @Yara.\n- Bought a new kettle.\n")
+    write(example_ws, "memory/2026-09-06.md", "# 2026-09-06\n\n- @Yara plays chess with @Zed.\n")
+    a, b = twins(tmp_path, example_ws)
+    assert ledger_rows(a / ".memory" / "local.sqlite")
+
+    def rename(ws: Path) -> None:
+        (ws / "memory/2026-09-06.md").rename(ws / "memory/2026-09-16.md")
+
+    def rebuild(ws: Path) -> None:
+        mem = Memory(Workspace(ws), embedder="none")
+        try:
+            mem.index(rebuild=True)
+        finally:
+            mem.close()
+
+    def forget(ws: Path) -> None:
+        mem = Memory(Workspace(ws), embedder="none")
+        try:
+            assert mem.forget("plays chess with", confirm=True)["forgotten"]
+        finally:
+            mem.close()
+        assert not ledger_rows(ws / ".memory" / "local.sqlite")
+
+    def older(ws: Path) -> None:
+        conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+        with conn:
+            conn.execute("UPDATE meta SET v = ? WHERE k = ?",
+                         (json.dumps({"format": 0, "version": "0.0.1"}), ledger.META))
+        conn.close()
+
+    def edit(ws: Path) -> None:  # a hand edit of a daily log line
+        path = ws / "memory/2026-09-05.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("Berlin", "Hamburg"), encoding="utf-8")
+
+    rounds = [("a hand edit", edit), ("a deleted file", lambda ws: (ws / "memory/2026-09-05.md").unlink()),
+              ("a renamed file", rename), ("mem index --rebuild", rebuild), ("mem forget", forget),
+              ("an older version's ledger", older)]
+    for n, (what, change) in enumerate(rounds):
+        for ws in (a, b):
+            change(ws)
+            write(ws, f"memory/2026-11-1{n}.md", f"# 2026-11-1{n}\n\n- @Zed now lives in Porto, round {n}.\n")
+        drop_derived(b)
+        drop_ledger(b)
+        got, full = reflect(a), reflect(b)
+        assert comparable(got) == comparable(full) and markdown(a) == markdown(b), what
+        assert "notice" not in got["reused"] or what == "mem forget", what
+        ledger_is_what_every_fact_makes(a, tmp_path)
+
+
+def test_reflect12_a_damaged_or_stale_ledger_is_made_again_with_the_same_pages(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    first = sorted(ledger_rows(a / ".memory" / "local.sqlite"))[0]
+    damages = [  # each file made again from the index, quietly (a key that is not its text's: see below)
+        f"UPDATE reflect_ledger SET rows = '[[' WHERE path = '{first}'",
+        f"UPDATE reflect_ledger SET rows = '[]' WHERE path = '{first}'",
+        f"UPDATE reflect_ledger SET rows = '[[1, 2]]' WHERE path = '{first}'",
+        "UPDATE reflect_ledger SET stamp = 'x'",
+        f"DELETE FROM reflect_ledger WHERE path = '{first}'",
+        "UPDATE meta SET v = '{' WHERE k = 'reflect_ledger'",
+        "DROP TABLE reflect_ledger",
+    ]
+    for n, damage in enumerate(damages):
+        change_both(a, b, f"memory/2026-11-2{n}.md", f"# 2026-11-2{n}\n\n- @Peter asked about room {n}.\n")
+        conn = sqlite3.connect(a / ".memory" / "local.sqlite")
+        with conn:
+            conn.execute(damage)
+        conn.close()
+        drop_derived(b)
+        drop_ledger(b)
+        got, full = reflect(a), reflect(b)
+        assert comparable(got) == comparable(full) and markdown(a) == markdown(b), damage
+        ledger_is_what_every_fact_makes(a, tmp_path)
+
+
+def test_reflect12_a_ledger_key_that_is_not_its_facts_text_is_found_out_and_the_run_reads_every_fact(
+        tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    change_both(a, b, "memory/2026-11-20.md", "# 2026-11-20\n\n- @Peter asked about room 4.\n")
+    conn = sqlite3.connect(a / ".memory" / "local.sqlite")
+    with conn:  # every key of every file's facts swapped for another: the stamps still hold
+        for path, rows in conn.execute("SELECT path, rows FROM reflect_ledger").fetchall():
+            rows = json.loads(rows)
+            for r in rows:
+                r[1] = r[1][::-1]
+            conn.execute("UPDATE reflect_ledger SET rows = ? WHERE path = ?", (json.dumps(rows), path))
+    conn.close()
+    drop_derived(b)
+    drop_ledger(b)
+    got, full = reflect(a), reflect(b)
+    assert got["reused"]["notice"].startswith(ledger.REBUILT)
+    assert comparable(got) == comparable(full) and markdown(a) == markdown(b)
+    ledger_is_what_every_fact_makes(a, tmp_path)
+
+
+def test_reflect12_a_run_killed_while_writing_leaves_a_ledger_that_gives_what_a_run_from_scratch_gives(
+        tmp_path, example_ws):
+    for i in range(28):
+        write(example_ws, f"memory/2026-08-{1 + i % 28:02d}.md",
+              "".join(f"- @Person{i}-{j} met @Person{i}-{(j + 1) % 3} about project {j}.\n" for j in range(3)))
+    a, b = twins(tmp_path, example_ws)
+    for n, delay in enumerate((0.3, 0.6, 0.9, 1.2, 1.5)):
+        change_both(a, b, f"memory/2026-11-{20 + n}.md", f"# day\n\n- @Person{n}-1 moved the meeting to room {n}.\n")
+        proc = subprocess.Popen([sys.executable, "-m", "memtool", "reflect", "--force"], cwd=a, env=mem_env(),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    drop_derived(b)
+    drop_ledger(b)
+    reflect(a), reflect(b)
+    assert pages(a) == pages(b)
+    ledger_is_what_every_fact_makes(a, tmp_path)
+
+
+def test_reflect12_a_hand_edited_file_whose_facts_come_back_under_the_same_ids_is_read_again(tmp_path, example_ws):
+    a, b = twins(tmp_path, example_ws)
+    for text in ("- Bought a new kettle.\n", "- Bought a new teapot.\n"):
+        change_both(a, b, "memory/2026-11-30.md", f"# 2026-11-30\n\n{text}")  # the newest facts: their ids are reused
+        drop_derived(b)
+        drop_ledger(b)
+        got, full = reflect(a), reflect(b)
+        assert got["consolidation"]["examined"] == 1
+        assert comparable(got) == comparable(full) and markdown(a) == markdown(b)
+        ledger_is_what_every_fact_makes(a, tmp_path)

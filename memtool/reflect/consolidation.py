@@ -18,7 +18,7 @@ from operator import itemgetter
 
 from memtool import stability, trust
 from memtool.analyzer import STOPWORDS, fold, index_terms
-from memtool.reflect import postings, proposals, queue
+from memtool.reflect import ledger, postings, proposals, queue
 from memtool.reflect import review as model_review
 from memtool.reflect import rules
 from memtool.reflect.deadline import Deadline
@@ -183,8 +183,29 @@ class _Compared:
 
 def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool, ran_before: bool = False) -> dict:
     """Phases 1–5 and 7, then proposals; returns what was found and done (the journal is written by the
-    caller). `ran_before`: an earlier run is known (lost word postings are then worth a notice)."""
-    facts = load_facts(src.store, src.config.trust_globs)
+    caller). `ran_before`: an earlier run is known (lost word postings are then worth a notice).
+
+    The facts come from the ledger (`ledger`: the text of unchanged files' facts is read only where a
+    phase compares it), or all from the index when the model review or proposals may read any of them."""
+    cfg = src.config
+    if review or cfg.reflect_propose:
+        return _run(src, load_facts(src.store, cfg.trust_globs), deadline, dry_run, review, ran_before)
+    try:
+        facts = ledger.facts(src.store, src.local, cfg.trust_globs, save=not dry_run)
+        return _run(src, facts, deadline, dry_run, review, ran_before)
+    except ledger.Stale:
+        if not dry_run:
+            with src.local.transaction():
+                src.local.reset_ledger()
+        facts = ledger.facts(src.store, src.local, cfg.trust_globs, save=not dry_run) if not dry_run \
+            else load_facts(src.store, cfg.trust_globs)
+        report = _run(src, facts, deadline, dry_run, review, ran_before)
+        report["notice"] = "; ".join(filter(None, (ledger.REBUILT, report["notice"])))
+        return report
+
+
+def _run(src: Sources, facts: list[dict], deadline: Deadline, dry_run: bool, review: bool, ran_before: bool) -> dict:
+    """`run` on `facts`."""
     by_key = {f["key"]: f for f in facts}
     local = src.local
     seen = local.seen_words()
@@ -225,6 +246,7 @@ def run(src: Sources, *, deadline: Deadline, dry_run: bool, review: bool, ran_be
         report["proposals"] = proposals.run(src, facts, decided, deadline)
     report["stopped_at"] = deadline.hit_at
     if not dry_run:
+        ledger.read_texts([by_key[k] for d in decided.values() for k in (d.a, d.b) if k in by_key])  # before writing
         _record(local, by_key, found, words, decisions, usage_rows, last_rowid)
         with local.transaction():
             queue.keep_connections(local, report["connections"], decided)
@@ -281,6 +303,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         if deadline.passed("dedup"):
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
+        ledger.read_texts(new)
         pairs = rules.candidate_pairs(new, index, words, threshold)
         sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
@@ -288,6 +311,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
+        ledger.read_texts(rules.contradiction_reads(new, facts))  # in one query, not one by one
         sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc

@@ -227,6 +227,22 @@ def contradictions(new: list[dict], facts: list[dict], terms: dict[str, frozense
     return sorted(found.values()), _unclear(by_key, terms, names, pairs, words, set(found))
 
 
+def contradiction_reads(new: list[dict], facts: list[dict]) -> list[dict]:
+    """The facts of `facts` whose text `contradictions(new, facts, …)` compares: those later than the
+    first new fact of their entity (possible change markers) and every fact of an entity a new fact
+    announces a change of (the older fact it may replace). `new` come with their texts."""
+    first_day: dict[str, str] = {}
+    changing = set()
+    for f in new:
+        if _eligible(f):
+            e = f["entities"][0].lower()
+            first_day[e] = min(first_day.get(e, f["day"]), f["day"])
+            if CHANGE.search(f["content"]):
+                changing.add(e)
+    return [f for f in facts if f["entities"] and (e := f["entities"][0].lower()) in first_day and _eligible(f)
+            and (e in changing or f["day"] > first_day[e])]
+
+
 def _eligible(f: dict) -> bool:
     """A fact that can supersede or be superseded: about an entity, dated, not legal, not a page."""
     return bool(f["entities"]) and bool(f["day"]) and f["trust"] != trust.LEGAL and not f["source"].startswith("bank/")

@@ -103,9 +103,10 @@ def _spelling(conn, key: str) -> str:
 
 
 def entity_page_mentions(conn) -> list[tuple[str, str]]:
-    """(page entity, JSON list of entities) of every fact on an entity page that mentions any."""
+    """(page entity, JSON list of entities) of every fact on an entity page that mentions any: the
+    pages first, then their facts by path (a plain join scanned every fact: 0.08 s at 10^5)."""
     return conn.execute(
-        "SELECT fi.entity, f.entities FROM files fi JOIN facts f ON f.path = fi.path"
+        "SELECT fi.entity, f.entities FROM files fi CROSS JOIN facts f ON f.path = fi.path"
         " WHERE fi.entity IS NOT NULL AND f.entities IS NOT NULL").fetchall()
 
 

@@ -925,6 +925,27 @@ class Store:
             "SELECT f.path, f.line_start, f.line_end, f.kind, COALESCE(f.date, f.valid_from), f.entities, f.content,"
             " f.ehash, f.terms FROM facts f WHERE f.path != 'bank/journal.md' ORDER BY f.id").fetchall()
 
+    def fact_spans(self, leave_out: str) -> dict[str, tuple[int, int, int]]:
+        """path → (first id, last id, facts) of every file with facts but `leave_out` (the index's
+        path index alone: no fact row is read)."""
+        return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
+            "SELECT path, MIN(id), MAX(id), COUNT(*) FROM facts WHERE path != ? GROUP BY path", (leave_out,))}
+
+    def consolidation_rows_of(self, paths: list[str]) -> list[tuple]:
+        """(id, then `consolidation_rows`' columns) of the facts of `paths`."""
+        return list(select_in(self.conn, "SELECT f.id, f.path, f.line_start, f.line_end, f.kind,"
+                                         " COALESCE(f.date, f.valid_from), f.entities, f.content, f.ehash, f.terms"
+                                         " FROM facts f WHERE f.path IN ({marks})", paths))
+
+    def fact_texts_by_id(self, ids: list[int]) -> dict[int, tuple[str, str | None]]:
+        """id → (content, analysed terms) of the facts `ids`."""
+        return {r[0]: (r[1], r[2]) for r in select_in(self.conn, "SELECT id, content, terms FROM facts"
+                                                          " WHERE id IN ({marks})", ids)}
+
+    def file_hashes(self) -> dict[str, str]:
+        """path → content hash of every indexed file."""
+        return dict(self.conn.execute("SELECT path, hash FROM files"))
+
     def file_trust(self) -> dict[str, str]:
         """path → trust tier declared in its front matter ('normal' without one), of every indexed file."""
         return dict(self.conn.execute("SELECT path, COALESCE(trust, 'normal') FROM files"))

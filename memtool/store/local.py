@@ -84,10 +84,13 @@ REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may lea
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_WINDOWS = "reflect_windows"  # meta key naming the run whose entity windows `reflect_windows` holds
 _WINDOWS = "CREATE TABLE IF NOT EXISTS reflect_windows (entity TEXT PRIMARY KEY, facts TEXT NOT NULL)"
+REFLECT_LEDGER = "reflect_ledger"  # meta key of reflect's fact ledger: format and versions (memtool.reflect.ledger)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
 ACCESS_FOLDED = "access_folded"  # meta key: the names of the renamed logs already in `access` (`fold_access_log`)
 _COUNTED = ("access", "usage", "folds", "supersede", "review", "seen")  # the tables `counts` gives rows of
+_LEDGER = ("CREATE TABLE IF NOT EXISTS reflect_ledger (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, rows TEXT NOT NULL)"
+           " WITHOUT ROWID")  # made when first written (memtool.reflect.ledger)
 FOLDING = ".folding"  # the end of a renamed log's name: access.log.<random>.folding
 
 
@@ -277,6 +280,30 @@ class LocalState:
         for table in ("posted_files", "fact_words", "word_postings"):
             self.conn.execute(f"DELETE FROM {table}")
 
+    # --- reflect's fact ledger (memtool.reflect.ledger) ---------------------------------------------
+
+    def ledger(self) -> dict[str, tuple[str, str]]:
+        """path → (stamp, rows as JSON) of every file in the ledger (none before one was written)."""
+        try:
+            rows = self.conn.execute("SELECT path, stamp, rows FROM reflect_ledger")
+            return {p: (stamp, text) for p, stamp, text in rows}
+        except sqlite.OperationalError:  # no such table
+            return {}
+
+    def put_ledger(self, files: dict[str, tuple[str, str] | None]) -> None:
+        """Replace the ledger entries of `files` (path → (stamp, rows as JSON); None: gone)."""
+        self.conn.execute(_LEDGER)
+        self.conn.executemany("DELETE FROM reflect_ledger WHERE path = ?",
+                              [(p,) for p, v in files.items() if v is None])
+        self.conn.executemany("INSERT OR REPLACE INTO reflect_ledger(path, stamp, rows) VALUES (?, ?, ?)",
+                              [(p, *v) for p, v in files.items() if v is not None])
+
+    def reset_ledger(self) -> None:
+        """Empty the ledger (the next run makes it again from every fact)."""
+        self.conn.execute(_LEDGER)
+        self.conn.execute("DELETE FROM reflect_ledger")
+        self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_LEDGER,))
+
     def decisions_signature(self) -> str:
         """A hash of what reflect decided (folds, supersessions, review items) and of how many facts it
         has examined: it changes whenever a run, a person or a model changes any of them."""
@@ -378,6 +405,7 @@ class LocalState:
             self.conn.execute("DROP TABLE IF EXISTS reflect_windows")  # the facts of each entity page, by source
             self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run, quietly
             self.set_meta(REFLECT_POSTINGS, '{"format": 0}')
+            self.reset_ledger()  # entity names of every fact: made again by the next reflect run
             self.conn.execute("DROP TABLE IF EXISTS query_vectors")  # queries may quote what was forgotten: refilled
             for needle in needles:
                 n = needle.casefold()
