@@ -15,6 +15,8 @@
 - `reflect_windows`: per entity, the newest facts its page was made from (a cache of reflect's, see
   memtool.reflect.windows), tied to the run that saved them by the meta key `reflect_windows`. Made
   by the first reflect run that keeps one, outside the migrations, like `query_vectors`.
+- `reflect_ledger`: per file, what consolidation reads of each fact but its text, under the stamp
+  it was made from (a cache of reflect's, see memtool.reflect.ledger); made like `reflect_windows`.
 
 Facts are named by `fact_key(path, content)`: stable when lines move, new when the text changes.
 `mem index --rebuild` never touches this file; deleting it forgets usage and decisions only.
