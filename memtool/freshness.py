@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import time
 from contextlib import nullcontext
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memtool import index_plan
 from memtool.analyzer import ANALYZER_VERSION
-from memtool.changes import ChangeFeed
 from memtool.config import Config, env_choice
 from memtool.embedding import Embedding
 from memtool.errors import Busy, MemError, ProviderUnavailable
@@ -23,6 +22,9 @@ from memtool.kinds import PARSER_VERSION
 from memtool.scan_aside import ScanAside
 from memtool.store import Store
 from memtool.workspace import Workspace
+
+if TYPE_CHECKING:  # file events (and `threading`) only for long-running processes: `follow`
+    from memtool.changes import ChangeFeed
 
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
@@ -310,6 +312,8 @@ class Freshness:
         events name, plus every file once a minute. Returns None, or why events cannot be used (reads
         then keep checking every file). `feed`: the events to follow (default: the workspace's)."""
         if self._feed is None:
+            from memtool.changes import ChangeFeed
+
             self._feed = feed or ChangeFeed(self.ws.root)
             self.ws.written = self._feed.note
         return self._feed.problem

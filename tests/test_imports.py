@@ -270,10 +270,11 @@ def test_19_3_a_plain_recall_runs_without_typer_and_anything_else_through_it(tmp
     assert "typer" in modules("-w", example_ws, "get", "memory.md", "--json")[0]
 
 
-def test_19_3_a_plain_recall_imports_no_dataclasses(tmp_path, example_ws):
+def test_19_3_a_plain_recall_imports_no_dataclasses_signal_or_threading(tmp_path, example_ws):
     """`dataclasses` (with `inspect`, `ast`, `dis`, `tokenize`) and the methods it compiled for the
     13 classes a recall builds, one `exec` each, were the largest part of a one-shot `mem recall`
-    that memtool controls: the read path's value classes are written out (memtool.value)."""
+    that memtool controls: the read path's value classes are written out (memtool.value). `signal`
+    (its enums) is imported by the asides' children and to end one, `threading` by file events."""
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
     listing = tmp_path / "all-modules.txt"
@@ -283,7 +284,8 @@ def test_19_3_a_plain_recall_imports_no_dataclasses(tmp_path, example_ws):
         assert proc.stdout.startswith("{") and '"results"' in proc.stdout, proc.stdout[:300] + proc.stderr[-2000:]
         modules = listing.read_text().split()
         assert "memtool.recall.timeframe" in modules and "memtool.config" in modules
-        assert not [m for m in modules if m in ("dataclasses", "inspect", "ast", "dis", "tokenize")], modules
+        assert not [m for m in modules if m in ("dataclasses", "inspect", "ast", "dis", "tokenize", "signal",
+                                                "threading")], modules
 
 
 def test_19_3_a_recall_whose_reader_has_gone_ends_quietly_on_both_paths(example_ws):
