@@ -7,7 +7,7 @@ change imports neither the indexer nor the parser's record classes (docs/benchma
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from memtool.value import Value
 from memtool.workspace import FileStat

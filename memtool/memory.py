@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from memtool import health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
+from memtool import TYPE_CHECKING, health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
 from memtool.config import Config
 from memtool.dates import parse_since
 from memtool.embedding import Embedding

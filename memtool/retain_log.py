@@ -22,8 +22,8 @@ import os
 import re
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
 
+from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.value import Value

@@ -17,8 +17,8 @@ Pure, except `destination`, which may resolve a host name. Top-level rather than
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
-from typing import Callable, Iterable
 
 from memtool.errors import EgressRefused
 from memtool.value import FrozenValue

@@ -16,9 +16,9 @@ read stays in the query as words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 from functools import lru_cache
-from typing import Callable
 
 from memtool.analyzer import STOPWORDS, fold, words
 from memtool.dates import _MONTHS, find_dates, month_end

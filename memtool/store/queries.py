@@ -4,9 +4,9 @@ clause, the columns of a fact row and the FTS5 top-k query. No connection here."
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
-from typing import Iterable
 
 from memtool.analyzer import fold
 from memtool.value import FrozenValue, Value
