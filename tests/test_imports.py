@@ -270,22 +270,41 @@ def test_19_3_a_plain_recall_runs_without_typer_and_anything_else_through_it(tmp
     assert "typer" in modules("-w", example_ws, "get", "memory.md", "--json")[0]
 
 
-def test_19_3_a_plain_recall_imports_no_dataclasses_signal_or_threading(tmp_path, example_ws):
+FORGETTING_HARNESS = """
+import sys
+sys.modules.pop("typing", None)  # site's .pth files may import it: forgotten, so that an import shows again
+before = set(sys.modules)
+from memtool.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    f.write("\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_19_3_a_plain_recall_imports_no_dataclasses_typing_signal_threading_or_difflib(tmp_path, example_ws):
     """`dataclasses` (with `inspect`, `ast`, `dis`, `tokenize`) and the methods it compiled for the
     13 classes a recall builds, one `exec` each, were the largest part of a one-shot `mem recall`
     that memtool controls: the read path's value classes are written out (memtool.value). `signal`
-    (its enums) is imported by the asides' children and to end one, `threading` by file events."""
+    (its enums) is imported by the asides' children and to end one, `threading` by file events,
+    `typing` only by type checkers (memtool.TYPE_CHECKING), `difflib` for a misspelt setting."""
     env = mem_env(MEM_EMBEDDER="none")
     run_mem("-w", example_ws, "index", env=env, check=0)
     listing = tmp_path / "all-modules.txt"
-    for query in ("Peter", "what did Peter say last week"):  # the date reader's classes too
-        proc = subprocess.run([sys.executable, "-c", TYPER_HARNESS, str(listing), "-w", str(example_ws), "recall",
-                               query, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    never = {"dataclasses", "inspect", "ast", "dis", "tokenize", "signal", "threading", "difflib"}
+    for query in ("Peter", "what did Peter say last week", "without settings"):  # the date reader's classes too
+        if query == "without settings":  # `tomllib` imports typing: a workspace with settings pays for it
+            (example_ws / "memtool.toml").unlink()
+            query, never = "Peter", never | {"typing"}
+        proc = subprocess.run([sys.executable, "-c", FORGETTING_HARNESS, str(listing), "-w", str(example_ws),
+                               "recall", query, "--kind", "log", "--json"], capture_output=True, text=True, env=env,
+                              timeout=120)  # (a recall returning opinions loads reflect's opinion threads)
         assert proc.stdout.startswith("{") and '"results"' in proc.stdout, proc.stdout[:300] + proc.stderr[-2000:]
         modules = listing.read_text().split()
         assert "memtool.recall.timeframe" in modules and "memtool.config" in modules
-        assert not [m for m in modules if m in ("dataclasses", "inspect", "ast", "dis", "tokenize", "signal",
-                                                "threading")], modules
+        assert not never & set(modules), (query, sorted(never & set(modules)))
 
 
 def test_19_3_a_recall_whose_reader_has_gone_ends_quietly_on_both_paths(example_ws):
