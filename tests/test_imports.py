@@ -128,11 +128,12 @@ def test_3_one_shot_recall_compiles_no_pattern_of_writes_options_or_terminal_out
     """Patterns only writes (backups, temp files, retained lines), front matter, --since/--field, names
     read from a hit, or text shown on a terminal use are compiled where first used (~1.5 ms of a
     one-shot `mem recall --json` compiled them at import), and `shlex` is imported only to write a
-    schedule."""
+    schedule. So are a dialogue turn's asides and sentences, read only for a turn with a question mark."""
     proc, compiled = _compiled_by_one_shot(tmp_path, example_ws)
     assert proc.stdout.startswith("{"), proc.stdout[:300]
     for marker in ("trust", ".md)#L", "T\\\\d{6}Z", "\\\\.tmp", "([dwmy])", "(?:=(.*))?", "[A-Z][a-z]+(?:",
-                   "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-"):
+                   "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-",
+                   "(?:https?|ftp)", "？؟"):  # (and a dialogue turn's asides and sentences: only for a question)
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
     modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=mem_env(MEM_EMBEDDER="none"))
     assert "shlex" not in modules
