@@ -49,6 +49,10 @@ class FrozenValue(Value):
     def __hash__(self) -> int:
         return hash(self._values())
 
+    def __reduce__(self):
+        """Copied and pickled through `__init__` (whose arguments are the fields, in order)."""
+        return type(self), self._values()
+
     def replace(self, **changes):
         """A copy with `changes` (`dataclasses.replace`)."""
         return type(self)(**self.as_dict() | changes)

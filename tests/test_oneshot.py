@@ -196,9 +196,11 @@ def _mirror(cls, frozen: bool):
 
 def test_19_3_value_classes_compare_show_hash_and_replace_as_the_dataclasses_they_replaced():
     """The read path's classes are written out (memtool.value) instead of made by `@dataclass`:
-    equality, repr, hashing, frozenness and `replace` as before, checked against a dataclass of the
-    same fields."""
+    equality, repr, hashing, frozenness, `replace`, copying and pickling as before, checked against a
+    dataclass of the same fields."""
+    import copy as copying
     import dataclasses
+    import pickle
     from datetime import date
 
     import pytest
@@ -239,14 +241,16 @@ def test_19_3_value_classes_compare_show_hash_and_replace_as_the_dataclasses_the
             changed = value.replace(**{name: "changed"})
             assert changed.as_dict() == vars(dataclasses.replace(twin, **{name: "changed"}))
             assert changed != value and value.as_dict() == fields
+            assert pickle.loads(pickle.dumps(value)) == copying.copy(value) == value
         else:
             pytest.raises(TypeError, hash, value)
-            copy = type(value).__new__(type(value))
+            made = type(value).__new__(type(value))
             for name, field_value in fields.items():
-                setattr(copy, name, field_value)
-            assert copy == value
-            setattr(copy, value.__slots__[-1], "changed")
-            assert copy != value
+                setattr(made, name, field_value)
+            assert made == value
+            setattr(made, value.__slots__[-1], "changed")
+            assert made != value
+            assert pickle.loads(pickle.dumps(value)) == value
 
 
 def test_19_3_settings_keep_their_defaults_refuse_unknown_names_and_never_change():
