@@ -7,7 +7,7 @@ import os
 
 __version__ = "0.1.0"
 
-# `typing.TYPE_CHECKING` without importing `typing` (~2–4 ms of a one-shot `mem recall`, docs/benchmarks.md):
+# `typing.TYPE_CHECKING` without importing `typing` (~10 M instructions of a one-shot `mem recall`, docs/benchmarks.md):
 # type checkers take any name TYPE_CHECKING as true. The modules a recall loads import it from here.
 TYPE_CHECKING = False
 

@@ -49,8 +49,8 @@ def unknown_settings(data: dict, text: str, name: str = "memtool.toml") -> list[
 
 
 def _closest(name: str, known) -> list[str]:
-    """The known name closest to a misspelt one, if any (`difflib`, imported only for a misspelling:
-    with `heapq`, ~2 ms of every command in a workspace with settings)."""
+    """The known name closest to a misspelt one, if any (`difflib`, with `heapq`, imported only for a
+    misspelling, not by every command in a workspace with settings)."""
     from difflib import get_close_matches
 
     return get_close_matches(name, known, n=1)
