@@ -30,7 +30,7 @@ _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
     """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
     for deleted) or `outside-workspace` (a symbolic link leading out of the workspace: never
-    indexed, as `get` refuses it too). Not typing's NamedTuple: see memtool.value."""
+    indexed, as `get` refuses it too). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
     __slots__ = ()
 

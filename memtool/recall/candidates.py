@@ -252,9 +252,10 @@ def wording(store: Store, query: str, nearest: list[int], counted: "Counted | No
     return word_shares([max((counts[t] for t in f), default=0) for f in forms.values()], facts, records)
 
 
-class Counted(namedtuple("Counted", "forms counts facts")):  # (not typing's: see memtool.value)
+class Counted(namedtuple("Counted", "forms counts facts")):
     """The query's content words and the index's counts that `wording` weighs them by: `forms` (see
-    `query_forms`), `counts` (facts holding each form), `facts` (in the index)."""
+    `query_forms`), `counts` (facts holding each form), `facts` (in the index). Not a
+    `typing.NamedTuple`: no `typing` on the read path (memtool.TYPE_CHECKING)."""
 
     __slots__ = ()
 
@@ -305,8 +306,8 @@ def _prefix_in(word: str, terms: set[str]) -> bool:
 _FOUND = ("scores", "mode", "degraded", "best_cosine", "fingerprint", "nearest", "words", "across")
 
 
-class Found(namedtuple("Found", _FOUND, defaults=(None, None, None))):  # (not typing's: see memtool.value)
-    """What candidate retrieval found for one query (the fields above)."""
+class Found(namedtuple("Found", _FOUND, defaults=(None, None, None))):
+    """What candidate retrieval found for one query (the fields above; a namedtuple, as `Counted`)."""
 
     __slots__ = ()
 

@@ -38,8 +38,9 @@ READER_CACHE_KIB = 2_000
 Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
 
 
-class FactOrder(namedtuple("FactOrder", "ids place")):  # (typing.NamedTuple imports typing: see memtool.value)
-    """Every fact's id in `latest`'s order (newest first), `ids`, and id → its place there, `place`."""
+class FactOrder(namedtuple("FactOrder", "ids place")):
+    """Every fact's id in `latest`'s order (newest first), `ids`, and id → its place there, `place`.
+    Not a `typing.NamedTuple`: no `typing` on the read path (memtool.TYPE_CHECKING)."""
 
     __slots__ = ()
 
