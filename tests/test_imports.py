@@ -185,7 +185,8 @@ def test_3_a_one_shot_recall_runs_no_garbage_collection(tmp_path, example_ws):
     still collects); reference counting frees the rest."""
     frozen, enabled, collections, out = gc_after(tmp_path, example_ws, "recall", "Peter", "--json")
     assert '"results"' in out, out[:300]
-    assert frozen > 20_000 and enabled and collections == 0, (frozen, enabled, collections)
+    # ~19,000 objects frozen today (read without typer and without dataclasses or typing; ~31,000 before)
+    assert frozen > 10_000 and enabled and collections == 0, (frozen, enabled, collections)
 
 
 def test_1_a_one_shot_recall_reads_the_index_through_a_map_and_a_long_running_memory_does_not(example_ws):
