@@ -185,7 +185,7 @@ def test_3_a_one_shot_recall_runs_no_garbage_collection(tmp_path, example_ws):
     still collects); reference counting frees the rest."""
     frozen, enabled, collections, out = gc_after(tmp_path, example_ws, "recall", "Peter", "--json")
     assert '"results"' in out, out[:300]
-    # ~19,000 objects frozen today (read without typer and without dataclasses or typing; ~31,000 before)
+    # ~19,000 objects frozen today (22,500 with the dataclasses and typing of main before oneshot9)
     assert frozen > 10_000 and enabled and collections == 0, (frozen, enabled, collections)
 
 
