@@ -132,6 +132,10 @@ class Config:
         """A copy with `changes`."""
         return Config(**self.__dict__ | changes)
 
+    def __repr__(self) -> str:
+        """Every setting, in order, as a dataclass's repr (reflect's record hashes it: `cache.options`)."""
+        return f"Config({', '.join(f'{name}={getattr(self, name)!r}' for name in Config.__annotations__)})"
+
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
         env = os.environ.get("MEM_EMBEDDER", "").strip()

