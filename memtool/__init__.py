@@ -7,6 +7,10 @@ import os
 
 __version__ = "0.1.0"
 
+# `typing.TYPE_CHECKING` without importing `typing` (~10 M instructions of a one-shot `mem recall`, docs/benchmarks.md):
+# type checkers take any name TYPE_CHECKING as true. The modules a recall loads import it from here.
+TYPE_CHECKING = False
+
 # numpy's OpenBLAS keeps its worker threads spinning after each call, and they then compete with the
 # embedding model's own threads for the cores: one BLAS thread made hybrid recall 25 % faster (p95
 # 138 → 76 ms at 10^5, docs/benchmarks.md), and vector search is memory-bound anyway. Only takes

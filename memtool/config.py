@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtool.errors import UsageError, WorkspaceError
@@ -32,8 +31,6 @@ KNOWN_SETTINGS: dict[str, set[str] | None] = {
 def unknown_settings(data: dict, text: str, name: str = "memtool.toml") -> list[str]:
     """A warning for each section or key of a parsed memtool.toml that memtool does not know,
     with its line and the closest known name. Pure."""
-    from difflib import get_close_matches
-
     lines = text.splitlines()
     out = []
     for section, value in data.items():
@@ -41,14 +38,22 @@ def unknown_settings(data: dict, text: str, name: str = "memtool.toml") -> list[
         if section not in KNOWN_SETTINGS:
             where = _line_of(lines, section, None)
             out.append(_unknown(name, where, f"section [{section}]" if isinstance(value, dict) else f"key {section!r}",
-                                get_close_matches(section, KNOWN_SETTINGS, n=1), "[{}]"))
+                                _closest(section, KNOWN_SETTINGS), "[{}]"))
         elif known is not None and isinstance(value, dict):
             for key in value:
                 if key not in known:
                     where = _line_of(lines, key, section)
-                    out.append(_unknown(name, where, f"key {section}.{key}", get_close_matches(key, known, n=1),
+                    out.append(_unknown(name, where, f"key {section}.{key}", _closest(key, known),
                                         section + ".{}"))
     return out
+
+
+def _closest(name: str, known) -> list[str]:
+    """The known name closest to a misspelt one, if any (`difflib`, with `heapq`, imported only for a
+    misspelling, not by every command in a workspace with settings)."""
+    from difflib import get_close_matches
+
+    return get_close_matches(name, known, n=1)
 
 
 def _unknown(name: str, line: int, what: str, close: list[str], shape: str) -> str:
@@ -73,12 +78,9 @@ def _line_of(lines: list[str], key: str, section: str | None) -> int:
     return 0
 
 
-# eq=False: settings are never compared; the __eq__ and __hash__ generated for 35 fields were ~1 ms
-# of every `mem` call (docs/benchmarks.md, One-shot `mem recall`). The docstring spares dataclass
-# building one from `inspect.signature` (~0.2 ms); so do those of the other dataclasses a recall loads.
-@dataclass(frozen=True, eq=False)
 class Config:
-    """The settings of `memtool.toml`, each with its default (docs/configuration.md)."""
+    """The settings of `memtool.toml`, each with its default (docs/configuration.md); they never
+    change once read. Not a dataclass: see memtool.value (settings are never compared)."""
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     embed_on_read_seconds: float = 15.0  # how long a read may spend embedding new records itself
@@ -102,7 +104,7 @@ class Config:
     fold_cosine: float = 0.95
     fold_lexical: float = 0.85
     review_cosine: float = 0.95
-    trust_globs: dict = field(default_factory=dict)  # tier → path globs, e.g. {"legal": ["bank/legal/**"]}
+    trust_globs: dict  # tier → path globs, e.g. {"legal": ["bank/legal/**"]}; {} unless given
     work_providers: tuple = ()  # provider URLs trusted with `work` text (see memtool.trust)
     sync_remote: str | None = None  # a folder or s3://bucket/prefix, used until the first sync binds one
     sync_endpoint_url: str | None = None  # S3-compatible endpoint (R2, MinIO); else $AWS_ENDPOINT_URL
@@ -113,14 +115,33 @@ class Config:
     warnings: tuple = ()  # unknown sections and keys in memtool.toml, one line each
     vector_search: str = "auto"  # auto | exact | approximate; $MEM_VECTOR_SEARCH (see store/vectors.py)
 
+    def __init__(self, **settings):
+        """The defaults above but for `settings`; a name that is not a setting is a TypeError."""
+        unknown = settings.keys() - Config.__annotations__.keys()
+        if unknown:
+            raise TypeError(f"Config() got unknown settings: {', '.join(sorted(unknown))}")
+        self.__dict__.update({"trust_globs": {}} | settings)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to setting {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete setting {name!r}")
+
+    def replace(self, **changes) -> Config:
+        """A copy with `changes`."""
+        return Config(**self.__dict__ | changes)
+
+    def __repr__(self) -> str:
+        """Every setting, in order, as a dataclass's repr (reflect's record hashes it: `cache.options`)."""
+        return f"Config({', '.join(f'{name}={getattr(self, name)!r}' for name in Config.__annotations__)})"
+
     def with_env(self) -> "Config":
         """Machine-specific overrides from the environment."""
-        from dataclasses import replace
-
         env = os.environ.get("MEM_EMBEDDER", "").strip()
-        config = replace(self, embedder=env) if env else self
+        config = self.replace(embedder=env) if env else self
         search = env_choice("MEM_VECTOR_SEARCH", VECTOR_SEARCH, "a vector search mode")
-        return replace(config, vector_search=search) if search else config
+        return config.replace(vector_search=search) if search else config
 
     @classmethod
     def load(cls, path: Path) -> "Config":

@@ -10,9 +10,8 @@ Vectors are float32, L2-normalised, so cosine similarity is a dot product.
 from __future__ import annotations
 
 import os
-from typing import Protocol
 
-from memtool import trust
+from memtool import TYPE_CHECKING, trust
 from memtool.collector import lasting_imports
 from memtool.errors import ProviderUnavailable, UsageError
 
@@ -22,19 +21,22 @@ BATCH = 32  # passages per call: bounds memory and keeps progress moving
 EMBED_TEXT_VERSION = "3"  # how a record becomes the text that is embedded (see `embed_text`); 3: the whole context
 
 
-class Embedder(Protocol):
-    name: str
-    destination: "trust.Destination"  # where texts go (the trust gate decides what may)
+if TYPE_CHECKING:  # what every provider offers (an interface for type checkers: no `typing` at run time)
+    from typing import Protocol
 
-    def fingerprint(self) -> str:
-        """Provider, model, dimension and text scheme: vectors with another fingerprint never mix."""
+    class Embedder(Protocol):
+        name: str
+        destination: "trust.Destination"  # where texts go (the trust gate decides what may)
 
-    def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
-        """An (n, dim) float32 numpy array of normalised vectors; `tiers` is each text's trust tier
-        (a provider outside the process passes them through `trust.check_egress`)."""
+        def fingerprint(self) -> str:
+            """Provider, model, dimension and text scheme: vectors with another fingerprint never mix."""
 
-    def probe(self) -> None:
-        """Raise ProviderUnavailable with a reason and a hint when the provider cannot answer."""
+        def embed(self, texts: list[str], *, tiers: list[str], query: bool = False):
+            """An (n, dim) float32 numpy array of normalised vectors; `tiers` is each text's trust tier
+            (a provider outside the process passes them through `trust.check_egress`)."""
+
+        def probe(self) -> None:
+            """Raise ProviderUnavailable with a reason and a hint when the provider cannot answer."""
 
 
 def embed_text(content: str, context: str, previous: str | None = None) -> str:

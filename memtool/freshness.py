@@ -10,12 +10,11 @@ apply under the index lock, then collect the vectors no fact refers to any more.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Callable, TypeVar
 
-from memtool import index_plan
+from memtool import TYPE_CHECKING, index_plan
 from memtool.analyzer import ANALYZER_VERSION
-from memtool.changes import ChangeFeed
 from memtool.config import Config, env_choice
 from memtool.embedding import Embedding
 from memtool.errors import Busy, MemError, ProviderUnavailable
@@ -24,12 +23,18 @@ from memtool.scan_aside import ScanAside
 from memtool.store import Store
 from memtool.workspace import Workspace
 
+if TYPE_CHECKING:  # file events (and `threading`) only for long-running processes: `follow`
+    from typing import TypeVar
+
+    from memtool.changes import ChangeFeed
+
+    T = TypeVar("T")
+
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 ASIDE_MIN_FILES = 10_000  # from here a read's stat check runs in a child process beside the query (`checked_read`)
 STAT_CHECKS = ("auto", "child", "ahead", "inline")  # $MEM_STAT_CHECK (docs/configuration.md)
-T = TypeVar("T")
 
 
 class Scan:
@@ -310,6 +315,8 @@ class Freshness:
         events name, plus every file once a minute. Returns None, or why events cannot be used (reads
         then keep checking every file). `feed`: the events to follow (default: the workspace's)."""
         if self._feed is None:
+            from memtool.changes import ChangeFeed
+
             self._feed = feed or ChangeFeed(self.ws.root)
             self.ws.written = self._feed.note
         return self._feed.problem

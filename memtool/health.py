@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from memtool import __version__, retain_log
+from memtool import TYPE_CHECKING, __version__, retain_log
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.errors import ProviderUnavailable
 from memtool.freshness import Freshness

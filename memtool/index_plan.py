@@ -7,9 +7,9 @@ change imports neither the indexer nor the parser's record classes (docs/benchma
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
+from memtool.value import Value
 from memtool.workspace import FileStat
 
 Progress = Callable[[int, int], None]
@@ -34,25 +34,28 @@ class IndexPlan:
         return not (self.new or self.modified or self.removed or self.stale)
 
 
-@dataclass
-class IndexReport:
+class IndexReport(Value):
     """What bringing the index in step did: files seen, parsed, removed, facts, vectors made."""
 
-    files_seen: int = 0
-    parsed: int = 0
-    removed: int = 0
-    touched: int = 0  # stat changed but content identical
-    unreadable: int = 0
-    facts: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    embedded: int = 0
-    embed_seconds: float = 0.0  # time spent embedding, apart from `seconds` (reading and indexing text)
-    degraded: str | None = None  # why no vectors were made (the text index is complete; recall answers by words)
-    notices: list[str] = field(default_factory=list)
+    __slots__ = ("files_seen", "parsed", "removed", "touched", "unreadable", "facts", "seconds", "rebuilt",
+                 "embedded", "embed_seconds", "degraded", "notices")
+
+    def __init__(self, files_seen: int = 0):
+        self.files_seen = files_seen
+        self.parsed = 0
+        self.removed = 0
+        self.touched = 0  # stat changed but content identical
+        self.unreadable = 0
+        self.facts = 0
+        self.seconds = 0.0
+        self.rebuilt = False
+        self.embedded = 0
+        self.embed_seconds = 0.0  # time spent embedding, apart from `seconds` (reading and indexing text)
+        self.degraded: str | None = None  # why no vectors were made (the text index is complete; recall answers by words)
+        self.notices: list[str] = []
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return self.as_dict()
 
 
 def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]],

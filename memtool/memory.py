@@ -8,10 +8,8 @@ from __future__ import annotations
 import os
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from memtool import health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
-from memtool.changes import ChangeFeed
+from memtool import TYPE_CHECKING, health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
 from memtool.config import Config
 from memtool.dates import parse_since
 from memtool.embedding import Embedding
@@ -26,7 +24,8 @@ from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
 from memtool.workspace import Workspace, discover
 
-if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds)
+if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds); file events
+    from memtool.changes import ChangeFeed
     from memtool.records import Diagnostic
     from memtool.scan_aside import ScanAside
 

@@ -22,11 +22,11 @@ import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import MemError, UsageError, WorkspaceError
+from memtool.value import Value
 from memtool.workspace import Workspace
 
 if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall only checks the log
@@ -38,16 +38,19 @@ CODE = "retained-line-missing"
 _MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
 
-@dataclass
-class Retained:
-    """One `retain` entry of the log: where the line was written and what it said."""
+class Retained(Value):
+    """One `retain` entry of the log: where the line was written and what it said (`text`: the item
+    as written, without the `- ` marker)."""
 
-    id: str
-    at: str
-    path: str
-    line: int
-    text: str  # the item as written, without the `- ` marker
-    kind: str
+    __slots__ = ("id", "at", "path", "line", "text", "kind")
+
+    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str):
+        self.id = id
+        self.at = at
+        self.path = path
+        self.line = line
+        self.text = text
+        self.kind = kind
 
     @property
     def source(self) -> str:
@@ -217,7 +220,7 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
             fresh_files[rel] = old
             continue
         fresh_files[rel] = {"stat": stat, "ids": ids,
-                            "missing": [vars(e) for e in missing(entries, _read(ws, rel))]}
+                            "missing": [e.as_dict() for e in missing(entries, _read(ws, rel))]}
     new_cache = {"log": log_stat, "files": fresh_files}
     if new_cache != cache:
         _save_cache(ws, new_cache)
@@ -246,7 +249,7 @@ def _load_cache(ws: Workspace) -> dict:
         data = json.loads(ws.resolve(CHECKED).read_text(encoding="utf-8"))
         for f in data["files"].values():
             f["stat"], f["ids"] = f["stat"], str(f["ids"])
-            f["missing"] = [vars(Retained(**e)) for e in f["missing"]]
+            f["missing"] = [Retained(**e).as_dict() for e in f["missing"]]
         return data
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from stat import S_ISREG
-from typing import Callable, Iterator
 
 from memtool.errors import Busy, UsageError, WorkspaceError
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import sys
-import threading
 
 from memtool.errors import MemError
 from memtool.workspace import ScanProblem, Workspace, discover
@@ -50,7 +48,8 @@ class ScanAside:
     @classmethod
     def start(cls, ws: Workspace) -> "ScanAside | None":
         """Start scanning `ws` in a child, or None where that cannot be done (the caller scans)."""
-        if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        threads = sys.modules.get("threading")  # never imported: no thread was started through it
+        if not sys.platform.startswith("linux") or (threads and threads.active_count() != 1):
             return None
         try:
             r, w = os.pipe()
@@ -93,6 +92,8 @@ class ScanAside:
         """End the child (the read it ran beside failed or was interrupted) and reap it; nothing
         once it is reaped (its pid may belong to another process by then)."""
         if self.pid is not None:
+            import signal  # (its enums are ~1 ms to build: a read that ends well needs none)
+
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -147,6 +148,8 @@ def ahead(workspace) -> ScanAside | None:
 
 def _child(ws: Workspace, r: int, w: int) -> None:
     """Scan, write the result to `w`, and leave the process (status 0 only if all of it was sent)."""
+    import signal  # in the child, on the other core
+
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up

@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import marshal
 import os
-import signal
 import sys
 
 QUERY_EMBEDS = ("auto", "aside", "ahead", "inline")  # $MEM_QUERY_EMBED (see memtool.embedding)
@@ -103,6 +102,8 @@ class SearchAside:
     def cancel(self) -> None:
         """End the child (not needed, or the read failed) and reap it; nothing once it is reaped."""
         if self.pid is not None:
+            import signal  # (its enums are ~1 ms to build: a read that ends well needs none)
+
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -250,6 +251,8 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
     """Load the model and embed `query` (its vector kept in the local state instead, where it is:
     the model then loads only if the request asks for another text), wait for the request, answer
     it, leave (status 0 once the answer is sent)."""
+    import signal  # in the child, on the other core
+
     code = 1
     try:
         gc.disable()  # what it imports and makes lives until `os._exit`: collections would free nothing
@@ -402,6 +405,7 @@ def _die_with(parent: int) -> None:
     now if the parent is gone already."""
     try:
         import ctypes
+        import signal
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
     except (OSError, AttributeError):

@@ -17,11 +17,11 @@ Pure, except `destination`, which may resolve a host name. Top-level rather than
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatch
-from typing import Callable, Iterable
 
 from memtool.errors import EgressRefused
+from memtool.value import FrozenValue
 
 # The one list of tiers, from most to least shareable, with how strict each is (global = normal).
 _RANK = {"global": 0, "normal": 0, "work": 1, "private": 2, "legal": 3}
@@ -112,14 +112,14 @@ def text_tier(own: str, text: str, tier_of: Callable[[str], str]) -> str:
 # --- destinations and the gate ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Destination:
-    """Where a provider sends text: `url` is exactly what the client connects to."""
+class Destination(FrozenValue):
+    """Where a provider sends text: `url` is exactly what the client connects to; `loopback`: the
+    host resolves to loopback addresses only; `in_process`: nothing leaves (the embedded model)."""
 
-    url: str
-    loopback: bool  # the host resolves to loopback addresses only
-    trusted_for_work: bool = False
-    in_process: bool = False  # nothing leaves (the embedded model)
+    __slots__ = ("url", "loopback", "trusted_for_work", "in_process")
+
+    def __init__(self, url: str, loopback: bool, trusted_for_work: bool = False, in_process: bool = False):
+        self._set(url, loopback, trusted_for_work, in_process)
 
     def allows(self, tier: str) -> bool:
         return allows(self, tier)

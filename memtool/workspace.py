@@ -7,8 +7,9 @@ import errno
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
+from collections import namedtuple
+from collections.abc import Callable
 from stat import S_ISLNK, S_ISREG
-from typing import Callable, NamedTuple
 
 from memtool import safe_writes
 from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
@@ -26,20 +27,18 @@ ENV_VAR = "MEM_WORKSPACE"
 _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
 
-class ScanProblem(NamedTuple):
-    """A path the scan left out: `unreadable` (could not look; not to be taken for deleted) or
-    `outside-workspace` (a symbolic link leading out of the workspace: never indexed, as `get`
-    refuses it too)."""
+class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
+    """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
+    for deleted) or `outside-workspace` (a symbolic link leading out of the workspace: never
+    indexed, as `get` refuses it too). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
-    path: str
-    reason: str
-    code: str = "unreadable"
+    __slots__ = ()
 
 
-class FileStat(NamedTuple):
-    path: str  # workspace-relative, POSIX separators
-    size: int
-    mtime_ns: int
+class FileStat(namedtuple("FileStat", "path size mtime_ns")):
+    """A file's workspace-relative path (POSIX separators), size and mtime."""
+
+    __slots__ = ()
 
 
 def indexable(rel: str) -> bool:

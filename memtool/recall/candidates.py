@@ -4,9 +4,9 @@ and semantic (nearest vectors), filters applied, fused into one score per fact."
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import NamedTuple
 
 from memtool.analyzer import MIN_PREFIX, STOPWORDS, detect_language, fold, query_terms, word_terms
 from memtool.analyzer import words as spans
@@ -253,12 +253,12 @@ def wording(store: Store, query: str, nearest: list[int], counted: "Counted | No
     return word_shares([max((counts[t] for t in f), default=0) for f in forms.values()], facts, records)
 
 
-class Counted(NamedTuple):
-    """The query's content words and the index's counts that `wording` weighs them by."""
+class Counted(namedtuple("Counted", "forms counts facts")):
+    """The query's content words and the index's counts that `wording` weighs them by: `forms` (see
+    `query_forms`), `counts` (facts holding each form), `facts` (in the index). Not a
+    `typing.NamedTuple`: no `typing` on the read path (memtool.TYPE_CHECKING)."""
 
-    forms: dict[str, set[str]]  # see `query_forms`
-    counts: dict[str, int]  # facts holding each form
-    facts: int  # facts in the index
+    __slots__ = ()
 
 
 def counted_forms(store: Store, query: str) -> Counted:
@@ -298,17 +298,19 @@ def _prefix_in(word: str, terms: set[str]) -> bool:
     return len(word) >= MIN_PREFIX and word.isalpha() and any(t.startswith(word) for t in terms)
 
 
-class Found(NamedTuple):
-    """What candidate retrieval found for one query."""
+# What candidate retrieval found for one query: the fused ranking score per fact id (`scores`), the
+# mode that actually ran, why the asked-for mode could not run in full (`degraded`), the raw cosine of
+# the fact nearest to the query's own words passing the filters (`best_cosine`), the fingerprint of
+# the vectors it comes from, the id of that fact (`nearest`: its text picks the calibration), the
+# query's wording in the notes (`words`: (known, near), see `wording`), and (cosine, near) of the
+# cross-lingual reading (`across`, see `across_reading`).
+_FOUND = ("scores", "mode", "degraded", "best_cosine", "fingerprint", "nearest", "words", "across")
 
-    scores: dict[int, float]  # fused ranking score per fact id
-    mode: str  # the mode that actually ran
-    degraded: str | None  # why the asked-for mode could not run in full
-    best_cosine: float | None  # raw cosine of the fact nearest to the query's own words, passing the filters
-    fingerprint: str | None  # of the vectors that cosine comes from
-    nearest: int | None = None  # the id of the fact with that cosine (its text picks the calibration)
-    words: tuple[float, float] | None = None  # (known, near): the query's wording in the notes (see `wording`)
-    across: tuple[float, float] | None = None  # (cosine, near) of the cross-lingual reading (`across_reading`)
+
+class Found(namedtuple("Found", _FOUND, defaults=(None, None, None))):
+    """What candidate retrieval found for one query (the fields above; a namedtuple, as `Counted`)."""
+
+    __slots__ = ()
 
 
 def candidates(store: Store, embedding: Embedding, query: str, terms: list[str], filters: Filters, mode: str,

@@ -8,11 +8,11 @@ cut to its line budget; or they lend their rarest words to the candidates alread
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memtool.analyzer import STOPWORDS, fold, fts_match, query_terms, words
 from memtool.dialogue import speaker_of
 from memtool.store import Filters, Store
+from memtool.value import FrozenValue
 
 SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (LoCoMo, docs/recall.md)
 # feedback: the facts its words may hold together, at most. Its query costs ~0.6 µs of BM25 per fact
@@ -26,20 +26,19 @@ _NAME = r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)"
 _SPEAKER = r"^\*\*[^*]+\*\*:\s*"
 
 
-@dataclass(frozen=True)
-class Expansion:
+class Expansion(FrozenValue):
     """Which expansion recall runs and its constants (chosen held out; `none` does nothing)."""
 
-    kind: str = "none"
-    seeds: int = 3  # how many of the best facts expand
-    share: float = 0.3  # of a seed's score that a linked fact gains (times the link's weight)
-    window: int = 2  # context: records either side, in the same file and section
-    limit: int = 20  # entities, second-hop: linked facts taken per seed
-    words: int = 6  # feedback: the seeds' rarest words searched
+    __slots__ = ("kind", "seeds", "share", "window", "limit", "words")
 
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown expansion {self.kind!r}; one of {', '.join(KINDS)}")
+    def __init__(self, kind: str = "none", seeds: int = 3, share: float = 0.3, window: int = 2, limit: int = 20,
+                 words: int = 6):
+        # seeds: how many of the best facts expand; share: of a seed's score that a linked fact gains
+        # (times the link's weight); window: context: records either side, in the same file and section;
+        # limit: entities, second-hop: linked facts taken per seed; words: feedback: the seeds' rarest words searched
+        if kind not in KINDS:
+            raise ValueError(f"unknown expansion {kind!r}; one of {', '.join(KINDS)}")
+        self._set(kind, seeds, share, window, limit, words)
 
 
 # What recall runs: feedback from the 8 best hits' 6 rarest words at 0.1: the point the held-out rule

@@ -4,8 +4,8 @@ state as of a day) and the stability prior from their use; then duplicates folde
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import date
-from typing import Callable
 
 from memtool.stability import prior
 from memtool.recall.results import Hit

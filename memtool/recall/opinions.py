@@ -3,7 +3,7 @@ written in the bullet), its trend, and the evidence cited (memtool.reflect.opini
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from memtool.recall.results import Hit
 from memtool.store import Store

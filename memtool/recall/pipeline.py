@@ -6,7 +6,7 @@ A `worker` (memtool.recall.worker) runs a hybrid query's lexical side beside its
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from datetime import date
 
 from memtool.analyzer import query_terms
@@ -12,30 +11,37 @@ from memtool.dates import parse_since, parse_until
 from memtool.errors import UsageError
 from memtool.kinds import KINDS
 from memtool.recall.timeframe import Timeframe, read as read_dates
+from memtool.value import Value
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000
 
 
-@dataclass
-class Query:
+class Query(Value):
     """A validated recall request."""
 
-    text: str
-    terms: list[str]
-    k: int = 10
-    since: date | None = None
-    until: date | None = None
-    kinds: list[str] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)
-    fields: list[tuple[str, str | None]] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    budget: int | None = None
-    notices: list[str] = field(default_factory=list)
-    mode: str = "hybrid"  # hybrid, lexical or semantic: what was asked for
-    as_of: date | None = None  # answer as of this day (supersessions then, not now)
-    min_score: float | None = None  # the relevance the best result must reach (None: the configured floor)
-    timeframe: Timeframe | None = None  # the dates the text names (see memtool.recall.timeframe)
+    __slots__ = ("text", "terms", "k", "since", "until", "kinds", "entities", "fields", "tags", "budget", "notices",
+                 "mode", "as_of", "min_score", "timeframe")
+
+    def __init__(self, text: str, terms: list[str], k: int = 10, kinds: list[str] | None = None,
+                 entities: list[str] | None = None, fields: list[tuple[str, str | None]] | None = None,
+                 tags: list[str] | None = None, budget: int | None = None, mode: str = "hybrid",
+                 as_of: date | None = None, min_score: float | None = None):
+        self.text = text
+        self.terms = terms
+        self.k = k
+        self.since: date | None = None
+        self.until: date | None = None
+        self.kinds = kinds if kinds is not None else []
+        self.entities = entities if entities is not None else []
+        self.fields = fields if fields is not None else []
+        self.tags = tags if tags is not None else []
+        self.budget = budget
+        self.notices: list[str] = []
+        self.mode = mode  # hybrid, lexical or semantic: what was asked for
+        self.as_of = as_of  # answer as of this day (supersessions then, not now)
+        self.min_score = min_score  # the relevance the best result must reach (None: the configured floor)
+        self.timeframe: Timeframe | None = None  # the dates the text names (see memtool.recall.timeframe)
 
     @property
     def search_text(self) -> str:
@@ -135,11 +141,11 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
     if not tf.spans:
         return None
     if tf.only_dates:
-        tf = replace(tf, spans=tuple(replace(s, use="filter") for s in tf.spans),
-                     since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
+        tf = tf.replace(spans=tuple(s.replace(use="filter") for s in tf.spans),
+                        since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
     if flags:  # the options win: the text's dates only rank
-        return replace(tf, spans=tuple(replace(s, use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
-                       since=None, until=None)
+        return tf.replace(spans=tuple(s.replace(use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
+                          since=None, until=None)
     if tf.since:
         q.since = tf.since
     if tf.until:

@@ -20,26 +20,28 @@ under the cosine's floor.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from memtool.dialogue import speaker_of
+from memtool.value import FrozenValue
 
 KINDS = ("dialogue", "notes")  # of text a calibration is fitted on: conversation turns, everything else
 
 
-@dataclass(frozen=True)
-class Calibration:
+class Calibration(FrozenValue):
     """P(on topic) = 1 / (1 + exp(-z)), z = (cos - midpoint) / scale + words × (known - ½)
     + together × (near - ½), fitted class-balanced on held-out folds (`known`, `near`: see
     `word_shares`). `midpoint` is the cosine at even odds for a query half of whose wording the
     workspace holds, half of it in one of the records nearest in meaning; `words` = `together` = 0:
     the cosine alone."""
 
-    midpoint: float
-    scale: float
-    words: float = 0.0  # log-odds between a query none of whose words the notes hold and one all of whose they do
-    together: float = 0.0  # the same between none and all of them in one of the nearest records
-    either: "Calibration | None" = None  # a second reading of the same signals: on topic when either says so
+    __slots__ = ("midpoint", "scale", "words", "together", "either")
+
+    def __init__(self, midpoint: float, scale: float, words: float = 0.0, together: float = 0.0,
+                 either: Calibration | None = None):
+        # words: log-odds between a query none of whose words the notes hold and one all of whose they do;
+        # together: the same between none and all of them in one of the nearest records;
+        # either: a second reading of the same signals: on topic when either says so
+        self._set(midpoint, scale, words, together, either)
 
     def relevance(self, cosine: float, known: float | None = None, near: float | None = None) -> float:
         z = (cosine - self.midpoint) / self.scale

@@ -4,9 +4,8 @@ into the documented JSON shape (`Hit.to_result`), and the `RecallResult` around 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-
 from memtool.recall.relevance import Verdict
+from memtool.value import Value
 
 
 def source(path: str, start: int, end: int) -> str:
@@ -28,34 +27,41 @@ def time_of(valid_from: str | None, valid_to: str | None, date: str | None) -> s
     return valid_from or date
 
 
-@dataclass
-class Hit:
+class Hit(Value):
     """One fact on its way through recall, and what ranking and `mem reflect` said about it."""
 
-    id: int
-    path: str
-    kind: str
-    date: str | None
-    valid_from: str | None
-    valid_to: str | None
-    line_start: int
-    line_end: int
-    content: str
-    context: str | None
-    mentions: list[str]  # entity mentions as written
-    fields: dict | None
-    confidence: float | None
-    ehash: str | None
-    tags: list[str] | None
-    score: float | None = None  # None when listed by filters only
-    key: str = ""  # the fact's name in machine-local state (`fact_key`)
-    folded_into: str = ""  # the key of the fact `mem reflect` folded it into (else its own key)
-    superseded: dict | None = None  # {"by", "until", "source"}: a newer fact replaced it
-    previously: list[dict] | None = None  # what it superseded
-    entities: list[str] = field(default_factory=list)  # canonical names, as results show them
-    sources: list[str] | None = None  # every source, once duplicates were folded into it
-    stale: bool = False  # its file cannot be read now: this is from the last read
-    opinion: dict | None = None  # an opinion's thread as `mem opinions` weighs it (see recall.opinions)
+    __slots__ = ("id", "path", "kind", "date", "valid_from", "valid_to", "line_start", "line_end", "content",
+                 "context", "mentions", "fields", "confidence", "ehash", "tags", "score", "key", "folded_into",
+                 "superseded", "previously", "entities", "sources", "stale", "opinion")
+
+    def __init__(self, id: int, path: str, kind: str, date: str | None, valid_from: str | None,
+                 valid_to: str | None, line_start: int, line_end: int, content: str, context: str | None,
+                 mentions: list[str], fields: dict | None, confidence: float | None, ehash: str | None,
+                 tags: list[str] | None, score: float | None = None):
+        self.id = id
+        self.path = path
+        self.kind = kind
+        self.date = date
+        self.valid_from = valid_from
+        self.valid_to = valid_to
+        self.line_start = line_start
+        self.line_end = line_end
+        self.content = content
+        self.context = context
+        self.mentions = mentions  # entity mentions as written
+        self.fields = fields
+        self.confidence = confidence
+        self.ehash = ehash
+        self.tags = tags
+        self.score = score  # None when listed by filters only
+        self.key = ""  # the fact's name in machine-local state (`fact_key`)
+        self.folded_into = ""  # the key of the fact `mem reflect` folded it into (else its own key)
+        self.superseded: dict | None = None  # {"by", "until", "source"}: a newer fact replaced it
+        self.previously: list[dict] | None = None  # what it superseded
+        self.entities: list[str] = []  # canonical names, as results show them
+        self.sources: list[str] | None = None  # every source, once duplicates were folded into it
+        self.stale = False  # its file cannot be read now: this is from the last read
+        self.opinion: dict | None = None  # an opinion's thread as `mem opinions` weighs it (see recall.opinions)
 
     @classmethod
     def from_row(cls, row: dict, score: float | None = None) -> "Hit":
@@ -106,22 +112,23 @@ class Hit:
         return out
 
 
-@dataclass
-class RecallResult:
+class RecallResult(Value):
     """A recall's answer: the hits, the query's terms, warnings and how relevant it is."""
 
-    query: str
-    mode: str
-    hits: list[Hit]
-    terms: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    degraded: str | None = None  # why the requested mode could not run in full
-    verdict: "Verdict | None" = None  # how relevant the answer is (None when listing by filters)
-    dates: list[dict] = field(default_factory=list)  # the dates the query named and how they were used
-    results: list[dict] = field(init=False)  # the hits in the documented JSON shape
+    __slots__ = ("query", "mode", "hits", "terms", "warnings", "degraded", "verdict", "dates", "results")
 
-    def __post_init__(self):
-        self.results = [h.to_result() for h in self.hits]
+    def __init__(self, query: str, mode: str, hits: list[Hit], terms: list[str] | None = None,
+                 warnings: list[str] | None = None, degraded: str | None = None, verdict: Verdict | None = None,
+                 dates: list[dict] | None = None):
+        self.query = query
+        self.mode = mode
+        self.hits = hits
+        self.terms = terms if terms is not None else []
+        self.warnings = warnings if warnings is not None else []
+        self.degraded = degraded  # why the requested mode could not run in full
+        self.verdict = verdict  # how relevant the answer is (None when listing by filters)
+        self.dates = dates if dates is not None else []  # the dates the query named and how they were used
+        self.results = [h.to_result() for h in hits]  # the hits in the documented JSON shape
 
     def to_dict(self) -> dict:
         out = {"query": self.query, "mode": self.mode, "count": len(self.results), "results": self.results,

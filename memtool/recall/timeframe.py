@@ -16,13 +16,13 @@ read stays in the query as words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Callable
 from datetime import date, timedelta
 from functools import lru_cache
-from typing import Callable
 
 from memtool.analyzer import STOPWORDS, fold, words
 from memtool.dates import _MONTHS, find_dates, month_end
+from memtool.value import FrozenValue
 
 WRITTEN_AFTER = 7  # days after a span in which a note still counts as "near" it (told later)
 MAX_CHARS = 1000  # dates are read in a query's first thousand characters (a question is short)
@@ -30,15 +30,14 @@ AROUND = 3  # "around Nov 27", "um den 27.": days either side that count in full
 PRIOR, SINCE, UNTIL, RANGE = "prior", "since", "until", "range"
 
 
-@dataclass(frozen=True)
-class Span:
-    """A stretch of days a query names: `use` is "prior" (a ranking boost) or "filter"."""
+class Span(FrozenValue):
+    """A stretch of days a query names, `phrase` as written in the query: `use` is "prior" (a ranking
+    boost) or "filter"; `fuzz` days outside the span still count, fading."""
 
-    first: date
-    last: date
-    phrase: str  # as written in the query
-    use: str = PRIOR
-    fuzz: int = 1  # days outside the span that still count, fading
+    __slots__ = ("first", "last", "phrase", "use", "fuzz")
+
+    def __init__(self, first: date, last: date, phrase: str, use: str = PRIOR, fuzz: int = 1):
+        self._set(first, last, phrase, use, fuzz)
 
     def to_dict(self) -> dict:
         return {"phrase": self.phrase, "from": self.first.isoformat(), "to": self.last.isoformat(), "use": self.use}
@@ -54,15 +53,16 @@ class Span:
         return max(0.0, 1.0 - gap / (allowed + 1))
 
 
-@dataclass(frozen=True)
-class Timeframe:
-    """What `read` found: the query without its date words, the spans, and the bounds they set."""
+class Timeframe(FrozenValue):
+    """What `read` found: the query without its date words, the spans, and the bounds they set
+    (`since`, `until`: from "since X", "between X and Y", …); `only_dates`: nothing but dates and
+    generic words were asked ("what did I do last week")."""
 
-    text: str
-    spans: tuple[Span, ...] = ()
-    since: date | None = None  # from "since X", "between X and Y", …
-    until: date | None = None
-    only_dates: bool = False  # nothing but dates and generic words were asked ("what did I do last week")
+    __slots__ = ("text", "spans", "since", "until", "only_dates")
+
+    def __init__(self, text: str, spans: tuple[Span, ...] = (), since: date | None = None, until: date | None = None,
+                 only_dates: bool = False):
+        self._set(text, spans, since, until, only_dates)
 
     @property
     def priors(self) -> list[Span]:
@@ -388,7 +388,7 @@ def read(text: str, today: date) -> Timeframe:
         cut = text.rfind(" ", 0, MAX_CHARS)
         cut = cut if cut > 0 else MAX_CHARS
         head = read(text[:cut], today)
-        return replace(head, text=f"{head.text} {text[cut:].lstrip()}", only_dates=False)
+        return head.replace(text=f"{head.text} {text[cut:].lstrip()}", only_dates=False)
     try:
         atoms = _atoms(text, today)
     except (ValueError, OverflowError):  # a date past year 9999 and the like: keep the words

@@ -12,12 +12,16 @@ same file, the same lexical gates, nothing uncommitted (else it runs in the call
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
 
+from memtool import TYPE_CHECKING
 from memtool.store import Store
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 THREAD_NAME = "mem-recall-lexical"
 
 

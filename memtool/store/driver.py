@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from memtool.errors import StorageError
 

@@ -4,7 +4,7 @@ functions over an open index connection; `Store` exposes them as methods."""
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from memtool.analyzer import words
 from memtool.store.driver import select_in

@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import namedtuple
+from collections.abc import Iterable
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, NamedTuple
 
+from memtool import TYPE_CHECKING
 from memtool.analyzer import fts_match, word_groups
 from memtool.errors import IndexUnavailable
 from memtool.store import entities, overview, summary
@@ -36,11 +38,11 @@ READER_CACHE_KIB = 2_000
 Links = tuple[list[tuple[int, str]], list[tuple[int, str]]]
 
 
-class FactOrder(NamedTuple):
-    """Every fact's id in `latest`'s order (newest first), and id → its place there."""
+class FactOrder(namedtuple("FactOrder", "ids place")):
+    """Every fact's id in `latest`'s order (newest first), `ids`, and id → its place there, `place`.
+    Not a `typing.NamedTuple`: no `typing` on the read path (memtool.TYPE_CHECKING)."""
 
-    ids: list[int]
-    place: dict[int, int]
+    __slots__ = ()
 
 
 def fact_links(records: list[Record]) -> Links:

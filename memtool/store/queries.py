@@ -4,12 +4,12 @@ clause, the columns of a fact row and the FTS5 top-k query. No connection here."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from datetime import date
 from functools import lru_cache
-from typing import Iterable
 
 from memtool.analyzer import fold
+from memtool.value import FrozenValue, Value
 
 
 @lru_cache(maxsize=65_536)  # pure: a full build and every reflect run ask for the same few names again and again
@@ -18,15 +18,15 @@ def entity_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "-", fold(name)).strip("-")
 
 
-@dataclass(frozen=True)
-class EntityMatch:
+class EntityMatch(FrozenValue):
     """The facts about one entity: those mentioning it (`@slug`, `[[link]]`, its page) by any of
     its `keys`, and, once it has a page, those naming it or an alias in plain words (`plain`, an
-    FTS5 expression over whole folded words)."""
+    FTS5 expression over whole folded words); `name`: the page's name, when it has one."""
 
-    keys: list[str]
-    plain: str | None = None
-    name: str | None = None  # the page's name, when it has one
+    __slots__ = ("keys", "plain", "name")
+
+    def __init__(self, keys: list[str], plain: str | None = None, name: str | None = None):
+        self._set(keys, plain, name)
 
     def by_mention(self) -> "EntityMatch":
         """The facts mentioning the entity, without those naming it in plain words."""
@@ -54,16 +54,20 @@ def plain_name_match(keys: Iterable[str]) -> str | None:
     return f"terms : ({' OR '.join(parts)})" if parts else None
 
 
-@dataclass
-class Filters:
+class Filters(Value):
     """Restrictions on which facts recall may return (all optional)."""
 
-    kinds: list[str] = field(default_factory=list)
-    since: date | None = None
-    until: date | None = None
-    entities: list[EntityMatch] = field(default_factory=list)  # one per --entity (AND)
-    fields: list[tuple[str, str | None]] = field(default_factory=list)  # [key:: value] (AND); None: present
-    tags: list[str] = field(default_factory=list)  # normalised tags (AND); `project` also matches `project/alpha`
+    __slots__ = ("kinds", "since", "until", "entities", "fields", "tags")
+
+    def __init__(self, kinds: list[str] | None = None, since: date | None = None, until: date | None = None,
+                 entities: list[EntityMatch] | None = None, fields: list[tuple[str, str | None]] | None = None,
+                 tags: list[str] | None = None):
+        self.kinds = kinds if kinds is not None else []
+        self.since = since
+        self.until = until
+        self.entities = entities if entities is not None else []  # one per --entity (AND)
+        self.fields = fields if fields is not None else []  # [key:: value] (AND); None: present
+        self.tags = tags if tags is not None else []  # normalised tags (AND); `project` also matches `project/alpha`
 
     def sql(self) -> tuple[str, list]:
         clauses: list[str] = []
