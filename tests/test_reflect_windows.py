@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import mem_env, run_mem, write
 from test_reflect_incremental import both, change_both, comparable, drop_record, markdown, reflect, twins
 from test_reflect_incremental import pages as written
 
@@ -33,8 +33,8 @@ def spied(monkeypatch):
         seen["afresh"].update(names)
         return entity_facts(store, names, k, *args, **kwargs)
 
-    def brought(src, names, changed, k, out):
-        bring(src, names, changed, k, out)
+    def brought(src, names, changed, k, out, *rest):
+        bring(src, names, changed, k, out, *rest)
         seen["windowed"].update(out.now)
 
     monkeypatch.setattr(listing, "entity_facts", listed)
@@ -250,3 +250,33 @@ def test_reflect11_a_window_is_brought_up_to_date_only_from_its_own_record(tmp_p
     old.close()
     change_both(a, b, "memory/2026-12-07.md", "# 2026-12-07\n\n- @Kai bought a canoe.\n")
     both(a, b)
+
+
+@pytest.mark.parametrize("carried", [False, True])
+def test_reflect11_a_fact_below_a_block_the_last_run_rewrote_is_cited_at_its_line_now(example_ws, carried):
+    """A run's own page writes are not changes for the next run, but a generated block that grew
+    moves the person's lines below it: a window keeping a fact from that page cites it where it is
+    now (it cited the line it had before the block grew). Found by review of the windows."""
+    env = mem_env(MEM_EMBEDDER="none")
+    ws = example_ws
+
+    def run(*args):
+        run_mem("-w", ws, *args, env=env, check=0)
+
+    run("index"); run("reflect", "--force")  # Tom.md gets its generated block
+    tom = ws / "bank" / "entities" / "Tom.md"
+    with tom.open("a", encoding="utf-8") as f:
+        f.write("\n## Later\n\n- 2026-11-30: @Peter repaired the trailer hitch of Tom.\n")
+    run("index"); run("reflect", "--force")  # a bank page changed: every entity, every window afresh
+    write(ws, "memory/2026-11-30.md", "# 2026-11-30 Mon\n\n## Retain\n"
+                                      "- O(c=0.7) @Tom: Tom knows more about cargo bikes than anyone in Leipzig.\n")
+    run("index"); run("reflect", "--force")  # Tom's block grows by a line: the trailer line moves down
+    if carried:  # a run in between that leaves Peter's window as it was, carried under its own name
+        write(ws, "memory/2026-12-02.md", "# 2026-12-02 Wed\n\n## Retain\n- W @Kenji: Kenji moved his desk to the window.\n")
+        run("index"); run("reflect", "--force")
+    write(ws, "memory/2026-12-01.md", "# 2026-12-01 Tue\n\n## Retain\n- W @Peter: Peter booked his flight back to Lisbon.\n")
+    run("index"); run("reflect", "--force")  # Peter's page made again from his window
+    at = next(n for n, line in enumerate(tom.read_text(encoding="utf-8").splitlines(), 1) if "trailer hitch" in line)
+    cited = [line for line in (ws / "bank" / "entities" / "Peter.md").read_text(encoding="utf-8").splitlines()
+             if "trailer hitch" in line]
+    assert cited and all(f"Tom.md#L{at}]" in line for line in cited), (at, cited)

@@ -80,6 +80,7 @@ class Changes:
     entities: dict = field(default_factory=dict)  # entity → what its page was made from last time
     evidence: dict = field(default_factory=dict)  # entity → its threads' (supporting, contradicting) last time
     file_keys: dict = field(default_factory=dict)  # path → entity keys mentioned, for the next record
+    written: set[str] = field(default_factory=set)  # files the last run wrote after reading them (its pages)
 
     def named(self, keys: list[str]) -> bool:
         """Whether changed facts mention one of `keys`, or may name it in plain words."""
@@ -98,7 +99,8 @@ def since_last(src: Sources, record: dict | None, files: dict[str, list], decisi
         return None  # aliases, titles, front matter, decisions: they reach every page
     found = src.store.file_mentions(paths)
     changes = Changes(paths=paths, files=set(paths), entities=record["entities"], evidence=record["evidence"],
-                      file_keys={p: k for p, k in record["file_keys"].items() if p not in paths})
+                      file_keys={p: k for p, k in record["file_keys"].items() if p not in paths},
+                      written=set(record.get("written") or ()))
     for p in paths:
         changes.keys.update(record["file_keys"].get(p, ()))
         keys, words = found.get(p, (set(), set()))
@@ -156,13 +158,15 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
     sig = signature(opts, files, decisions)
     src.local.set_meta(REFLECT_WEIGHED, json.dumps({"run": sig, "entities": weighed or {}},
                                                    ensure_ascii=False, separators=(",", ":")))
+    # windows carried from the last run keep the lines they had before the files it wrote: still to read again
+    carried = changes.written if changes is not None and windows is not None and windows.usable else set()
     if windows is not None:  # a page never modified (trust: legal) records no files: its window is not carried
         kept_windows.save(src, sig, windows, {name for name, rec in entities.items() if rec["paths"]})
     done = lambda action: "unchanged" if action in ("create", "update") else action  # noqa: E731
     src.local.set_meta(KEY, json.dumps({
         "format": FORMAT, "options": opts, "signature": sig, "weighed": sig,
         "windows": sig if windows is not None else None,
-        "decisions": decisions, "files": files, "file_keys": file_keys,
+        "decisions": decisions, "files": files, "file_keys": file_keys, "written": sorted(set(written) | carried),
         "pages": [[p.entity, p.path, done(p.action), p.reason] for p in plan.pages],
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,
         "orient": _orient(src, report["orient"], written), "skipped_legal": report["skipped_legal"],
@@ -177,6 +181,7 @@ def resave(src: Sources, record: dict, files: dict[str, list], written: list[str
     files = _as_written(src, files, written)
     decisions = src.local.decisions_signature()
     record.update(files=files, decisions=decisions, signature=signature(record["options"], files, decisions),
+                  written=sorted(set(record.get("written") or ()) | set(written)),
                   orient=_orient(src, record["orient"], written))
     src.local.set_meta(KEY, json.dumps(record, ensure_ascii=False, separators=(",", ":")))
 

@@ -245,7 +245,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     remade = [name for name in names if name not in kept]
     windows = kept_windows.Windows() if windows is None else windows
     if windows.usable and remade:
-        kept_windows.bring_up_to_date(src, remade, changes.files, pages.LISTED, windows)
+        kept_windows.bring_up_to_date(src, remade, changes.files, pages.LISTED, windows, set(changes.written))
     listings = {name: facts for name, (facts, _) in windows.now.items()}
     fresh = [name for name in remade if name not in listings]
     successors = src.local.supersessions() if remade else {}

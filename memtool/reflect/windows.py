@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 
+from memtool.recall import source
 from memtool.reflect import listing
 from memtool.reflect.sources import Sources
 from memtool.store.local import REFLECT_WINDOWS
 
-FORMAT = 1  # bump when what a window holds changes
+FORMAT = 2  # bump when what a window holds changes (2: read with the files its run wrote)
 # A kept window lists each file (and name) once; files its facts no longer come from stay listed,
 # unread, until there are more than this many times as many files as its facts come from: then the
 # list is made afresh (done at every change, it cost ~0.1 s of a spread run at 10^5 facts).
@@ -49,12 +50,15 @@ def usable(src: Sources, record: dict | None, changed: set[str] | None) -> bool:
     """Whether the kept windows belong to `record`'s run and may be brought up to date (`changed`:
     the files changed since; None: every entity is recomputed)."""
     return (changed is not None and record is not None and record.get("windows") is not None
-            and src.local.meta(REFLECT_WINDOWS) == tag(record["windows"]))
+            and isinstance(record.get("written"), list) and src.local.meta(REFLECT_WINDOWS) == tag(record["windows"]))
 
 
-def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, out: Windows) -> None:
+def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, out: Windows,
+                     rewritten: set[str] = frozenset()) -> None:
     """Put into `out.now` the up-to-date window of each of `names` whose kept one can be brought up
-    to date from the `changed` files (the others are listed afresh by the caller)."""
+    to date from the `changed` files (the others are listed afresh by the caller). `rewritten`: the
+    files the windows' run wrote after it listed them (its pages' generated blocks): their facts are
+    the same but may have moved down or up a line, so their lines are read again."""
     kept: dict[str, tuple[list, list]] = {}
     raw: dict[str, dict] = {}
     for name, text in src.local.windows(names).items():
@@ -67,6 +71,7 @@ def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, 
     if not kept:
         return
     ids = src.store.ids_at(sorted({p for places, _ in kept.values() for _, p, _ in places}))
+    moved = src.store.lines_at(sorted({p for places, _ in kept.values() for _, p, _ in places} & rewritten))
     new_ids = sorted(src.store.ids_at(sorted(changed)).values())
     matches = {name: src.store.entity_match(name) for name in kept}
     naming = src.store.ids_naming(matches, new_ids)
@@ -76,19 +81,24 @@ def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, 
         if None in current:
             continue  # a fact not where the window has it: listed afresh
         where = dict(zip(current, at))
-        for f, i in zip(facts, current):
+        relined = False
+        for f, i, (_, p, o) in zip(facts, current, at):
             f["id"] = i
+            if p in rewritten:
+                line = source(p, *moved[(p, o)])
+                relined |= line != f["source"]
+                f["source"] = line
         m, new = matches[name], []
         for i in naming.get(name, ()):
             if i in added:
                 f = added[i]
                 new.append(f if not m.plain or m.name in f["entities"] else dict(f, entities=[*f["entities"], m.name]))
                 where[i] = places[i]
-        if not new:
+        if not new and not relined:
             out.same.add(name)
         else:
             new = listing.in_order(new, where)
-            if not facts or _before(where[new[-1]["id"]], where[facts[0]["id"]]):  # the usual case: newer facts
+            if not relined and (not facts or _before(where[new[-1]["id"]], where[facts[0]["id"]])):  # usually: newer facts
                 _prepend(raw[name], new, where, k)
                 out.kept[name] = raw[name]
                 facts = new + facts

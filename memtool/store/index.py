@@ -830,6 +830,11 @@ class Store:
         return {(p, o): i for p, o, i in select_in(self.conn, "SELECT path, ord, id FROM facts WHERE path IN ({marks})",
                                                    paths)}
 
+    def lines_at(self, paths: Iterable[str]) -> dict[tuple[str, int], tuple[int, int | None]]:
+        """(path, ord) → (first line, last line) of every fact of `paths`."""
+        return {(p, o): (a, b) for p, o, a, b in select_in(
+            self.conn, "SELECT path, ord, line_start, line_end FROM facts WHERE path IN ({marks})", paths)}
+
     def ids_naming(self, matches: dict[str, EntityMatch], ids: list[int]) -> dict[str, set[int]]:
         """name → those of `ids` that `latest_ids_each` would find for its match (by key, or by plain
         name): the facts of a few files, without matching every fact."""
