@@ -208,6 +208,14 @@ def test_item5_forgetting_drops_the_word_postings_and_the_next_run_rebuilds_them
 POSTING_TABLES = ("posted_files", "fact_words", "word_postings")
 
 
+def damage_local(ws: Path, statement: str) -> None:
+    """Run `statement` on the workspace's local state, as a hand or a bad disk might."""
+    conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
+    with conn:
+        conn.execute(statement)
+    conn.close()
+
+
 def drop_derived(ws: Path) -> None:
     """What a run from scratch lacks: the record and the word postings (seen facts and decisions stay)."""
     conn = sqlite3.connect(ws / ".memory" / "local.sqlite")
@@ -299,10 +307,7 @@ def test_item5_word_postings_lost_or_damaged_are_rebuilt_with_a_notice_and_the_s
     ]
     for n, damage in enumerate(damages):
         change_both(a, b, f"memory/2026-11-2{n}.md", f"# 2026-11-2{n}\n\n- @Peter asked about room {n}.\n")
-        conn = sqlite3.connect(a / ".memory" / "local.sqlite")
-        with conn:
-            conn.execute(damage)
-        conn.close()
+        damage_local(a, damage)
         drop_derived(b)
         got, full = reflect(a), reflect(b)
         assert got["reused"]["notice"] == postings.REBUILT, damage
@@ -555,10 +560,8 @@ def test_reflect5_evidence_verdicts_reused_give_what_a_run_from_scratch_gives(tm
         (ws / "memory/2026-10-04.md").unlink()
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] > 0
 
-    conn = sqlite3.connect(a / ".memory" / "local.sqlite")  # the verdicts damaged: weighed afresh, same output
-    with conn:
-        conn.execute("UPDATE meta SET v = json_set(v, '$.entities.Ben', json('[1, 2]')) WHERE k = 'reflect_weighed'")
-    conn.close()
+    # the verdicts damaged: weighed afresh, same output
+    damage_local(a, "UPDATE meta SET v = json_set(v, '$.entities.Ben', json('[1, 2]')) WHERE k = 'reflect_weighed'")
     change_both(a, b, "memory/2026-11-24b.md", "# 2026-11-24\n\n## Retain\n- @Ben took the ferry to harbour 1 again.\n")
     assert rounds_agree(a, b)["reused"]["evidence_verdicts"] == 0
 
@@ -770,10 +773,7 @@ def test_reflect12_a_damaged_or_stale_ledger_is_made_again_with_the_same_pages(t
     ]
     for n, damage in enumerate(damages):
         change_both(a, b, f"memory/2026-11-2{n}.md", f"# 2026-11-2{n}\n\n- @Peter asked about room {n}.\n")
-        conn = sqlite3.connect(a / ".memory" / "local.sqlite")
-        with conn:
-            conn.execute(damage)
-        conn.close()
+        damage_local(a, damage)
         drop_derived(b)
         drop_ledger(b)
         got, full = reflect(a), reflect(b)
