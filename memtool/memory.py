@@ -327,18 +327,27 @@ class Memory:
         removed from the Markdown and purged from the index, local state, backups and logs."""
         from memtool import forget as forgetting, purge
 
-        plan = forgetting.plan(self.ws, forgetting.parse_target(target))
-        out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
-        if plan.count and confirm:
+        parsed = forgetting.parse_target(target)
+        if not confirm:
+            plan = forgetting.plan(self.ws, parsed)
+            return {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
+        # Under reflect's lock: a run going on would otherwise write its record, windows and ledger
+        # (entity names and sources of the facts read before) back after the purge, and its pages
+        # between the plan and the removal.
+        with self.ws.lock("reflect"):
+            plan = forgetting.plan(self.ws, parsed)
+            out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
+            if not plan.count:
+                return out
             forgetting.remove(self.ws, plan)
             out["forgotten"] = True
             out["purged"] = self._purge(plan.needles)
             purge.log(self.ws, [m["source"] for m in out["matches"]], [m["text"] for m in out["matches"]])
-            from memtool.sync.state import SyncState
+        from memtool.sync.state import SyncState
 
-            remote = (SyncState(self.ws).binding() or {}).get("remote")
-            if remote:
-                out["sync"] = f"run mem sync, then mem sync gc, to remove it from {remote} too"
+        remote = (SyncState(self.ws).binding() or {}).get("remote")
+        if remote:
+            out["sync"] = f"run mem sync, then mem sync gc, to remove it from {remote} too"
         return out
 
     def _purge(self, needles: list[str]) -> dict:

@@ -99,3 +99,46 @@ def test_a3_strip_lines_keeps_endings_and_reseals_generated_blocks():
     assert not blocks.find(out, "entity").edited and "- x 1" not in out
     assert split_keep_ends("a\rb\r\nc") == ["a\r", "b\r\n", "c"]
     assert parse_target("memory/x.md#L3-L5").end == 5 and parse_target("a phone").text == "a phone"
+
+
+def test_forget_waits_for_a_reflect_run_going_on_and_changes_nothing_meanwhile(example_ws, tmp_path):
+    """A reflect run holds its lock while it writes its record, windows and ledger: `mem forget` waits
+    for it to end (else the run writes back entity names and sources of what was just purged)."""
+    import subprocess
+    import sys
+    import time
+
+    from conftest import mem_env
+
+    run_mem("-w", example_ws, "index", check=0)
+    path = example_ws / "memory/2026-11-27.md"
+    before = path.read_bytes()
+    held, release = tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import pathlib, sys, time\nfrom memtool.workspace import Workspace\n"
+        "with Workspace(pathlib.Path(sys.argv[1])).lock('reflect'):\n"
+        "    pathlib.Path(sys.argv[2]).touch()\n"
+        "    while not pathlib.Path(sys.argv[3]).exists():\n        time.sleep(0.05)\n"),
+        str(example_ws), str(held), str(release)], env=mem_env())
+    forget = None
+    try:
+        deadline = time.monotonic() + 60
+        while not held.exists():
+            assert holder.poll() is None and time.monotonic() < deadline, "the lock holder did not start"
+            time.sleep(0.05)
+        forget = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(example_ws), "forget",
+                                   "memory/2026-11-27.md#L9", "--yes", "--json"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mem_env())
+        time.sleep(3)  # time enough for a forget that does not wait to have removed the line
+        assert forget.poll() is None and path.read_bytes() == before
+        release.touch()
+        out, err = forget.communicate(timeout=60)
+        assert forget.returncode == 0, err
+        assert json.loads(out)["forgotten"] and path.read_bytes() != before
+    finally:
+        release.touch()
+        for proc in (holder, forget):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait(timeout=30)

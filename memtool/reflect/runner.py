@@ -121,7 +121,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     # A run holds ~10⁶ objects that live until it ends and hold no cycles (facts, word sets,
     # listings, page plans): with the collector on it walked them again and again as they piled up
     # (7 full and ~100 middle collections at 10⁵ facts, freeing ~500 objects: 0.5 s of a 5.5 s run).
-    with src.ws.lock("reflect", busy="another mem reflect is running in this workspace"), \
+    with src.ws.lock("reflect", busy="another mem reflect or mem forget is running in this workspace"), \
             collector.paused(), src.store.pages_mapped():
         src.refresh()
         state = _load_state(src.ws)
