@@ -22,7 +22,6 @@ import time
 from datetime import date
 from pathlib import Path
 
-import pytest
 from conftest import mem_env
 from hypothesis import HealthCheck, given, settings, strategies as st
 

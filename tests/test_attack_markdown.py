@@ -4,7 +4,6 @@ Every test drives the real `mem` (subprocesses) or the real MCP server through t
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys

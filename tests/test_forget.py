@@ -2,7 +2,6 @@
 
 import json
 import os
-import sqlite3
 
 from conftest import run_json, run_mem, write
 
