@@ -155,7 +155,9 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                 changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
             known = cache.weighed(src, record, changes)
-            threads = opinion_threads(src.store, refresh=src.refresh,
+            # Refreshed at the start; nothing since wrote Markdown (consolidation keeps its decisions in
+            # .memory/), and the record holds the files as the run found them.
+            threads = opinion_threads(src.store, refresh=lambda: None,
                                       reuse=_reuse_evidence(changes, known) if changes is not None else None,
                                       known=known, weighed=weighed)
             evidence = _evidence(threads)
@@ -163,8 +165,9 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
                                         listings, windows)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
-            _plan_typed_indexes(src, plan, fits, overwrite_edits)
-            plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+            typed = {kind: src.facts(kinds=[kind], k=MAX_K) for kind in pages.TYPED_PAGES}
+            _plan_typed_indexes(src, plan, fits, overwrite_edits, typed)
+            plan.suggestions = pages.core_suggestions(threads, typed["world"], src.ws.read_text(src.ws.core_path))
             confidences = {o.key: round(o.confidence, 3) for o in threads}
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
@@ -365,16 +368,16 @@ def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opini
     plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
 
 
-def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: bool) -> None:
+def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: bool, typed: dict[str, list[dict]]) -> None:
     """Plan bank/world.md and bank/experience.md: generated indexes of the W and B facts a page may show
-    (a legal page is never modified; the page's own facts are not listed on it)."""
+    (`typed`: kind → its newest facts; a legal page is never modified; the page's own facts are not listed on it)."""
     tier_of = src.tier_lookup()
     for kind, page in pages.TYPED_PAGES.items():
         if tier_of(page) == trust.LEGAL:
             plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason="trust: legal (never modified)"))
             continue
         visible = fits(page)
-        found = src.facts(kinds=[kind], k=MAX_K)
+        found = typed[kind]
         facts = [f for f in found if f["source"].split("#")[0] != page and visible(f["source"])]
         if not facts:
             continue
