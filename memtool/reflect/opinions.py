@@ -119,6 +119,17 @@ class Known:
 
     entities: dict = field(default_factory=dict)
     taken: int = 0
+    prints: dict = field(default_factory=dict)  # id of a thread → its `fingerprint`, made once
+
+    def fingerprint(self, o: Opinion) -> str:
+        if id(o) not in self.prints:
+            self.prints[id(o)] = fingerprint(o)
+        return self.prints[id(o)]
+
+    def all_held(self, threads: list[Opinion]) -> bool:
+        """Whether a verdict of each of `threads` (one entity's) is held, so that none is compared afresh."""
+        return all(o.entity in self.entities and self.entities[o.entity][0]
+                   and self.fingerprint(o) in self.entities[o.entity][1] for o in threads)
 
 
 def weigh(threads: list[Opinion], other_facts: list[dict], terms, known: Known | None = None) -> list[Opinion]:
@@ -135,7 +146,7 @@ def weigh(threads: list[Opinion], other_facts: list[dict], terms, known: Known |
     split: dict[str, _Weighed] = {}  # entity → its facts by whether `known` weighed them, made on first need
     for o in threads:
         weighed, verdicts = known.entities.get(o.entity, (frozenset(), {})) if known else (frozenset(), {})
-        before = verdicts.get(fingerprint(o)) if weighed else None
+        before = verdicts.get(known.fingerprint(o)) if weighed else None
         facts = others.get(o.entity, ())
         verdict = _verdicts(o, facts, analysed.setdefault(o.entity, [None] * len(facts)), terms)
         skip = {*o.history, o.source}
