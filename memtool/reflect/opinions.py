@@ -122,12 +122,14 @@ class Known:
     prints: dict = field(default_factory=dict)  # id of a thread → its `fingerprint`, made once
 
     def fingerprint(self, o: Opinion) -> str:
+        """`fingerprint(o)`, made once per thread a run holds."""
         if id(o) not in self.prints:
             self.prints[id(o)] = fingerprint(o)
         return self.prints[id(o)]
 
     def all_held(self, threads: list[Opinion]) -> bool:
-        """Whether a verdict of each of `threads` (one entity's) is held, so that none is compared afresh."""
+        """Whether each of `threads` (one entity's) has its verdicts held: none of the facts weighed then is
+        compared afresh."""
         return all(o.entity in self.entities and self.entities[o.entity][0]
                    and self.fingerprint(o) in self.entities[o.entity][1] for o in threads)
 
