@@ -147,7 +147,8 @@ def test_reflect15_damaged_evidence_windows_are_read_afresh_with_the_same_pages(
     a, b = twins(tmp_path, example_ws)
     damages = [
         "UPDATE reflect_evidence SET facts = '{' WHERE entity = 'Ana'",
-        "UPDATE reflect_evidence SET facts = '{\"complete\": true, \"paths\": [], \"facts\": [[1]]}' WHERE entity = 'Ben'",
+        "UPDATE reflect_evidence SET facts = '{\"complete\": true, \"paths\": [], \"facts\": [[1]]}'"
+        " WHERE entity = 'Ben'",
         "UPDATE reflect_evidence SET keys = '[\"someone-else\"]' WHERE entity = 'Cleo'",
         "UPDATE reflect_evidence SET keys = 'x' WHERE entity = 'Dov'",
         "DELETE FROM reflect_evidence WHERE entity = 'Eda'",

@@ -29,7 +29,8 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
                     reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
                     pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None,
                     filed: bool = False, known: opinions.Known | None = None,
-                    weighed: dict | None = None, windows: kept_evidence.Windows | None = None) -> list[opinions.Opinion]:
+                    weighed: dict | None = None,
+                    windows: kept_evidence.Windows | None = None) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
     with `pick`, only the threads it picks (evidence is then read for their entities alone). With
     `filed`, only the threads filed under `entity` (its opinions, read by mention): the same threads

@@ -89,7 +89,8 @@ REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinio
 REFLECT_WINDOWS = "reflect_windows"  # meta key naming the run whose entity windows `reflect_windows` holds
 _WINDOWS = "CREATE TABLE IF NOT EXISTS reflect_windows (entity TEXT PRIMARY KEY, facts TEXT NOT NULL)"
 REFLECT_EVIDENCE = "reflect_evidence"  # meta key naming the run whose evidence windows `reflect_evidence` holds
-_EVIDENCE = "CREATE TABLE IF NOT EXISTS reflect_evidence (entity TEXT PRIMARY KEY, keys TEXT NOT NULL, facts TEXT NOT NULL)"
+_EVIDENCE = ("CREATE TABLE IF NOT EXISTS reflect_evidence (entity TEXT PRIMARY KEY, keys TEXT NOT NULL,"
+             " facts TEXT NOT NULL)")
 REFLECT_LEDGER = "reflect_ledger"  # meta key of reflect's fact ledger: format and versions (memtool.reflect.ledger)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
