@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from memtool import __version__
-from memtool.reflect import opinions, pages, windows as kept_windows
+from memtool.recall import MAX_K
+from memtool.reflect import evidence as kept_evidence, opinions, pages, windows as kept_windows
 from memtool.reflect.sources import Sources
 from memtool.store.local import REFLECT_CACHE, REFLECT_WEIGHED
 
@@ -143,12 +144,12 @@ def weighed(src: Sources, record: dict | None, changes: Changes | None) -> opini
 
 def save(src: Sources, opts: str, files: dict[str, list], written: list[str], plan: pages.Plan, report: dict,
          opinions: dict, entities: dict, evidence: dict, changes: Changes | None, weighed: dict | None = None,
-         windows: kept_windows.Windows | None = None) -> None:
+         windows: kept_windows.Windows | None = None, evidence_windows: kept_evidence.Windows | None = None) -> None:
     """Record what a run that started with the indexed `files` and wrote `written` plans: the files as
     the run saw them (a file changed meanwhile stays changed for the next run), its own pages as
     written (they are up to date now); `weighed`: entity → [sources, {fingerprint: [supporting,
     contradicting]}] of its opinion evidence; `windows`: the entity windows it read and made (see
-    `memtool.reflect.windows`), kept under its name."""
+    `memtool.reflect.windows`), kept under its name, like `evidence_windows` (`memtool.reflect.evidence`)."""
     files = _as_written(src, files, written)
     if changes is None:
         file_keys = {p: sorted(k) for p, (k, _) in src.store.file_mentions(files).items() if k}
@@ -158,6 +159,8 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
     sig = signature(opts, files, decisions)
     src.local.set_meta(REFLECT_WEIGHED, json.dumps({"run": sig, "entities": weighed or {}},
                                                    ensure_ascii=False, separators=(",", ":")))
+    if evidence_windows is not None:
+        kept_evidence.save(src, sig, evidence_windows, written, MAX_K)
     # windows carried from the last run keep the lines they had before the files it wrote: still to read again
     carried = changes.written if changes is not None and windows is not None and windows.usable else set()
     if windows is not None:  # a page never modified (trust: legal) records no files: its window is not carried

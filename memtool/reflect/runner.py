@@ -12,7 +12,8 @@ from memtool import collector, trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
 from memtool.recall.results import time_of
-from memtool.reflect import cache, consolidation, journal, listing, opinions, pages, windows as kept_windows
+from memtool.reflect import cache, consolidation, evidence as kept_evidence, journal, listing, opinions, pages
+from memtool.reflect import windows as kept_windows
 from memtool.reflect.deadline import Deadline
 from memtool.reflect.sources import Sources
 from memtool.store import Filters, Store, entity_key
@@ -28,7 +29,8 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
                     reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
                     pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None,
                     filed: bool = False, known: opinions.Known | None = None,
-                    weighed: dict | None = None) -> list[opinions.Opinion]:
+                    weighed: dict | None = None,
+                    windows: kept_evidence.Windows | None = None) -> list[opinions.Opinion]:
     """Every opinion thread (see `opinions`), optionally only those about one entity, after `refresh`;
     with `pick`, only the threads it picks (evidence is then read for their entities alone). With
     `filed`, only the threads filed under `entity` (its opinions, read by mention): the same threads
@@ -39,7 +41,9 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     straight from the index, with the terms it analysed when indexing. `reuse(name, keys, threads)`
     may fill in an entity's evidence from an earlier run (True): its facts are then not read; `known`
     holds an earlier run's verdicts (see `opinions.weigh`), and `weighed` receives this run's, per
-    entity (those `reuse` filled in keep theirs from `known`)."""
+    entity (those `reuse` filled in keep theirs from `known`). With `windows`, an entity whose
+    verdicts `known` holds takes its evidence from its kept window brought up to date where it can
+    (see `memtool.reflect.evidence`); `windows.now` receives every weighed entity's window."""
     stored: dict[str, str] = {}
 
     def light(row: dict) -> dict:
@@ -50,7 +54,7 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
 
     def evidence(row: tuple) -> dict:
         """What `opinions.weigh` reads of a fact filed under `name` (a row of `Store.evidence_rows`)."""
-        name, path, start, end, date, a, b, content, analysed, _ = row
+        name, path, start, end, date, a, b, content, analysed, _, _ = row
         stored[content] = analysed or ""
         return {"content": content, "timestamp": time_of(a, b, date),
                 "entity": name, "source": source(path, start, end)}
@@ -76,16 +80,32 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     keys = {n: store.entity_keys(n) for n in names}
     if reuse is not None:
         names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
-    others = [evidence(r) for r in store.evidence_rows({n: keys[n] for n in names}, MAX_K)]
+    others: list[dict] = []
+    if windows is not None and known is not None:
+        of: dict[str, list[opinions.Opinion]] = {}
+        for o in threads:
+            of.setdefault(o.entity, []).append(o)
+        ready = {n: keys[n] for n in names if known.all_held(of[n])}
+        for name, facts in windows.weighable(ready, {n: known.entities[n][0] for n in ready}, MAX_K).items():
+            stored.update((f[4][0], f[4][1] or "") for f in facts if len(f) > 4)
+            others += kept_evidence.evidence(name, facts)
+    unread = [n for n in names if windows is None or n not in windows.now]
+    rows = store.evidence_rows({n: keys[n] for n in unread}, MAX_K)
+    if windows is not None:
+        by_name: dict[str, list[tuple]] = {}
+        for r in rows:
+            by_name.setdefault(r[0], []).append(r)
+        windows.now.update((n, (keys[n], *kept_evidence.window(by_name.get(n, []), MAX_K))) for n in unread)
+    others += [evidence(r) for r in rows if r[-1]]
     fresh = set(names)
     opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of, known)
     if weighed is not None:
-        _note_weighed(weighed, threads, others, fresh, known.entities if known else {})
+        _note_weighed(weighed, threads, others, fresh, known)
     return threads
 
 
 def _note_weighed(weighed: dict, threads: list[opinions.Opinion], others: list[dict], fresh: set[str],
-                  known: dict) -> None:
+                  known: opinions.Known | None) -> None:
     """entity → [sources weighed, {fingerprint: [supporting, contradicting]}] of every entity with a
     thread: the `fresh` ones from what was weighed now, the others as `known` had them."""
     sources: dict[str, list[str]] = {}
@@ -96,9 +116,10 @@ def _note_weighed(weighed: dict, threads: list[opinions.Opinion], others: list[d
             continue
         if o.entity in fresh:
             entry = weighed.setdefault(o.entity, [sources.get(o.entity, []), {}])
-            entry[1][opinions.fingerprint(o)] = [o.supporting, o.contradicting]
-        elif o.entity in known and o.entity not in weighed:
-            before, verdicts = known[o.entity]
+            entry[1][known.fingerprint(o) if known is not None else opinions.fingerprint(o)] = [o.supporting,
+                                                                                                  o.contradicting]
+        elif known is not None and o.entity in known.entities and o.entity not in weighed:
+            before, verdicts = known.entities[o.entity]
             weighed[o.entity] = [sorted(before),
                                  {fp: [sorted(sup), sorted(con)] for fp, (sup, con) in verdicts.items()}]
 
@@ -111,6 +132,17 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     Gates: unless `force`, a run does work only if `[reflect] min_hours` passed since the last one and
     at least `min_new_facts` new facts arrived. `since` limits pages to entities with facts from then on.
     """
+    # A run holds ~10⁶ objects that live until it ends and hold no cycles (facts, word sets,
+    # listings, page plans): with the collector on it walked them again and again as they piled up
+    # (7 full and ~100 middle collections at 10⁵ facts, freeing ~500 objects: 0.5 s of a 5.5 s run).
+    # They are freed as `_run` returns, before the collector comes back: its first collection walked
+    # every one of them (0.3 s at 10⁵ facts).
+    with collector.paused():
+        return _run(src, dry_run, force, since, overwrite_edits, review, time_limit)
+
+
+def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_edits: bool, review: bool | None,
+         time_limit: float | None) -> dict:
     if not dry_run:
         src.ws.sweep_temp()  # what a killed run left behind
     started = time.perf_counter()
@@ -118,11 +150,8 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
     tier_of = src.tier_lookup()
     fits = _fits(tier_of)
     deadline = Deadline(cfg.reflect_time_limit if time_limit is None else time_limit)
-    # A run holds ~10⁶ objects that live until it ends and hold no cycles (facts, word sets,
-    # listings, page plans): with the collector on it walked them again and again as they piled up
-    # (7 full and ~100 middle collections at 10⁵ facts, freeing ~500 objects: 0.5 s of a 5.5 s run).
     with src.ws.lock("reflect", busy="another mem reflect or mem forget is running in this workspace"), \
-            collector.paused(), src.store.pages_mapped():
+            src.store.pages_mapped():
         src.refresh()
         state = _load_state(src.ws)
         review = cfg.reflect_review if review is None else review
@@ -138,7 +167,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
         changes, made, evidence, reused, notice, listings, weighed, known = None, {}, {}, 0, None, {}, {}, None
-        windows = None
+        windows = evidence_windows = None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
             plan = cache.plan_from(record)
@@ -155,16 +184,21 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                 changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
             known = cache.weighed(src, record, changes)
-            threads = opinion_threads(src.store, refresh=src.refresh,
+            usable = changes is not None and kept_evidence.usable(src, record, changes.files)
+            evidence_windows = kept_evidence.Windows(src, changes.files if usable else None)
+            # Refreshed at the start; nothing since wrote Markdown (consolidation keeps its decisions in
+            # .memory/), and the record holds the files as the run found them.
+            threads = opinion_threads(src.store, refresh=lambda: None,
                                       reuse=_reuse_evidence(changes, known) if changes is not None else None,
-                                      known=known, weighed=weighed)
+                                      known=known, weighed=weighed, windows=evidence_windows)
             evidence = _evidence(threads)
             windows = kept_windows.Windows(kept_windows.usable(src, record, changes.files if changes else None))
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
                                         listings, windows)
             _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
-            _plan_typed_indexes(src, plan, fits, overwrite_edits)
-            plan.suggestions = pages.core_suggestions(threads, src.facts(kinds=["world"]), src.ws.read_text(src.ws.core_path))
+            typed = {kind: src.facts(kinds=[kind], k=MAX_K) for kind in pages.TYPED_PAGES}
+            _plan_typed_indexes(src, plan, fits, overwrite_edits, typed)
+            plan.suggestions = pages.core_suggestions(threads, typed["world"], src.ws.read_text(src.ws.core_path))
             confidences = {o.key: round(o.confidence, 3) for o in threads}
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
@@ -193,7 +227,7 @@ def run(src: Sources, dry_run: bool = False, force: bool = False, since: str | N
                     # page and recomputes every entity.
                     created = _renaming(src, [p for p in changed if p.action == "create"], listings)
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
-                               made, evidence, changes, weighed, windows)
+                               made, evidence, changes, weighed, windows, evidence_windows)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
             "suggestions": plan.suggestions, "consolidation": found,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
@@ -365,16 +399,16 @@ def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opini
     plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
 
 
-def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: bool) -> None:
+def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: bool, typed: dict[str, list[dict]]) -> None:
     """Plan bank/world.md and bank/experience.md: generated indexes of the W and B facts a page may show
-    (a legal page is never modified; the page's own facts are not listed on it)."""
+    (`typed`: kind → its newest facts; a legal page is never modified; the page's own facts are not listed on it)."""
     tier_of = src.tier_lookup()
     for kind, page in pages.TYPED_PAGES.items():
         if tier_of(page) == trust.LEGAL:
             plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason="trust: legal (never modified)"))
             continue
         visible = fits(page)
-        found = src.facts(kinds=[kind], k=MAX_K)
+        found = typed[kind]
         facts = [f for f in found if f["source"].split("#")[0] != page and visible(f["source"])]
         if not facts:
             continue

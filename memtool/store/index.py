@@ -24,6 +24,8 @@ from memtool.store.vectors import ANN_FILE, Vectors
 if TYPE_CHECKING:  # the parser's classes: a read never builds one (see memtool.kinds)
     from memtool.records import ParsedFile, Record
 
+_WEIGHED = "({f}.kind != 'opinion' AND {f}.path NOT LIKE 'bank/%')"  # whether a fact is opinion evidence
+
 
 PRUNE_MIN_FACTS = 50_000  # below this, every query term is ranked (the quality sets are far smaller)
 PRUNE_SHARE = 0.10  # a term in more than this share of the facts is left out when a rarer one remains
@@ -868,25 +870,33 @@ class Store:
         return self._rows(sql, params)
 
     def evidence_rows(self, keys_by_name: dict[str, list[str]], k: int) -> list[tuple]:
-        """For each name, the newest `k` facts mentioning it (by any of its keys) that are neither
-        opinions nor on bank pages: one query for every entity. Only what evidence is weighed by, as
-        tuples (name, path, line_start, line_end, date, valid_from, valid_to, content, terms, rank):
-        ~27,000 rows at 10^5 facts."""
+        """For each name, the newest `k` facts mentioning it (by any of its keys): one query for every
+        entity. Only what evidence is weighed by, as tuples (name, path, line_start, line_end, date,
+        valid_from, valid_to, content, terms, ord, weighed); `weighed` is 0 for opinions and facts on
+        bank pages (not evidence, but in the `k`): ~27,000 rows at 10^5 facts."""
         if not keys_by_name:
             return []
         pairs = [(name, key) for name, keys in keys_by_name.items() for key in keys]
         values = ",".join("(?, ?)" for _ in pairs)
         cols = ", ".join(f"f.{c}" for c in ("path", "line_start", "line_end", "date", "valid_from", "valid_to",
-                                            "content"))
+                                            "content", "terms", "ord"))
         # Ranked on the columns the order needs, whole rows read for the newest k alone (an entity
         # mentioned in 4·10^4 of 10^6 facts: 160 -> 124 ms).
         sql = (f"WITH names(name, key) AS (VALUES {values}),"
                " hits AS (SELECT DISTINCT n.name, e.fact_id FROM names n JOIN fact_entities e ON e.key = n.key),"
                " ranked AS (SELECT h.name, f.id, f.kind, f.path, ROW_NUMBER() OVER (PARTITION BY h.name"
                " ORDER BY f.date DESC NULLS LAST, f.path, f.ord) AS rn FROM hits h JOIN facts f ON f.id = h.fact_id)"
-               f" SELECT r.name, {cols}, f.terms, r.rn FROM ranked r JOIN facts f ON f.id = r.id"
-               " WHERE r.rn <= ? AND r.kind != 'opinion' AND r.path NOT LIKE 'bank/%' ORDER BY r.name, r.rn")
+               f" SELECT r.name, {cols}, {_WEIGHED.format(f='r')} FROM ranked r JOIN facts f ON f.id = r.id"
+               " WHERE r.rn <= ? ORDER BY r.name, r.rn")
         return self.conn.execute(sql, [x for pair in pairs for x in pair] + [k]).fetchall()
+
+    def evidence_of(self, paths: Iterable[str]) -> list[tuple]:
+        """(id, key, path, ord, date, line_start, line_end, valid_from, valid_to, content, terms, weighed)
+        of each fact of `paths` and each entity key it mentions (`weighed` as in `evidence_rows`)."""
+        sql = ("SELECT f.id, e.key, f.path, f.ord, f.date, f.line_start, f.line_end, f.valid_from, f.valid_to,"
+               f" f.content, f.terms, {_WEIGHED.format(f='f')} FROM facts f JOIN fact_entities e ON e.fact_id = f.id"
+               " WHERE f.path IN ({marks})")
+        return list(select_in(self.conn, sql, sorted(paths)))
 
     def _rows(self, sql: str, params: list) -> list[dict]:
         cur = self.conn.execute(sql, params)

@@ -15,6 +15,8 @@
 - `reflect_windows`: per entity, the newest facts its page was made from (a cache of reflect's, see
   memtool.reflect.windows), tied to the run that saved them by the meta key `reflect_windows`. Made
   by the first reflect run that keeps one, outside the migrations, like `query_vectors`.
+- `reflect_evidence`: per entity with opinion threads, the newest facts its evidence is weighed
+  among (a cache of reflect's, see memtool.reflect.evidence); made like `reflect_windows`.
 - `reflect_ledger`: per file, what consolidation reads of each fact but its text, under the stamp
   it was made from (a cache of reflect's, see memtool.reflect.ledger); made like `reflect_windows`.
 
@@ -86,6 +88,9 @@ REFLECT_CACHE = "reflect_cache"  # meta key of what the last reflect run may lea
 REFLECT_WEIGHED = "reflect_weighed"  # meta key of the last reflect run's opinion evidence verdicts (reflect.cache)
 REFLECT_WINDOWS = "reflect_windows"  # meta key naming the run whose entity windows `reflect_windows` holds
 _WINDOWS = "CREATE TABLE IF NOT EXISTS reflect_windows (entity TEXT PRIMARY KEY, facts TEXT NOT NULL)"
+REFLECT_EVIDENCE = "reflect_evidence"  # meta key naming the run whose evidence windows `reflect_evidence` holds
+_EVIDENCE = ("CREATE TABLE IF NOT EXISTS reflect_evidence (entity TEXT PRIMARY KEY, keys TEXT NOT NULL,"
+             " facts TEXT NOT NULL)")
 REFLECT_LEDGER = "reflect_ledger"  # meta key of reflect's fact ledger: format and versions (memtool.reflect.ledger)
 REFLECT_POSTINGS = "reflect_postings"  # meta key of reflect's word postings: format and totals (memtool.reflect.postings)
 ACCESS_LOG = "access.log"  # beside local.sqlite: each recall's "time key key …" line, until folded into `access`
@@ -202,6 +207,37 @@ class LocalState:
             self.conn.executemany("INSERT OR REPLACE INTO reflect_windows(entity, facts) VALUES (?, ?)", fresh.items())
             self.conn.execute("DROP TABLE kept_windows")
             self.set_meta(REFLECT_WINDOWS, run)
+
+    # --- reflect's evidence windows (memtool.reflect.evidence) --------------------------------------
+
+    def evidence_windows(self, entities: list[str]) -> dict[str, tuple[str, str]]:
+        """entity → its kept evidence window (keys and facts, JSON texts), for those of `entities` that have one."""
+        try:
+            return {e: (k, f) for e, k, f in self._many(
+                "SELECT entity, keys, facts FROM reflect_evidence WHERE entity IN ({marks})", entities)}
+        except sqlite.OperationalError:  # not made yet, or dropped
+            return {}
+
+    def evidence_keys(self) -> dict[str, str]:
+        """entity → the keys (JSON text) of its kept evidence window, for every kept one."""
+        try:
+            return dict(self.conn.execute("SELECT entity, keys FROM reflect_evidence"))
+        except sqlite.OperationalError:
+            return {}
+
+    def put_evidence_windows(self, run: str, fresh: dict[str, tuple[str, str]], kept: set[str]) -> None:
+        """Keep the `fresh` evidence windows (entity → keys and facts, JSON texts) and those of `kept`
+        entities, drop the rest, and name the `run` they belong to, in one transaction."""
+        with self.transaction():
+            self.conn.execute(_EVIDENCE)
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_evidence (entity TEXT PRIMARY KEY)")
+            self.conn.execute("DELETE FROM kept_evidence")
+            self.conn.executemany("INSERT OR IGNORE INTO kept_evidence VALUES (?)", [(e,) for e in kept | fresh.keys()])
+            self.conn.execute("DELETE FROM reflect_evidence WHERE entity NOT IN (SELECT entity FROM kept_evidence)")
+            self.conn.executemany("INSERT OR REPLACE INTO reflect_evidence(entity, keys, facts) VALUES (?, ?, ?)",
+                                  [(e, k, f) for e, (k, f) in fresh.items()])
+            self.conn.execute("DROP TABLE kept_evidence")
+            self.set_meta(REFLECT_EVIDENCE, run)
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
         """For each key that has any: its fold target, its successor, its usage, what it superseded."""
@@ -405,6 +441,8 @@ class LocalState:
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WEIGHED,))  # its evidence verdicts
             self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_WINDOWS,))
             self.conn.execute("DROP TABLE IF EXISTS reflect_windows")  # the facts of each entity page, by source
+            self.conn.execute("DELETE FROM meta WHERE k = ?", (REFLECT_EVIDENCE,))
+            self.conn.execute("DROP TABLE IF EXISTS reflect_evidence")  # the facts each opinion entity is weighed among
             self.reset_postings()  # a cache of every fact's words: rebuilt by the next reflect run, quietly
             self.set_meta(REFLECT_POSTINGS, '{"format": 0}')
             self.reset_ledger()  # entity names of every fact: made again by the next reflect run
