@@ -304,7 +304,7 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
         ledger.read_texts(new)
-        pairs = rules.candidate_pairs(new, index, words, threshold)
+        pairs = rules.candidate_pairs(new, index, words, threshold, by_key)
         sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
                                      cfg.review_cosine, rules.REVIEW_LEXICAL, words.listed)
