@@ -438,6 +438,9 @@ def test_reflect12_contradictions_compare_only_the_texts_contradiction_reads_nam
                      {"__missing__": lambda self, k: self.setdefault(k, fact_terms(some_by_key[k]))})()
         got = rules.contradictions(new, some, terms, names, {}, {}, set(), some_by_key)
         assert got == expected, since
+        about = rules.subjects(new, some)  # what both look at: the same answers from these alone
+        assert rules.contradictions(new, about, terms, names, {}, {}, set(), some_by_key) == expected, since
+        assert {id(f) for f in rules.contradiction_reads(new, about)} == {id(f) for f in rules.contradiction_reads(new, some)}
         compared += len(expected[0])
         assert len(read) < len(facts)
     assert compared
@@ -462,8 +465,8 @@ def test_reflect13_candidate_pairs_keep_every_pair_that_can_be_a_finding():
         k = f"k{n:03d}"
         sets[k] = frozenset(rng.sample(vocab, rng.randint(1, 5)))
         by_key[k] = {"key": k, "trust": "legal" if n % 29 == 5 else "normal", "day": f"2026-01-{n % 9 + 1:02d}",
-                     "source": f"memory/x{n % 4}.md#L{n}", "entities": rng.choice(spellings), "kind": "world",
-                     "content": " ".join(sorted(sets[k]))}
+                     "path": f"memory/x{n % 4}.md", "source": f"memory/x{n % 4}.md#L{n}", "kind": "world",
+                     "entities": rng.choice(spellings), "content": " ".join(sorted(sets[k]))}
     index = Postings(df=Counter(w for s in sets.values() for w in s))
     for k, s in sets.items():
         for w in s:

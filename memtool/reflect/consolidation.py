@@ -311,8 +311,9 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
-        ledger.read_texts(rules.contradiction_reads(new, facts))  # in one query, not one by one
-        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
+        about = rules.subjects(new, facts)
+        ledger.read_texts(rules.contradiction_reads(new, about))  # in one query, not one by one
+        sup, unc = rules.contradictions(new, about, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc
         out.examined += [f["key"] for f in new]
