@@ -292,7 +292,8 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     index = None
     if unseen:  # new facts need the postings of their own words only, kept up to date per file
         vocabulary = set().union(*(words[k] for k in unseen))
-        index = postings.load(src.local, facts, words.listed, vocabulary, save=not dry_run, ran_before=ran_before)
+        index = postings.load(src.local, facts, words.listed, vocabulary, save=not dry_run, ran_before=ran_before,
+                              live=by_key.keys())
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
@@ -350,7 +351,7 @@ def _record(local: LocalState, by_key: dict, found: _Compared, words: _Sets, dec
         local.put_usage(usage_rows)
         local.set_meta("access_rowid", str(last_rowid))
         local.mark_seen([(k, " ".join(sorted(words[k]))) for k in found.examined])
-        local.forget(set(by_key))
+        local.forget(by_key.keys())
 
 
 def _dedupe(pairs):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import AbstractSet
 
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
@@ -382,7 +383,7 @@ class LocalState:
         out["access"] += len(self.pending_accesses())
         return out
 
-    def forget(self, live: set[str]) -> None:
+    def forget(self, live: AbstractSet[str]) -> None:
         """Drop decisions about facts that no longer exist (their text changed or was deleted)."""
         for table, cols in (("folds", ("key", "kept")), ("supersede", ("old", "new")), ("review", ("a", "b"))):
             rows = self.conn.execute(f"SELECT {cols[0]}, {cols[1]} FROM {table}").fetchall()
