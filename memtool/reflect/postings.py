@@ -55,7 +55,8 @@ def load(local: LocalState, facts: list[dict], listed: Callable[[str], Iterable[
     stored, notice = _stored(local, ran_before)
     files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
     live = {f["key"] for f in facts} if live is None else live
-    if stored and any(len(keys) != out.df[w] or not live >= set(keys) for w, keys in out.postings.items()):
+    if stored and any(len(keys) != out.df[w] or not all(map(live.__contains__, keys))
+                      for w, keys in out.postings.items()):
         stored, notice = {}, REBUILT  # keys that are no fact's: made from every fact again
         files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
     if save and (files or notice):
