@@ -27,11 +27,14 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import AbstractSet
 
+from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
 from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
+
+if TYPE_CHECKING:  # no `typing` on the read path
+    from typing import AbstractSet
 
 try:
     import fcntl
