@@ -438,6 +438,50 @@ def test_reflect12_contradictions_compare_only_the_texts_contradiction_reads_nam
                      {"__missing__": lambda self, k: self.setdefault(k, fact_terms(some_by_key[k]))})()
         got = rules.contradictions(new, some, terms, names, {}, {}, set(), some_by_key)
         assert got == expected, since
+        about = rules.subjects(new, some)  # what both look at: the same answers from these alone
+        assert rules.contradictions(new, about, terms, names, {}, {}, set(), some_by_key) == expected, since
+        assert {id(f) for f in rules.contradiction_reads(new, about)} == {id(f) for f in rules.contradiction_reads(new, some)}
         compared += len(expected[0])
         assert len(read) < len(facts)
     assert compared
+
+
+def test_reflect13_candidate_pairs_keep_every_pair_that_can_be_a_finding():
+    """Candidates whose entities cannot make a fold (other entities), a review or a possible
+    contradiction (another first entity) are dropped before they are measured: the same folds,
+    reviews and possible contradictions as from every pair sharing a word (case, order and repeats of
+    entities, facts without one, legal facts included)."""
+    import random
+    from collections import Counter
+
+    from memtool.reflect import rules
+    from memtool.reflect.postings import Postings
+
+    rng = random.Random(13)
+    vocab = ["ferry", "harbour", "boat", "still", "again", "berlin", "lisbon", "tea", "porto", "works"]
+    spellings = [[], ["Ana"], ["ana"], ["Ana", "Ben"], ["Ben", "Ana"], ["ben", "ANA"], ["Ben"], ["Ana", "Ana"], ["Cleo"]]
+    by_key, sets = {}, {}
+    for n in range(120):
+        k = f"k{n:03d}"
+        sets[k] = frozenset(rng.sample(vocab, rng.randint(1, 5)))
+        by_key[k] = {"key": k, "trust": "legal" if n % 29 == 5 else "normal", "day": f"2026-01-{n % 9 + 1:02d}",
+                     "path": f"memory/x{n % 4}.md", "source": f"memory/x{n % 4}.md#L{n}", "kind": "world",
+                     "entities": rng.choice(spellings), "content": " ".join(sorted(sets[k]))}
+    index = Postings(df=Counter(w for s in sets.values() for w in s))
+    for k, s in sets.items():
+        for w in s:
+            index.postings.setdefault(w, []).append(k)
+    new = [by_key[k] for k in list(by_key)[:40]]
+    kept = rules.candidate_pairs(new, index, sets, lambda f: 0.0, by_key)  # threshold 0: every shared word
+    every = {(f["key"], k) for f in new for k in by_key if k != f["key"] and sets[k] & sets[f["key"]]}
+    assert kept < every and len(kept) < len(every) * 0.6
+
+    def findings(pairs):
+        sims = dict.fromkeys(pairs)
+        found = rules.classify_pairs(sims, by_key, sets, review_lex=0.3)
+        _, unclear = rules.contradictions(new, list(by_key.values()), sets, {}, sims, sets, set(), by_key)
+        return found.folds, found.review, unclear
+
+    folds, review, unclear = findings(every)
+    assert folds and review and unclear
+    assert findings(kept) == (folds, review, unclear)

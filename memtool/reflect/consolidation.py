@@ -292,7 +292,8 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
     index = None
     if unseen:  # new facts need the postings of their own words only, kept up to date per file
         vocabulary = set().union(*(words[k] for k in unseen))
-        index = postings.load(src.local, facts, words.listed, vocabulary, save=not dry_run, ran_before=ran_before)
+        index = postings.load(src.local, facts, words.listed, vocabulary, save=not dry_run, ran_before=ran_before,
+                              live=by_key.keys())
 
     def threshold(f: dict) -> float:
         """The lowest word similarity that matters for a fact: review (by words) needs an entity."""
@@ -304,15 +305,16 @@ def _compare(src: Sources, facts: list[dict], by_key: dict, unseen: list[str], w
             break
         new = [by_key[k] for k in unseen[start:start + CHUNK]]
         ledger.read_texts(new)
-        pairs = rules.candidate_pairs(new, index, words, threshold)
+        pairs = rules.candidate_pairs(new, index, words, threshold, by_key)
         sims = _similarities(space, by_key, new, pairs, min(cfg.fold_cosine, cfg.review_cosine))
         found = rules.classify_pairs(sims, by_key, words, cfg.fold_cosine, cfg.fold_lexical,
                                      cfg.review_cosine, rules.REVIEW_LEXICAL, words.listed)
         out.folds += found.folds
         out.near += found.review
         folded = {(a, b) for a, b, *_ in out.folds}
-        ledger.read_texts(rules.contradiction_reads(new, facts))  # in one query, not one by one
-        sup, unc = rules.contradictions(new, facts, terms, names, sims, words, folded, by_key)
+        about = rules.subjects(new, facts)
+        ledger.read_texts(rules.contradiction_reads(new, about))  # in one query, not one by one
+        sup, unc = rules.contradictions(new, about, terms, names, sims, words, folded, by_key)
         out.supersede += sup
         out.unclear += unc
         out.examined += [f["key"] for f in new]
@@ -349,7 +351,7 @@ def _record(local: LocalState, by_key: dict, found: _Compared, words: _Sets, dec
         local.put_usage(usage_rows)
         local.set_meta("access_rowid", str(last_rowid))
         local.mark_seen([(k, " ".join(sorted(words[k]))) for k in found.examined])
-        local.forget(set(by_key))
+        local.forget(by_key.keys())
 
 
 def _dedupe(pairs):

@@ -135,8 +135,8 @@ def _kept(fact_class: type, path: str, tier: str, text: str, n: int, parsed: dic
             names = parsed.get(entities)
             if names is None:
                 names = parsed[entities] = json.loads(entities or "[]")
-            out.append(fact_class({"key": key, "path": path, "kind": kind, "day": day, "entities": names,
-                                   "ehash": ehash, "trust": tier, "_id": fid, "_line": line, "_end": end}))
+            out.append(fact_class(key=key, path=path, kind=kind, day=day, entities=names, ehash=ehash, trust=tier,
+                                  _id=fid, _line=line, _end=end))  # keywords: no dict made first and copied
         return out
     except (ValueError, TypeError):
         return None

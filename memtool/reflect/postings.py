@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import AbstractSet, Callable, Iterable
 
 from memtool import __version__
 from memtool.reflect.rules import MAX_POSTING
@@ -43,18 +43,20 @@ def digest(keys: Iterable[str]) -> str:
 
 
 def load(local: LocalState, facts: list[dict], listed: Callable[[str], Iterable[str]], vocabulary: set[str],
-         *, save: bool, ran_before: bool = False) -> Postings:
+         *, save: bool, ran_before: bool = False, live: AbstractSet[str] | None = None) -> Postings:
     """The postings of `vocabulary` over `facts` (dicts with `path` and `key`; `listed(key)` gives a
     fact's distinct words), after bringing the stored ones up to date (stored only when `save`).
-    `ran_before`: an earlier run is known, so postings missing altogether are worth a notice."""
+    `ran_before`: an earlier run is known, so postings missing altogether are worth a notice.
+    `live`: the keys of `facts`, if the caller has them as a set (or a dict's keys)."""
     by_path: dict[str, list[str]] = {}
     for f in facts:
         by_path.setdefault(f["path"], []).append(f["key"])
     digests = {p: digest(keys) for p, keys in by_path.items()}
     stored, notice = _stored(local, ran_before)
     files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
-    live = {f["key"] for f in facts}
-    if stored and any(len(keys) != out.df[w] or not live.issuperset(keys) for w, keys in out.postings.items()):
+    live = {f["key"] for f in facts} if live is None else live
+    if stored and any(len(keys) != out.df[w] or not all(map(live.__contains__, keys))
+                      for w, keys in out.postings.items()):
         stored, notice = {}, REBUILT  # keys that are no fact's: made from every fact again
         files, updated, out = _brought_up_to_date(local, facts, listed, vocabulary, by_path, digests, stored)
     if save and (files or notice):

@@ -1,7 +1,7 @@
 """The rules of consolidation, pure: duplicates, contradictions and connections (the stability
 update they record lives in `memtool.stability`, shared with recall's ranking).
 
-Works on plain fact dicts (`key`, `source`, `kind`, `day`, `entities`, `content`, `trust`) plus the
+Works on plain fact dicts (`key`, `path`, `source`, `kind`, `day`, `entities`, `content`, `trust`) plus the
 similarities the caller measured. Nothing here reads files, the index or the clock.
 
 Thresholds are documented in docs/reflect.md with the measurements behind them. One finding shapes
@@ -70,24 +70,45 @@ class Findings:
     skipped_legal: int = 0
 
 
-def candidate_pairs(new: list[dict], index, words: dict[str, frozenset],
-                    threshold) -> set[tuple[str, str]]:
-    """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard);
-    `index` holds facts per word (`df`) and the keys of the words few facts hold (`postings`).
+def candidate_pairs(new: list[dict], index, words: dict[str, frozenset], threshold,
+                    by_key: dict[str, dict]) -> set[tuple[str, str]]:
+    """Pairs (new fact, any fact) that could reach `threshold(fact)` word similarity (Jaccard) and be
+    a finding; `index` holds facts per word (`df`) and the keys of the words few facts hold (`postings`).
 
     Prefix filtering: with every word set ordered rarest first, two sets with Jaccard ≥ t must
     share one of the first |x| − ⌈t·|x|⌉ + 1 words of x. So only those words' postings are read,
-    and a run costs what is new, not the square of what exists."""
+    and a run costs what is new, not the square of what exists. Of those, only pairs that `about`
+    says may be a finding are kept (most candidates of a fact with an entity are about another one)."""
     pairs = set()
     for f in new:
-        ordered = sorted(words[f["key"]], key=lambda w: (index.df[w], w))
+        key = f["key"]
+        ordered = sorted(words[key], key=lambda w: (index.df[w], w))
         t = threshold(f)
         prefix = len(ordered) - math.ceil(t * len(ordered)) + 1
+        found = set()
         for w in ordered[:prefix]:
             keys = index.postings.get(w, ())
             if len(keys) <= MAX_POSTING:
-                pairs.update((f["key"], k) for k in keys if k != f["key"])
+                found.update(keys)
+        found.discard(key)
+        first, names = about(f)
+        for k in found:
+            theirs = by_key[k]["entities"]
+            if theirs:
+                head = theirs[0].lower()
+                if head == first or (head in names and about(by_key[k])[1] == names):
+                    pairs.add((key, k))
+            elif not names:
+                pairs.add((key, k))
     return pairs
+
+
+def about(f: dict) -> tuple[str | None, frozenset]:
+    """A fact's first entity and its entities, lower-cased. Two facts can be a finding only if their
+    entities are the same (a fold, `_same_names`) or their first entity is (a near-duplicate to
+    review, `_same_entity`; a possible contradiction, `_unclear`)."""
+    names = f["entities"]
+    return (names[0].lower() if names else None), frozenset(e.lower() for e in names)
 
 
 def classify_pairs(pairs: dict[tuple[str, str], float | None], by_key: dict[str, dict],
@@ -243,9 +264,17 @@ def contradiction_reads(new: list[dict], facts: list[dict]) -> list[dict]:
             and (e in changing or f["day"] > first_day[e])]
 
 
+def subjects(new: list[dict], facts: list[dict]) -> list[dict]:
+    """The facts of `facts` that `contradictions(new, facts, …)` and `contradiction_reads` look at
+    (those that can take part, about the first entity of a new fact that can): either gives the same
+    answer from these as from all `facts`, so a caller scans every fact once."""
+    entities = {f["entities"][0].lower() for f in new if _eligible(f)}
+    return [f for f in facts if f["entities"] and f["entities"][0].lower() in entities and _eligible(f)]
+
+
 def _eligible(f: dict) -> bool:
     """A fact that can supersede or be superseded: about an entity, dated, not legal, not a page."""
-    return bool(f["entities"]) and bool(f["day"]) and f["trust"] != trust.LEGAL and not f["source"].startswith("bank/")
+    return bool(f["entities"]) and bool(f["day"]) and f["trust"] != trust.LEGAL and not f["path"].startswith("bank/")
 
 
 def _unclear(by_key: dict[str, dict], terms: dict[str, frozenset], names: dict[str, frozenset],

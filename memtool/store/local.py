@@ -30,9 +30,13 @@ import os
 import time
 from pathlib import Path
 
+from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
 from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
+
+if TYPE_CHECKING:  # no `typing` on the read path
+    from typing import AbstractSet
 
 try:
     import fcntl
@@ -418,7 +422,7 @@ class LocalState:
         out["access"] += len(self.pending_accesses())
         return out
 
-    def forget(self, live: set[str]) -> None:
+    def forget(self, live: AbstractSet[str]) -> None:
         """Drop decisions about facts that no longer exist (their text changed or was deleted)."""
         for table, cols in (("folds", ("key", "kept")), ("supersede", ("old", "new")), ("review", ("a", "b"))):
             rows = self.conn.execute(f"SELECT {cols[0]}, {cols[1]} FROM {table}").fetchall()
