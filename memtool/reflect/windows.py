@@ -59,31 +59,37 @@ def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, 
     to date from the `changed` files (the others are listed afresh by the caller). `rewritten`: the
     files the windows' run wrote after it listed them (its pages' generated blocks): their facts are
     the same but may have moved down or up a line, so their lines are read again."""
-    kept: dict[str, tuple[list, list]] = {}
     raw: dict[str, dict] = {}
     for name, text in src.local.windows(names).items():
         try:
             raw[name] = json.loads(text)
-            kept[name] = _decoded(raw[name], changed)
+            paths = raw[name]["paths"]
+            if any(paths[p] in changed for p in {row[1] for row in raw[name]["facts"]}):
+                del raw[name]  # a fact of a changed file: listed afresh
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # damaged: listed afresh
+            raw.pop(name, None)
+    if not raw:
+        return
+    offsets = src.store.place_offsets(sorted({path for found in raw.values() for path in found["paths"]}))
+    kept: dict[str, tuple[list, list]] = {}
+    for name, found in raw.items():
+        try:
+            decoded = _decoded(found, offsets)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # damaged: listed afresh
             continue
-    kept = {name: found for name, found in kept.items() if found is not None}
+        if decoded is not None:
+            kept[name] = decoded
     if not kept:
         return
-    ids = src.store.ids_at(sorted({p for places, _ in kept.values() for _, p, _ in places}))
     moved = src.store.lines_at(sorted({p for places, _ in kept.values() for _, p, _ in places} & rewritten))
     new_ids = sorted(src.store.ids_at(sorted(changed)).values())
     matches = {name: src.store.entity_match(name) for name in kept}
     naming = src.store.ids_naming(matches, new_ids)
     added, places = listing.shown(src.store, sorted({i for found in naming.values() for i in found}))
     for name, (at, facts) in kept.items():
-        current = [ids.get((p, o)) for _, p, o in at]
-        if None in current:
-            continue  # a fact not where the window has it: listed afresh
-        where = dict(zip(current, at))
+        where = {f["id"]: place for f, place in zip(facts, at)}
         relined = False
-        for f, i, (_, p, o) in zip(facts, current, at):
-            f["id"] = i
+        for f, (_, p, o) in zip(facts, at):
             if p in rewritten:
                 line = source(p, *moved[(p, o)])
                 relined |= line != f["source"]
@@ -115,17 +121,19 @@ def _before(a: tuple, b: tuple) -> bool:
     return a[1:] < b[1:]
 
 
-def _decoded(found: dict, changed: set[str]) -> tuple[list[tuple], list[dict]] | None:
-    """A kept window's places and facts (without ids), None when one of its facts sits in a `changed` file."""
+def _decoded(found: dict, offsets: dict[str, tuple[int, int]]) -> tuple[list[tuple], list[dict]] | None:
+    """A kept window's places and facts, with the ids its facts have now (`Store.place_offsets`);
+    None when one of them is not where the window has it."""
     paths, names = found["paths"], found["names"]
-    if any(paths[p] in changed for p in {row[1] for row in found["facts"]}):
-        return None
     places, facts = [], []
     for date, p, o, kind, ts, mentioned, lines, confidence in found["facts"]:
         path = paths[p]
+        at = offsets.get(path)
+        if at is None or not 0 <= o < at[1]:
+            return None
         places.append((date, path, o))
-        f = {"kind": kind, "timestamp": date if ts is None else ts, "entities": [names[n] for n in mentioned],
-             "source": f"{path}#{lines}"}
+        f = {"id": at[0] + o, "kind": kind, "timestamp": date if ts is None else ts,
+             "entities": [names[n] for n in mentioned], "source": f"{path}#{lines}"}
         if kind == "opinion":
             f["confidence"] = confidence
         facts.append(f)
