@@ -4,13 +4,13 @@ changed since instead of listed afresh.
 
 A window holds, per fact in the index's order (date, path, place in the file), what a page counts
 (kind, time, names, source, an opinion's confidence), not its id: ids change with `mem index
---rebuild`, so they are looked up by (path, place) when read. It is tied to the run whose record
-(`cache`) it belongs to, and it is only brought up to date when that is sound: none of its facts
-sits in a changed file (so none left or moved), and no bank page changed (names and aliases; the
-record then recomputes every entity anyway). New facts of the changed files that the entity's match
-finds join it in the index's order, and it keeps its newest `pages.LISTED`; facts older than its
-last one stay out, as they did before. Anything else, or a window missing or damaged: the entity is
-listed afresh.
+--rebuild`, so they are worked out from (path, place) when read (`Store.place_offsets`). It is tied
+to the run whose record (`cache`) it belongs to, and it is only brought up to date when that is
+sound: none of its facts sits in a changed file (so none left or moved), and no bank page changed
+(names and aliases; the record then recomputes every entity anyway). New facts of the changed files
+that the entity's match finds join it in the index's order, and it keeps its newest `pages.LISTED`;
+facts older than its last one stay out, as they did before. Anything else, or a window missing or
+damaged: the entity is listed afresh.
 """
 
 from __future__ import annotations
