@@ -79,9 +79,9 @@ def windows_agree(ws: Path) -> set[str]:
     try:
         for name, text in kept.items():
             found = json.loads(text)
-            places, facts = windows._decoded(found, mem.store.place_offsets(found["paths"]))
-            ids = mem.store.ids_at({p for _, p, _ in places})
-            assert [f["id"] for f in facts] == [ids[(p, o)] for _, p, o in places], name
+            where, facts = windows._decoded(found, mem.store.place_offsets(found["paths"]), set())
+            ids = mem.store.ids_at(found["paths"])
+            assert [f["id"] for f in facts] == [ids[(p, o)] for _, p, o in where.values()], name
             got = facts
             assert got == listing.entity_facts(mem.store, [name], K)[name], name
     finally:
@@ -323,3 +323,25 @@ def test_reflect14_ids_from_places_equal_the_indexed_ids_and_a_file_whose_ids_do
     seen = against_scratch(a, b, spied)
     assert "Zed" in seen["afresh"] and "Zed" not in seen["windowed"] and "Kai" in seen["windowed"]
     assert "sold the boat" in (a / "bank/entities/Zed.md").read_text()
+
+
+@pytest.mark.parametrize("damage", ["a file that is not a name", "a place past the file's facts", "a file not listed"])
+def test_reflect14_a_window_damaged_in_its_files_or_places_is_listed_afresh(tmp_path, example_ws, spied, damage):
+    days(example_ws)
+    a, b = twins(tmp_path, example_ws)
+    conn = local(a)
+    with conn:
+        found = json.loads(conn.execute("SELECT facts FROM reflect_windows WHERE entity = 'Zed'").fetchone()[0])
+        if damage == "a file that is not a name":
+            found["paths"][found["facts"][0][1]] = 7
+        elif damage == "a place past the file's facts":
+            found["facts"][0][2] = 99
+        else:
+            found["facts"][0][1] = len(found["paths"])
+        conn.execute("UPDATE reflect_windows SET facts = ? WHERE entity = 'Zed'", (json.dumps(found),))
+    conn.close()
+    spied()
+    change_both(a, b, "memory/2026-12-01.md", "# 2026-12-01\n\n- Zeddy sold the boat to @Kai.\n")
+    seen = against_scratch(a, b, spied)
+    assert "Zed" in seen["afresh"] and "Zed" not in seen["windowed"] and "Kai" in seen["windowed"]
+    windows_agree(a)

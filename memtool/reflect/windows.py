@@ -60,40 +60,41 @@ def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, 
     files the windows' run wrote after it listed them (its pages' generated blocks): their facts are
     the same but may have moved down or up a line, so their lines are read again."""
     raw: dict[str, dict] = {}
+    paths: set[str] = set()
     for name, text in src.local.windows(names).items():
         try:
-            raw[name] = json.loads(text)
-            paths = raw[name]["paths"]
-            if any(paths[p] in changed for p in {row[1] for row in raw[name]["facts"]}):
-                del raw[name]  # a fact of a changed file: listed afresh
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # damaged: listed afresh
-            raw.pop(name, None)
-    if not raw:
-        return
-    offsets = src.store.place_offsets(sorted({path for found in raw.values() for path in found["paths"]}))
-    kept: dict[str, tuple[list, list]] = {}
+            found = json.loads(text)
+            if not all(isinstance(path, str) for path in found["paths"]):
+                continue  # damaged: listed afresh
+            paths.update(found["paths"])
+            raw[name] = found
+        except (ValueError, TypeError, KeyError, AttributeError):  # damaged: listed afresh
+            continue
+    offsets = src.store.place_offsets(sorted(paths)) if raw else {}
+    kept: dict[str, tuple[dict, list]] = {}
     for name, found in raw.items():
         try:
-            decoded = _decoded(found, offsets)
+            decoded = _decoded(found, offsets, changed)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # damaged: listed afresh
             continue
         if decoded is not None:
             kept[name] = decoded
     if not kept:
         return
-    moved = src.store.lines_at(sorted({p for places, _ in kept.values() for _, p, _ in places} & rewritten))
+    moved = src.store.lines_at(sorted(paths & rewritten))
     new_ids = sorted(src.store.ids_at(sorted(changed)).values())
     matches = {name: src.store.entity_match(name) for name in kept}
     naming = src.store.ids_naming(matches, new_ids)
     added, places = listing.shown(src.store, sorted({i for found in naming.values() for i in found}))
-    for name, (at, facts) in kept.items():
-        where = {f["id"]: place for f, place in zip(facts, at)}
+    for name, (where, facts) in kept.items():
         relined = False
-        for f, (_, p, o) in zip(facts, at):
-            if p in rewritten:
-                line = source(p, *moved[(p, o)])
-                relined |= line != f["source"]
-                f["source"] = line
+        if moved:
+            for f in facts:
+                _, p, o = where[f["id"]]
+                if p in rewritten:
+                    line = source(p, *moved[(p, o)])
+                    relined |= line != f["source"]
+                    f["source"] = line
         m, new = matches[name], []
         for i in naming.get(name, ()):
             if i in added:
@@ -121,23 +122,24 @@ def _before(a: tuple, b: tuple) -> bool:
     return a[1:] < b[1:]
 
 
-def _decoded(found: dict, offsets: dict[str, tuple[int, int]]) -> tuple[list[tuple], list[dict]] | None:
-    """A kept window's places and facts, with the ids its facts have now (`Store.place_offsets`);
-    None when one of them is not where the window has it."""
+def _decoded(found: dict, offsets: dict[str, tuple[int, int]], changed: set[str]) -> tuple[dict, list[dict]] | None:
+    """A kept window's facts, with the ids they have now (`Store.place_offsets`), and id → place of
+    each; None when one of them sits in a `changed` file or is not where the window has it."""
     paths, names = found["paths"], found["names"]
-    places, facts = [], []
+    spans = [None if path in changed else offsets.get(path) for path in paths]
+    where, facts = {}, []
     for date, p, o, kind, ts, mentioned, lines, confidence in found["facts"]:
-        path = paths[p]
-        at = offsets.get(path)
-        if at is None or not 0 <= o < at[1]:
+        span = spans[p]
+        if span is None or not 0 <= o < span[1]:
             return None
-        places.append((date, path, o))
-        f = {"id": at[0] + o, "kind": kind, "timestamp": date if ts is None else ts,
+        path, i = paths[p], span[0] + o
+        where[i] = (date, path, o)
+        f = {"id": i, "kind": kind, "timestamp": date if ts is None else ts,
              "entities": [names[n] for n in mentioned], "source": f"{path}#{lines}"}
         if kind == "opinion":
             f["confidence"] = confidence
         facts.append(f)
-    return places, facts
+    return where, facts
 
 
 def _encoded(facts: list[dict], places: dict[int, tuple]) -> dict:
