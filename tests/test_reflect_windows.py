@@ -289,8 +289,10 @@ def swap_ids(ws: Path, path: str) -> None:
     whose ids do not follow the places in a file (`mem index` never makes one; nothing may rely on it)."""
     conn = sqlite3.connect(ws / ".memory" / "index.sqlite")
     with conn:
-        first, second = [i for (i,) in conn.execute("SELECT id FROM facts WHERE path = ? ORDER BY ord LIMIT 2", (path,))]
-        for table, column in [("facts", "id"), ("facts_fts", "rowid"), ("fact_entities", "fact_id"), ("fact_tags", "fact_id")]:
+        first, second = [i for (i,) in conn.execute("SELECT id FROM facts WHERE path = ? ORDER BY ord LIMIT 2",
+                                                    (path,))]
+        for table, column in [("facts", "id"), ("facts_fts", "rowid"), ("fact_entities", "fact_id"),
+                              ("fact_tags", "fact_id")]:
             for was, becomes in [(first, -1), (second, first), (-1, second)]:
                 conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (becomes, was))
     conn.close()
@@ -325,7 +327,8 @@ def test_reflect14_ids_from_places_equal_the_indexed_ids_and_a_file_whose_ids_do
     assert "sold the boat" in (a / "bank/entities/Zed.md").read_text()
 
 
-@pytest.mark.parametrize("damage", ["a file that is not a name", "a place past the file's facts", "a file not listed"])
+@pytest.mark.parametrize("damage", ["a file that is not a name", "a place past the file's facts",
+                                    "a place not a number", "a file not listed"])
 def test_reflect14_a_window_damaged_in_its_files_or_places_is_listed_afresh(tmp_path, example_ws, spied, damage):
     days(example_ws)
     a, b = twins(tmp_path, example_ws)
@@ -336,6 +339,8 @@ def test_reflect14_a_window_damaged_in_its_files_or_places_is_listed_afresh(tmp_
             found["paths"][found["facts"][0][1]] = 7
         elif damage == "a place past the file's facts":
             found["facts"][0][2] = 99
+        elif damage == "a place not a number":
+            found["facts"][0][2] += 0.5
         else:
             found["facts"][0][1] = len(found["paths"])
         conn.execute("UPDATE reflect_windows SET facts = ? WHERE entity = 'Zed'", (json.dumps(found),))

@@ -122,7 +122,8 @@ def _before(a: tuple, b: tuple) -> bool:
     return a[1:] < b[1:]
 
 
-def _decoded(found: dict, offsets: dict[str, tuple[int, int]], changed: set[str]) -> tuple[dict, list[dict]] | None:
+def _decoded(found: dict, offsets: dict[str, tuple[int, int]],
+             changed: set[str]) -> tuple[dict[int, tuple], list[dict]] | None:
     """A kept window's facts, with the ids they have now (`Store.place_offsets`), and id → place of
     each; None when one of them sits in a `changed` file or is not where the window has it."""
     paths, names = found["paths"], found["names"]
@@ -130,7 +131,7 @@ def _decoded(found: dict, offsets: dict[str, tuple[int, int]], changed: set[str]
     where, facts = {}, []
     for date, p, o, kind, ts, mentioned, lines, confidence in found["facts"]:
         span = spans[p]
-        if span is None or not 0 <= o < span[1]:
+        if span is None or type(o) is not int or not 0 <= o < span[1]:
             return None
         path, i = paths[p], span[0] + o
         where[i] = (date, path, o)
