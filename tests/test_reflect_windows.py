@@ -78,9 +78,11 @@ def windows_agree(ws: Path) -> set[str]:
     mem = Memory(Workspace(ws), embedder="none")
     try:
         for name, text in kept.items():
-            places, facts = windows._decoded(json.loads(text), set())
-            ids = mem.store.ids_at({p for _, p, _ in places})
-            got = [dict(f, id=ids.get((p, o))) for f, (_, p, o) in zip(facts, places)]
+            found = json.loads(text)
+            where, facts = windows._decoded(found, mem.store.place_offsets(found["paths"]), set())
+            ids = mem.store.ids_at(found["paths"])
+            assert [f["id"] for f in facts] == [ids[(p, o)] for _, p, o in where.values()], name
+            got = facts
             assert got == listing.entity_facts(mem.store, [name], K)[name], name
     finally:
         mem.close()
@@ -280,3 +282,71 @@ def test_reflect11_a_fact_below_a_block_the_last_run_rewrote_is_cited_at_its_lin
     cited = [line for line in (ws / "bank" / "entities" / "Peter.md").read_text(encoding="utf-8").splitlines()
              if "trailer hitch" in line]
     assert cited and all(f"Tom.md#L{at}]" in line for line in cited), (at, cited)
+
+
+def swap_ids(ws: Path, path: str) -> None:
+    """Give the first two facts of `path` each other's ids, in every table that holds them: an index
+    whose ids do not follow the places in a file (`mem index` never makes one; nothing may rely on it)."""
+    conn = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    with conn:
+        first, second = [i for (i,) in conn.execute("SELECT id FROM facts WHERE path = ? ORDER BY ord LIMIT 2",
+                                                    (path,))]
+        for table, column in [("facts", "id"), ("facts_fts", "rowid"), ("fact_entities", "fact_id"),
+                              ("fact_tags", "fact_id")]:
+            for was, becomes in [(first, -1), (second, first), (-1, second)]:
+                conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (becomes, was))
+    conn.close()
+
+
+def test_reflect14_ids_from_places_equal_the_indexed_ids_and_a_file_whose_ids_do_not_follow_is_listed_afresh(
+        tmp_path, example_ws, spied):
+    days(example_ws)
+    a, b = twins(tmp_path, example_ws)
+    mem = Memory(Workspace(a), embedder="none")
+    try:
+        paths = {p for p, _ in mem.store.file_rows().items()}
+        offsets = mem.store.place_offsets(paths)
+        ids = mem.store.ids_at(paths)
+        assert {p for p, _ in ids} == set(offsets)
+        assert ids == {(p, o): low + o for p, (low, n) in offsets.items() for o in range(n)}
+    finally:
+        mem.close()
+    spied()
+
+    for ws in (a, b):  # Zed's window holds the first fact of this log
+        swap_ids(ws, "memory/2026-09-03.md")
+    mem = Memory(Workspace(a), embedder="none")
+    try:
+        assert "memory/2026-09-03.md" not in mem.store.place_offsets(["memory/2026-09-03.md", "memory/2026-09-05.md"])
+        assert "memory/2026-09-05.md" in mem.store.place_offsets(["memory/2026-09-03.md", "memory/2026-09-05.md"])
+    finally:
+        mem.close()
+    change_both(a, b, "memory/2026-12-01.md", "# 2026-12-01\n\n- Zeddy sold the boat to @Kai.\n")
+    seen = against_scratch(a, b, spied)
+    assert "Zed" in seen["afresh"] and "Zed" not in seen["windowed"] and "Kai" in seen["windowed"]
+    assert "sold the boat" in (a / "bank/entities/Zed.md").read_text()
+
+
+@pytest.mark.parametrize("damage", ["a file that is not a name", "a place past the file's facts",
+                                    "a place not a number", "a file not listed"])
+def test_reflect14_a_window_damaged_in_its_files_or_places_is_listed_afresh(tmp_path, example_ws, spied, damage):
+    days(example_ws)
+    a, b = twins(tmp_path, example_ws)
+    conn = local(a)
+    with conn:
+        found = json.loads(conn.execute("SELECT facts FROM reflect_windows WHERE entity = 'Zed'").fetchone()[0])
+        if damage == "a file that is not a name":
+            found["paths"][found["facts"][0][1]] = 7
+        elif damage == "a place past the file's facts":
+            found["facts"][0][2] = 99
+        elif damage == "a place not a number":
+            found["facts"][0][2] += 0.5
+        else:
+            found["facts"][0][1] = len(found["paths"])
+        conn.execute("UPDATE reflect_windows SET facts = ? WHERE entity = 'Zed'", (json.dumps(found),))
+    conn.close()
+    spied()
+    change_both(a, b, "memory/2026-12-01.md", "# 2026-12-01\n\n- Zeddy sold the boat to @Kai.\n")
+    seen = against_scratch(a, b, spied)
+    assert "Zed" in seen["afresh"] and "Zed" not in seen["windowed"] and "Kai" in seen["windowed"]
+    windows_agree(a)

@@ -108,7 +108,7 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     if related:
         lines.append("**Related:** " + ", ".join(f"{e} ({n})" for e, n in related.most_common(8)))
         lines.append("")
-    by_day = Counter(m.group(1) for f in facts if (m := _DAILY.match(f["source"])))  # the day it was written
+    by_day = Counter(filter(None, map(_daily, [f["source"] for f in facts])))  # the day it was written
     if by_day:
         lines.append("**Timeline:** " + " · ".join(f"{d} ({n})" for d, n in sorted(by_day.items(), reverse=True)[:20]))
     return "\n".join(lines).rstrip() + "\n"
@@ -122,7 +122,7 @@ def printed(facts: list[dict], in_order: bool = False) -> tuple[list[dict], list
 
 def newest_written(facts: list[dict]) -> list[dict]:
     """`facts` newest written first (stable: ties keep their order)."""
-    return sorted(facts, key=lambda f: _written_day(f["source"], f.get("timestamp")) or "", reverse=True)
+    return sorted(facts, key=lambda f: _daily(f["source"]) or (f.get("timestamp") or "")[:10], reverse=True)
 
 
 def _split(facts: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -137,13 +137,14 @@ def _superseded(f: dict, page: str) -> str:
 
 def _written(f: dict) -> str | None:
     """The day a fact was written: its daily log's date, else its own date (pages)."""
-    return _written_day(f["source"], f.get("timestamp"))
+    return _daily(f["source"]) or (f.get("timestamp") or "")[:10] or None
 
 
-@functools.lru_cache(maxsize=1 << 17)  # a run sorts the same ~50,000 facts by it, some on several pages
-def _written_day(source: str, timestamp: str | None) -> str | None:
+@functools.lru_cache(maxsize=1 << 17)  # a run sorts and counts the same ~50,000 facts by it, some on several pages
+def _daily(source: str) -> str | None:
+    """The day of the daily log `source` cites (None: another file)."""
     m = _DAILY.match(source)
-    return m.group(1) if m else (timestamp or "")[:10] or None
+    return m.group(1) if m else None
 
 
 def _when(f: dict) -> str:

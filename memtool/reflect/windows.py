@@ -4,13 +4,13 @@ changed since instead of listed afresh.
 
 A window holds, per fact in the index's order (date, path, place in the file), what a page counts
 (kind, time, names, source, an opinion's confidence), not its id: ids change with `mem index
---rebuild`, so they are looked up by (path, place) when read. It is tied to the run whose record
-(`cache`) it belongs to, and it is only brought up to date when that is sound: none of its facts
-sits in a changed file (so none left or moved), and no bank page changed (names and aliases; the
-record then recomputes every entity anyway). New facts of the changed files that the entity's match
-finds join it in the index's order, and it keeps its newest `pages.LISTED`; facts older than its
-last one stay out, as they did before. Anything else, or a window missing or damaged: the entity is
-listed afresh.
+--rebuild`, so they are worked out from (path, place) when read (`Store.place_offsets`). It is tied
+to the run whose record (`cache`) it belongs to, and it is only brought up to date when that is
+sound: none of its facts sits in a changed file (so none left or moved), and no bank page changed
+(names and aliases; the record then recomputes every entity anyway). New facts of the changed files
+that the entity's match finds join it in the index's order, and it keeps its newest `pages.LISTED`;
+facts older than its last one stay out, as they did before. Anything else, or a window missing or
+damaged: the entity is listed afresh.
 """
 
 from __future__ import annotations
@@ -59,35 +59,42 @@ def bring_up_to_date(src: Sources, names: list[str], changed: set[str], k: int, 
     to date from the `changed` files (the others are listed afresh by the caller). `rewritten`: the
     files the windows' run wrote after it listed them (its pages' generated blocks): their facts are
     the same but may have moved down or up a line, so their lines are read again."""
-    kept: dict[str, tuple[list, list]] = {}
     raw: dict[str, dict] = {}
+    paths: set[str] = set()
     for name, text in src.local.windows(names).items():
         try:
-            raw[name] = json.loads(text)
-            kept[name] = _decoded(raw[name], changed)
+            found = json.loads(text)
+            if not all(isinstance(path, str) for path in found["paths"]):
+                continue  # damaged: listed afresh
+            paths.update(found["paths"])
+            raw[name] = found
+        except (ValueError, TypeError, KeyError, AttributeError):  # damaged: listed afresh
+            continue
+    offsets = src.store.place_offsets(sorted(paths)) if raw else {}
+    kept: dict[str, tuple[dict, list]] = {}
+    for name, found in raw.items():
+        try:
+            decoded = _decoded(found, offsets, changed)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError):  # damaged: listed afresh
             continue
-    kept = {name: found for name, found in kept.items() if found is not None}
+        if decoded is not None:
+            kept[name] = decoded
     if not kept:
         return
-    ids = src.store.ids_at(sorted({p for places, _ in kept.values() for _, p, _ in places}))
-    moved = src.store.lines_at(sorted({p for places, _ in kept.values() for _, p, _ in places} & rewritten))
+    moved = src.store.lines_at(sorted(paths & rewritten))
     new_ids = sorted(src.store.ids_at(sorted(changed)).values())
     matches = {name: src.store.entity_match(name) for name in kept}
     naming = src.store.ids_naming(matches, new_ids)
     added, places = listing.shown(src.store, sorted({i for found in naming.values() for i in found}))
-    for name, (at, facts) in kept.items():
-        current = [ids.get((p, o)) for _, p, o in at]
-        if None in current:
-            continue  # a fact not where the window has it: listed afresh
-        where = dict(zip(current, at))
+    for name, (where, facts) in kept.items():
         relined = False
-        for f, i, (_, p, o) in zip(facts, current, at):
-            f["id"] = i
-            if p in rewritten:
-                line = source(p, *moved[(p, o)])
-                relined |= line != f["source"]
-                f["source"] = line
+        if moved:
+            for f in facts:
+                _, p, o = where[f["id"]]
+                if p in rewritten:
+                    line = source(p, *moved[(p, o)])
+                    relined |= line != f["source"]
+                    f["source"] = line
         m, new = matches[name], []
         for i in naming.get(name, ()):
             if i in added:
@@ -115,21 +122,25 @@ def _before(a: tuple, b: tuple) -> bool:
     return a[1:] < b[1:]
 
 
-def _decoded(found: dict, changed: set[str]) -> tuple[list[tuple], list[dict]] | None:
-    """A kept window's places and facts (without ids), None when one of its facts sits in a `changed` file."""
+def _decoded(found: dict, offsets: dict[str, tuple[int, int]],
+             changed: set[str]) -> tuple[dict[int, tuple], list[dict]] | None:
+    """A kept window's facts, with the ids they have now (`Store.place_offsets`), and id → place of
+    each; None when one of them sits in a `changed` file or is not where the window has it."""
     paths, names = found["paths"], found["names"]
-    if any(paths[p] in changed for p in {row[1] for row in found["facts"]}):
-        return None
-    places, facts = [], []
+    spans = [None if path in changed else offsets.get(path) for path in paths]
+    where, facts = {}, []
     for date, p, o, kind, ts, mentioned, lines, confidence in found["facts"]:
-        path = paths[p]
-        places.append((date, path, o))
-        f = {"kind": kind, "timestamp": date if ts is None else ts, "entities": [names[n] for n in mentioned],
-             "source": f"{path}#{lines}"}
+        span = spans[p]
+        if span is None or type(o) is not int or not 0 <= o < span[1]:
+            return None
+        path, i = paths[p], span[0] + o
+        where[i] = (date, path, o)
+        f = {"id": i, "kind": kind, "timestamp": date if ts is None else ts,
+             "entities": [names[n] for n in mentioned], "source": f"{path}#{lines}"}
         if kind == "opinion":
             f["confidence"] = confidence
         facts.append(f)
-    return places, facts
+    return where, facts
 
 
 def _encoded(facts: list[dict], places: dict[int, tuple]) -> dict:

@@ -832,6 +832,14 @@ class Store:
         return {(p, o): i for p, o, i in select_in(self.conn, "SELECT path, ord, id FROM facts WHERE path IN ({marks})",
                                                    paths)}
 
+    def place_offsets(self, paths: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """path → (offset, n) of each of `paths` whose n facts sit at the ids offset + their place in
+        the file (places 0 … n-1, as `put_file` gives them), from the index on path and place alone:
+        a fact's id from its place without a row per fact. A file whose facts do not sit so is left out."""
+        return {p: (low, n) for p, low, high, first, last, n in select_in(
+            self.conn, "SELECT path, MIN(id - ord), MAX(id - ord), MIN(ord), MAX(ord), COUNT(*) FROM facts"
+                       " WHERE path IN ({marks}) GROUP BY path", paths) if low == high and first == 0 and last == n - 1}
+
     def lines_at(self, paths: Iterable[str]) -> dict[tuple[str, int], tuple[int, int | None]]:
         """(path, ord) → (first line, last line) of every fact of `paths`."""
         return {(p, o): (a, b) for p, o, a, b in select_in(
