@@ -10,7 +10,7 @@ def run() -> None:
     search_aside.prefork(sys.argv[1:])
     from memtool.cli import main
 
-    main()
+    main(whole_process=True)
 
 
 if __name__ == "__main__":

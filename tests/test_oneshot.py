@@ -60,6 +60,46 @@ def test_1_skipped_date_rules_on_every_form_the_reader_knows():
     assert timeframe._rules("Peter Lisbon meeting notes") == []
 
 
+# the words of ranking's question and preference patterns, and near misses
+RANKING_FRAGMENTS = ["what", "which", "where", "was", "welche", "welchem", "wo", "has", "have", "hat", "haben", "both",
+                     "beide", "Melanie", "Jon", "Ärger", "Öl", "Über", "prefer", "prefers", "preference", "like",
+                     "likes", "dislike", "favorite", "favourite", "think", "thinks", "opinion", "feel", "feels about",
+                     "about", "bevorzugt", "mag", "mögen", "findet", "meinung", "lieber", "hält", "von", "hä", "ha",
+                     "h", "a", "?", "!", ".", "—", "painted", "sunset", "tea", "server"]
+
+
+def ranking_texts():
+    return st.tuples(st.lists(st.sampled_from(RANKING_FRAGMENTS), min_size=1, max_size=7),
+                     st.lists(st.sampled_from([" ", "", "  ", ", "]), min_size=7, max_size=7),
+                     st.sampled_from(CASES)).map(
+        lambda t: t[2]("".join(w + sep for w, sep in zip(t[0], t[1]))))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(ranking_texts())
+def test_19_3_ranking_patterns_are_skipped_only_for_queries_they_cannot_match(text):
+    """ranking's `_DONE` and `_PREFERENCE` (~1.5 ms to compile in every one-shot recall) are compiled
+    and searched only in a query holding one of their words: the answer is the pattern's."""
+    from memtool.recall import ranking
+
+    for rule in (ranking._DONE, ranking._PREFERENCE):
+        pattern, flags, _ = rule
+        assert ranking._found(rule, text) == bool(re.search(pattern, text, flags)), (text, pattern)
+
+
+def test_19_3_a_plain_query_compiles_neither_ranking_pattern():
+    from memtool.recall import ranking
+
+    for text in ("What has Melanie painted?", "Welche Städte hat Jon besucht?", "WHAT HAS MELANIE PAINTED",
+                 "what does Anna prefer", "Was MAG Peter?", "what does Anna thınk of it", "Peter LIKES tea"):
+        for rule in (ranking._DONE, ranking._PREFERENCE):
+            assert ranking._found(rule, text) == bool(re.search(rule[0], text, rule[1])), (text, rule[0])
+    re.purge()
+    assert not ranking._found(ranking._DONE, "tea") and not ranking._found(ranking._PREFERENCE, "server migration")
+    compiled = [key[1] for key in (*getattr(re, "_cache", {}), *getattr(re, "_cache2", {}))]
+    assert not [p for p in compiled if p in (ranking._DONE[0], ranking._PREFERENCE[0])], compiled
+
+
 @settings(max_examples=1500, deadline=None)
 @given(st.text(alphabet=st.sampled_from("aé語ア가ㄱ한漢字\u3040\u30ff\u3400\u4dbf\u9fff\uac00\ud7af\uf900\ufaff"
                                         "\u303f\ufb00\u2190\u2bff\U0001F600\U0001FAFF\u218f\u2c00x1"), max_size=4))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 
 from memtool.memory import Memory
-from memtool.recall.ranking import _DONE, ADDRESSED_PENALTY, addressed_down
+from memtool.recall.ranking import _DONE, ADDRESSED_PENALTY, _found, addressed_down
 from memtool.workspace import Workspace
 from tests.conftest import write
 
@@ -36,11 +36,11 @@ def test_the_form_is_a_present_perfect_question_about_someone_named():
     for q in ("What has Melanie painted?", "Which cities has Jon visited?", "Where has Maria made friends?",
               "What subject have Caroline and Melanie both painted?", "Which city have both Jean and John visited?",
               "Welche Städte hat Jon besucht?", "Was hat Melanie gemalt?", "Wo hat Maria Freunde gefunden?"):
-        assert _DONE.search(q), q
+        assert _found(_DONE, q), q
     for q in ("What pets does Melanie have?", "What does Caroline say running has been great for?",
               "What do Jon and Gina both have in common?", "When did Melanie paint a sunrise?",
               "What has been painted?", "Melanie painted what?"):
-        assert not _DONE.search(q), q
+        assert not _found(_DONE, q), q
 
 
 def test_turns_by_someone_else_naming_the_person_asked_about_go_down_first_hit_too():

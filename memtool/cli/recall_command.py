@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memtool import search_aside
 from memtool.cli import render
-from memtool.cli.call import memory, reported, state, to_reader
+from memtool.cli.call import answered, memory, reported, state, to_reader
 from memtool.collector import one_read
 from memtool.errors import ExitStatus
 from memtool.read_server import ask
@@ -29,9 +29,10 @@ _DEFAULTS = dict(query="", k=10, since=None, until=None, as_of=None, budget=None
                  embedder=None, json_=False)  # and an empty list for each of _LISTS
 
 
-def direct(args: list[str]) -> None:
+def direct(args: list[str], whole_process: bool = False) -> None:
     """Run `mem ARGS` and exit when it is a recall `read` understands; return otherwise (and
-    always when the shell's completion asks: typer answers it)."""
+    always when the shell's completion asks: typer answers it). `whole_process`: the process
+    runs only this call, and ends once it is answered (`call.answered`); else SystemExit."""
     understood = None if "_MEM_COMPLETE" in os.environ else read(args)
     if understood is None:
         return
@@ -41,7 +42,9 @@ def direct(args: list[str]) -> None:
     state.json = options["json_"]
     with reported():
         show(**options)
-        sys.exit(ExitStatus.OK)
+    if whole_process:
+        answered()
+    sys.exit(ExitStatus.OK)
 
 
 def read(args: list[str]) -> tuple[Path | None, dict] | None:

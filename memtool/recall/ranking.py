@@ -9,7 +9,7 @@ from datetime import date
 from memtool.dialogue import asking, speaker_of, spoken
 from memtool.recall.expansion import Expansion, expand, feedback
 from memtool.recall.results import Hit
-from memtool.recall.timeframe import tells_past
+from memtool.recall.timeframe import caseless, tells_past
 from memtool.store import Filters, Store
 
 LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (the rest: cosine)
@@ -46,8 +46,8 @@ ADDRESSED_PENALTY = 1.0
 # turns are lowered. Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: turns that
 # tell what happened"); 0 turns it off.
 TOLD_BOOST = 0.1
-_DONE = re.compile(r"^\W*(?i:what|which|where|was|welche[mnrs]?|wo)\b[^?]*?\b(?i:has|have|hat|haben)\s+"
-                   r"(?:(?i:both|beide)\s+)?[A-ZÄÖÜ]")
+_DONE = (r"^\W*(?i:what|which|where|was|welche[mnrs]?|wo)\b[^?]*?\b(?i:has|have|hat|haben)\s+"
+         r"(?:(?i:both|beide)\s+)?[A-ZÄÖÜ]", 0, ("ha",))  # (pattern, flags, words: see `_found`)
 ENTITY_BOOST = 0.1  # a fact mentioning an entity (or alias) the query names
 OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or thinks
 # What carries no content of its own: links and embeds (their target is another page's matter),
@@ -55,8 +55,10 @@ OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or 
 _LINKS = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
 _TWO_LETTERS = re.compile(r"[^\W\d_]{2}")  # letters: word characters but digits and _
 TIME_BOOST = 0.25  # a fact dated in a span the query names ("last week"), fading near it (chosen held out, docs/recall.md)
-_PREFERENCE = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
-                         r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I)
+_PREFERENCE = (r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
+               r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I,
+               ("prefer", "like", "favo", "think", "opinion", "feel", "bevorzugt", "mag", "mögen", "findet", "meinung",
+                "lieber", "hält"))
 
 
 def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
@@ -92,6 +94,16 @@ def is_scaffolding(content: str) -> bool:
     if "[" in content or "<" in content or "http" in content:
         content = _LINKS.sub(" ", content)
     return _TWO_LETTERS.search(content) is None
+
+
+def _found(rule: tuple[str, int, tuple[str, ...]], query: str) -> bool:
+    """Whether the pattern of `rule` (`_DONE`, `_PREFERENCE`: pattern, flags, words) is in `query`.
+    Searched only in a query holding one of the rule's words (as `timeframe.caseless` lower-cases
+    it), without which the pattern cannot match, and compiled by `re` on first use: compiling both
+    was ~1.5 ms of a one-shot `mem recall`, and most queries hold none of their words. Pure."""
+    pattern, flags, words = rule
+    folded = caseless(query)
+    return any(w in folded for w in words) and re.search(pattern, query, flags) is not None
 
 
 def content_first(hits: list[Hit]) -> list[Hit]:
@@ -149,7 +161,7 @@ def rerank(scores: dict[int, float], rows: dict[int, dict], neighbours: dict[int
     """
     speakers = {fid: speaker_of(row["content"]) for fid, row in rows.items()}
     named = names_speakers(query, set(filter(None, speakers.values())))
-    asks_opinion = bool(_PREFERENCE.search(query))
+    asks_opinion = _found(_PREFERENCE, query)
     boosted = dict(scores)
     for fid in scores:
         if asks_opinion and fid in rows and rows[fid]["kind"] == "opinion":
@@ -253,7 +265,7 @@ def addressed_down(order: list[tuple[int, float]], heads: dict[int, dict], query
     you make a big difference") is often first for the question's words. A turn names a speaker as
     written (capitals kept: "I will…" names no Will). An order with nothing to lower, or with every
     hit to lower, comes back as it was. Pure."""
-    if not _DONE.search(query):
+    if not _found(_DONE, query):
         return order
     speakers = {fid: speaker_of(heads[fid]["content"]) for fid, _ in order if fid in heads}
     named = names_speakers(query, set(filter(None, speakers.values())))

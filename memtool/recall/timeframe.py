@@ -283,7 +283,7 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(pattern, re.I)
 
 
-def _caseless(text: str) -> str:
+def caseless(text: str) -> str:
     """`text` lower-cased so that every ASCII letter a case-insensitive pattern matches in `text` is
     that letter here too (`ı` and `ſ` match `i` and `s`; `İ` lower-cases with a combining dot)."""
     return text.lower().replace("ı", "i").replace("ſ", "s").replace("\u0307", "")
@@ -291,7 +291,7 @@ def _caseless(text: str) -> str:
 
 def _rules(text: str) -> list[tuple[re.Pattern, Callable, bool]]:
     """The rules that may match `text` (those holding one of their words), compiled."""
-    folded = _caseless(text)
+    folded = caseless(text)
     return [(_rx(p), make, pre) for p, make, pre, needed in _RULES if any(w in folded for w in needed)]
 
 
@@ -455,7 +455,7 @@ def tells_past(text: str) -> bool:
     """Whether `text` names a past day relative to when it was written ("yesterday", "last week",
     "two days ago", "gestern", "vor zwei Wochen", "letzten Freitag"): it tells of something that
     happened. Pure."""
-    folded = _caseless(text)
+    folded = caseless(text)
     return any(any(w in folded for w in needed) and _rx(p).search(folded) for p, needed in _TOLD)
 
 

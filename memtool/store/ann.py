@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from itertools import repeat
 from pathlib import Path
 
@@ -117,7 +116,8 @@ class Signs:
     """An open sign file (memory-mapped: opening reads only its header and its last block's ids)."""
 
     def __init__(self, path: Path, header: dict, blocks, count: int, fd: int, copy_fd: int):
-        import base64  # here and in `write`, with numpy: a lexical recall needs neither
+        import base64  # here and in `write`, with numpy and weakref: a lexical recall needs none of them
+        import weakref
 
         import numpy as np
 
