@@ -229,3 +229,24 @@ def test_reflect15_a_runs_objects_are_freed_before_the_collector_comes_back(exam
         gc.callbacks.remove(first)
         mem.close()
     assert alive == [False]
+
+
+def test_reflect15_an_entity_that_lost_its_opinion_threads_keeps_no_window(tmp_path, example_ws, spied):
+    """Ben's opinion goes (the line deleted by hand): a run from scratch keeps no evidence window for
+    him, and neither does a run with kept windows (it kept his old one, naming places that moved)."""
+    evidence_ws(example_ws)
+    a, b = twins(tmp_path, example_ws)
+    spread(a, b, 10)
+    agree(a, b, spied)
+    for ws in (a, b):
+        path = ws / "memory/2026-10-01.md"
+        path.write_text("".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                                if not line.startswith("- O(c=0.7) @Ben:")), encoding="utf-8")
+    agree(a, b, spied)
+    change_both(a, b, "memory/2026-11-11.md", "# 2026-11-11\n\n- @Ben took the ferry to harbour 1 again.\n")
+    agree(a, b, spied)
+    mem = Memory(Workspace(a), embedder="none")
+    try:
+        assert "Ben" not in mem.local.evidence_keys() and "Ana" in mem.local.evidence_keys()
+    finally:
+        mem.close()

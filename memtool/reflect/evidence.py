@@ -37,6 +37,7 @@ class Windows:
         self.src, self.changed, self.usable = src, changed, changed is not None
         self.now: dict[str, tuple[list[str], bool, list[tuple]]] = {}
         self.same: set[str] = set()
+        self.entities: set[str] | None = None  # those with an opinion thread in the run (None: not known)
 
     def weighable(self, keys: dict[str, list[str]], held: dict[str, frozenset[str]], k: int) -> dict[str, list[tuple]]:
         """name → the facts of the window of each of `keys`' entities whose kept window can be brought
@@ -165,13 +166,15 @@ def read(src: Sources, names: list[str]) -> dict[str, tuple[list[str], bool, lis
 def save(src: Sources, run: str, windows: Windows, written: list[str], k: int) -> None:
     """Keep the windows of a run that wrote `written` (and re-indexed them) under its name: those it
     read or brought up to date and, when it read its windows as its verdicts', the others kept (their
-    facts did not change); each brought up to date with what the run wrote (its pages: a created
-    page's facts are new)."""
+    facts did not change) of entities that still have an opinion thread; each brought up to date with
+    what the run wrote (its pages: a created page's facts are new)."""
     joined = joining(src, set(written)) if written else {}
     named = {key for keys, _ in joined.values() for key in keys}
     kept = {}
     if windows.usable:
         for name, keys in src.local.evidence_keys().items():
+            if windows.entities is not None and name not in windows.entities:
+                continue  # no opinion thread any more: a run from scratch keeps no window for it
             try:
                 kept[name] = set(json.loads(keys))
             except (ValueError, TypeError):

@@ -77,6 +77,8 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     if pick is not None:
         threads = pick(threads)
     names = sorted({o.entity for o in threads if o.entity != "general"})
+    if windows is not None and entity is None and pick is None:
+        windows.entities = set(names)
     keys = {n: store.entity_keys(n) for n in names}
     if reuse is not None:
         names = [n for n in names if not reuse(n, keys[n], [o for o in threads if o.entity == n])]
