@@ -204,13 +204,18 @@ class LocalState:
         and name the `run` they belong to, in one transaction."""
         with self.transaction():
             self.conn.execute(_WINDOWS)
-            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_windows (entity TEXT PRIMARY KEY)")
-            self.conn.execute("DELETE FROM kept_windows")
-            self.conn.executemany("INSERT OR IGNORE INTO kept_windows VALUES (?)", [(e,) for e in kept | fresh.keys()])
-            self.conn.execute("DELETE FROM reflect_windows WHERE entity NOT IN (SELECT entity FROM kept_windows)")
+            self._keep_only("reflect_windows", kept | fresh.keys())
             self.conn.executemany("INSERT OR REPLACE INTO reflect_windows(entity, facts) VALUES (?, ?)", fresh.items())
-            self.conn.execute("DROP TABLE kept_windows")
             self.set_meta(REFLECT_WINDOWS, run)
+
+    def _keep_only(self, table: str, entities: AbstractSet[str]) -> None:
+        """Drop the rows of reflect's per-entity `table` whose entity is not one of `entities` (inside
+        the caller's transaction; a temporary table, not one bound parameter per entity)."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_entities (entity TEXT PRIMARY KEY)")
+        self.conn.execute("DELETE FROM kept_entities")
+        self.conn.executemany("INSERT OR IGNORE INTO kept_entities VALUES (?)", [(e,) for e in entities])
+        self.conn.execute(f"DELETE FROM {table} WHERE entity NOT IN (SELECT entity FROM kept_entities)")
+        self.conn.execute("DROP TABLE kept_entities")
 
     # --- reflect's evidence windows (memtool.reflect.evidence) --------------------------------------
 
@@ -234,13 +239,9 @@ class LocalState:
         entities, drop the rest, and name the `run` they belong to, in one transaction."""
         with self.transaction():
             self.conn.execute(_EVIDENCE)
-            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kept_evidence (entity TEXT PRIMARY KEY)")
-            self.conn.execute("DELETE FROM kept_evidence")
-            self.conn.executemany("INSERT OR IGNORE INTO kept_evidence VALUES (?)", [(e,) for e in kept | fresh.keys()])
-            self.conn.execute("DELETE FROM reflect_evidence WHERE entity NOT IN (SELECT entity FROM kept_evidence)")
+            self._keep_only("reflect_evidence", kept | fresh.keys())
             self.conn.executemany("INSERT OR REPLACE INTO reflect_evidence(entity, keys, facts) VALUES (?, ?, ?)",
                                   [(e, k, f) for e, (k, f) in fresh.items()])
-            self.conn.execute("DROP TABLE kept_evidence")
             self.set_meta(REFLECT_EVIDENCE, run)
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
