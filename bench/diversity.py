@@ -1,5 +1,5 @@
 """Multi-hop: query decomposition and diversity in the first 10 lines, leave one conversation out
-(`python -m bench.quality --report mhop-diversity`; docs/recall.md, "Multi-hop: decomposition and
+(`python -m bench.quality --report mhop-diversity`; docs/recall-experiments.md, "Multi-hop: decomposition and
 diversity").
 
 Each question is recalled once as recall answers it (150 results, floor read as shipped); every

@@ -45,7 +45,7 @@ def embed_text(content: str, context: str, previous: str | None = None) -> str:
     A dialogue turn (`**Name**: …`) is embedded together with the turn before it, since a reply
     means little without the question (measured: +4 points hitL@10 on conversation logs). Other
     records carry their whole context (`Note composer > Merge notes: Open the [[Command palette]].`),
-    so a short line keeps its page's meaning; measured in docs/recall.md.
+    so a short line keeps its page's meaning; measured in docs/recall-experiments.md.
     """
     from memtool.dialogue import speaker_of
 

@@ -1,6 +1,6 @@
 """Issue 16, multi-hop: `--report turn-alone` (bench/turn_alone.py) scores a dialogue turn by its
 vector with the turn before it (as recall does) and by its vector alone, combined by a point of the
-sweep; measured held out and not kept (docs/recall.md, "The multi-hop misses, held out, once more")."""
+sweep; measured held out and not kept (docs/recall-experiments.md, "The multi-hop misses, held out, once more")."""
 
 import numpy as np
 

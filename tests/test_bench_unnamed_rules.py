@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: `--report unnamed-rules` (bench/dialogue.py) tells questions apart by their
 form — how many speakers they name, whether a name is the subject, whether it is one plain name —
 and chooses a rule per fold only if it lowers no category at 10, 25 or 50 lines on the training
-conversations (docs/recall.md, "The share by the question's form")."""
+conversations (docs/recall-experiments.md, "The share by the question's form")."""
 
 from bench import dialogue
 

@@ -1,5 +1,5 @@
 """Issue 16, item 4: language centring (memtool.recall.centring), measured and off as shipped
-(docs/recall.md, "The parallel set"); its pure cosine, on hand-made vectors."""
+(docs/recall-experiments.md, "The parallel set"); its pure cosine, on hand-made vectors."""
 
 import numpy as np
 

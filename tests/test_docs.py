@@ -44,3 +44,26 @@ def test_15_exit_code_table_matches_exit_status():
     rows = {(int(code), name) for code, names in re.findall(r"^\| (\d+) \| ([A-Z_, ]+) \|", table, re.M)
             for name in names.split(", ")}
     assert rows == {(s.value, n) for n, s in ExitStatus.__members__.items()}, rows
+
+
+def test_recall_doc_sections_cited_by_the_code_exist():
+    """A constant's comment or a test's docstring cites the section that measured it, by file and
+    heading (`docs/recall-experiments.md, "Words beside the cosine"`): the heading must be there."""
+    import re
+
+    titles = {}
+    for name in ("recall.md", "recall-experiments.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        titles[name] = [re.sub(r"^#+\s*", "", line) for line in text.splitlines() if line.startswith("#")]
+        titles[name] += re.findall(r"\*\*([^*]+)\*\*", text)  # a bold paragraph title is cited too
+    cited = []
+    files = [*(ROOT / "memtool").rglob("*.py"), *(ROOT / "memtool").rglob("*.txt"),
+             *(ROOT / "bench").glob("*.py"), *(ROOT / "tests").glob("test_*.py")]
+    for path in files:
+        if path.name == "test_docs.py":
+            continue
+        flat = re.sub(r"\s*\n\s*(?:#\s*)?", " ", path.read_text(encoding="utf-8"))  # citations wrap lines
+        for m in re.finditer(r"docs/(recall(?:-experiments)?\.md)[,\s(]*((?:\"[^\"]+\"[,\s]*)*)", flat):
+            cited += [(path.name, m.group(1), q) for q in re.findall(r'"([^"]+)"', m.group(2))]
+    missing = [c for c in cited if not any(t.startswith(c[2]) for t in titles[c[1]])]
+    assert len(cited) > 20 and not missing, missing

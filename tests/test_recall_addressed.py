@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: a question in the present perfect about a person ("What has Melanie
 painted?") is answered in that person's own turns; the other speaker's replies that name them
 ("Thanks, Melanie! I painted this…") hold the question's words and answer something else. After the
-other priors they lose ADDRESSED_PENALTY. Chosen leave one conversation out on LoCoMo (docs/recall.md,
+other priors they lose ADDRESSED_PENALTY. Chosen leave one conversation out on LoCoMo (docs/recall-experiments.md,
 "Multi-hop: answers raised, turns
 addressed to the person asked about")."""
 

@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: a turn that asks ranks high for a question with its words, and the turn that
 answers it, just after it, often shares none of them. When the asking turn is among the first
 ANSWERED_HEAD hits, its answer rises to its score. Chosen leave one conversation out on LoCoMo
-(docs/recall.md, "Multi-hop: answers raised, turns
+(docs/recall-experiments.md, "Multi-hop: answers raised, turns
 addressed to the person asked about")."""
 
 from __future__ import annotations

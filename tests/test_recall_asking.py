@@ -1,7 +1,7 @@
 """Issue 16, multi-hop (stop 29): a dialogue turn that asks ("Did you go camping? Was it fun?")
 ranks high for a question by being one and holds no answer; after it has lent its share to the
 turn that answers it, it loses QUESTION_PENALTY × its share of question sentences. Chosen leave one
-conversation out on LoCoMo (docs/recall.md, "Multi-hop: decomposition and diversity")."""
+conversation out on LoCoMo (docs/recall-experiments.md, "Multi-hop: decomposition and diversity")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Issue 16, held-out ranking: in a transcript, a question about a person is answered in that
 person's own turns. A turn whose speaker the query names (as a word) gets SPEAKER_BOOST, chosen
-leave-one-conversation-out on LoCoMo with the neighbour share (docs/recall.md, "Dialogue priors,
+leave-one-conversation-out on LoCoMo with the neighbour share (docs/recall-experiments.md, "Dialogue priors,
 held out")."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Issue 16 item 6: multi-hop expansion (memtool.recall.expansion). A question's words find one
 fact; the fact that completes the answer shares none of them, and is found only through the first:
 beside it in its section (context), about the same entity (entities), or by the first fact's own
-words (second-hop). Recall runs none of those by default (docs/recall.md, "Multi-hop": measured,
+words (second-hop). Recall runs none of those by default (docs/recall-experiments.md, "Multi-hop": measured,
 not kept), but feedback: the best hits' rarest words lift the candidates the query found that hold
 them (chosen leave one conversation out); `Memory.recall_expansion` is the benchmark's switch."""
 

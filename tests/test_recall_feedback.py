@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: pseudo-relevance feedback (memtool.recall.expansion.feedback). The best
 hits' rarest words, the ones the question did not use, lift the candidates the query already found
 that hold them; nothing the query did not find is added. Chosen leave one conversation out on
-LoCoMo (docs/recall.md, "Multi-hop")."""
+LoCoMo (docs/recall-experiments.md, "Multi-hop")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: a question naming a person is most often answered by something that happened
 to them, and a turn telling what happened says when, from its own day ("Lost my job yesterday", "a
 trip last year", "two weekends ago"). Such a turn by a speaker the query names gains TOLD_BOOST after
-the other priors. Chosen leave one conversation out on LoCoMo (docs/recall.md, "Multi-hop: turns that
+the other priors. Chosen leave one conversation out on LoCoMo (docs/recall-experiments.md, "Multi-hop: turns that
 tell what happened")."""
 
 from __future__ import annotations

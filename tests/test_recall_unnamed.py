@@ -1,7 +1,7 @@
 """Issue 16, multi-hop: when a question names a speaker of the dialogue turns it finds, the ranking
 vector is half the question as asked and half the question without that name: the name drew the
 replies that address the person ("Thanks Melanie!") above the person's own turns, which the speaker
-prior lifts anyway (docs/recall.md, "Speakers' names out of the vector"). The vectors here come from
+prior lifts anyway (docs/recall-experiments.md, "Speakers' names out of the vector"). The vectors here come from
 the Ollama stand-in (hashed bags of words), so which wording wins is known exactly."""
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ def test_embedded_default_model_end_to_end(tmp_path):
     data = json.loads(proc.stdout)
     assert data["mode"] == "semantic" and data["results"][0]["source"] == "memory/2026-11-01.md#L2"
     # a paraphrase sharing no word with the notes: under the notes floor since the words joined the
-    # cosine (docs/recall.md, "Words beside the cosine"), so shown with --min-score 0
+    # cosine (docs/recall-experiments.md, "Words beside the cosine"), so shown with --min-score 0
     proc = run_mem("recall", "power ran out on my computer", "--json", "--min-score", "0", cwd=ws, env=env, check=0)
     data = json.loads(proc.stdout)
     assert data["mode"] == "hybrid" and data["results"][0]["source"] == "memory/2026-11-01.md#L4"

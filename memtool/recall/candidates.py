@@ -22,13 +22,13 @@ from memtool.store import Filters, Store
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
 # Of the ranking vector, the share read without the speakers the query names (dialogue turns): chosen
 # leave one conversation out on LoCoMo as the point that lowers no category on the training
-# conversations at 10, 25 or 50 lines (docs/recall.md, "Multi-hop", "Speakers' names out of the vector").
+# conversations at 10, 25 or 50 lines (docs/recall-experiments.md, "Multi-hop", "Speakers' names out of the vector").
 UNNAMED_SHARE = 0.5
 # Language centring's share (memtool.recall.centring): 0, off, as shipped. On three bilingual sets
 # it lifts every cross-lingual half but costs monolingual questions (on the parallel set a record's
-# translation overtakes it); docs/recall.md, "The parallel set". bench.quality --centring S sets it.
+# translation overtakes it); docs/recall-experiments.md, "The parallel set". bench.quality --centring S sets it.
 CENTRING = 0.0
-NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall.md, "Words beside the cosine")
+NEAREST = 3  # records nearest to the query whose words the relevance reads (docs/recall-experiments.md, "Words beside the cosine")
 # What the translations appended to a query (`semantic`) add to its nearest record's cosine: the median
 # over the off-topic probes of the bilingual notes workspaces that get translations (.012; answerable
 # ones .004). The cross-lingual reading of the relevance takes it off again (`across_reading`).
@@ -36,11 +36,11 @@ ACROSS_LIFT = 0.012
 # What a semantic candidate written in the other language than the query (German or English) adds to
 # its cosine before fusion: e5-small sets any text nearer to the texts of its own language, so a
 # German question's nearest lines are German ones, an answer in English sits .03-.05 lower
-# (docs/recall.md, "Language centring"). Not for a candidate whose twin in the query's language is a
+# (docs/recall-experiments.md, "Language centring"). Not for a candidate whose twin in the query's language is a
 # candidate too (their vectors' cosine TWIN or more: one sentence in two languages, whichever the
 # question's own words find answers). Measured on the three bilingual sets (.015 and .88 best), and
 # off as shipped: the twins are read from the candidates' vectors, which would import numpy into the
-# parent of a one-shot read whose child searches (memtool.search_aside); docs/recall.md, "A lift
+# parent of a one-shot read whose child searches (memtool.search_aside); docs/recall-experiments.md, "A lift
 # across languages, twins excepted". bench.quality --foreign-lift L --twin T sets them.
 FOREIGN_LIFT = 0.0
 TWIN = 0.88
@@ -60,12 +60,12 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     nearest to the query's own words, best first (recall's relevance), and of the one nearest to
     the query with its translations (`across_reading`; none without them). The words `also` (its
     translations) are embedded with it, after it in brackets, for the ranking: `When does my
-    passport expire? (Reisepass)` (other ways measured in docs/recall.md, Cross-lingual); they
+    passport expire? (Reisepass)` (other ways measured in docs/recall-experiments.md, Cross-lingual); they
     would lift the relevance of any question (off-topic ones too), so it comes from the query alone.
     When the query names speakers of the dialogue turns found ("What has Melanie painted?"), the
     ranking vector is half the query as asked and half the query without those names: a name pulls
     the turns that address that person ("Wow, Melanie!"), while the speaker prior already lifts the
-    person's own turns (measured leave one conversation out: docs/recall.md, "Multi-hop").
+    person's own turns (measured leave one conversation out: docs/recall-experiments.md, "Multi-hop").
     `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`).
     `bilingual`: the notes hold the other language too; the ranking then lifts the records written in
     it (`lifted`)."""
@@ -122,7 +122,7 @@ def written_language(text: str) -> str:
 def across_reading(store: Store, query: str, also: list[str], across: list[tuple[int, float]],
                    counted: "Counted | None") -> tuple[float, float] | None:
     """(cosine, near) of the record nearest to the query with its translations `also`, for a second
-    reading of the relevance (`relevance.Verdict`, docs/recall.md "Cross-lingual: the floor"): only
+    reading of the relevance (`relevance.Verdict`, docs/recall-experiments.md "Cross-lingual: the floor"): only
     when that record is written in the other language and holds one of the translated words, its
     cosine less ACROSS_LIFT (what the bracketed words add to an off-topic question's nearest cosine,
     median), `near` the share of the query's words it holds (forms and translations). None otherwise."""
@@ -175,7 +175,7 @@ def _speakers_named(store: Store, query: str, found: list[tuple[int, float]]) ->
 def unnamed_share(query: str, named: set[str]) -> float:
     """The share of the ranking vector read without the speakers `named` in `query`: the same for
     every question. Rules on the question's form (one speaker or two, a name as subject, a
-    possessive or pronoun) were measured held out and not kept (docs/recall.md, "The share by the
+    possessive or pronoun) were measured held out and not kept (docs/recall-experiments.md, "The share by the
     question's form"); `bench.quality --report unnamed-rules` swaps this function per rule. Pure."""
     return UNNAMED_SHARE
 

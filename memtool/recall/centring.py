@@ -7,7 +7,7 @@ they say, so a question finds lines of its own language first. Subtracting each 
 vector (from the query that of the query's language, from a record that of its own) and comparing
 what is left removes that component (Libovický et al. 2020, "On the language neutrality of
 pre-trained multilingual representations"); recall can take away a share of it
-(memtool.recall.candidates.CENTRING; off as shipped, and then this module is not imported). Measured in docs/recall.md ("Language centring", "The parallel set"). The means come from an even sample of the index's records,
+(memtool.recall.candidates.CENTRING; off as shipped, and then this module is not imported). Measured in docs/recall-experiments.md ("Language centring", "The parallel set"). The means come from an even sample of the index's records,
 kept per process until the index changes; in an index with (next to) no text in one of the
 languages there is nothing to centre and the ranking is the model's.
 """

@@ -2,7 +2,7 @@
 their section (`context`), facts about the same entities (`entities`), or what a second query made
 of their own words finds (`second-hop`) — each at a share of the hit's score, before the list is
 cut to its line budget; or they lend their rarest words to the candidates already found
-(`feedback`). Measured leave-one-conversation-out (docs/recall.md, "Multi-hop"); recall runs
+(`feedback`). Measured leave-one-conversation-out (docs/recall-experiments.md, "Multi-hop"); recall runs
 `RECALL` (feedback); a benchmark sets the variants (`Memory.recall_expansion`)."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from memtool.dialogue import speaker_of
 from memtool.store import Filters, Store
 from memtool.value import FrozenValue
 
-SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (LoCoMo, docs/recall.md)
+SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (LoCoMo, docs/recall-experiments.md)
 # feedback: the facts its words may hold together, at most. Its query costs ~0.6 µs of BM25 per fact
 # matched: rarest words first up to this many facts (at 10^6: 20 -> 6 ms a query, top 10 .993 the
-# same); conversations and notes of a few thousand facts never reach it (docs/recall.md, "Feedback")
+# same); conversations and notes of a few thousand facts never reach it (docs/recall-experiments.md, "Feedback")
 FEEDBACK_FACTS = 2_000
 KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
@@ -43,7 +43,7 @@ class Expansion(FrozenValue):
 
 # What recall runs: feedback from the 8 best hits' 6 rarest words at 0.1: the point the held-out rule
 # (bench/multihop.py) picks on all three LoCoMo dev conversations; held out, no fold loses a category
-# at 10/25/50 lines and cat 1–4 / multi-hop gain (docs/recall.md, "Multi-hop").
+# at 10/25/50 lines and cat 1–4 / multi-hop gain (docs/recall-experiments.md, "Multi-hop").
 # Second-hop (seeds 5, share .35) met the held-out rule for hitL@10 but costs hitL@25/50, multiplies
 # lexical latency at 10^4 facts and adds facts without the query's words to exact-word queries.
 RECALL = Expansion(kind="feedback", seeds=8, share=0.1, words=6)

@@ -26,13 +26,13 @@ LEXICON = "lexicon_en_de.txt"
 # Whether a German word no entry is written as nor stems like is looked up as the regular verb form it
 # may be (`infinitives`: `schützt` → `schützen` → protect). Off, as shipped: measured on the three
 # bilingual sets it gains three cross-lingual questions and loses one (a half of the example set),
-# docs/recall.md "Cross-lingual: the floor and the remaining misses". bench.quality --verb-forms sets it.
+# docs/recall-experiments.md "Cross-lingual: the floor and the remaining misses". bench.quality --verb-forms sets it.
 VERB_FORMS = False
 # Whether a German word no entry is written as nor stems like (nor is a verb form, with VERB_FORMS) is
 # read as a compound (`_by_parts`: `Sturmfluten` → `Sturm`, `Fluten`), for the ranking's translations
 # only. Off, as shipped: on the three bilingual sets it gains German questions about English notes on
 # the docset and the parallel set but loses one on the example set, and read by the relevance too it
-# answers more off-topic German questions (docs/recall.md "Compounds and compound heads").
+# answers more off-topic German questions (docs/recall-experiments.md "Compounds and compound heads").
 # bench.quality --compounds sets it. A tail has at least COMPOUND_TAIL letters (`Hamburg` is no `burg`).
 COMPOUNDS = False
 COMPOUND_TAIL = 5

@@ -13,23 +13,23 @@ from memtool.recall.timeframe import caseless, tells_past
 from memtool.store import Filters, Store
 
 LEXICAL_WEIGHT = 0.5  # share of the normalised BM25 score in the fused score (the rest: cosine)
-FOREIGN_SEMANTIC = 1.0  # the semantic share of a candidate in the other language than the query (docs/recall.md, Cross-lingual)
+FOREIGN_SEMANTIC = 1.0  # the semantic share of a candidate in the other language than the query (docs/recall-experiments.md, Cross-lingual)
 # A dialogue turn whose speaker the query names (as a word): questions about a person are answered in
 # their own turns. 0.1 → 0.2 with the neighbour share 0.25 → 0.35: chosen leave-one-conversation-out on
 # LoCoMo as the point that costs no category on the training conversations; larger boosts rank the
-# real speaker's line too low for questions that name the wrong person (docs/recall.md, "Dialogue
+# real speaker's line too low for questions that name the wrong person (docs/recall-experiments.md, "Dialogue
 # priors, held out").
 SPEAKER_BOOST = 0.2
 NEIGHBOUR_SHARE = 0.35  # a dialogue turn inherits this share of the score of the turn before or after it
 # A dialogue turn (after the first hit) loses this much times its share of sentences that are questions,
 # after it lent its score to the turn that answers it and after feedback: a turn that asks ranks high for
 # a question by being one, and holds no answer. Chosen on LoCoMo leave one conversation out: .25 lowers no category at
-# 10, 25 or 50 lines on any conversation (docs/recall.md, "Multi-hop: decomposition and diversity").
+# 10, 25 or 50 lines on any conversation (docs/recall-experiments.md, "Multi-hop: decomposition and diversity").
 QUESTION_PENALTY = 0.25
 # The turn that answers a turn asking something (the one just after it, by someone else, asking nothing)
 # rises to the asking turn's score when that turn is among the first ANSWERED_HEAD hits, after the question
 # penalty: it inherits the match its question had ("What inspired you?" → "I painted it because…").
-# Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: answers raised, turns addressed
+# Chosen on LoCoMo leave one conversation out (docs/recall-experiments.md, "Multi-hop: answers raised, turns addressed
 # to the person asked about"); 0 turns it off.
 ANSWERED_HEAD = 10
 # A question in the present perfect about a person ("What has Melanie painted?", "Which cities has Jon
@@ -37,13 +37,13 @@ ANSWERED_HEAD = 10
 # own turns; a turn by someone else that names them ("Thanks, Melanie! I painted this…") answers
 # something else. Such a turn loses this much (1: about the whole range of a hybrid score), after the
 # answers are raised. Chosen on LoCoMo leave one conversation out: from .15 to 1 no category loses at 10,
-# 25 or 50 lines on any conversation; 1 gains the most (docs/recall.md, "Multi-hop: answers raised, turns
+# 25 or 50 lines on any conversation; 1 gains the most (docs/recall-experiments.md, "Multi-hop: answers raised, turns
 # addressed to the person asked about").
 ADDRESSED_PENALTY = 1.0
 # A question naming a person is most often answered by something that happened to them, and a turn that
 # tells what happened says when, from its own day ("yesterday", "last week", "two weekends ago":
 # `timeframe.tells_past`). Such a turn by a speaker the query names gains this much, after the addressed
-# turns are lowered. Chosen on LoCoMo leave one conversation out (docs/recall.md, "Multi-hop: turns that
+# turns are lowered. Chosen on LoCoMo leave one conversation out (docs/recall-experiments.md, "Multi-hop: turns that
 # tell what happened"); 0 turns it off.
 TOLD_BOOST = 0.1
 _DONE = (r"^\W*(?i:what|which|where|was|welche[mnrs]?|wo)\b[^?]*?\b(?i:has|have|hat|haben)\s+"
@@ -54,7 +54,7 @@ OPINION_BOOST = 0.15  # an opinion, when the query asks what someone prefers or 
 # URLs, Markdown and table punctuation, list markers.
 _LINKS = re.compile(r"!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)|<[^>]*>|https?://\S+")
 _TWO_LETTERS = re.compile(r"[^\W\d_]{2}")  # letters: word characters but digits and _
-TIME_BOOST = 0.25  # a fact dated in a span the query names ("last week"), fading near it (chosen held out, docs/recall.md)
+TIME_BOOST = 0.25  # a fact dated in a span the query names ("last week"), fading near it (chosen held out, docs/recall-experiments.md)
 _PREFERENCE = (r"\b(prefers?|preferences?|likes?|dislikes?|favou?rite|thinks?|opinions?|feels? about|"
                r"bevorzugt|mag|mögen|findet|meinung|lieber|hält .* von)\b", re.I,
                ("prefer", "like", "favo", "think", "opinion", "feel", "bevorzugt", "mag", "mögen", "findet", "meinung",
@@ -70,7 +70,7 @@ def fuse(lexical: list[tuple[int, float]], semantic: list[tuple[int, float]],
     found by only one side keeps that side's share. Measured on real conversations and the
     bilingual example set, this beat reciprocal-rank fusion (see docs/recall.md). A fact in
     another language than the query (`foreign`) cannot be found by the query's words, so its
-    semantic side counts in full (measured on the bilingual set, docs/recall.md).
+    semantic side counts in full (measured on the bilingual set, docs/recall-experiments.md).
     """
     scores: dict[int, float] = {}
     if lexical:

