@@ -67,3 +67,45 @@ def test_recall_doc_sections_cited_by_the_code_exist():
             cited += [(path.name, m.group(1), q) for q in re.findall(r'"([^"]+)"', m.group(2))]
     missing = [c for c in cited if not any(t.startswith(c[2]) for t in titles[c[1]])]
     assert len(cited) > 20 and not missing, missing
+
+
+def _github_anchors(path) -> set[str]:
+    """The #anchors GitHub gives a Markdown file's headings (lower case, punctuation but - and _ dropped,
+    spaces as -, a repeated heading numbered -1, -2 …), plus explicit <a name/id> anchors."""
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in text.split("\n"):
+        fenced ^= line.startswith("```")
+        m = None if fenced else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"`([^`]*)`", r"\1", m.group(1)))
+            slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+            seen[slug] = seen.get(slug, -1) + 1
+            yield slug if seen[slug] == 0 else f"{slug}-{seen[slug]}"
+    yield from re.findall(r'<a (?:name|id)="([^"]+)"', text)
+
+
+def test_relative_links_in_the_docs_resolve():
+    """Every relative link of README.md and docs/*.md names a file that exists and, for `#anchor`, a
+    heading of that file: moving a section between files must move its links too."""
+    import re
+
+    broken, checked = [], 0
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        fenced = False
+        for no, line in enumerate(doc.read_text(encoding="utf-8").split("\n"), start=1):
+            fenced ^= line.startswith("```")
+            if fenced:
+                continue
+            for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", line)):
+                if re.match(r"[a-z]+:", target):
+                    continue
+                name, _, anchor = target.partition("#")
+                dest = (doc.parent / name).resolve() if name else doc
+                checked += 1
+                if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in set(_github_anchors(dest))):
+                    broken.append(f"{doc.relative_to(ROOT)}:{no}: {target}")
+    assert checked > 50 and not broken, broken
