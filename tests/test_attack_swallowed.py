@@ -33,3 +33,33 @@ def test_check_names_the_file_that_retain_refuses(tmp_path):
         [("memory/2026-11-02.md", 4, "unclosed-comment")]
     human = run_mem("check", cwd=ws)
     assert "memory/2026-11-02.md:4:" in human.stdout + human.stderr
+
+
+def test_forget_leaves_the_marker_a_removed_line_carried(tmp_path):
+    """Forgetting a name that the first day's template comment mentions once hid the whole log (its
+    closing '-->' went with the line): recall then said "nothing found" and check said nothing."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    run_mem("retain", "W @Peter: Moved to Lisbon in November.", cwd=ws, check=0)
+    run_mem("retain", "Booked the flat viewing for Friday", cwd=ws, check=0)
+    day = next((ws / "memory").glob("*.md"))
+    proc, out = run_json("forget", "Peter", "--yes", cwd=ws)
+    assert proc.returncode == 0 and out["forgotten"], proc.stderr
+    assert [m.get("keeps") for m in out["matches"]] == ["-->", None]
+    text = day.read_text(encoding="utf-8")
+    assert "Peter" not in text and "\n-->\n" in text
+    proc, found = run_json("recall", "flat viewing", cwd=ws)
+    assert proc.returncode == 0 and found["results"], proc.stderr
+    assert run_json("check", cwd=ws)[1]["diagnostics"] == []
+
+
+def test_forget_refuses_what_would_change_how_other_lines_read(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, "memory.md", "# Core memory\n")
+    day = write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\nBooked the flat.\n<!--\nThe door code is 4711.\n-->\n")
+    before = day.read_bytes()
+    proc = run_mem("forget", "memory/2026-11-02.md#L4", "--yes", cwd=ws)
+    assert proc.returncode == 4 and "#L5" in proc.stderr and "hint:" in proc.stderr
+    assert day.read_bytes() == before
+    proc = run_mem("forget", "memory/2026-11-02.md#L4-L6", "--yes", cwd=ws, check=0)
+    assert day.read_text(encoding="utf-8") == "# 2026-11-02\n\nBooked the flat.\n"
