@@ -9,6 +9,7 @@ from __future__ import annotations
 from memtool.control_chars import refuse
 from memtool.errors import UsageError
 
+CORE = "memory.md"
 DEFAULT_LIMIT = 5000  # characters; `[core] max_chars` in memtool.toml
 
 
@@ -24,11 +25,37 @@ def _line(text: str) -> str:
     return text
 
 
+def _read_as_written(current: str, new: str, line: int, text: str) -> str:
+    """`new` (`current` with `text` at 1-based `line`), unless a comment or code fence around that line
+    would hide the text, or the text would change how the lines after it read (its own '<!--' or fence
+    left open swallowing them)."""
+    from memtool.document import parse, read_lines, split_lines
+
+    if any(d.code in ("unclosed-comment", "unclosed-fence") for d in parse(CORE, text).diagnostics):
+        raise CoreMemoryError("the text opens an HTML comment or code fence it does not close: what follows "
+                              f"in {CORE} would be hidden or read as code", "close it in the same text")
+    added = len(split_lines(text))
+    before, after = read_lines(CORE, current), read_lines(CORE, new)
+    hidden = [n for n in read_lines(CORE, text) if line + n - 1 not in after]
+    old = split_lines(current)
+    moved = [n for n in range(1, len(old) + 1)
+             if old[n - 1].strip() and (n in before) != ((n if n < line else n + added) in after)]
+    if hidden:
+        raise CoreMemoryError(f"line {line} of {CORE} is inside an HTML comment or code fence: the text would be hidden",
+                              f"add it before or after that block (mem get {CORE} numbers the lines)")
+    if moved:
+        raise CoreMemoryError(f"the text would change how line {moved[0]} of {CORE} reads (a comment or fence "
+                              "it opens or closes)", "add it before or after that block, or edit memory.md in an editor")
+    return new
+
+
 def append(current: str, text: str) -> str:
     """Add `text` (one or more lines) at the end."""
+    from memtool.document import split_lines
+
     text = _line(text)
     sep = "" if not current or current.endswith("\n") else "\n"
-    return f"{current}{sep}{text}\n"
+    return _read_as_written(current, f"{current}{sep}{text}\n", len(split_lines(current)) + 1, text)
 
 
 def replace(current: str, old: str, new: str) -> str:
@@ -54,7 +81,7 @@ def insert(current: str, line: int, text: str) -> str:
         raise CoreMemoryError(f"line {line} is outside memory.md (1..{len(lines) + 1})")
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    return "".join(lines[: line - 1] + [text + "\n"] + lines[line - 1:])
+    return _read_as_written(current, "".join(lines[: line - 1] + [text + "\n"] + lines[line - 1:]), line, text)
 
 
 def check_size(new: str, limit: int) -> None:

@@ -138,6 +138,11 @@ def parse(path: str, text: str, line_scan: bool = True) -> ParsedFile:
     return out
 
 
+def read_lines(path: str, text: str) -> set[int]:
+    """The 1-based lines of `text` that some record holds (not structure, not hidden in a comment)."""
+    return {n for r in parse(path, text).records for n in range(r.line_start, r.line_end + 1)}
+
+
 def _place(out: ParsedFile) -> None:
     """Every record's context starts with its page: the title (H1 or front matter), else the day of a
     daily log or the file's name (`bank/Note composer.md` → `Note composer`), so a short line like

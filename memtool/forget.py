@@ -118,14 +118,11 @@ def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None
 def reread(path: str, text: str, drop: set[int], markers: dict[int, str] | None = None) -> list[int]:
     """Lines kept (1-based, as numbered in `text`) that Markdown would read otherwise without `drop`:
     text a comment or code fence would now swallow (its closing line gone) or give up (its opening)."""
-    from memtool.document import parse
-
-    def read(t: str) -> set[int]:
-        return {n for r in parse(path, t).records for n in range(r.line_start, r.line_end + 1)}
+    from memtool.document import read_lines
 
     lines = split_keep_ends(text)
     markers = markers or {}
-    before, after = read(text), read(strip_lines(text, drop, markers))
+    before, after = read_lines(path, text), read_lines(path, strip_lines(text, drop, markers))
     kept = [n for n in range(1, len(lines) + 1) if n not in drop or n in markers]
     return [old for new, old in enumerate(kept, start=1)
             if old not in drop and lines[old - 1].strip() and (old in before) != (new in after)]

@@ -63,3 +63,23 @@ def test_forget_refuses_what_would_change_how_other_lines_read(tmp_path):
     assert day.read_bytes() == before
     proc = run_mem("forget", "memory/2026-11-02.md#L4-L6", "--yes", cwd=ws, check=0)
     assert day.read_text(encoding="utf-8") == "# 2026-11-02\n\nBooked the flat.\n"
+
+
+def test_core_edits_never_land_inside_a_comment_or_leave_one_open(tmp_path):
+    """`mem core insert 4` on a fresh workspace put the fact inside the template's comment: written,
+    backed up, reported as done, and never found by recall."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    core = ws / "memory.md"
+    before = core.read_bytes()
+    assert b"<!--" in before.split(b"\n")[2] and b"-->" in before.split(b"\n")[3]
+    proc = run_mem("core", "insert", "4", "- Prefers green tea.", cwd=ws)
+    assert proc.returncode == 2 and "inside an HTML comment" in proc.stderr and "hint:" in proc.stderr
+    for opened in ("<!-- draft", "```"):
+        proc = run_mem("core", "append", opened, cwd=ws)
+        assert proc.returncode == 2 and "does not close" in proc.stderr
+    assert core.read_bytes() == before
+    run_mem("core", "insert", "3", "- Prefers green tea.", cwd=ws, check=0)
+    run_mem("core", "append", "<!-- a note to myself -->", cwd=ws, check=0)
+    proc, found = run_json("recall", "green tea", cwd=ws)
+    assert found["results"][0]["source"] == "memory.md#L3"
