@@ -83,3 +83,18 @@ def test_core_edits_never_land_inside_a_comment_or_leave_one_open(tmp_path):
     run_mem("core", "append", "<!-- a note to myself -->", cwd=ws, check=0)
     proc, found = run_json("recall", "green tea", cwd=ws)
     assert found["results"][0]["source"] == "memory.md#L3"
+
+
+def test_a_note_to_a_bank_page_is_refused_where_a_comment_would_swallow_it(tmp_path):
+    """`mem note --page` answered bank/world.md#L6 for a line the page's open comment hid."""
+    ws = tmp_path / "ws"
+    write(ws, "memory.md", "# Core memory\n")
+    page = write(ws, "bank/world.md", "# World\n\nSome fact.\n<!-- draft\n")
+    before = page.read_bytes()
+    proc = run_mem("note", "Zebras are striped.", "--page", "bank/world.md", cwd=ws)
+    assert proc.returncode == 4 and "nothing was written" in proc.stderr and "hint:" in proc.stderr
+    assert page.read_bytes() == before
+    page.write_text("# World\n\nSome fact.\n<!-- draft -->\n", encoding="utf-8")
+    proc, out = run_json("note", "Zebras are striped.", "--page", "bank/world.md", cwd=ws)
+    assert proc.returncode == 0
+    assert run_json("recall", "zebras striped", cwd=ws)[1]["results"][0]["source"] == out["source"]
