@@ -111,6 +111,8 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
     name = page.strip().lstrip("@").strip()
     if not name:
         raise UsageError("the page name is empty", "give a bank page (bank/world.md) or an entity's name (Peter)")
+    if name.startswith("bank/") and not name.endswith(".md"):
+        raise UsageError(f"{name} is not a Markdown page", "give a page ending in .md (bank/world.md), or an entity's name")
     if name.endswith(".md"):
         rel = ws.relative(ws.resolve(name))
         if not rel.startswith("bank/"):

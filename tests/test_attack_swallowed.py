@@ -98,3 +98,13 @@ def test_a_note_to_a_bank_page_is_refused_where_a_comment_would_swallow_it(tmp_p
     proc, out = run_json("note", "Zebras are striped.", "--page", "bank/world.md", cwd=ws)
     assert proc.returncode == 0
     assert run_json("recall", "zebras striped", cwd=ws)[1]["results"][0]["source"] == out["source"]
+
+
+def test_a_note_to_a_bank_path_that_is_not_markdown_is_refused(tmp_path):
+    """`--page bank/todo.txt` made an entity page bank/entities/bank-todo.txt.md."""
+    ws = tmp_path / "ws"
+    write(ws, "memory.md", "# Core memory\n")
+    for page in ("bank/todo.txt", "bank/world"):
+        proc = run_mem("note", "Call the plumber.", "--page", page, cwd=ws)
+        assert proc.returncode == 2 and "not a Markdown page" in proc.stderr
+    assert not (ws / "bank").exists()
