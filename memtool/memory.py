@@ -22,7 +22,7 @@ from memtool.recall.expansion import RECALL
 from memtool.recall.worker import cores
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
-from memtool.workspace import Workspace, discover
+from memtool.workspace import Workspace, discover, home_path
 
 if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds); file events
     from memtool.changes import ChangeFeed
@@ -473,7 +473,7 @@ class Memory:
         """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""
         if not self.config.sync_key_file:
             return None
-        path = Path(self.config.sync_key_file).expanduser()
+        path = home_path(self.config.sync_key_file)
         return path if path.is_absolute() else self.ws.root / path
 
     def sync_key(self, show: bool = False) -> dict:

@@ -19,7 +19,7 @@ from memtool.sync.remotes import StaleManifest, open_remote
 from memtool.sync.round import Round
 from memtool.sync.shards import ShardedRemote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped
-from memtool.workspace import Workspace
+from memtool.workspace import Workspace, home_path
 
 __all__ = ["run", "status", "resolve", "set_off", "restore", "SyncBlocked"]
 
@@ -101,7 +101,7 @@ def clone(url: str, dest: Path, *, endpoint_url: str | None = None, region: str 
           key_file: Path | None = None, passphrase: str | None = None, progress: dict | None = None) -> dict:
     """A new workspace at `dest` holding the memory on `url`, bound to it. `dest` must be new or empty;
     the key (of an encrypted remote) is checked before anything is created."""
-    dest = dest.expanduser().absolute()
+    dest = home_path(dest).absolute()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder", "clone into a new folder: mem sync clone REMOTE NEW-DIR")
     remote = open_remote(url, endpoint_url=endpoint_url, region=region)

@@ -1,0 +1,32 @@
+"""Paths a newcomer mistypes: a `~user` that does not exist."""
+
+import pwd
+
+import pytest
+from conftest import mem_env, run_mem, write
+
+NO_USER = "~memtool-no-such-user"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    return ws
+
+
+def files(ws):
+    return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".memory" not in p.parts)
+
+
+def test_a_home_folder_of_no_user_is_a_usage_error_everywhere(ws, tmp_path):
+    with pytest.raises(KeyError):
+        pwd.getpwnam(NO_USER[1:])
+    for args in (["sync", f"{NO_USER}/remote"], ["sync", f"file://{NO_USER}/remote"],
+                 ["sync", "clone", str(tmp_path / "remote"), f"{NO_USER}/ws"], ["init", f"{NO_USER}/ws"],
+                 ["-w", f"{NO_USER}/ws", "status"], ["import", "obsidian", f"{NO_USER}/vault", "--dry-run"]):
+        proc = run_mem(*args, cwd=ws)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.startswith("error: cannot find the home folder") and "Traceback" not in proc.stderr
+    proc = run_mem("status", cwd=tmp_path, env=mem_env(MEM_WORKSPACE=NO_USER))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
