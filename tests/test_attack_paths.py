@@ -1,9 +1,9 @@
-"""Paths a newcomer mistypes: a `~user` that does not exist."""
+"""Paths a newcomer mistypes: a sync remote inside the workspace, a `~user` that does not exist."""
 
 import pwd
 
 import pytest
-from conftest import mem_env, run_mem, write
+from conftest import mem_env, run_mem
 
 NO_USER = "~memtool-no-such-user"
 
@@ -17,6 +17,17 @@ def ws(tmp_path):
 
 def files(ws):
     return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".memory" not in p.parts)
+
+
+@pytest.mark.parametrize("remote", [".", "bank/remote", ".memory/remote"])
+def test_a_sync_remote_inside_the_workspace_is_refused(ws, remote):
+    """`mem sync .` pushed manifest.json, objects/ and .manifest.lock among the notes and bound the
+    workspace to itself."""
+    before = files(ws)
+    proc = run_mem("sync", remote, cwd=ws)
+    assert proc.returncode == 2 and "workspace" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert files(ws) == before
+    assert not (ws / ".memory" / "remote").exists() and not (ws / ".memory" / "sync").exists()
 
 
 def test_a_home_folder_of_no_user_is_a_usage_error_everywhere(ws, tmp_path):
