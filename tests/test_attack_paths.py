@@ -41,3 +41,13 @@ def test_a_home_folder_of_no_user_is_a_usage_error_everywhere(ws, tmp_path):
         assert proc.stderr.startswith("error: cannot find the home folder") and "Traceback" not in proc.stderr
     proc = run_mem("status", cwd=tmp_path, env=mem_env(MEM_WORKSPACE=NO_USER))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("source", ["bank", "bank/world.md", "."])
+def test_importing_from_inside_the_workspace_is_refused(ws, source):
+    """`mem import obsidian bank` copied the workspace's own pages to bank/bank/ (and again, one level
+    deeper, on every run)."""
+    before = files(ws)
+    proc = run_mem("import", "obsidian", source, cwd=ws)
+    assert proc.returncode == 2 and "hint:" in proc.stderr, proc.stderr
+    assert files(ws) == before
