@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from memtool.control_chars import refuse
 from memtool.errors import UsageError
+from memtool.sections import line_end, lines_keepends
 
 CORE = "memory.md"
 DEFAULT_LIMIT = 5000  # characters; `[core] max_chars` in memtool.toml
@@ -53,9 +54,9 @@ def append(current: str, text: str) -> str:
     """Add `text` (one or more lines) at the end."""
     from memtool.document import split_lines
 
-    text = _line(text)
-    sep = "" if not current or current.endswith("\n") else "\n"
-    return _read_as_written(current, f"{current}{sep}{text}\n", len(split_lines(current)) + 1, text)
+    text, newline = _line(text), line_end(current)
+    sep = "" if not current or current.endswith(("\n", "\r")) else newline
+    return _read_as_written(current, f"{current}{sep}{_ends(text, newline)}{newline}", len(split_lines(current)) + 1, text)
 
 
 def replace(current: str, old: str, new: str) -> str:
@@ -75,13 +76,21 @@ def replace(current: str, old: str, new: str) -> str:
 
 def insert(current: str, line: int, text: str) -> str:
     """Insert `text` before 1-based `line` (`line` = number of lines + 1 appends)."""
-    text = _line(text)
-    lines = current.splitlines(keepends=True)
+    text, newline = _line(text), line_end(current)
+    lines = lines_keepends(current)
     if not 1 <= line <= len(lines) + 1:
         raise CoreMemoryError(f"line {line} is outside memory.md (1..{len(lines) + 1})")
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    return _read_as_written(current, "".join(lines[: line - 1] + [text + "\n"] + lines[line - 1:]), line, text)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += newline
+    return _read_as_written(current, "".join(lines[: line - 1] + [_ends(text, newline) + newline] + lines[line - 1:]),
+                            line, text)
+
+
+def _ends(text: str, newline: str) -> str:
+    """`text` with the file's line ends between its lines."""
+    from memtool.document import split_lines
+
+    return newline.join(split_lines(text))
 
 
 def check_size(new: str, limit: int) -> None:
