@@ -243,6 +243,10 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
+        if not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+        if entity is not None and not entity.strip().lstrip("@").strip():
+            raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
         from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
 
         return opinions.listing(self.opinion_threads(entity, newest=k), entity, k)

@@ -160,6 +160,8 @@ def opinions(
     data = memory("none").opinions(entity=entity, k=k)
     if json_:
         render.emit_json(data)
+    elif not data["opinions"]:
+        render.err.print(f"no opinions{' about ' + render.escape(entity) if entity else ''}")
     else:
         render.opinions(data)
 
