@@ -1,6 +1,11 @@
 """Options given wrong: an error that says so, the same as recall's, never a silently different answer."""
 
-from conftest import run_json, run_mem
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import mem_env, run_json, run_mem
 
 
 def test_opinions_checks_k_and_entity_and_says_when_there_are_none(example_ws):
@@ -16,3 +21,23 @@ def test_opinions_checks_k_and_entity_and_says_when_there_are_none(example_ws):
     assert proc.returncode == 0 and data["opinions"] == []
     proc, data = run_json("opinions", "--k", "2", cwd=example_ws)
     assert proc.returncode == 0 and data["count"] == 2
+
+
+def test_brackets_in_names_and_paths_are_shown_as_written(tmp_path):
+    """rich read them as markup: `mem about "[/x]"` and `mem status` in a folder named `[/w]` ended in a
+    MarkupError traceback; `mem about` said "[]" for "[[links]]" and `mem watch` dropped "[reflect]"."""
+    ws = tmp_path / "notes [/w]"
+    run_mem("init", ws, check=0)
+    proc = run_mem("status", cwd=ws, check=0)
+    assert f"workspace {ws}" in proc.stdout
+    proc = run_mem("about", "[/x]", cwd=ws, check=0)
+    assert "nothing is known about '[/x]'" in proc.stderr and "[[links]]" in proc.stderr
+    assert "[[links]]" in run_mem("entities", cwd=ws, check=0).stderr
+    watch = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "watch", "--interval", "0.2"],
+                             env=mem_env(), stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)
+    finally:
+        watch.send_signal(signal.SIGINT)
+        _, err = watch.communicate(timeout=30)
+    assert watch.returncode == 0 and f"watching {ws}" in err and "[reflect] auto" in err, err
