@@ -275,14 +275,22 @@ class Memory:
         from memtool import reading, writing
 
         if page is None:
-            return writing.note(self.ws, text, day)
-        return writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page))
+            return self._searchable(writing.note(self.ws, text, day))
+        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page)))
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
         from memtool import writing
 
-        return writing.retain(self.ws, bullet, day)
+        return self._searchable(writing.retain(self.ws, bullet, day))
+
+    def _searchable(self, written: dict) -> dict:
+        """A written line's answer, with `warnings` saying when its file is too large to be indexed."""
+        size = self.ws.resolve(written["path"]).stat().st_size
+        written["warnings"] = [] if size <= self.config.max_file_bytes else [
+            f"{written['path']} has {size:,} bytes, over [index] max_file_bytes ({self.config.max_file_bytes:,}): "
+            "it is not indexed, so recall will not find what was written; split the file or raise the limit"]
+        return written
 
     def retained_gone(self, fresh: bool = False) -> list[dict]:
         """Lines `mem retain` wrote that are no longer in their files (see `memtool.retain_log`)."""
