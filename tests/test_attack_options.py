@@ -1,9 +1,12 @@
 """Options given wrong: an error that says so, the same as recall's, never a silently different answer."""
 
+import json
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from conftest import mem_env, run_json, run_mem
 
@@ -56,3 +59,19 @@ def test_writing_to_a_file_too_large_to_index_says_so(tmp_path):
     proc = run_mem("note", "Okapi seen.", "--date", "2026-11-20", cwd=ws, check=0)
     assert "warning:" in proc.stderr and "max_file_bytes" in proc.stderr
     assert run_json("retain", "W: Small day.", "--date", "2026-11-21", cwd=ws)[1]["warnings"] == []
+
+
+def test_the_readmes_own_memory_filter_example_finds_the_facts_it_just_retained(tmp_path):
+    """README's `mem recall --entity Pete …` found nothing in the fresh memory it walks through (no
+    page gives Peter that alias there)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Your own memory", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [shlex.split(line.split("  #", 1)[0])[1:] for line in section.splitlines() if line.startswith("mem ")]
+    ws = tmp_path / "memory"
+    run_mem("init", ws, check=0)
+    for args in commands:
+        if args[0] == "retain":
+            run_mem(*args, cwd=ws, check=0)
+    listing = next(a for a in commands if a[0] == "recall" and "--entity" in a)
+    proc = run_mem(*listing, cwd=ws, check=0)
+    assert json.loads(proc.stdout)["count"] == 2  # the W and the O bullet about @Peter
