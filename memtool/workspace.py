@@ -229,7 +229,7 @@ class Workspace:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); refusing to modify it",
+            raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); memtool neither reads nor changes it",
                                  "save it as UTF-8 in an editor, then try again") from None
 
     # --- writing (the machinery is safe_writes.py) --------------------------------------------

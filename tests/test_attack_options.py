@@ -75,3 +75,15 @@ def test_the_readmes_own_memory_filter_example_finds_the_facts_it_just_retained(
     listing = next(a for a in commands if a[0] == "recall" and "--entity" in a)
     proc = run_mem(*listing, cwd=ws, check=0)
     assert json.loads(proc.stdout)["count"] == 2  # the W and the O bullet about @Peter
+
+
+def test_get_says_what_is_wrong_with_a_file_or_a_range(tmp_path):
+    """`mem get` of a file that is not UTF-8 said "refusing to modify it" (get only reads); a range
+    written backwards was "outside" the file."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    (ws / "bank" / "latin.md").write_bytes("Grüße\n".encode("latin-1"))
+    proc = run_mem("get", "bank/latin.md", cwd=ws)
+    assert proc.returncode == 4 and "not valid UTF-8" in proc.stderr and "modify" not in proc.stderr
+    proc = run_mem("get", "memory.md#L3-L1", cwd=ws)
+    assert proc.returncode == 2 and "backwards" in proc.stderr and "memory.md#L1-L3" in proc.stderr
