@@ -32,22 +32,35 @@ def _read_as_written(current: str, new: str, line: int, text: str) -> str:
     left open swallowing them)."""
     from memtool.document import parse, read_lines, split_lines
 
-    if any(d.code in ("unclosed-comment", "unclosed-fence") for d in parse(CORE, text).diagnostics):
+    if _left_open(parse(CORE, text)):
         raise CoreMemoryError("the text opens an HTML comment or code fence it does not close: what follows "
                               f"in {CORE} would be hidden or read as code", "close it in the same text")
-    added = len(split_lines(text))
-    before, after = read_lines(CORE, current), read_lines(CORE, new)
-    hidden = [n for n in read_lines(CORE, text) if line + n - 1 not in after]
-    old = split_lines(current)
-    moved = [n for n in range(1, len(old) + 1)
-             if old[n - 1].strip() and (n in before) != ((n if n < line else n + added) in after)]
+    hidden = [n for n in read_lines(CORE, text) if line + n - 1 not in read_lines(CORE, new)]
     if hidden:
         raise CoreMemoryError(f"line {line} of {CORE} is inside an HTML comment or code fence: the text would be hidden",
                               f"add it before or after that block (mem get {CORE} numbers the lines)")
+    return _others_read_as_before(current, new, line, 0, len(split_lines(text)))
+
+
+def _others_read_as_before(current: str, new: str, first: int, removed: int, added: int) -> str:
+    """`new` (`current` with lines `first`… replaced: `removed` of them by `added`), unless a line not
+    touched would read otherwise (hidden by a comment or fence opened or left open, or freed from one)."""
+    from memtool.document import parse, read_lines, split_lines
+
+    before, after = read_lines(CORE, current), read_lines(CORE, new)
+    old = split_lines(current)
+    moved = [n for n in range(1, len(old) + 1) if old[n - 1].strip() and not first <= n < first + removed
+             and (n in before) != ((n if n < first else n - removed + added) in after)]
+    if _left_open(parse(CORE, new)) > _left_open(parse(CORE, current)):
+        moved = moved or [first]
     if moved:
-        raise CoreMemoryError(f"the text would change how line {moved[0]} of {CORE} reads (a comment or fence "
-                              "it opens or closes)", "add it before or after that block, or edit memory.md in an editor")
+        raise CoreMemoryError(f"the edit would change how line {moved[0]} of {CORE} reads (a comment or code fence "
+                              "it opens or closes)", f"keep the '<!--', '-->' or fence, or edit {CORE} in an editor")
     return new
+
+
+def _left_open(parsed) -> int:
+    return sum(d.code in ("unclosed-comment", "unclosed-fence") for d in parsed.diagnostics)
 
 
 def append(current: str, text: str) -> str:
@@ -71,7 +84,13 @@ def replace(current: str, old: str, new: str) -> str:
     if count > 1:
         raise CoreMemoryError(f"the text to replace occurs {count} times in memory.md",
                               "include more of the surrounding text so it matches exactly once")
-    return current.replace(old, new, 1)
+    from memtool.document import split_lines
+
+    at = current.index(old)
+    first = len(split_lines(current[:at] + "x"))
+    removed = len(split_lines(current[:at] + old + "x")) - first + 1
+    edited = current.replace(old, new, 1)
+    return _others_read_as_before(current, edited, first, removed, len(split_lines(current[:at] + new + "x")) - first + 1)
 
 
 def insert(current: str, line: int, text: str) -> str:

@@ -108,3 +108,19 @@ def test_a_note_to_a_bank_path_that_is_not_markdown_is_refused(tmp_path):
         proc = run_mem("note", "Call the plumber.", "--page", page, cwd=ws)
         assert proc.returncode == 2 and "not a Markdown page" in proc.stderr
     assert not (ws / "bank").exists()
+
+
+def test_core_replace_never_opens_or_removes_a_block_around_other_lines(tmp_path):
+    """`core replace` of the template comment's ' -->' left memory.md open to its end (every later
+    append then hidden); removing the '<!--' turned the comment into text."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    core = ws / "memory.md"
+    run_mem("core", "append", "- Likes hiking.", cwd=ws, check=0)
+    before = core.read_bytes()
+    for old in (" -->", "<!-- Small"):
+        proc = run_mem("core", "replace", old, old.replace("-->", "").replace("<!-- ", ""), cwd=ws)
+        assert proc.returncode == 2 and "would change how line" in proc.stderr, proc.stderr
+    assert core.read_bytes() == before
+    run_mem("core", "replace", "Likes hiking.", "Likes long hikes.", cwd=ws, check=0)
+    assert run_json("recall", "long hikes", cwd=ws)[1]["results"][0]["source"] == "memory.md#L6"
