@@ -87,3 +87,16 @@ def test_get_says_what_is_wrong_with_a_file_or_a_range(tmp_path):
     assert proc.returncode == 4 and "not valid UTF-8" in proc.stderr and "modify" not in proc.stderr
     proc = run_mem("get", "memory.md#L3-L1", cwd=ws)
     assert proc.returncode == 2 and "backwards" in proc.stderr and "memory.md#L1-L3" in proc.stderr
+
+
+def test_the_journal_names_entity_pages_apart_from_the_typed_lists(tmp_path):
+    """The journal said "Updated 1 entity page(s): World" for bank/world.md."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    run_mem("retain", "W @Peter: Moved to Lisbon.", cwd=ws, check=0)
+    run_mem("retain", "B @Peter: I helped Peter move.", cwd=ws, check=0)
+    run_mem("reflect", "--force", cwd=ws, check=0)
+    journal = (ws / "bank" / "journal.md").read_text(encoding="utf-8")
+    assert "- Created 1 entity page(s): Peter\n" in journal
+    assert "the generated list in `bank/world.md`, `bank/experience.md`." in journal
+    assert "World" not in journal.split("entity page(s):", 1)[1].split("\n", 1)[0]
