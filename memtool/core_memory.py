@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from memtool.control_chars import refuse
 from memtool.errors import UsageError
+from memtool.sections import line_end, lines_keepends
 
+CORE = "memory.md"
 DEFAULT_LIMIT = 5000  # characters; `[core] max_chars` in memtool.toml
 
 
@@ -24,11 +26,50 @@ def _line(text: str) -> str:
     return text
 
 
+def _read_as_written(current: str, new: str, line: int, text: str) -> str:
+    """`new` (`current` with `text` at 1-based `line`), unless a comment or code fence around that line
+    would hide the text, or the text would change how the lines after it read (its own '<!--' or fence
+    left open swallowing them)."""
+    from memtool.document import parse, read_lines, split_lines
+
+    if _left_open(parse(CORE, text)):
+        raise CoreMemoryError("the text opens an HTML comment or code fence it does not close: what follows "
+                              f"in {CORE} would be hidden or read as code", "close it in the same text")
+    hidden = [n for n in read_lines(CORE, text) if line + n - 1 not in read_lines(CORE, new)]
+    if hidden:
+        raise CoreMemoryError(f"line {line} of {CORE} is inside an HTML comment or code fence: the text would be hidden",
+                              f"add it before or after that block (mem get {CORE} numbers the lines)")
+    return _others_read_as_before(current, new, line, 0, len(split_lines(text)))
+
+
+def _others_read_as_before(current: str, new: str, first: int, removed: int, added: int) -> str:
+    """`new` (`current` with lines `first`… replaced: `removed` of them by `added`), unless a line not
+    touched would read otherwise (hidden by a comment or fence opened or left open, or freed from one)."""
+    from memtool.document import parse, read_lines, split_lines
+
+    before, after = read_lines(CORE, current), read_lines(CORE, new)
+    old = split_lines(current)
+    moved = [n for n in range(1, len(old) + 1) if old[n - 1].strip() and not first <= n < first + removed
+             and (n in before) != ((n if n < first else n - removed + added) in after)]
+    if _left_open(parse(CORE, new)) > _left_open(parse(CORE, current)):
+        moved = moved or [first]
+    if moved:
+        raise CoreMemoryError(f"the edit would change how line {moved[0]} of {CORE} reads (a comment or code fence "
+                              "it opens or closes)", f"keep the '<!--', '-->' or fence, or edit {CORE} in an editor")
+    return new
+
+
+def _left_open(parsed) -> int:
+    return sum(d.code in ("unclosed-comment", "unclosed-fence") for d in parsed.diagnostics)
+
+
 def append(current: str, text: str) -> str:
     """Add `text` (one or more lines) at the end."""
-    text = _line(text)
-    sep = "" if not current or current.endswith("\n") else "\n"
-    return f"{current}{sep}{text}\n"
+    from memtool.document import split_lines
+
+    text, newline = _line(text), line_end(current)
+    sep = "" if not current or current.endswith(("\n", "\r")) else newline
+    return _read_as_written(current, f"{current}{sep}{_ends(text, newline)}{newline}", len(split_lines(current)) + 1, text)
 
 
 def replace(current: str, old: str, new: str) -> str:
@@ -43,18 +84,32 @@ def replace(current: str, old: str, new: str) -> str:
     if count > 1:
         raise CoreMemoryError(f"the text to replace occurs {count} times in memory.md",
                               "include more of the surrounding text so it matches exactly once")
-    return current.replace(old, new, 1)
+    from memtool.document import split_lines
+
+    at = current.index(old)
+    first = len(split_lines(current[:at] + "x"))
+    removed = len(split_lines(current[:at] + old + "x")) - first + 1
+    edited = current.replace(old, new, 1)
+    return _others_read_as_before(current, edited, first, removed, len(split_lines(current[:at] + new + "x")) - first + 1)
 
 
 def insert(current: str, line: int, text: str) -> str:
     """Insert `text` before 1-based `line` (`line` = number of lines + 1 appends)."""
-    text = _line(text)
-    lines = current.splitlines(keepends=True)
+    text, newline = _line(text), line_end(current)
+    lines = lines_keepends(current)
     if not 1 <= line <= len(lines) + 1:
         raise CoreMemoryError(f"line {line} is outside memory.md (1..{len(lines) + 1})")
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    return "".join(lines[: line - 1] + [text + "\n"] + lines[line - 1:])
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += newline
+    return _read_as_written(current, "".join(lines[: line - 1] + [_ends(text, newline) + newline] + lines[line - 1:]),
+                            line, text)
+
+
+def _ends(text: str, newline: str) -> str:
+    """`text` with the file's line ends between its lines."""
+    from memtool.document import split_lines
+
+    return newline.join(split_lines(text))
 
 
 def check_size(new: str, limit: int) -> None:

@@ -138,6 +138,11 @@ def parse(path: str, text: str, line_scan: bool = True) -> ParsedFile:
     return out
 
 
+def read_lines(path: str, text: str) -> set[int]:
+    """The 1-based lines of `text` that some record holds (not structure, not hidden in a comment)."""
+    return {n for r in parse(path, text).records for n in range(r.line_start, r.line_end + 1)}
+
+
 def _place(out: ParsedFile) -> None:
     """Every record's context starts with its page: the title (H1 or front matter), else the day of a
     daily log or the file's name (`bank/Note composer.md` → `Note composer`), so a short line like
@@ -215,15 +220,23 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
             _paragraph(out, tokens[i + 1].content, _first_line(tokens[i + 1].content, lines, tok.map),
                        headings, base_kind, in_retain)
         elif t in ("fence", "code_block") and tok.map:
+            closed = t == "fence" and _closes_fence(lines, tok)
             start = tok.map[0] + (1 if t == "fence" else 0)
-            end = tok.map[1] - (1 if t == "fence" and _closes_fence(lines, tok) else 0)
-            _add_lines(out, lines, start, end, headings, base_kind)
+            _add_lines(out, lines, start, tok.map[1] - closed, headings, base_kind)
+            if t == "fence" and not closed and _to_the_end(lines, tok):
+                out.diagnostics.append(Diagnostic(out.path, tok.map[0] + 1, "warning", "unclosed-fence",
+                                                  "a code fence opened here is never closed: the rest of the file "
+                                                  "is read as code (and nothing can be appended after it)"))
         elif t in ("thead_open", "thead_close", "table_close"):
             table.step(t, out, lines, headings, base_kind)
         elif t == "tr_open" and tok.map:
             table.row(tok.map, out, lines, headings, base_kind)
         elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
             _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+        elif t == "html_block" and tok.map and "-->" not in tok.content and _to_the_end(lines, tok):
+            out.diagnostics.append(Diagnostic(out.path, tok.map[0] + 1, "warning", "unclosed-comment",
+                                              "an HTML comment opened here is never closed ('-->'): the rest of "
+                                              "the file is hidden and not indexed (and nothing can be appended after it)"))
         i += 1
     return covered
 
@@ -301,6 +314,11 @@ def _first_line(content: str, lines: list[str], span: list[int]) -> int:
                     return j - offset + 1
             break
     return span[0] + 1
+
+
+def _to_the_end(lines: list[str], tok) -> bool:
+    """Whether a block runs to the end of the file (an unclosed fence or comment swallows what follows)."""
+    return not any(line.strip() for line in lines[tok.map[1]:])
 
 
 def _closes_fence(lines: list[str], tok) -> bool:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from memtool import blocks
-from memtool.errors import UsageError
+from memtool.errors import UsageError, WorkspaceError
 from memtool.safe_writes import FileChanged
 from memtool.workspace import Workspace
 
@@ -41,6 +41,7 @@ class FilePlan:
     lines: list[int]  # 1-based, ascending
     texts: list[str]
     digest: str  # the file's bytes the plan was made from (sha256), re-checked before writing
+    markers: dict[int, str] = field(default_factory=dict)  # removed lines that leave their block's marker
 
 
 @dataclass
@@ -54,7 +55,8 @@ class Plan:
         return sum(len(f.lines) for f in self.files)
 
     def matches(self) -> list[dict]:
-        return [{"source": f"{f.path}#L{n}", "text": t} for f in self.files for n, t in zip(f.lines, f.texts)]
+        return [{"source": f"{f.path}#L{n}", "text": t, **({"keeps": f.markers[n]} if n in f.markers else {})}
+                for f in self.files for n, t in zip(f.lines, f.texts)]
 
 
 def parse_target(spec: str) -> Target:
@@ -92,17 +94,71 @@ def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
     return [i for i, line in enumerate(lines, start=1) if any(n in line.casefold() for n in folded)]
 
 
-def strip_lines(text: str, drop: set[int]) -> str:
-    """`text` without the lines `drop` names; every other byte stays. A generated block that was
-    exactly as memtool wrote it is resealed (its hash updated), so reflect still owns it."""
+def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None) -> str:
+    """`text` without the lines `drop` names (a line in `markers` is left as that marker alone); every
+    other byte stays. A generated block that was exactly as memtool wrote it is resealed (its hash
+    updated), so reflect still owns it."""
     lines = split_keep_ends(text)
     sealed = _sealed_blocks(text)
-    kept = "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+    markers = markers or {}
+
+    def left(i: int, line: str) -> str:
+        if i not in drop:
+            return line
+        return markers[i] + line[len(line.rstrip("\r\n")):] if i in markers else ""
+
+    kept = "".join(left(i, line) for i, line in enumerate(lines, start=1))
     for name in sealed:
         block = blocks.find(kept, name)
         if block is not None:
             kept = kept[:block.start] + blocks.render(name, block.body) + kept[block.end:]
     return kept
+
+
+def reread(path: str, text: str, drop: set[int], markers: dict[int, str] | None = None) -> list[int]:
+    """Lines kept (1-based, as numbered in `text`) that Markdown would read otherwise without `drop`:
+    text a comment or code fence would now swallow (its closing line gone) or give up (its opening)."""
+    from memtool.document import read_lines
+
+    lines = split_keep_ends(text)
+    markers = markers or {}
+    before, after = read_lines(path, text), read_lines(path, strip_lines(text, drop, markers))
+    kept = [n for n in range(1, len(lines) + 1) if n not in drop or n in markers]
+    return [old for new, old in enumerate(kept, start=1)
+            if old not in drop and lines[old - 1].strip() and (old in before) != (new in after)]
+
+
+_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})")
+
+
+def marker(line: str) -> str | None:
+    """The block marker a line carries besides its text: a fence, a comment's '<!--' or '-->' (None: none, or both)."""
+    m = _FENCE.match(line)
+    if m:
+        return m.group(1) + m.group(2)
+    first_close, last_open = line.find("-->"), line.rfind("<!--")
+    closes = first_close >= 0 and not 0 <= line.find("<!--") < first_close  # ends a comment begun above
+    opens = last_open >= 0 and line.find("-->", last_open) < 0  # begins one that ends below
+    if closes != opens:
+        return "-->" if closes else "<!--"
+    return None
+
+
+def keep_blocks(path: str, text: str, drop: set[int]) -> dict[int, str]:
+    """Markers to leave where removed lines opened or closed a comment or code fence, so that every
+    other line is read as before; a `WorkspaceError` when that cannot be done."""
+    markers: dict[int, str] = {}
+    if reread(path, text, drop):
+        lines = split_keep_ends(text)
+        markers = {n: m for n in drop if (m := marker(line := lines[n - 1].rstrip("\r\n"))) and m.strip() != line.strip()}
+    moved = reread(path, text, drop, markers)
+    if moved:
+        where = f"L{moved[0]}" + (f"-L{moved[-1]}" if len(moved) > 1 else "")
+        raise WorkspaceError(f"removing lines of {path} would change how Markdown reads {path}#{where} "
+                             "(a comment or code fence would swallow or give up those lines)",
+                             "in an editor, put the comment's '<!--' / '-->' or the fence on a line of its own, "
+                             "then run mem forget again")
+    return markers
 
 
 def _sealed_blocks(text: str) -> list[str]:
@@ -148,8 +204,10 @@ def _add(result: Plan, ws: Workspace, rel: str, numbers: list[int]) -> None:
     if not numbers:
         return
     raw = ws.read_bytes(rel)
-    lines = split_keep_ends(raw.decode("utf-8"))
-    result.files.append(FilePlan(rel, numbers, [lines[n - 1].rstrip("\r\n") for n in numbers], digest(raw)))
+    text = raw.decode("utf-8")
+    lines = split_keep_ends(text)
+    result.files.append(FilePlan(rel, numbers, [lines[n - 1].rstrip("\r\n") for n in numbers], digest(raw),
+                                 keep_blocks(rel, text, set(numbers))))
 
 
 def remove(ws: Workspace, plan_: Plan) -> None:
@@ -163,4 +221,4 @@ def remove(ws: Workspace, plan_: Plan) -> None:
             raw = ws.read_bytes(f.path)
             if digest(raw) != f.digest:
                 raise FileChanged(f.path)
-            ws.write_atomic(f.path, strip_lines(raw.decode("utf-8"), set(f.lines)), expect=raw)
+            ws.write_atomic(f.path, strip_lines(raw.decode("utf-8"), set(f.lines), f.markers), expect=raw)

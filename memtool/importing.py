@@ -14,7 +14,7 @@ from pathlib import Path
 from memtool import trust
 from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.importers import FORMATS, Item, Plan, Skipped, Source, format_module, imported
-from memtool.workspace import Workspace
+from memtool.workspace import Workspace, home_path
 
 CREATE_BATCH = 200  # pages created per flush (create_new syncs once per batch)
 
@@ -45,13 +45,16 @@ def run(ws: Workspace, fmt: str, source: str | os.PathLike, *, tz, max_bytes: in
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", f"use one of: {', '.join(FORMATS)}")
     module = format_module(fmt)
-    path = Path(source).expanduser()
+    path = home_path(source)
     if not path.exists():
         raise UsageError(f"{source} does not exist", f"give the path of {module.EXPECTS}")
     path = path.resolve()
     if path == ws.root or path in ws.root.parents:
         raise UsageError(f"the workspace {ws.root} is inside {path}: importing would write into the source",
                          "import into a workspace outside the folder you import from")
+    if path.is_relative_to(ws.root) and (path.is_dir() or path.suffix.lower() == ".md"):
+        raise UsageError(f"{path} is inside the workspace {ws.root}: its notes are read there already, "
+                         "importing would copy them", "import from a folder outside the workspace")
     src, problems = read_source(module, path, max_bytes)
     plan = module.plan(src, tz)
     plan.skipped[:0] = problems

@@ -38,6 +38,15 @@ def invalid_arguments(errors: list[dict]) -> str:
     return "; ".join(_one(e) for e in errors)
 
 
+def unknown_arguments(given: dict, takes: dict) -> str | None:
+    """The arguments a tool does not take (a misspelt name would otherwise be dropped unseen), or None."""
+    unknown = [name for name in given if name not in takes]
+    if not unknown:
+        return None
+    return (f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"it takes {', '.join(takes) or 'none'}")
+
+
 def _one(error: dict) -> str:
     name = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
     ctx, kind = error.get("ctx") or {}, error.get("type", "")

@@ -17,7 +17,7 @@ from memtool.budget import MAX as BUDGET_MAX
 from memtool.budget import MIN as BUDGET_MIN
 from memtool.dates import parse_day
 from memtool.errors import MemError
-from memtool.mcp_answers import error_text, invalid_arguments, result
+from memtool.mcp_answers import error_text, invalid_arguments, result, unknown_arguments
 
 INSTRUCTIONS = """\
 Long-term memory over the user's Markdown notes: daily logs (memory/YYYY-MM-DD.md), core memory
@@ -67,6 +67,10 @@ def _server_class():
 
     class Server(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+            tool = next((t for t in await self.list_tools() if t.name == name), None)
+            unknown = tool and unknown_arguments(arguments or {}, tool.input_schema.get("properties", {}))
+            if unknown:
+                raise ToolError(f"{name}: {unknown}")
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:

@@ -22,7 +22,7 @@ from memtool.recall.expansion import RECALL
 from memtool.recall.worker import cores
 from memtool.store import Filters, Store
 from memtool.store.local import LocalState, LocalStateFile
-from memtool.workspace import Workspace, discover
+from memtool.workspace import Workspace, discover, home_path
 
 if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds); file events
     from memtool.changes import ChangeFeed
@@ -243,6 +243,10 @@ class Memory:
 
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
+        if not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+        if entity is not None and not entity.strip().lstrip("@").strip():
+            raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
         from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
 
         return opinions.listing(self.opinion_threads(entity, newest=k), entity, k)
@@ -271,14 +275,22 @@ class Memory:
         from memtool import reading, writing
 
         if page is None:
-            return writing.note(self.ws, text, day)
-        return writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page))
+            return self._searchable(writing.note(self.ws, text, day))
+        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page)))
 
     def retain(self, bullet: str, day: date | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
         from memtool import writing
 
-        return writing.retain(self.ws, bullet, day)
+        return self._searchable(writing.retain(self.ws, bullet, day))
+
+    def _searchable(self, written: dict) -> dict:
+        """A written line's answer, with `warnings` saying when its file is too large to be indexed."""
+        size = self.ws.resolve(written["path"]).stat().st_size
+        written["warnings"] = [] if size <= self.config.max_file_bytes else [
+            f"{written['path']} has {size:,} bytes, over [index] max_file_bytes ({self.config.max_file_bytes:,}): "
+            "it is not indexed, so recall will not find what was written; split the file or raise the limit"]
+        return written
 
     def retained_gone(self, fresh: bool = False) -> list[dict]:
         """Lines `mem retain` wrote that are no longer in their files (see `memtool.retain_log`)."""
@@ -473,7 +485,7 @@ class Memory:
         """The key file named in memtool.toml (`[sync] key_file`; relative to the workspace), or None."""
         if not self.config.sync_key_file:
             return None
-        path = Path(self.config.sync_key_file).expanduser()
+        path = home_path(self.config.sync_key_file)
         return path if path.is_absolute() else self.ws.root / path
 
     def sync_key(self, show: bool = False) -> dict:

@@ -48,7 +48,9 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     text = lines(ws, ws.relative(path))
     start = int(m.group(2) or 1)
     end = int(m.group(3) or (m.group(2) or len(text)))
-    if start < 1 or end < start or start > max(1, len(text)):
+    if end < start:
+        raise UsageError(f"lines {start}-{end} run backwards", f"write the first line first: {rel}#L{end}-L{start}")
+    if start < 1 or start > max(1, len(text)):
         raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})")
     end = min(end, len(text))
     out, shown, cut = _numbered(text, start, min(end, start + max_lines - 1))
@@ -111,6 +113,8 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
     name = page.strip().lstrip("@").strip()
     if not name:
         raise UsageError("the page name is empty", "give a bank page (bank/world.md) or an entity's name (Peter)")
+    if name.startswith("bank/") and not name.endswith(".md"):
+        raise UsageError(f"{name} is not a Markdown page", "give a page ending in .md (bank/world.md), or an entity's name")
     if name.endswith(".md"):
         rel = ws.relative(ws.resolve(name))
         if not rel.startswith("bank/"):

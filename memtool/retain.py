@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from memtool.records import RETAIN_KINDS
-from memtool.sections import Heading, headings, lines_keepends
+from memtool.sections import Heading, headings, line_end, lines_keepends
 
 ENTITY = r"@([^\W_][\w.\-]*[\w]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
@@ -156,7 +156,7 @@ def append_item(text: str, item: str, typed: bool, day_title: str) -> tuple[str,
     `## Retain` heading at the end; an untyped line goes at the end, under a new `## Notes` heading
     only when the file ends inside a Retain section. A new file starts with `# day_title`.
     """
-    newline = "\r\n" if "\r\n" in text else "\n"
+    newline = line_end(text)
     lines = lines_keepends(text)
     out: list[str] = []
     if not lines:

@@ -89,7 +89,7 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> in
     def plan(current: bytes) -> bytes:
         text = _decode(current, rel)
         suffix, line = retain.append_item(text, item, kind != "log", day_title)
-        _check_lands(rel, text + suffix, line, kind)
+        check_lands(rel, text + suffix, line, kind)
         landed[:] = [line]
         return suffix.encode("utf-8")
 
@@ -106,14 +106,14 @@ def _decode(raw: bytes, rel: str) -> str:
                              "save it as UTF-8 in an editor, then try again") from None
 
 
-def _check_lands(rel: str, text: str, line: int, kind: str) -> None:
+def check_lands(rel: str, text: str, line: int, kind: str) -> None:
     """Refuse (writing nothing) when Markdown would not read the new last line as a `kind` record."""
     from memtool.document import parse
 
     if not any(r.line_start == line and r.kind == kind for r in parse(rel, text).records):
         raise WorkspaceError(f"{rel} ends inside a block (an unclosed code fence, HTML block or comment?) that "
                              "would swallow a line added at its end; nothing was written",
-                             "close that block in an editor (mem check shows the file), then retain again")
+                             "close that block in an editor (mem check shows the file), then try again")
 
 
 def check_item(item: str, kind: str) -> None:

@@ -20,6 +20,11 @@ def lines_keepends(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
+def line_end(text: str) -> str:
+    """The line end a file uses (CRLF, CR or LF), for lines added to it."""
+    return "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+
+
 class Heading(NamedTuple):
     index: int  # 0-based line index
     level: int

@@ -229,7 +229,7 @@ class Workspace:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); refusing to modify it",
+            raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); memtool neither reads nor changes it",
                                  "save it as UTF-8 in an editor, then try again") from None
 
     # --- writing (the machinery is safe_writes.py) --------------------------------------------
@@ -324,11 +324,21 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def home_path(path: str | os.PathLike) -> Path:
+    """`path` with a leading `~` or `~user` expanded; a usage error when that home folder is unknown."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # ~name of no user here, or no home folder at all
+        text = os.fspath(path)
+        raise UsageError(f"cannot find the home folder {text.split('/')[0]!r} names in {text!r}",
+                         "write the full path") from None
+
+
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
         if value:
-            root = Path(value).expanduser()
+            root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"create one with: mem init {value}")
@@ -343,7 +353,7 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:
     """Create the workspace layout at `root`; existing files are never touched. Returns what was created."""
-    root = root.expanduser()
+    root = home_path(root)
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder", "choose another path for the workspace")
     root.mkdir(parents=True, exist_ok=True)

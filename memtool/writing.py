@@ -57,7 +57,9 @@ def note_page(ws: Workspace, text: str, rel: str) -> dict:
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
-        suffix, line = append_item(current.decode("utf-8"), item, False, rel.rsplit("/", 1)[-1][:-3])
+        text = current.decode("utf-8")
+        suffix, line = append_item(text, item, False, rel.rsplit("/", 1)[-1][:-3])
+        retain_log.check_lands(rel, text + suffix, line, "page")
         landed[:] = [line]
         return suffix.encode("utf-8")
 

@@ -110,6 +110,19 @@ def test_path_escapes_are_refused(example_ws, tmp_path):
         assert result.is_error and "top secret" not in result.content[0].text
 
 
+def test_a_misspelt_argument_is_an_error_not_dropped(example_ws):
+    """`recall(query=…, entities="Peter")` answered unfiltered: the SDK drops arguments a tool does not take."""
+    async def script(s):
+        return [await call(s, "recall", query="Lisbon", entities="Peter"), await call(s, "retain", text="W: x"),
+                await call(s, "status", verbose=True)]
+    recall, retain, status = session(example_ws, script)
+    assert recall.is_error and "unknown argument 'entities'" in recall.content[0].text
+    assert "entity" in recall.content[0].text  # it names what the tool takes
+    assert retain.is_error and "'text'" in retain.content[0].text
+    assert status.is_error and "it takes none" in status.content[0].text
+    assert "W: x" not in "".join(p.read_text(encoding="utf-8") for p in (example_ws / "memory").glob("*.md"))
+
+
 def test_concurrent_retains_from_mcp_and_cli_lose_nothing(example_ws):
     n = 40
 

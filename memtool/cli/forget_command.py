@@ -34,7 +34,8 @@ def forget(
     if not json_:
         render.err.print(f"{preview['count']} line(s) to remove:")
         for m in preview["matches"]:
-            render.out.print(f"  {render.escape(m['source'])}  {render.escape(m['text'])}")
+            keeps = f"  (keeps {m['keeps'].strip()}: the lines around it read as before)" if "keeps" in m else ""
+            render.out.print(f"  {render.escape(m['source'])}  {render.escape(m['text'])}{render.escape(keeps)}")
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("mem forget asks before removing anything, and no one can answer here",

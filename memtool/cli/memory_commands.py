@@ -31,6 +31,8 @@ def retain(
     Example: mem retain "O(c=0.8) @Peter: Prefers short replies on WhatsApp."
     """
     result = memory().retain(bullet, parse_day(day, date.today()) if day else None)
+    for w in result["warnings"]:
+        render.warn(w)
     if json_:
         render.emit_json(result)
     else:
@@ -50,6 +52,8 @@ def note(
     if page and day:
         raise typer.BadParameter("a note goes to a day's log (--date) or to a page (--page), not both", param_hint="--page/--date")
     result = memory().note(text, page=page, day=parse_day(day, date.today()) if day else None)
+    for w in result["warnings"]:
+        render.warn(w)
     if json_:
         render.emit_json(result)
     else:
@@ -160,6 +164,8 @@ def opinions(
     data = memory("none").opinions(entity=entity, k=k)
     if json_:
         render.emit_json(data)
+    elif not data["opinions"]:
+        render.err.print(f"no opinions{' about ' + render.escape(entity) if entity else ''}")
     else:
         render.opinions(data)
 

@@ -181,7 +181,7 @@ def created(root, items: list[str]) -> None:
         _console(True).print(f"created {item}")
     if not items:
         _console(True).print("nothing to create: the workspace is complete")
-    _console(False).print(str(root))
+    _console(False).print(escape(str(root)))
 
 
 def index_report(report) -> None:
@@ -202,7 +202,7 @@ def _counts(d: dict) -> str:
 def status(data: dict) -> None:
     """`mem status`: one labelled line per area (files, facts, index, providers, sync, …)."""
     o = _console(False)
-    o.print(f"[bold]workspace[/bold] {data['workspace']}")
+    o.print(f"[bold]workspace[/bold] {escape(data['workspace'])}")
     o.print(f"[bold]files[/bold]     {data['files']} " + _counts(data["files_by_kind"]))
     o.print(f"[bold]facts[/bold]     {data['facts']} " + _counts(data["facts_by_kind"]))
     o.print(f"[bold]entities[/bold]  {data['entities']} mentioned, {data['entity_pages']} with a page")
@@ -291,8 +291,8 @@ def file_lines(data: dict) -> None:
 def about(data: dict) -> None:
     """`mem about`: the entity, its aliases and page, then the facts that mention it."""
     if not data["page"] and not data["facts"]:  # "nothing found" is success, as for recall --entity
-        _console(True).print(f"nothing is known about {data['entity']!r} (entities are @mentions, [[links]] or pages"
-                             " in bank/entities/; try mem recall)")
+        _console(True).print(escape(f"nothing is known about {data['entity']!r} (entities are @mentions, [[links]] "
+                                    "or pages in bank/entities/; try mem recall)"))
         return
     o = _console(False)
     o.print(f"[bold]{escape(data['entity'])}[/bold]"
@@ -355,7 +355,7 @@ def entities(data: dict) -> None:
     """`mem entities`: one line each: name, facts, aliases, page."""
     o = _console(False)
     if not data["entities"]:
-        _console(True).print("[dim]no entities (they are @mentions, [[links]] or pages in bank/entities/)[/dim]")
+        _console(True).print(f"[dim]{escape('no entities (they are @mentions, [[links]] or pages in bank/entities/)')}[/dim]")
     for e in data["entities"]:
         aka = f"  [dim]aka {escape(', '.join(e['aliases']))}[/dim]" if e["aliases"] else ""
         page = f"  [underline]{escape(e['page'])}[/underline]" if e["page"] else ""

@@ -16,9 +16,9 @@ def run(mem, interval: float, poll: bool, embedder: str | None, sync: bool = Fal
     """Watch `mem`'s workspace until interrupted (syncing by itself with `sync`); closes `mem` at the end."""
     problem = "--poll was given" if poll else mem.follow()
     if problem:
-        render.err.print(f"watching {mem.ws.root}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
+        render.err.print(f"watching {render.escape(str(mem.ws.root))}: checking every file every {interval:g}s ({problem}); Ctrl-C stops")
     else:
-        render.err.print(f"watching {mem.ws.root} for changes (Ctrl-C stops)")
+        render.err.print(f"watching {render.escape(str(mem.ws.root))} for changes (Ctrl-C stops)")
     lock = threading.Lock()
     signal.signal(signal.SIGTERM, _interrupt)  # a service manager's stop is a clean stop too, from the start
     server = ReadServer(mem, lock, embedder)
@@ -54,7 +54,7 @@ def auto_reflect(mem, embedder: str | None):
     from memtool.reflect.auto import AutoReflect
 
     every = mem.config.reflect_auto_every
-    render.err.print(f"reflect runs by itself when its gates open (looking every {every:g} min; [reflect] auto)")
+    render.err.print(f"reflect runs by itself when its gates open (looking every {every:g} min; {render.escape('[reflect] auto')})")
     return AutoReflect(mem.ws.root, every, embedder,
                        tell=lambda line: render.err.print(f"{time.strftime('%H:%M:%S')} {render.escape(line)}")).start()
 

@@ -32,9 +32,13 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     lines = [head, ""]
     for action, label in (("create", "Created"), ("update", "Updated")):
         pages = [p for p in plan.count(action) if p.path != "bank/opinions.md"]
-        if pages:
+        entity_pages = [p for p in pages if p.path.startswith("bank/entities/")]
+        if entity_pages:
             # plain names: a [[link]] here would make the journal itself a fact about each entity
-            lines.append(f"- {label} {len(pages)} entity page(s): " + ", ".join(p.entity for p in pages))
+            lines.append(f"- {label} {len(entity_pages)} entity page(s): " + ", ".join(p.entity for p in entity_pages))
+        kinds = [p for p in pages if p not in entity_pages]  # bank/world.md, bank/experience.md: the typed lists
+        if kinds:
+            lines.append(f"- {label} the generated list in " + ", ".join(f"`{p.path}`" for p in kinds) + ".")
     if any(p.path == "bank/opinions.md" and p.action in ("create", "update") for p in plan.pages):
         lines.append("- Rewrote the generated opinions in `bank/opinions.md`.")
     legal = [p for p in plan.count("skipped") if p.reason.startswith("trust: legal")]

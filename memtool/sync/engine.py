@@ -15,11 +15,11 @@ from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed
 from memtool.sync.local import sync_files
 from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe_device, shown
 from memtool.sync.merge import merge3
-from memtool.sync.remotes import StaleManifest, open_remote
+from memtool.sync.remotes import FolderRemote, StaleManifest, open_remote
 from memtool.sync.round import Round
 from memtool.sync.shards import ShardedRemote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped
-from memtool.workspace import Workspace
+from memtool.workspace import Workspace, home_path
 
 __all__ = ["run", "status", "resolve", "set_off", "restore", "SyncBlocked"]
 
@@ -42,6 +42,10 @@ def run(ws: Workspace, url: str | None = None, *, endpoint_url: str | None = Non
         raise UsageError("no remote to sync with",
                          "give one: mem sync /path/to/folder  or  mem sync s3://bucket/prefix")
     remote = open_remote(url, endpoint_url=endpoint_url, region=region)
+    if isinstance(remote, FolderRemote) and remote.root.is_relative_to(ws.root):
+        raise UsageError(f"the remote {remote.url} is {'this workspace' if remote.root == ws.root else 'inside this workspace'}"
+                         "; its manifest and objects would be written among your notes",
+                         "sync with a folder outside the workspace (another disk, a synced folder)")
     if binding and binding["remote"] != remote.url:
         raise SyncBlocked(f"this workspace is bound to {binding['remote']}, not {remote.url}",
                           "sync paused to keep two memories apart; to use another remote, start a new workspace "
@@ -101,7 +105,7 @@ def clone(url: str, dest: Path, *, endpoint_url: str | None = None, region: str 
           key_file: Path | None = None, passphrase: str | None = None, progress: dict | None = None) -> dict:
     """A new workspace at `dest` holding the memory on `url`, bound to it. `dest` must be new or empty;
     the key (of an encrypted remote) is checked before anything is created."""
-    dest = dest.expanduser().absolute()
+    dest = home_path(dest).absolute()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest} exists and is not an empty folder", "clone into a new folder: mem sync clone REMOTE NEW-DIR")
     remote = open_remote(url, endpoint_url=endpoint_url, region=region)

@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 from memtool.errors import ProviderUnavailable, UsageError
 from memtool.safe_writes import create_whole, remove_stale_temp, replace_atomically
+from memtool.workspace import home_path
 
 NOT_MODIFIED = object()
 _REV = re.compile(r"[0-9a-f]{64}")
@@ -77,8 +78,7 @@ def open_remote(url: str, *, endpoint_url: str | None = None, region: str | None
     if "://" in url and not url.startswith("file://"):
         raise UsageError(f"unsupported remote {url!r}",
                          "use a folder path (e.g. /mnt/disk/memory) or s3://bucket/prefix")
-    path = Path(url[len("file://"):] if url.startswith("file://") else url).expanduser()
-    return FolderRemote(path)
+    return FolderRemote(home_path(url[len("file://"):] if url.startswith("file://") else url))
 
 
 class FolderRemote:

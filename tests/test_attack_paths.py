@@ -1,0 +1,53 @@
+"""Paths a newcomer mistypes: a sync remote inside the workspace, a `~user` that does not exist."""
+
+import pwd
+
+import pytest
+from conftest import mem_env, run_mem
+
+NO_USER = "~memtool-no-such-user"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    return ws
+
+
+def files(ws):
+    return sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*") if ".memory" not in p.parts)
+
+
+@pytest.mark.parametrize("remote", [".", "bank/remote", ".memory/remote"])
+def test_a_sync_remote_inside_the_workspace_is_refused(ws, remote):
+    """`mem sync .` pushed manifest.json, objects/ and .manifest.lock among the notes and bound the
+    workspace to itself."""
+    before = files(ws)
+    proc = run_mem("sync", remote, cwd=ws)
+    assert proc.returncode == 2 and "workspace" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert files(ws) == before
+    assert not (ws / ".memory" / "remote").exists() and not (ws / ".memory" / "sync").exists()
+
+
+def test_a_home_folder_of_no_user_is_a_usage_error_everywhere(ws, tmp_path):
+    with pytest.raises(KeyError):
+        pwd.getpwnam(NO_USER[1:])
+    for args in (["sync", f"{NO_USER}/remote"], ["sync", f"file://{NO_USER}/remote"],
+                 ["sync", "clone", str(tmp_path / "remote"), f"{NO_USER}/ws"], ["init", f"{NO_USER}/ws"],
+                 ["-w", f"{NO_USER}/ws", "status"], ["import", "obsidian", f"{NO_USER}/vault", "--dry-run"]):
+        proc = run_mem(*args, cwd=ws)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.startswith("error: cannot find the home folder") and "Traceback" not in proc.stderr
+    proc = run_mem("status", cwd=tmp_path, env=mem_env(MEM_WORKSPACE=NO_USER))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("source", ["bank", "bank/world.md", "."])
+def test_importing_from_inside_the_workspace_is_refused(ws, source):
+    """`mem import obsidian bank` copied the workspace's own pages to bank/bank/ (and again, one level
+    deeper, on every run)."""
+    before = files(ws)
+    proc = run_mem("import", "obsidian", source, cwd=ws)
+    assert proc.returncode == 2 and "hint:" in proc.stderr, proc.stderr
+    assert files(ws) == before
