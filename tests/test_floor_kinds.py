@@ -158,15 +158,42 @@ def test_1_answerable_question_with_a_modest_cosine_and_its_rare_words_in_the_no
 
 
 def test_1_word_shares_weigh_rare_words_and_the_words_of_one_record():
-    # three words: one in 1 of 100 facts, one in 50, one in none; the first record holds the
+    # three words: one in 3 of 300 facts, one in 150, one in none; the first record holds the
     # first two, the second only the common one
-    known, near = word_shares([1, 50, 0], 100, [[True, True, False], [False, True, False]])
+    known, near = word_shares([3, 150, 0], 300, [[True, True, False], [False, True, False]])
     assert 0.4 < known < 0.6  # the word found nowhere weighs most
     assert near == pytest.approx(known)
-    only_common = word_shares([1, 50, 0], 100, [[False, True, False]])[1]
+    only_common = word_shares([3, 150, 0], 300, [[False, True, False]])[1]
     assert 0 < only_common < 0.1  # a word in half the facts says little
-    assert word_shares([], 100, []) is None
+    assert word_shares([], 300, []) is None
     cal = Calibration(midpoint=0.82, scale=0.016, words=3.4, together=2.9)
     assert cal.relevance(0.82, 0.5, 0.5) == pytest.approx(0.5)  # even odds at the midpoint, half the words
     assert cal.relevance(0.84, 0.0, 0.0) < 0.3 < cal.relevance(0.81, 1.0, 1.0)
     assert cal.relevance(0.82) == pytest.approx(0.5)  # no content words: the cosine alone
+
+
+def test_16_a_new_memory_is_read_as_one_of_the_size_the_word_constants_were_fitted_on():
+    """Three facts that all name Peter: over three facts "Peter" would weigh nothing, and a question
+    naming him would count as one about nothing the notes hold. Below FITTED_FACTS a workspace is
+    read as if it held that many; at and above it, as it is."""
+    from memtool.recall.relevance import FITTED_FACTS
+
+    tiny = word_shares([3, 0], 3, [[True, False]])
+    assert tiny == word_shares([3, 0], FITTED_FACTS, [[True, False]])
+    assert tiny[0] > 0.3  # Peter counts; "live", found nowhere, still weighs more
+    assert word_shares([3, 0], 5000, [[True, False]]) != word_shares([3, 0], FITTED_FACTS, [[True, False]])
+
+
+def test_16_the_readmes_first_question_is_answered_in_a_new_memory(tmp_path):
+    """The README's quick start: three retains in a new memory, then "where does Peter live". It
+    answered "nothing relevant" (best 0.12); a question about nothing there still does."""
+    ws = tmp_path / "memory"
+    run_mem("init", str(ws), env=ENV)
+    for fact in ("W @Peter: Moved to Lisbon in November.", "O(c=0.8) @Peter: Prefers short WhatsApp messages.",
+                 "Peter called about the flat"):
+        assert run_mem("-w", str(ws), "retain", fact, env=ENV).returncode == 0
+    data = run_json("-w", str(ws), "recall", "where does Peter live", "--k", "5", env=ENV)[1]
+    assert data["below_floor"] == 0 and data["best_score"] >= 0.3, data
+    assert any("Lisbon" in r["content"] for r in data["results"])
+    off = run_json("-w", str(ws), "recall", "what is the capital of France", "--k", "5", env=ENV)[1]
+    assert off["results"] == [] and off["below_floor"] > 0 and off["best_score"] < 0.3

@@ -53,6 +53,13 @@ class Calibration(FrozenValue):
         return max(p, self.either.relevance(cosine, known, near))
 
 
+# The fewest facts of a workspace the word constants were fitted on (the example workspace: 312).
+# A smaller workspace is read as if it held that many: in a new memory of three facts that all name
+# Peter, "Peter" is not a common word, yet its IDF over three facts would be ~0, and "where does Peter
+# live" would count as a question about nothing the notes hold. At and above it nothing changes.
+FITTED_FACTS = 300
+
+
 def word_shares(doc_counts: list[int], facts: int, nearest: list[list[bool]]) -> tuple[float, float] | None:
     """(known, near) for a query's distinct content words, each weighted by its rarity (IDF):
     `known`, the share the workspace holds at all (`doc_counts`: per word, how many of the `facts`
@@ -61,6 +68,7 @@ def word_shares(doc_counts: list[int], facts: int, nearest: list[list[bool]]) ->
     per word, whether it holds it). None without content words."""
     if not doc_counts:
         return None
+    facts = max(facts, FITTED_FACTS)
     idf = [math.log(1.0 + (facts - n + 0.5) / (n + 0.5)) for n in doc_counts]
     total = sum(idf)
     known = sum(w for w, n in zip(idf, doc_counts) if n > 0) / total
