@@ -7,8 +7,9 @@ import os
 
 __version__ = "0.1.0"
 
-# `typing.TYPE_CHECKING` without importing `typing` (~10 M instructions of a one-shot `mem recall`, docs/benchmarks.md):
-# type checkers take any name TYPE_CHECKING as true. The modules a recall loads import it from here.
+# `typing.TYPE_CHECKING` without importing `typing` (~10 M instructions of a one-shot `mem recall`,
+# docs/benchmarks-history.md): type checkers take any name TYPE_CHECKING as true. The modules a
+# recall loads import it from here.
 TYPE_CHECKING = False
 
 # numpy's OpenBLAS keeps its worker threads spinning after each call, and they then compete with the

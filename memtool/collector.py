@@ -23,7 +23,7 @@ def imports_kept():
     `mem recall`), and every later collection, the two at exit included, walked all of it again
     (~10 ms). `gc.freeze` moves them out of the collector's sight; what a command creates later
     is collected as before, and reference counting frees everything else at once. The collector
-    runs again afterwards if it did before (docs/benchmarks.md, One-shot `mem recall`)."""
+    runs again afterwards if it did before (docs/benchmarks-history.md, One-shot `mem recall`)."""
     with paused():
         try:
             yield
@@ -37,7 +37,7 @@ def lasting_imports():
     (`one_read`), freeze what was imported too (`imports_kept`). numpy and the embedded model's
     binding, imported by a hybrid read itself, are ~25,000 objects that the collection at exit
     walked again, with whatever the read made before them (~19 M instructions of a one-shot hybrid
-    `mem recall`; 39 ms of wall under load; docs/benchmarks.md, "hyshot4 session"). A long-running
+    `mem recall`; 39 ms of wall under load; docs/benchmarks-history.md, "hyshot4 session"). A long-running
     process only pauses the collector: freezing there would also keep for good whatever the read
     holds at that moment."""
     with imports_kept() if _one_read else paused():

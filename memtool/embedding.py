@@ -34,7 +34,7 @@ class Embedding:
     def keep_queries(self, local: LocalStateFile) -> None:
         """Reuse the query vectors kept in `local` and keep those `search` embeds (the embedded
         model only, for a process that answers one read: there loading the model costs more than
-        embedding a query; docs/benchmarks.md, "hyshot4 session"). The child forked at start
+        embedding a query; docs/benchmarks-history.md, "hyshot4 session"). The child forked at start
         (memtool.search_aside) reads them there itself."""
         self.kept_in = local
 

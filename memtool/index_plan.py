@@ -2,7 +2,7 @@
 `IndexPlan`, `plan` (pure), and the `IndexReport` every path returns.
 
 Apart from `memtool.indexer` (parsing, writing, embedding), so that a read whose files did not
-change imports neither the indexer nor the parser's record classes (docs/benchmarks.md, One-shot
+change imports neither the indexer nor the parser's record classes (docs/benchmarks-history.md, One-shot
 `mem recall`)."""
 
 from __future__ import annotations

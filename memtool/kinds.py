@@ -1,7 +1,7 @@
 """Names shared by the parser, the index and recall, without the record classes: the kinds of
 record and file, and the parser's version. A read whose files did not change needs these and
 never builds a record (memtool.records), so it does not create those classes (~3 ms of a one-shot
-`mem recall`; docs/benchmarks.md)."""
+`mem recall`; docs/benchmarks-history.md)."""
 
 # Bump when the records or diagnostics `document.parse` makes of the same text change: the index is
 # then rebuilt. 2: bank/journal.md is not indexed; sync conflict copies are recognised.

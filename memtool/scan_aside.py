@@ -124,7 +124,7 @@ def ahead(workspace) -> ScanAside | None:
     """The stat check of the workspace named by `workspace` (`-w`; else $MEM_WORKSPACE or the current
     directory's ancestry) started now in a child, for the one-shot read about to import the library:
     with a core likely free and no search child forked for the query's vectors (memtool.search_aside:
-    a third process on two cores cost a hybrid one-shot ~40 ms of wall; docs/benchmarks.md, "One-shot
+    a third process on two cores cost a hybrid one-shot ~40 ms of wall; docs/benchmarks-history.md, "One-shot
     `mem recall`"), whatever the load and the search child with $MEM_STAT_CHECK `ahead` or `child`,
     at any size, never with `inline`. None where it is not started (a workspace not found is said by
     the read itself). The child is ended at exit if nothing took its scan (an error before the read)."""

@@ -9,7 +9,7 @@ one request: the query texts, the index and its sign file. It embeds the texts, 
 back, searches the sign file (memtool.store.ann) through its own read-only connection, as the
 parent would (the same code: `Vectors.nearest_each`), and sends the nearest (hash, cosine) lists
 (`marshal`, each message with its length first). The parent then never imports numpy on that path
-(docs/benchmarks.md, "hyshot2 session"), and keeps the vectors while the child searches ("hyshot5").
+(docs/benchmarks-history.md, "hyshot2 session"), and keeps the vectors while the child searches ("hyshot5").
 
 The child writes nothing: where the sign file would have to be made, caught up or repaired, or
 where exact search answers, it says so and the parent searches itself (and says what it does, as
@@ -257,7 +257,7 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
     try:
         gc.disable()  # what it imports and makes lives until `os._exit`: collections would free nothing
         # One short query on the other core while the parent works on this one: a team of two
-        # threads only took turns there (docs/benchmarks.md, "hyshot3 session"); same bytes with any
+        # threads only took turns there (docs/benchmarks-history.md, "hyshot3 session"); same bytes with any
         # team size. Read when the engine's OpenMP runtime loads; a value the user set is kept.
         os.environ.setdefault("OMP_NUM_THREADS", "1")
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the child; the parent cleans up
@@ -276,7 +276,7 @@ def _child(parent: int, query: str | None, workspace: str | None, request_r: int
         wanted_now = query and query.strip() and len(query) <= 1_000
         ready = _kept(embedder, workspace, [query]) if wanted_now else {}
         # numpy (the search's) imported in a thread while this one loads the model and embeds the
-        # query in C (ctypes lets go of the GIL meanwhile; docs/benchmarks.md, "hyshot5 session")
+        # query in C (ctypes lets go of the GIL meanwhile; docs/benchmarks-history.md, "hyshot5 session")
         importing = Ahead([], lambda: __import__("numpy"))
         if query not in ready:
             engine, vector = _engine_ahead(query if wanted_now else None)

@@ -3,7 +3,7 @@ its own `__init__`; equality, repr, hashing and `replace` are a dataclass's, rea
 
 Why not `@dataclass` for the classes a recall loads: importing `dataclasses` (with `inspect`, `ast`,
 `dis`, `tokenize`) and compiling each class's generated methods, one `exec` each, was the largest
-part of a one-shot `mem recall` that memtool controls (docs/benchmarks.md, One-shot `mem recall`).
+part of a one-shot `mem recall` that memtool controls (docs/benchmarks-history.md, One-shot `mem recall`).
 """
 
 

@@ -69,6 +69,31 @@ def test_recall_doc_sections_cited_by_the_code_exist():
     assert len(cited) > 20 and not missing, missing
 
 
+
+def test_benchmark_doc_sections_cited_exist():
+    """Code and docs cite a measurement by file and heading or session (`docs/benchmarks-history.md,
+    "hyb10 session"`): the file named must hold a heading beginning so, or a bold paragraph title
+    holding it, since the dated logs moved out of benchmarks.md."""
+    import re
+
+    headings, bolds = {}, {}
+    for name in ("benchmarks.md", "benchmarks-history.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        headings[name] = [re.sub(r"^#+\s*", "", line) for line in text.splitlines() if line.startswith("#")]
+        bolds[name] = [re.sub(r"\s*\n\s*", " ", b) for b in re.findall(r"^\*\*(.+?)\*\*", text, re.M | re.S)]
+    cited = []
+    files = [*(ROOT / "memtool").rglob("*.py"), *(ROOT / "bench").glob("*.py"), *(ROOT / "tests").glob("test_*.py"),
+             ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    for path in files:
+        if path.name == "test_docs.py":
+            continue
+        flat = re.sub(r"\s*\n\s*(?:#\s*)?", " ", path.read_text(encoding="utf-8"))
+        for m in re.finditer(r"(benchmarks(?:-history)?\.md)(?:\]\([^)]*\))?[,\s(]*((?:\"[^\"]+\"[,\s]*)*)", flat):
+            cited += [(path.name, m.group(1), q) for q in re.findall(r'"([^"]+)"', m.group(2))]
+    missing = [c for c in cited if not any(h.startswith(c[2]) for h in headings[c[1]])
+               and not any(c[2] in b for b in bolds[c[1]])]
+    assert len(cited) > 15 and not missing, missing
+
 def _github_anchors(path) -> set[str]:
     """The #anchors GitHub gives a Markdown file's headings (lower case, punctuation but - and _ dropped,
     spaces as -, a repeated heading numbered -1, -2 …), plus explicit <a name/id> anchors."""

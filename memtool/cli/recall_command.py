@@ -2,7 +2,7 @@
 command line read without typer.
 
 typer's import, and its building and parsing of the command, were ~20 % of a one-shot
-`mem recall --json` (docs/benchmarks.md, "oneshot7 session"). `direct` reads only command lines
+`mem recall --json` (docs/benchmarks-history.md, "oneshot7 session"). `direct` reads only command lines
 whose every word it knows as typer would read it, and gives back any other (help, a typo, a value
 typer would refuse or convert in its own way) to typer, which then reads it and says what is wrong.
 `tests/test_oneshot.py` holds it to typer's reading of `recall`'s declaration (memory_commands.py)."""

@@ -3,7 +3,7 @@
 The phases of a hybrid recall are independent until fusion: the FTS5 query (SQLite releases the
 GIL while it steps) can run while the query is embedded and the vectors are searched (the model
 and numpy release it in their kernels). On 2 cores that takes the lexical side off the critical
-path (docs/benchmarks.md, "10⁶ facts"). The worker reads through its own connection
+path (docs/benchmarks-history.md, "10⁶ facts"). The worker reads through its own connection
 (`Store.reader`), used by that thread only; one thread serves every recall of a long-running
 process, and `close` ends it. A job gives the same answer as on the caller's connection: the
 same file, the same lexical gates, nothing uncommitted (else it runs in the caller's thread).

@@ -6,7 +6,7 @@ records per block), then blocks of `block` records in increasing id order, each 
 column by column: the records' ids, then a 64-bit tag of each one's hash, then the signs of
 (vector − mean) packed into 64-bit words (six at 384 dimensions), each word of the block's records
 contiguous. The scan reads only the sign words, each a contiguous run (half the CPU of the row
-layout, whose records interleaved ids, tags and words: docs/benchmarks.md). The file is whole
+layout, whose records interleaved ids, tags and words: docs/benchmarks-history.md). The file is whole
 blocks long, the last one filled up to its first zero id (ids start at 1); it only grows, under an
 exclusive lock (the index never gives an id out twice): a new block is added (`ftruncate`) before
 a record is written in it, and a record counts once its id is written, after its tag and words, so
@@ -207,7 +207,7 @@ class Signs:
         Σ qᵢ·bitᵢ, read from the signs the scan already brought into memory, ranks the
         Hamming candidates far better than their distance: at 10^6 the best eighth of twice as
         many, read from the int8 copy, holds more of the exact neighbours than all of the
-        Hamming candidates did before (docs/benchmarks.md, "hyb10 session")."""
+        Hamming candidates did before (docs/benchmarks-history.md, "hyb10 session")."""
         import numpy as np
 
         out = []

@@ -488,10 +488,10 @@ class Store:
         match ~10^5. In an index of at least PRUNE_MIN_FACTS facts, when a query has a word in at most
         RARE_FACTS facts (else its rarest word) and other, commoner ones, only the facts holding
         a rare word are ranked, by the whole query's BM25; facts holding only common words are left
-        out, unless fewer than `k` facts pass (the recall cost is measured in docs/benchmarks.md).
+        out, unless fewer than `k` facts pass (the recall cost is measured in docs/benchmarks-history.md).
         A query with nothing to set apart (one word) held by more than RECENT_FACTS facts is ranked
         among the newest RECENT_FACTS of them (`search_recent`: `issue` in 174,396 of 10^6 facts,
-        176 -> 70 ms; the top 10 changes, measured in docs/benchmarks.md). Smaller indexes are untouched.
+        176 -> 70 ms; the top 10 changes, measured in docs/benchmarks-history.md). Smaller indexes are untouched.
         The expressions search a prefix that only its own word begins as that word (`_match`)."""
         with self._one_snapshot():  # the prefixes `_match` looks up and the searches see one state of the index
             return self._search_terms(terms, filters, k)
@@ -517,7 +517,7 @@ class Store:
         """`fts_match(terms)`, with each prefix term (`word*`) that no other term of the index begins
         (`term_docs`) searched as its word: the same facts, the same instances, so the same BM25, but
         FTS5 no longer merges the prefix's posting lists in memory, once to walk them and once for the
-        phrase's IDF (at 10^6, ~7 % of the lexical side's CPU; docs/benchmarks.md). The phrase stays
+        phrase's IDF (at 10^6, ~7 % of the lexical side's CPU; docs/benchmarks-history.md). The phrase stays
         (`"issue" OR "issue"`): each phrase adds its own share to the score."""
         sole = self._sole_prefixes([t[:-1] for t in terms if t.endswith("*")])
         return fts_match([t[:-1] if t.endswith("*") and t[:-1] in sole else t for t in terms])

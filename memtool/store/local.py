@@ -84,7 +84,8 @@ LOCAL_VERSION = len(MIGRATIONS)
 
 
 # Query vectors kept for one-shot recalls (`keep_query_vectors`): the newest this many (~1.6 KB
-# each at 384 dimensions); a repeated query then skips loading the model (docs/benchmarks.md, "hyshot4 session").
+# each at 384 dimensions); a repeated query then skips loading the model (docs/benchmarks-history.md,
+# "hyshot4 session").
 QUERY_VECTORS_KEPT = 1_000
 _QUERY_VECTORS = ("CREATE TABLE IF NOT EXISTS query_vectors (model TEXT NOT NULL, text TEXT NOT NULL,"
                   " vec BLOB NOT NULL, made REAL NOT NULL, PRIMARY KEY (model, text)) WITHOUT ROWID")

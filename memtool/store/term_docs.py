@@ -2,7 +2,7 @@
 
 FTS5 answers this too (its `fts5vocab` 'row' table), but by walking the term's whole posting list:
 41–54 ms of CPU (up to ~200 ms of wall on a busy machine) of a one-shot recall at 10^6 facts, where
-a common word is in ~15 % of them (docs/benchmarks.md, "Term counts kept in the index"). The table
+a common word is in ~15 % of them (docs/benchmarks-history.md, "Term counts kept in the index"). The table
 holds exactly what that vocabulary says (`doc` of every term over `facts_fts`'s two columns), one
 primary-key lookup a term.
 

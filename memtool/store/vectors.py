@@ -26,7 +26,7 @@ ANN_CANDIDATES = 1000  # sign-bit candidates (Hamming), at least (trade-off curv
 ANN_CANDIDATE_SHARE = 1 / 125  # … and this share of the vectors: 8,000 at 10^6 …
 # … of which those whose signs estimate the nearest (ann.Signs.narrowed_each) are rescored exactly:
 # at 10^6, 1,000 of 8,000 found more of the exact top 10 than all of the 4,000 nearest by Hamming
-# distance that were rescored before, with a quarter of the reads (docs/benchmarks.md, "hyb10 session").
+# distance that were rescored before, with a quarter of the reads (docs/benchmarks-history.md, "hyb10 session").
 ANN_RESCORED = 1000
 ANN_RESCORED_SHARE = 1 / 1000
 ANN_FILE = "vectors.signs"
