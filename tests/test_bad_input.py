@@ -68,3 +68,11 @@ def test_broken_config_is_a_clear_error(example_ws):
     write(example_ws, "memtool.toml", "[index\nmax_file_bytes = ")
     proc = run_mem("recall", "Peter", cwd=example_ws)
     assert proc.returncode == 4 and "memtool.toml" in proc.stderr and "hint:" in proc.stderr
+
+
+def test_an_unknown_embedder_in_the_config_names_the_file(example_ws):
+    """A misspelt [embedder] provider said only "unknown embedder", not where it was set."""
+    write(example_ws, "memtool.toml", '[embedder]\nprovider = "nanoe6"\n')
+    proc = run_mem("recall", "Peter", cwd=example_ws)
+    assert proc.returncode == 4 and "memtool.toml: embedder.provider" in proc.stderr and "nanoe6" in proc.stderr
+    assert "Traceback" not in proc.stderr
