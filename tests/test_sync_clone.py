@@ -80,3 +80,14 @@ def test_2_clone_refuses_a_non_empty_folder_and_an_empty_remote(tmp_path):
     proc = run_mem("sync", "clone", tmp_path / "nothing-here", tmp_path / "new")
     assert proc.returncode == 2 and "holds no memory yet" in proc.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_2_clones_later_line_can_be_pasted_into_a_shell(tmp_path):
+    """The "later: mem -w DIR sync" hint quotes a folder with spaces or quotes in its name."""
+    import shlex
+
+    a, remote = origin(tmp_path)
+    clone = tmp_path / "my notes" / "Peter's memory"
+    proc = run_mem("sync", "clone", remote, clone, check=0)
+    later = proc.stderr.split("later: ", 1)[1].split("\n")[0].strip()
+    assert shlex.split(later) == ["mem", "-w", str(clone), "sync"], later

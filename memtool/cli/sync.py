@@ -2,6 +2,7 @@
 
 # Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -205,7 +206,7 @@ def sync_clone(
     else:
         render.err.print(f"cloned {escape(report['remote'])} into {escape(report['workspace'])}: "
                          f"{len(report['pulled'])} files{', encrypted' if report['encrypted'] else ''}, "
-                         f"{report['indexed']} indexed; later: mem -w {escape(report['workspace'])} sync")
+                         f"{report['indexed']} indexed; later: mem -w {escape(shlex.quote(report['workspace']))} sync")
 
 
 @sync_app.command("key")
