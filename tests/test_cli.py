@@ -90,6 +90,9 @@ def test_index_status_check(example_ws):
     assert status["entity_pages"] >= 8 and status["index"]["bytes"] > 0
     human = run_mem("status", cwd=example_ws, check=0)
     assert "facts" in human.stdout
+    # status counts what indexing found; mem check lists those and checks links too (it said "0 warnings"
+    # beside a check that listed one)
+    assert "1 error, 0 warnings found while indexing (mem check lists them, and checks links too)" in human.stdout
     proc, check = run_json("check", cwd=example_ws)
     assert proc.returncode == 1  # the example has one deliberately malformed bullet
     assert check["errors"] == 1 and check["diagnostics"][0]["location"].startswith("memory/2026-11-24.md:")

@@ -234,7 +234,12 @@ def status(data: dict) -> None:
                 " (mem check; mem check --restore puts them back)")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
-        o.print(f"[bold]check[/bold]     {diag['errors']} errors, {diag['warnings']} warnings (mem check)")
+        o.print(f"[bold]check[/bold]     {_count(diag['errors'], 'error')}, {_count(diag['warnings'], 'warning')}"
+                " found while indexing (mem check lists them, and checks links too)")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _status_providers(o, data: dict) -> None:
