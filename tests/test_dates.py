@@ -59,7 +59,8 @@ def test_named_months_in_any_case_are_found(text):
     assert extract_range(text) is not None
 
 
-@pytest.mark.parametrize("text", ["ſep 2024", "Maı 2024", "MAİ 2024", "\u212aOKT"[1:] + " 2024", "o\u212at 2024"])
+@pytest.mark.parametrize("text", ["ſep 2024", "Maı 2024", "MAİ 2024", "o\u212at 2024"])
 def test_case_blind_odd_letters_still_reach_the_named_forms(text):
-    assert _may_name_month(text) or not any(p.search(text) for kind, p in _patterns() if kind in _NAMED)
-    assert any(p.search(text) for kind, p in _patterns() if kind in _NAMED) <= _may_name_month(text)
+    """`re.I` reads ſ, ı, İ and the Kelvin sign as s, i, i and k: such a text may name a month."""
+    assert any(p.search(text) for kind, p in _patterns() if kind in _NAMED)
+    assert _may_name_month(text)
