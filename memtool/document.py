@@ -188,6 +188,7 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         tokens = _markdown().parse(body)
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
+    context, retain = "", False  # of `headings`: worked out when they change, not for each record
     list_depth = 0
     table = _Table()
     i = 0
@@ -202,6 +203,7 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, title))
+            context, retain = _context(headings), any(is_retain_heading(h) for _, h in headings)
             if level == 1 and not out.title:
                 out.title = title
             i += 3
@@ -211,19 +213,18 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         elif t in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
         elif t == "paragraph_open" and tok.map and i + 1 < len(tokens):
-            in_retain = list_depth > 0 and any(is_retain_heading(h) for _, h in headings)
             _paragraph(out, tokens[i + 1].content, _first_line(tokens[i + 1].content, lines, tok.map),
-                       headings, base_kind, in_retain)
+                       context, base_kind, list_depth > 0 and retain)
         elif t in ("fence", "code_block") and tok.map:
             start = tok.map[0] + (1 if t == "fence" else 0)
             end = tok.map[1] - (1 if t == "fence" and _closes_fence(lines, tok) else 0)
-            _add_lines(out, lines, start, end, headings, base_kind)
+            _add_lines(out, lines, start, end, context, base_kind)
         elif t in ("thead_open", "thead_close", "table_close"):
-            table.step(t, out, lines, headings, base_kind)
+            table.step(t, out, lines, context, base_kind)
         elif t == "tr_open" and tok.map:
             table.row(tok.map, out, lines, headings, base_kind)
         elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
-            _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+            _add_lines(out, lines, tok.map[0], tok.map[1], context, base_kind)
         i += 1
     return covered
 
@@ -236,13 +237,13 @@ class _Table:
     def __init__(self):
         self.in_head, self.header, self.rows = False, None, 0
 
-    def step(self, t: str, out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
+    def step(self, t: str, out: ParsedFile, lines: list[str], context: str, base_kind: str) -> None:
         if t == "thead_open":
             self.in_head, self.header, self.rows = True, None, 0
         elif t == "thead_close":
             self.in_head = False
         elif t == "table_close" and self.header and not self.rows:
-            _add_lines(out, lines, *self.header, headings, base_kind)
+            _add_lines(out, lines, *self.header, context, base_kind)
 
     def row(self, span: list[int], out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
         if self.in_head:
@@ -250,7 +251,7 @@ class _Table:
             return
         self.rows += 1
         cells = _header_cells(lines, self.header) if self.header else ""
-        _add_lines(out, lines, span[0], span[1], [*headings, (7, cells)] if cells else headings, base_kind)
+        _add_lines(out, lines, span[0], span[1], _context([*headings, (7, cells)] if cells else headings), base_kind)
 
 
 def _header_cells(lines: list[str], header: tuple[int, int]) -> str:
@@ -281,7 +282,7 @@ def _rescue(out: ParsedFile, kept: list[str], covered: set[int], base_kind: str)
         if run:
             first, last = run[0][0], run[-1][0]
             for a, b, piece in _cut("\n".join(t for _, t in run), first):
-                out.records.append(_record(base_kind, piece, a, b, []))
+                out.records.append(_record(base_kind, piece, a, b, ""))
             where = f"lines {first}-{last}" if last > first else f"line {first}"
             out.diagnostics.append(Diagnostic(out.path, first, "warning", "too-deep",
                                               f"{where} not read as Markdown: a list or quote nested over "
@@ -312,7 +313,7 @@ def _context(headings: list[tuple[int, str]]) -> str:
     return " > ".join(h for _, h in headings if h)
 
 
-def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: str, in_retain: bool) -> None:
+def _paragraph(out: ParsedFile, content: str, start: int, context: str, base_kind: str, in_retain: bool) -> None:
     end = start + content.count("\n")
     if in_retain:
         try:
@@ -321,27 +322,27 @@ def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: s
             severity = "error" if looks_like_bullet(content) else "warning"
             out.diagnostics.append(Diagnostic(out.path, start, severity, "bad-bullet", f"{exc}; indexed as plain text"))
         else:
-            out.records.append(_record(b.kind, b.text, start, end, headings, confidence=b.confidence))
+            out.records.append(_record(b.kind, b.text, start, end, context, confidence=b.confidence))
             return
     for a, b_, piece in _cut(content, start):
-        out.records.append(_record(base_kind, piece, a, b_, headings))
+        out.records.append(_record(base_kind, piece, a, b_, context))
 
 
 _YEAR = re.compile(r"\d{4}").search
 _NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 
-def _record(kind: str, content: str, start: int, end: int, headings, confidence: float | None = None) -> Record:
+def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:
     # A cited file name is no validity date; every date names a year in four digits (dates.find_dates).
     span = extract_range(_NOT_DATES.sub(" ", content)) if _YEAR(content) else None
     return Record(
-        kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
+        kind=kind, content=content, line_start=start, line_end=end, context=context,
         entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,
         valid_from=span[0] if span else None, valid_to=span[1] if span else None,
     )
 
 
-def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, headings, base_kind: str) -> None:
+def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, context: str, base_kind: str) -> None:
     """A record for raw file lines [start, end) (0-based), trimmed of blank edges."""
     while start < end and start < len(lines) and not lines[start].strip():
         start += 1
@@ -352,7 +353,7 @@ def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, headings
         return
     text = "\n".join(lines[start:end])
     for a, b, piece in _cut(text, start + 1):
-        out.records.append(_record(base_kind, piece, a, b, headings))
+        out.records.append(_record(base_kind, piece, a, b, context))
 
 
 def _cut(content: str, first_line: int) -> list[tuple[int, int, str]]:
