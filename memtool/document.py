@@ -334,7 +334,10 @@ _NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:
     # A cited file name is no validity date; every date names a year in four digits (dates.find_dates).
-    span = extract_range(_NOT_DATES.sub(" ", content)) if _YEAR(content) else None
+    if _YEAR(content):  # (a field holds `::`, a cited file `.md`: most texts hold neither, and the search is slow)
+        span = extract_range(_NOT_DATES.sub(" ", content) if "::" in content or ".md" in content else content)
+    else:
+        span = None
     return Record(
         kind=kind, content=content, line_start=start, line_end=end, context=context,
         entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,

@@ -6,6 +6,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -74,7 +75,7 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     """Read and parse one file; None if it vanished. Skips parsing when the digest is `known_digest`."""
     from memtool.document import decode, parse  # the parser (~10 ms): only when a file changed
 
-    ws = Workspace(Path(root))
+    ws = _workspace(root)
     try:
         raw = ws.read_bytes(f.path)
     except (FileNotFoundError, NotADirectoryError):
@@ -91,6 +92,12 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     rows, links = fact_rows(parsed), fact_links(parsed.records)
     parsed.records = []  # what crosses the pipe from a worker: rows are far cheaper to unpickle than records
     return Loaded(f, h, parsed, rows, links)
+
+
+@lru_cache(maxsize=4)
+def _workspace(root: str) -> Workspace:
+    """The workspace at `root`, its path resolved once per process (not once per file read)."""
+    return Workspace(Path(root))
 
 
 def die_with_parent(parent: int) -> None:
