@@ -293,6 +293,10 @@ def _rescue(out: ParsedFile, kept: list[str], covered: set[int], base_kind: str)
 
 def _first_line(content: str, lines: list[str], span: list[int]) -> int:
     """1-based line where a paragraph's content starts (markdown-it may trim odd blank lines)."""
+    end = content.find("\n")
+    head = (content if end < 0 else content[:end]).strip()
+    if head and span[0] < min(span[1], len(lines)) and head in lines[span[0]]:
+        return span[0] + 1  # (the common case: the loop below, decided by its first line)
     pieces = content.split("\n")
     for offset, piece in enumerate(pieces):
         head = piece.strip()
