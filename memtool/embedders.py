@@ -48,10 +48,11 @@ def embed_text(content: str, context: str, previous: str | None = None) -> str:
     records carry their whole context (`Note composer > Merge notes: Open the [[Command palette]].`),
     so a short line keeps its page's meaning; measured in docs/recall.md.
     """
-    from memtool.dialogue import speaker_of
+    if previous and content.startswith("**"):  # how a turn starts: most records are none (a build embeds 10^5)
+        from memtool.dialogue import speaker_of
 
-    if previous and speaker_of(content) and speaker_of(previous):
-        return f"{previous}\n{content}"
+        if speaker_of(content) and speaker_of(previous):
+            return f"{previous}\n{content}"
     path = [p for p in _context_parts(context) if p not in content] if context else []
     return f"{' > '.join(path)}: {content}" if path else content
 
