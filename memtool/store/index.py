@@ -322,16 +322,14 @@ class Store:
         """
         rows = list(rows)
         n_records = len(rows)
-        if self._bulk:
-            pass  # (a bulk load fills an empty index, each file once: nothing of it to replace)
-        elif fts and rows and self._same_facts(parsed.path, rows):
+        if fts and rows and self._same_facts(parsed.path, rows):
             # The file's facts as indexed (a page `mem reflect` rewrote inside its generated block, which
             # is never indexed): they, their search terms and their ids stay; the file's own rows are put.
             for sql in ("DELETE FROM aliases WHERE path = ?", "DELETE FROM diagnostics WHERE path = ?",
                         "DELETE FROM files WHERE path = ?"):
                 self.conn.execute(sql, (parsed.path,))
             rows = []
-        else:
+        elif not self._bulk:  # (a bulk load fills an empty index, each file once: nothing to replace)
             self.remove_file(parsed.path)
         self.conn.execute(
             "INSERT INTO files(path, file_kind, date, size, mtime_ns, hash, status, title, trust, entity, n_records)"
