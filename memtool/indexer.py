@@ -6,6 +6,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -21,11 +22,18 @@ from memtool.workspace import FileStat, Workspace
 
 COMMIT_EVERY = 500  # files per transaction during a long run, so an interrupted run keeps its work
 PARALLEL_MIN_FILES = 64  # below this, worker processes cost more than they save
+# Worker processes at most; one core fewer than the machine has (the parent inserts meanwhile). On
+# two cores one worker beside the parent cost ~0.25 s less CPU at 10^5 facts than two, in the same
+# wall time while another process kept a core busy (docs/benchmarks.md, Beside qmd).
 PARALLEL_WORKERS = 4
 
 
 def digest(raw: bytes) -> str:
     return blake2b(raw, digest_size=16).hexdigest()
+
+
+# `json.dumps(x, ensure_ascii=False)`: one encoder, where each such call makes its own (a build asks ~10^5 times)
+_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def fact_rows(parsed: ParsedFile) -> list[tuple]:
@@ -45,10 +53,10 @@ def fact_rows(parsed: ParsedFile) -> list[tuple]:
             r.valid_from.isoformat() if r.valid_from else day,
             r.valid_to.isoformat() if r.valid_to else day,
             r.line_start, r.line_end, r.content, r.context,
-            json.dumps(r.entities, ensure_ascii=False) if r.entities else "[]", json.dumps(r.fields, ensure_ascii=False) if r.fields else None,
+            _json(r.entities) if r.entities else "[]", _json(r.fields) if r.fields else None,
             r.confidence, index_terms(r.content), ctx_terms,
             blake2b(etext.encode(), digest_size=12).hexdigest(),
-            json.dumps(r.tags, ensure_ascii=False) if r.tags else None,
+            _json(r.tags) if r.tags else None,
         ))
     return rows
 
@@ -70,7 +78,7 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     """Read and parse one file; None if it vanished. Skips parsing when the digest is `known_digest`."""
     from memtool.document import decode, parse  # the parser (~10 ms): only when a file changed
 
-    ws = Workspace(Path(root))
+    ws = _workspace(root)
     try:
         raw = ws.read_bytes(f.path)
     except (FileNotFoundError, NotADirectoryError):
@@ -87,6 +95,12 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
     rows, links = fact_rows(parsed), fact_links(parsed.records)
     parsed.records = []  # what crosses the pipe from a worker: rows are far cheaper to unpickle than records
     return Loaded(f, h, parsed, rows, links)
+
+
+@lru_cache(maxsize=4)
+def _workspace(root: str) -> Workspace:
+    """The workspace at `root`, its path resolved once per process (not once per file read)."""
+    return Workspace(Path(root))
 
 
 def die_with_parent(parent: int) -> None:
@@ -125,8 +139,8 @@ def _load_star(args):
 def _loaded(ws: Workspace, todo: list[FileStat], known: dict, max_bytes: int) -> Iterator[Loaded | None]:
     """Load files in order, in worker processes when there are many and more than one core."""
     jobs = [(str(ws.root), f, max_bytes, known.get(f.path)) for f in todo]
-    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
-    if len(jobs) < PARALLEL_MIN_FILES or workers < 2:
+    workers = min(PARALLEL_WORKERS, (os.cpu_count() or 1) - 1)  # a core is the parent's: it writes what they read
+    if len(jobs) < PARALLEL_MIN_FILES or workers < 1:
         yield from map(_load_star, jobs)
         return
     from concurrent.futures import ProcessPoolExecutor

@@ -19,6 +19,7 @@ _ATX = re.compile(r"#{1,6}(?=[ \t]|$)")
 _ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)])( {1,4})(?=[^ \t])")
 _RULE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")
+_BLOCK_HEADS = frozenset(" \t#`~-*+_")  # the first characters (with a digit) of a blank, heading, fence, item or rule line
 # Text that opens a block of its own (or may, with the next line): never read here.
 _OPENS_BLOCK = re.compile(r"[>|<=]|#{1,6}(?:[ \t]|$)|```|~~~|[-*+](?:[ \t]|$)|\d+[.)]|\[[^\]]*\]:|[-:| \t]*-[-:| \t]*$")
 
@@ -59,6 +60,9 @@ class _Scanner:
         i, n = 0, len(self.lines)
         while i < n:
             line = self.lines[i]
+            if line and line[0] not in _BLOCK_HEADS and not line[0].isdecimal():
+                i = self._text(i, line)  # opens no heading, fence, item or rule, and is not blank: text
+                continue
             if not line.strip(" \t"):
                 self._end_para(i)
                 self.after = "blank"

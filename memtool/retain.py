@@ -46,8 +46,11 @@ class BulletError(ValueError):
 
 def mentions(text: str) -> list[str]:
     """Entity mentions in order of appearance: `@Slug` and `[[Wiki Link]]` targets."""
-    if "@" not in text and "[[" not in text:  # most text has neither (a full build asks 10^5 times)
-        return []
+    at, wiki = "@" in text, "[[" in text
+    if not (at and wiki):  # most text has neither, or one kind (in order already): a full build asks 10^5 times
+        names = ([m.group(1).rstrip(".") for m in _ENTITY_RE.finditer(text)] if at else
+                 [m.group(1).strip() for m in _WIKI_RE.finditer(text)] if wiki else [])
+        return [name for name in dict.fromkeys(names) if name]
     found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
     found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
     return [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]

@@ -1,6 +1,11 @@
-import pytest
+import sys
 
-from memtool.analyzer import detect_language, fold, fts_match, highlight_spans, index_terms, query_terms
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memtool.analyzer import (_WORD, _word_string, detect_language, fold, fts_match, highlight_spans, index_terms,
+                              query_terms)
 
 
 def terms(text):
@@ -69,3 +74,24 @@ def test_c_stemmer_and_pure_python_fallback_give_the_same_terms():
     for language, pure in (("english", english_stemmer.EnglishStemmer()), ("german", german_stemmer.GermanStemmer())):
         c = Stemmer.Stemmer(language)
         assert c.stemWords(words) == [pure.stemWord(w) for w in words], language
+
+
+_PIECES = st.sampled_from(["Straße", "Häuser", "running", "snake_case", "a_b_", "_", "e\u0301t\u00e9", "ありがとう", "🎉",
+                           "①②", "Ⓐx", "x🎉y", "#tag", "[[Anna", "2026-12-01", "90,57", "€", ".", "—", "İstanbul"])
+_SPACES = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2028", "\x1c", "\u3000", "\u2009", ""])
+
+
+@given(st.lists(st.tuples(_PIECES, _SPACES), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_index_terms_by_pieces_are_the_terms_of_every_word(parts):
+    """`index_terms` analyses whitespace-separated pieces (each once): the same terms, in the same
+    order, as analysing every word of the whole text."""
+    text = "".join(p + s for p, s in parts)
+    assert index_terms(text) == " ".join(filter(None, map(_word_string, _WORD.findall(text))))
+
+
+def test_no_whitespace_character_is_part_of_a_word():
+    """What lets `index_terms` split at whitespace first: no character `str.split` splits at is one
+    `_WORD` matches."""
+    spaces = "".join(chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace())
+    assert spaces and not _WORD.search(spaces)

@@ -1,8 +1,10 @@
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memtool.dates import extract_range, parse_day, parse_since, parse_until
+from memtool.dates import _NAMED, _may_name_month, _patterns, extract_range, parse_day, parse_since, parse_until
 from memtool.errors import UsageError
 
 TODAY = date(2026, 11, 30)
@@ -40,3 +42,25 @@ def test_since_until_forms():
 def test_bad_specs_raise_usage_error(bad):
     with pytest.raises(UsageError):
         parse_since(bad, TODAY)
+
+
+@given(st.text(alphabet="JjAaNnÄäEeUuLlFfBbMmRrIiYyPpGgSsOoCcTtKkVvDdZzıſİK0123456789 .,–-", max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_a_text_any_named_form_matches_may_name_a_month(text):
+    """`find_dates` skips the forms naming a month when `_may_name_month` says no: it may say yes
+    wrongly, never no (case-blind matching's odd letters included)."""
+    if any(pattern.search(text) for kind, pattern in _patterns() if kind in _NAMED):
+        assert _may_name_month(text)
+
+
+@pytest.mark.parametrize("text", ["Sept 3, 2025", "3. MÄRZ 2026", "3. maerz 2026", "OKT 2024",
+                                  "15.–17.Januar 2027", "Jän 2025"])
+def test_named_months_in_any_case_are_found(text):
+    assert extract_range(text) is not None
+
+
+@pytest.mark.parametrize("text", ["ſep 2024", "Maı 2024", "MAİ 2024", "o\u212at 2024"])
+def test_case_blind_odd_letters_still_reach_the_named_forms(text):
+    """`re.I` reads ſ, ı, İ and the Kelvin sign as s, i, i and k: such a text may name a month."""
+    assert any(p.search(text) for kind, p in _patterns() if kind in _NAMED)
+    assert _may_name_month(text)

@@ -125,6 +125,48 @@ def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
     assert mem.store.dump()["fact_days"] == [("memory/2025-01-01.md", "2025-01-01", "log", 1)]  # counted at the end
 
 
+def test_a_bulk_build_killed_midway_is_repaired_by_the_next_run(tmp_path):
+    """kill -9 of `mem index --rebuild` (and its workers) after its first committed batch: the next
+    `mem index` finishes what it left (full-text rows, term and day counts, the files not read yet)
+    into the index a rebuild makes."""
+    import sqlite3
+
+    ws = tmp_path / "w"
+    for i in range(1500):
+        lines = [f"# day {i}", "", "## Notes", ""]
+        lines += [f"- note {i}.{j} about Zaunkönig{(i + j) % 11} with @Peter on 2025-01-{1 + j:02d}" for j in range(25)]
+        write(ws, f"memory/{2001 + i // 336}-{1 + i // 28 % 12:02d}-{1 + i % 28:02d}.md", "\n".join(lines) + "\n")
+    index = ws / ".memory" / "index.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "index", "--rebuild"],
+                            env=mem_env(MEM_EMBEDDER="none"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    pending = None
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                with sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=1) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]:
+                        pending = conn.execute("SELECT value FROM meta WHERE key = 'fts_pending'").fetchone()
+                        break
+            except sqlite3.Error:
+                pass  # not made yet
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert pending == ("1",), "the build was not caught midway"
+    mem = open_mem(ws)
+    with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
+        assert 0 < conn.execute("SELECT COUNT(*) FROM files").fetchone()[0] < 1500
+    report = mem.index()
+    assert report.parsed > 0 and mem.store.meta("fts_pending") is None
+    repaired = mem.store.dump()
+    assert len(repaired["files"]) == 1500 and len(mem.recall("Zaunkönig3", k=10).results) == 10
+    mem.index(rebuild=True)
+    assert mem.store.dump() == repaired
+
+
 LINES = st.sampled_from([
     "- W @Peter: moved to Lisbon", "- note about Häuser", "## Retain", "# title", "", "plain paragraph text",
     "- O(c=0.4) @Anna: likes tea", "- X: broken bullet", "```", "| a | b |", "- [[Wiki Link]] here",

@@ -2,6 +2,8 @@ import json
 
 import pytest
 from conftest import run_json, run_mem, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtool.retain import BulletError, append_item, mentions, parse_bullet
 
@@ -163,3 +165,17 @@ def test_text_starting_with_a_dash_is_written_not_taken_for_options(tmp_path):
     run_mem("-w", ws, "core", "append", "- Another line, with h.", check=0)
     assert (ws / "memory.md").read_text(encoding="utf-8").endswith("- Another line, with h.\n")
     assert "Usage: mem retain" in run_mem("-w", ws, "retain", "-h", check=0).stdout  # -h still asks for help
+
+
+@given(st.lists(st.sampled_from(["@Anna", "@Anna.", "[[Wiki Link]]", "[[Anna]]", "[[x|label]]", "@Peter_M", " ", ", ",
+                                 "mail@host", "[[", "]]", "@", "text", "@Zoë-B.", "\n"]), max_size=10))
+@settings(max_examples=300, deadline=None)
+def test_mentions_of_one_kind_keep_the_order_of_both_kinds_merged(parts):
+    """`mentions` reads a text with only `@` or only `[[` in one pass: the same names, in the same
+    order, as merging both kinds by place."""
+    from memtool.retain import _ENTITY_RE, _WIKI_RE
+
+    text = "".join(parts)
+    found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
+    found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
+    assert mentions(text) == [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]

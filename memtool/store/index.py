@@ -329,7 +329,7 @@ class Store:
                         "DELETE FROM files WHERE path = ?"):
                 self.conn.execute(sql, (parsed.path,))
             rows = []
-        else:
+        elif not self._bulk:  # (a bulk load fills an empty index, each file once: nothing to replace)
             self.remove_file(parsed.path)
         self.conn.execute(
             "INSERT INTO files(path, file_kind, date, size, mtime_ns, hash, status, title, trust, entity, n_records)"

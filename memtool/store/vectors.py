@@ -362,6 +362,10 @@ class Vectors:
         if self.search_mode == "exact" or self.ann_path is None:
             self._exact_why = "MEM_VECTOR_SEARCH=exact" if self.ann_path else None
             return None
+        fingerprint, dim = self.fingerprint(), self.dim()
+        if not (fingerprint and dim):  # no vectors: nothing to approximate, nor numpy to load (~0.1 s of a lexical build)
+            self._signs = None
+            return None
         import numpy as np
 
         if not hasattr(np, "bitwise_count"):
@@ -370,17 +374,14 @@ class Vectors:
         version = self._version()
         if self._signs is not None and self._signs[0] == version and self._signs[1] == _identity(self.ann_path):
             return self._signs[2]
-        fingerprint, dim = self.fingerprint(), self.dim()
-        signs = None
-        if fingerprint and dim:
+        try:
             try:
-                try:
-                    signs = self._signs_in_step(fingerprint, dim)
-                except ann.Damaged as exc:
-                    return self._rebuilt(exc)
-            except OSError as exc:  # e.g. a read-only .memory/: exact search still answers
-                self._exact_why = f"the approximate vector index cannot be written ({exc.strerror})"
-                return None
+                signs = self._signs_in_step(fingerprint, dim)
+            except ann.Damaged as exc:
+                return self._rebuilt(exc)
+        except OSError as exc:  # e.g. a read-only .memory/: exact search still answers
+            self._exact_why = f"the approximate vector index cannot be written ({exc.strerror})"
+            return None
         self._signs = (self._version(), signs.identity, signs) if signs is not None else None
         return signs
 
