@@ -141,11 +141,16 @@ def test_13_6_kill_9_mid_retain_leaves_whole_lines_and_an_honest_retain_log(tmp_
     ws = tmp_path / "ws"
     write(ws, DAY_FILE, f"# {DAY}\n\nWritten by hand.\n")
     killed = 0
+    # how long one retain takes on this machine (0.1 s on a fast one, 0.5 s on a loaded one): the kills
+    # land from a third of it to its end, around the moment it writes
+    t = time.monotonic()
+    run_mem("-w", ws, "retain", "--date", DAY, "W: Killed retain timing.", check=0)
+    took = time.monotonic() - t
     for i in range(24):
         proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "retain", "--date", DAY,
                                  f"W: Killed retain {i}."], env=mem_env(), cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.15 + (i % 8) * 0.02)  # around the moment it writes (start-up takes ~0.2-0.3 s)
+        time.sleep(took * (0.35 + 0.6 * (i % 8) / 7))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             killed += 1
