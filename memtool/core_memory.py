@@ -28,39 +28,37 @@ def _line(text: str) -> str:
 
 def _read_as_written(current: str, new: str, line: int, text: str) -> str:
     """`new` (`current` with `text` at 1-based `line`), unless a comment or code fence around that line
-    would hide the text, or the text would change how the lines after it read (its own '<!--' or fence
-    left open swallowing them)."""
-    from memtool.document import parse, read_lines, split_lines
+    would hide the text or read it otherwise than alone (a heading, a link definition, a paragraph),
+    or the text would change how the lines after it read (its own '<!--' or fence left open)."""
+    from memtool.document import Reading
 
-    if _left_open(parse(CORE, text)):
+    alone = Reading(text)
+    if alone.left_open:
         raise CoreMemoryError("the text opens an HTML comment or code fence it does not close: what follows "
                               f"in {CORE} would be hidden or read as code", "close it in the same text")
-    hidden = [n for n in read_lines(CORE, text) if line + n - 1 not in read_lines(CORE, new)]
-    if hidden:
-        raise CoreMemoryError(f"line {line} of {CORE} is inside an HTML comment or code fence: the text would be hidden",
-                              f"add it before or after that block (mem get {CORE} numbers the lines)")
-    return _others_read_as_before(current, new, line, 0, len(split_lines(text)))
+    placed = Reading(new).kinds[line - 1:line - 1 + len(alone.kinds)]
+    if any(there != own and there in ("comment", "code") for there, own in zip(placed, alone.kinds)):
+        raise CoreMemoryError(f"line {line} of {CORE} is inside an HTML comment or code fence: the text would be "
+                              "hidden or read as code", f"add it outside that block (mem get {CORE} numbers the lines)")
+    return _others_read_as_before(current, new, line, 0, len(alone.kinds))
 
 
 def _others_read_as_before(current: str, new: str, first: int, removed: int, added: int) -> str:
     """`new` (`current` with lines `first`… replaced: `removed` of them by `added`), unless a line not
-    touched would read otherwise (hidden by a comment or fence opened or left open, or freed from one)."""
-    from memtool.document import parse, read_lines, split_lines
+    touched would read otherwise (hidden by a comment or fence opened or left open, freed from one,
+    or turned between code and text)."""
+    from memtool.document import Reading, split_lines
 
-    before, after = read_lines(CORE, current), read_lines(CORE, new)
+    before, after = Reading(current), Reading(new)
     old = split_lines(current)
     moved = [n for n in range(1, len(old) + 1) if old[n - 1].strip() and not first <= n < first + removed
-             and (n in before) != ((n if n < first else n - removed + added) in after)]
-    if _left_open(parse(CORE, new)) > _left_open(parse(CORE, current)):
+             and before.of(n - 1) != after.of((n if n < first else n - removed + added) - 1)]
+    if after.left_open > before.left_open:
         moved = moved or [first]
     if moved:
         raise CoreMemoryError(f"the edit would change how line {moved[0]} of {CORE} reads (a comment or code fence "
                               "it opens or closes)", f"keep the '<!--', '-->' or fence, or edit {CORE} in an editor")
     return new
-
-
-def _left_open(parsed) -> int:
-    return sum(d.code in ("unclosed-comment", "unclosed-fence") for d in parsed.diagnostics)
 
 
 def append(current: str, text: str) -> str:

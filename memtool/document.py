@@ -143,6 +143,50 @@ def read_lines(path: str, text: str) -> set[int]:
     return {n for r in parse(path, text).records for n in range(r.line_start, r.line_end + 1)}
 
 
+class Reading:
+    """How Markdown reads each line of a text, for edits that must leave the lines they do not touch
+    read as before (`mem forget`, `mem core`): `kinds[i]` for 0-based line i is "comment" (hidden in
+    an HTML comment), "code" (a fence's or indented code's line), "heading", "text" (any other block)
+    or "" (blank, or held by no block: a link definition, the space between blocks); `marks` maps the
+    lines that open or close a comment or fence to the marker alone, after the line's own indentation
+    and quote marks (`  -->`, `> ````); `left_open` counts comments and fences open to the end."""
+
+    __slots__ = ("kinds", "marks", "left_open")
+
+    def __init__(self, text: str):
+        lines = split_lines(text)
+        self.kinds = [""] * len(lines)
+        self.marks: dict[int, str] = {}
+        self.left_open = 0
+        for tok in _markdown().parse("\n".join(lines)):
+            if tok.type not in _LEAVES or not tok.map:
+                continue
+            first, last = tok.map[0], min(tok.map[1], len(lines)) - 1
+            comment = tok.type == "html_block" and tok.content.lstrip().startswith("<!--")
+            kind = ("code" if tok.type in ("fence", "code_block") else "comment" if comment
+                    else "heading" if tok.type == "heading_open" else "text")
+            self.kinds[first:last + 1] = [kind] * (last + 1 - first)
+            if tok.type == "fence":
+                closed = _closes_fence(lines, tok)
+                self._mark(lines, first, tok.markup)
+                if closed:
+                    self._mark(lines, last, tok.markup)
+                self.left_open += not closed and _to_the_end(lines, tok)
+            elif comment and last > first:
+                self._mark(lines, first, "<!--")
+                if "-->" in lines[last]:
+                    self._mark(lines, last, "-->")
+            if comment and "-->" not in tok.content and _to_the_end(lines, tok):
+                self.left_open += 1
+
+    def of(self, i: int) -> str:
+        """The kind of 0-based line `i` ("" past the end)."""
+        return self.kinds[i] if 0 <= i < len(self.kinds) else ""
+
+    def _mark(self, lines: list[str], i: int, marker: str) -> None:
+        self.marks[i] = re.match(r"[ \t>]*", lines[i]).group() + marker
+
+
 def _place(out: ParsedFile) -> None:
     """Every record's context starts with its page: the title (H1 or front matter), else the day of a
     daily log or the file's name (`bank/Note composer.md` → `Note composer`), so a short line like

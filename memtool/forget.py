@@ -94,12 +94,12 @@ def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
     return [i for i, line in enumerate(lines, start=1) if any(n in line.casefold() for n in folded)]
 
 
-def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None) -> str:
+def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None, reseal: bool = True) -> str:
     """`text` without the lines `drop` names (a line in `markers` is left as that marker alone); every
     other byte stays. A generated block that was exactly as memtool wrote it is resealed (its hash
-    updated), so reflect still owns it."""
+    updated, its body rendered again), so reflect still owns it; `reseal=False`: line for line."""
     lines = split_keep_ends(text)
-    sealed = _sealed_blocks(text)
+    sealed = _sealed_blocks(text) if reseal else []
     markers = markers or {}
 
     def left(i: int, line: str) -> str:
@@ -115,49 +115,41 @@ def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None
     return kept
 
 
-def reread(path: str, text: str, drop: set[int], markers: dict[int, str] | None = None) -> list[int]:
-    """Lines kept (1-based, as numbered in `text`) that Markdown would read otherwise without `drop`:
-    text a comment or code fence would now swallow (its closing line gone) or give up (its opening)."""
-    from memtool.document import read_lines
+def reread(text: str, drop: set[int], markers: dict[int, str] | None = None) -> list[int]:
+    """Lines (1-based, as numbered in `text`) that Markdown would read otherwise without `drop` (a
+    line in `markers` left as its marker): text a comment or code fence would now swallow or give up,
+    or that would turn from code to text; the last removed line when a comment or fence is left open
+    to the end of the file with nothing after it yet (the next retain could not add a line)."""
+    from memtool.document import Reading
 
     lines = split_keep_ends(text)
     markers = markers or {}
-    before, after = read_lines(path, text), read_lines(path, strip_lines(text, drop, markers))
+    before, after = Reading(text), Reading(strip_lines(text, drop, markers, reseal=False))
     kept = [n for n in range(1, len(lines) + 1) if n not in drop or n in markers]
-    return [old for new, old in enumerate(kept, start=1)
-            if old not in drop and lines[old - 1].strip() and (old in before) != (new in after)]
-
-
-_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})")
-
-
-def marker(line: str) -> str | None:
-    """The block marker a line carries besides its text: a fence, a comment's '<!--' or '-->' (None: none, or both)."""
-    m = _FENCE.match(line)
-    if m:
-        return m.group(1) + m.group(2)
-    first_close, last_open = line.find("-->"), line.rfind("<!--")
-    closes = first_close >= 0 and not 0 <= line.find("<!--") < first_close  # ends a comment begun above
-    opens = last_open >= 0 and line.find("-->", last_open) < 0  # begins one that ends below
-    if closes != opens:
-        return "-->" if closes else "<!--"
-    return None
+    moved = [old for new, old in enumerate(kept, start=1)
+             if lines[old - 1].strip() and before.of(old - 1) != after.of(new - 1)]
+    if after.left_open > before.left_open and not moved:
+        moved = [max(drop)]
+    return moved
 
 
 def keep_blocks(path: str, text: str, drop: set[int]) -> dict[int, str]:
-    """Markers to leave where removed lines opened or closed a comment or code fence, so that every
-    other line is read as before; a `WorkspaceError` when that cannot be done."""
+    """Markers to leave where removed lines opened or closed a comment or code fence (as Markdown
+    reads it), so that every other line is read as before; a `WorkspaceError` when that cannot be done."""
+    from memtool.document import Reading
+
     markers: dict[int, str] = {}
-    if reread(path, text, drop):
-        lines = split_keep_ends(text)
-        markers = {n: m for n in drop if (m := marker(line := lines[n - 1].rstrip("\r\n"))) and m.strip() != line.strip()}
-    moved = reread(path, text, drop, markers)
+    if reread(text, drop):
+        lines, marks = split_keep_ends(text), Reading(text).marks
+        markers = {n: marks[n - 1] for n in drop
+                   if n - 1 in marks and marks[n - 1].strip() != lines[n - 1].strip()}
+    moved = reread(text, drop, markers)
     if moved:
         where = f"L{moved[0]}" + (f"-L{moved[-1]}" if len(moved) > 1 else "")
         raise WorkspaceError(f"removing lines of {path} would change how Markdown reads {path}#{where} "
-                             "(a comment or code fence would swallow or give up those lines)",
-                             "in an editor, put the comment's '<!--' / '-->' or the fence on a line of its own, "
-                             "then run mem forget again")
+                             "(a comment or code fence would swallow or give up the lines around them)",
+                             "in an editor, put the comment's '<!--' / '-->' or the fence on a line of its own "
+                             "(or cite the whole comment), then run mem forget again")
     return markers
 
 

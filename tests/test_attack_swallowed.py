@@ -45,9 +45,9 @@ def test_forget_leaves_the_marker_a_removed_line_carried(tmp_path):
     day = next((ws / "memory").glob("*.md"))
     proc, out = run_json("forget", "Peter", "--yes", cwd=ws)
     assert proc.returncode == 0 and out["forgotten"], proc.stderr
-    assert [m.get("keeps") for m in out["matches"]] == ["-->", None]
+    assert [m.get("keeps") for m in out["matches"]] == ["     -->", None]  # the line's own indentation stays
     text = day.read_text(encoding="utf-8")
-    assert "Peter" not in text and "\n-->\n" in text
+    assert "Peter" not in text and "\n     -->\n" in text
     proc, found = run_json("recall", "flat viewing", cwd=ws)
     assert proc.returncode == 0 and found["results"], proc.stderr
     assert run_json("check", cwd=ws)[1]["diagnostics"] == []
@@ -124,3 +124,64 @@ def test_core_replace_never_opens_or_removes_a_block_around_other_lines(tmp_path
     assert core.read_bytes() == before
     run_mem("core", "replace", "Likes hiking.", "Likes long hikes.", cwd=ws, check=0)
     assert run_json("recall", "long hikes", cwd=ws)[1]["results"][0]["source"] == "memory.md#L6"
+
+
+def _forget(ws, needle):
+    proc, out = run_json("forget", needle, "--yes", cwd=ws)
+    assert proc.returncode == 0 and out["forgotten"], proc.stderr
+    return out
+
+
+def test_forget_keeps_the_close_of_a_comment_that_ends_the_file(tmp_path):
+    """The template comment's closing line was the last text of a new log: removing it left the comment
+    open to the end (nothing after it to read otherwise), and every later retain to that day failed."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    out = _forget(ws, "Peter")
+    assert [m.get("keeps", "").strip() for m in out["matches"]] == ["-->"]
+    assert run_mem("retain", "W @Ann: Likes tea.", cwd=ws).returncode == 0
+    assert run_json("check", cwd=ws)[1]["diagnostics"] == []
+
+
+def test_forget_of_a_fence_opener_keeps_the_fence_and_the_text_after_it(tmp_path):
+    """Removing "```sql peterdb" turned the old closing fence into an opener: the list item after it
+    became code, and nothing noticed (a code line is "read" as much as a text line)."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\n```sql peterdb\nselect 1;\n```\n\n- Met Ann at the station.\n")
+    _forget(ws, "peterdb")
+    assert (ws / "memory/2026-11-02.md").read_text() == "# 2026-11-02\n\n```\nselect 1;\n```\n\n- Met Ann at the station.\n"
+    assert run_json("check", cwd=ws)[1]["diagnostics"] == []
+
+
+def test_forget_keeps_markers_only_where_markdown_has_a_block_boundary(tmp_path):
+    """An inline code span at a line's start looks like a fence: it got a "kept" fence too, which
+    opened a real one to the end of the file."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\n<!-- draft\nabout Zed -->\nBooked the flat.\n\n"
+                                      "```Zed``` was the password prompt.\n")
+    out = _forget(ws, "Zed")
+    assert [m.get("keeps") for m in out["matches"]] == ["-->", None]
+    assert (ws / "memory/2026-11-02.md").read_text() == "# 2026-11-02\n\n<!-- draft\n-->\nBooked the flat.\n\n"
+    assert run_json("check", cwd=ws)[1]["diagnostics"] == []
+
+
+def test_forget_keeps_a_markers_indentation_and_quote_marks(tmp_path):
+    """A kept '-->' at column 0 split the list item it sat in."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n\n- item\n  <!-- x\n  about Zed -->\n  more text\n- B\n\n"
+                                      "> <!-- y\n> Zed again -->\n> quoted\n")
+    _forget(ws, "Zed")
+    assert (ws / "memory/2026-11-02.md").read_text() == \
+        "# 2026-11-02\n\n- item\n  <!-- x\n  -->\n  more text\n- B\n\n> <!-- y\n> -->\n> quoted\n"
+
+
+def test_core_refuses_a_heading_or_link_definition_a_comment_would_hide(tmp_path):
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    before = (ws / "memory.md").read_bytes()
+    assert "<!--" in before.decode().splitlines()[3] or "<!--" in before.decode()
+    line = next(i for i, l in enumerate(before.decode().splitlines(), 1) if "<!--" in l) + 1
+    for text in ("## Preferences", "[ref]: http://example.org"):
+        proc = run_mem("core", "insert", str(line), text, cwd=ws)
+        assert proc.returncode != 0 and "inside an HTML comment" in proc.stderr, (text, proc.stderr)
+    assert (ws / "memory.md").read_bytes() == before
