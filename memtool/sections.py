@@ -21,8 +21,11 @@ def lines_keepends(text: str) -> list[str]:
 
 
 def line_end(text: str) -> str:
-    """The line end a file uses (CRLF, CR or LF), for lines added to it."""
-    return "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
+    """The line end a file uses most (CRLF, CR or LF; LF on a tie or none), for lines added to it: a
+    stray CR pasted into an LF file does not turn the lines added after it into CR lines."""
+    crlf = text.count("\r\n")
+    cr, lf = text.count("\r") - crlf, text.count("\n") - crlf
+    return "\r\n" if crlf > max(cr, lf) else "\r" if cr > max(crlf, lf) else "\n"
 
 
 class Heading(NamedTuple):

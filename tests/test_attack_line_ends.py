@@ -41,3 +41,12 @@ def test_core_edits_keep_the_files_line_ends_and_count_lines_as_mem_get_does(tmp
     assert run_json("get", "memory.md#L5", cwd=ws)[1]["lines"][0]["text"] == "- Swims."
     run_json("core", "insert", "5", "- Cycles.", cwd=ws)
     assert core.read_text(encoding="utf-8").split("\n")[4] == "- Cycles."
+
+
+def test_a_stray_cr_in_an_lf_file_does_not_change_the_lines_added():
+    from memtool import core_memory
+    from memtool.sections import line_end
+
+    assert line_end("# d\n\nA pasted\rline.\n- x\n") == "\n"
+    assert line_end("a\r\nb\r\nc\n") == "\r\n" and line_end("a\rb\rc\n") == "\r" and line_end("") == "\n"
+    assert core_memory.append("# Core\n\n- Tea.\rPasted.\n", "- Coffee").endswith("\n- Coffee\n")
