@@ -52,9 +52,10 @@ def run(ws: Workspace, fmt: str, source: str | os.PathLike, *, tz, max_bytes: in
     if path == ws.root or path in ws.root.parents:
         raise UsageError(f"the workspace {ws.root} is inside {path}: importing would write into the source",
                          "import into a workspace outside the folder you import from")
-    if path.is_relative_to(ws.root) and (path.is_dir() or path.suffix.lower() == ".md"):
-        raise UsageError(f"{path} is inside the workspace {ws.root}: its notes are read there already, "
-                         "importing would copy them", "import from a folder outside the workspace")
+    inside = path.relative_to(ws.root).parts if path.is_relative_to(ws.root) else ()
+    if inside and (inside[0] in ("memory", "bank", ".memory") or (len(inside) == 1 and path.suffix.lower() == ".md")):
+        raise UsageError(f"{path} is inside the workspace {ws.root}'s notes: they are read there already, "
+                         "importing would copy them", "import from a folder outside memory/ and bank/")
     src, problems = read_source(module, path, max_bytes)
     plan = module.plan(src, tz)
     plan.skipped[:0] = problems

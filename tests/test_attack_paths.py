@@ -51,3 +51,14 @@ def test_importing_from_inside_the_workspace_is_refused(ws, source):
     proc = run_mem("import", "obsidian", source, cwd=ws)
     assert proc.returncode == 2 and "hint:" in proc.stderr, proc.stderr
     assert files(ws) == before
+
+
+def test_a_vault_unpacked_inside_the_workspace_but_outside_its_notes_imports(ws):
+    """Only memory/, bank/ and the root's files are the workspace's notes: a vault unpacked in
+    ws/inbox/ is a source like any other (it was refused as "read there already", which it is not)."""
+    vault = ws / "inbox" / "vault"
+    vault.mkdir(parents=True)
+    (vault / "Boat.md").write_text("# Boat\n\nThe boat is moored at pier 4.\n", encoding="utf-8")
+    proc = run_mem("import", "obsidian", "inbox/vault", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert any("pier 4" in p.read_text(encoding="utf-8") for p in (ws / "bank").rglob("*.md"))
