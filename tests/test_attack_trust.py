@@ -104,6 +104,20 @@ def test_a1_journal_and_opinions_carry_no_stricter_facts(tmp_path, stub):
     assert "punctual" in (bank / "opinions.md").read_text(encoding="utf-8")
 
 
+
+def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
+    """Entities mentioned together only in a legal file: the connection (their names, how often)
+    is derived from legal text, so the journal (a normal page, synced) does not suggest it."""
+    files = dict(PETER)
+    files["memory/2026-11-24.md"] = ("---\ntrust: legal\n---\n## Retain\n" + "".join(
+        f"- W @Peter @Divorcecase: hearing {n}.\n" for n in range(3)))
+    files["memory/2026-11-25.md"] = "## Retain\n" + "".join(f"- W @Peter @Anna: lunch {n}.\n" for n in range(3))
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    text = (tmp_path / "ws" / "bank" / "journal.md").read_text(encoding="utf-8")
+    assert "Divorcecase" not in text and "Anna ↔ Peter" in text
+    assert "item(s) from sources of a stricter trust tier out of this journal" in text
+
 # --- item 2: [trust] globs --------------------------------------------------------------------
 
 GLOBS = {

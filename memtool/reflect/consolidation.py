@@ -231,7 +231,7 @@ def _run(src: Sources, facts: list[dict], deadline: Deadline, dry_run: bool, rev
     if not deadline.passed("connections"):
         touched = {e.lower() for k in found.examined for e in by_key[k]["entities"]}
         linked = _linked_pairs(src.store)
-        report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
+        report["connections"] = [{"a": a, "b": b, "facts": n, "files": files} for a, b, n, files in
                                  rules.connections([f for f in facts if f["entities"]], linked)
                                  if a.lower() in touched or b.lower() in touched]
         report["connections"] = queue.undecided("connection", [(c["a"], c["b"], c) for c in report["connections"]],

@@ -22,9 +22,9 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     stricter trust tier than the journal's) are counted, never quoted or cited."""
     hidden = 0
 
-    def shown(items: list, *keys: str) -> list:
+    def shown(items: list, *keys: str) -> list:  # a key holds one source or a list of files
         nonlocal hidden
-        kept = [x for x in items if all(visible(x[k]) for k in keys)]
+        kept = [x for x in items if all(visible(c) for k in keys for c in ([x[k]] if isinstance(x[k], str) else x[k]))]
         hidden += len(items) - len(kept)
         return kept
 
@@ -83,7 +83,7 @@ def _consolidation_lines(s: dict, shown=lambda items, *keys: items) -> list[str]
         return []
     s = dict(s, strengthened=shown(s["strengthened"], "source"), folded=shown(s["folded"], "kept", "other"),
              superseded=shown(s["superseded"], "old", "new"), review=shown(s["review"], "kept", "other"),
-             unclear=shown(s["unclear"], "old", "new"))
+             unclear=shown(s["unclear"], "old", "new"), connections=shown(s["connections"], "files"))
     if s.get("llm"):
         s["llm"] = dict(s["llm"], decided=shown(s["llm"]["decided"], "old", "new"))
     o = s["orient"]
