@@ -117,6 +117,8 @@ def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
     text = (tmp_path / "ws" / "bank" / "journal.md").read_text(encoding="utf-8")
     assert "Divorcecase" not in text and "Anna ↔ Peter" in text
     assert "item(s) from sources of a stricter trust tier out of this journal" in text
+    queue = run_json("-w", ws, "review", "list")[1]["items"]  # a decision would name the pair in bank/decisions.md
+    assert [(i["a"]["name"], i["b"]["name"]) for i in queue if i["kind"] == "connection"] == [("Anna", "Peter")]
 
 # --- item 2: [trust] globs --------------------------------------------------------------------
 
