@@ -145,6 +145,17 @@ def test_20_the_timeline_at_the_ends_of_the_calendar_is_a_page_not_a_500(served)
     heat = views.heat_map([("0001-01-03", "world", 1), ("9999-12-31", "world", 1)], days=30, until="0001-01-02")
     assert heat["days"][0] == "0001-01-01" and len(heat["days"]) == 30 and heat["earlier"] is None
 
+
+def test_20_a_file_posted_as_a_decision_field_is_refused(served):
+    """A multipart upload in the note field was written to bank/decisions.md as "UploadFile(filename=…)"."""
+    decisions = served.ws / "bank" / "decisions.md"
+    before = decisions.read_bytes() if decisions.exists() else None
+    item = served.get("/review").text.split('hx-post="/review/', 1)[1].split('"', 1)[0]
+    answer = served.post(f"/review/{item}", data={"action": "dismiss"}, files={"note": ("n.txt", b"abc")},
+                         headers={"Origin": served.base})
+    assert answer.status_code == 400 and "not a file" in answer.text
+    assert (decisions.read_bytes() if decisions.exists() else None) == before
+
 def test_20_confidence_series_replays_the_evidence_rule():
     o = opinions.Opinion("Kenji", "patient", "memory/2026-11-21.md#L4", "2026-11-21", 0.6, "memory/2026-11-21.md#L4",
                          set(), history=["memory/2026-11-01.md#L4"],

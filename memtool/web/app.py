@@ -107,6 +107,8 @@ def build_app(mem, token: str, port: int) -> Starlette:
     async def decide(request: Request) -> Response:
         form = await request.form()
         try:
+            if any(not isinstance(v, str) for _, v in form.multi_items()):
+                raise UsageError("a review decision takes text fields only, not a file", "use the Review page's buttons")
             text = form.get("text") if form.get("action") == "accept" else None
             done = mem.review_decide(request.path_params["item"], str(form.get("action", "")), str(form.get("note", "")),
                                      None if text is None else str(text))
