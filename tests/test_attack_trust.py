@@ -291,3 +291,19 @@ def test_work_text_goes_off_loopback_only_to_a_provider_trusted_for_work(tmp_pat
     assert result["runs"][2]["returncode"] == 0, result["runs"][2]["stderr"]
     assert len([r for r in result["requests"]["remote"] if r[0] == "/api/chat"]) == 1
     assert "WORKMARK" in netns.sent(result, "remote")
+
+
+def test_a4_core_edits_never_lower_the_trust_of_memory_md(tmp_path):
+    """`mem core replace 'trust: legal' 'trust: normal'` (or the MCP core tools, an agent's) made a
+    legal memory.md normal: its text could then reach models and generated pages. Refused; stricter is fine."""
+    legal = "---\ntrust: legal\n---\n# Core\n\n- Settlement is CORELEGAL.\n"
+    ws = _ws(tmp_path, {"memory.md": legal})
+    core = tmp_path / "ws" / "memory.md"
+    for edit in (("replace", "trust: legal", "trust: normal"), ("replace", "legal", "private"),
+                 ("replace", "---\ntrust: legal\n---\n", ""), ("insert", "1", "---\ntrust: normal\n---")):
+        proc = run_mem("-w", ws, "core", *edit, check=2)
+        assert "less strict" in proc.stderr and "Traceback" not in proc.stderr, edit
+        assert core.read_text(encoding="utf-8") == legal, edit
+    core.write_text("# Core\n", encoding="utf-8")
+    run_mem("-w", ws, "core", "insert", "1", "---\ntrust: private\n---", check=0)
+    assert core.read_text(encoding="utf-8").startswith("---\ntrust: private\n---\n# Core")
