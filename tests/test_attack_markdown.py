@@ -145,7 +145,7 @@ def test_13_6_kill_9_mid_retain_leaves_whole_lines_and_an_honest_retain_log(tmp_
         proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "retain", "--date", DAY,
                                  f"W: Killed retain {i}."], env=mem_env(), cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.15 + (i % 8) * 0.02)  # around the moment it writes (start-up takes ~0.2-0.3 s)
+        time.sleep(0.03 + (i % 12) * 0.015)  # around the moment it writes (a retain takes ~0.15 s in all)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             killed += 1
