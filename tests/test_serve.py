@@ -156,6 +156,12 @@ def test_20_a_file_posted_as_a_decision_field_is_refused(served):
     assert answer.status_code == 400 and "not a file" in answer.text
     assert (decisions.read_bytes() if decisions.exists() else None) == before
 
+
+def test_20_a_path_too_long_for_the_file_system_is_an_error_page(served):
+    """/file?path=xxxx… (5000 characters) raised OSError past the handler: a bare 500 and a traceback."""
+    answer = served.get("/file?path=" + "x" * 5000)
+    assert answer.status_code == 500 and "File name too long" in answer.text and "hint:" in answer.text
+
 def test_20_confidence_series_replays_the_evidence_rule():
     o = opinions.Opinion("Kenji", "patient", "memory/2026-11-21.md#L4", "2026-11-21", 0.6, "memory/2026-11-21.md#L4",
                          set(), history=["memory/2026-11-01.md#L4"],

@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memtool.errors import MemError, UsageError
+from memtool.errors import MemError, StorageError, UsageError
 from memtool.reflect import opinions
 from memtool.store import entity_key
 from memtool.web import guard, views
@@ -42,6 +42,9 @@ def build_app(mem, token: str, port: int) -> Starlette:
         async def run(request: Request) -> Response:
             try:
                 return fn(request)
+            except OSError as exc:  # e.g. a path too long for the file system: said as the CLI says it
+                refused = StorageError.from_os(exc)
+                return page(request, "error.html", 500, error=refused.message, hint=refused.hint)
             except MemError as exc:  # the library's refusal: shown like the CLI's error and hint
                 return page(request, "error.html", 400 if exc.exit_code == 2 else 500, error=exc.message, hint=exc.hint)
         return run
