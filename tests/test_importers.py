@@ -320,3 +320,24 @@ def test_item2_a_malformed_chatgpt_export_is_skipped_and_counted_never_a_traceba
     assert "red 31m and  kept out" in written and not any("\x7f" <= ch <= "\x9f" for ch in written)
     assert {"item": "messages without a time", "reason": "2 left out (only user and assistant text is imported)"} \
         in data["skipped"]
+
+
+def test_item2_a_pipe_or_a_link_loop_in_the_source_is_skipped_and_named(empty_ws, tmp_path):
+    """A FIFO named like a note blocked the import for ever (open waited for a writer); a symbolic link
+    loop ended in a RuntimeError traceback (Path.resolve)."""
+    import os
+    import subprocess
+    import sys
+
+    vault = tmp_path / "Vault"
+    write(vault, "Page.md", "A page.\n")
+    os.mkfifo(vault / "pipe.md")
+    os.symlink("loop-b.md", vault / "loop-a.md")
+    os.symlink("loop-a.md", vault / "loop-b.md")
+    proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(empty_ws), "import", "obsidian", str(vault), "--json"],
+                          capture_output=True, text=True, env=UTC, timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    reasons = {s["item"]: s["reason"] for s in data["skipped"]}
+    assert "not a regular file" in reasons["pipe.md"] and "symbolic links" in reasons["loop-a.md"]
+    assert (empty_ws / "bank" / "Vault" / "Page.md").exists()
