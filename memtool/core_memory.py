@@ -58,6 +58,19 @@ def _others_read_as_before(current: str, new: str, first: int, removed: int, add
     if moved:
         raise CoreMemoryError(f"the edit would change how line {moved[0]} of {CORE} reads (a comment or code fence "
                               "it opens or closes)", f"keep the '<!--', '-->' or fence, or edit {CORE} in an editor")
+    return _as_strict(current, new)
+
+
+def _as_strict(current: str, new: str) -> str:
+    """`new`, unless its front matter declares a less strict trust tier than `current`'s (an edit by an
+    agent must not let memory.md's text reach models and pages its tier keeps it from)."""
+    from memtool import trust
+    from memtool.document import parse
+
+    was, now = parse(CORE, current).trust, parse(CORE, new).trust
+    if trust.rank(now) < trust.rank(was):
+        raise CoreMemoryError(f"the edit would make {CORE} trust: {now}, less strict than its trust: {was}",
+                              "change a file's trust tier by hand, in an editor")
     return new
 
 

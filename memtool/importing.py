@@ -7,6 +7,7 @@ second import knows to add nothing."""
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,7 @@ def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:
                 others.append(rel)
                 continue
             full = Path(here) / name
-            if full.is_symlink() and path not in full.resolve().parents:
+            if full.is_symlink() and path not in Path(os.path.realpath(full)).parents:  # a loop: read says so
                 problems.append(Skipped(rel, "a symbolic link to outside the source; not followed"))
                 continue
             _read_one(full, rel, files, max_bytes, problems, big_ok=rel.endswith(".json"))
@@ -108,11 +109,16 @@ def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:
 
 def _read_one(full: Path, rel: str, files: dict, max_bytes: int, problems: list, big_ok: bool) -> None:
     try:
-        size = full.stat().st_size
-        if size > max_bytes and not big_ok:
-            problems.append(Skipped(rel, f"{size:,} bytes, over the limit of {max_bytes:,} (index.max_file_bytes)"))
-            return
-        with open(full, "rb") as fh:  # read-only: the source is never written
+        # read-only: the source is never written; non-blocking, so a pipe named like a note cannot stall the import
+        with open(os.open(full, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            status = os.fstat(fh.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                problems.append(Skipped(rel, "not a regular file (a pipe, socket or device); not read"))
+                return
+            if status.st_size > max_bytes and not big_ok:
+                problems.append(Skipped(rel, f"{status.st_size:,} bytes, over the limit of {max_bytes:,} "
+                                             "(index.max_file_bytes)"))
+                return
             files[rel] = fh.read()
     except OSError as exc:
         problems.append(Skipped(rel, f"cannot be read ({exc.strerror or type(exc).__name__})"))

@@ -16,7 +16,7 @@ from memtool.budget import DEFAULT as BUDGET_DEFAULT
 from memtool.budget import MAX as BUDGET_MAX
 from memtool.budget import MIN as BUDGET_MIN
 from memtool.dates import parse_day
-from memtool.errors import MemError
+from memtool.errors import MemError, StorageError
 from memtool.mcp_answers import error_text, invalid_arguments, result, unknown_arguments
 
 INSTRUCTIONS = """\
@@ -82,13 +82,16 @@ def _server_class():
 
 
 def _caller():
-    """`call(fn, …)`: run a `Memory` method; its answer as one compact JSON text, a MemError as a
-    tool error in the tool's terms."""
+    """`call(fn, …)`: run a `Memory` method; its answer as one compact JSON text, a MemError (or an
+    OSError, said as the CLI says it) as a tool error in the tool's terms."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     def call(fn, *args, **kwargs):
         try:
             data = fn(*args, **kwargs)
+        except OSError as exc:  # e.g. a path too long for the file system, a full disk
+            refused = StorageError.from_os(exc)
+            raise ToolError(error_text(refused.message, refused.hint)) from None
         except MemError as exc:
             raise ToolError(error_text(exc.message, exc.hint)) from None
         return result(data)

@@ -155,6 +155,7 @@ PLANTED = {
     "/tmp/absolute-mem-attack.md": b"absolute\n",
     "memory\\..\\..\\win.md": b"backslashes\n",
     "memory/nul\x00.md": b"nul\n",
+    "memory/csi\x9b2J\x9b31mRED\x85.md": b"C1 controls: a terminal's CSI, NEL\n",
     "memory/./dot.md": b"dot\n",
     "memory//double.md": b"double slash\n",
 }
@@ -196,6 +197,7 @@ def _tampered_manifest_round(store, tmp_path):
     for path in (".memory/index.sqlite", ".memory/sync/off.json", "memtool.toml", "../escaped.md", "/tmp/absolute"):
         assert path in refused
     assert "\\x00" in refused and "\x00" not in refused  # named, and printable
+    assert "csi\\x9b2J" in refused and "\x9b" not in refused and "\x9b" not in proc.stderr
 
 
 def test_d12_tampered_manifest_writes_only_synced_paths(folder, tmp_path):

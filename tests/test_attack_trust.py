@@ -104,6 +104,22 @@ def test_a1_journal_and_opinions_carry_no_stricter_facts(tmp_path, stub):
     assert "punctual" in (bank / "opinions.md").read_text(encoding="utf-8")
 
 
+
+def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
+    """Entities mentioned together only in a legal file: the connection (their names, how often)
+    is derived from legal text, so the journal (a normal page, synced) does not suggest it."""
+    files = dict(PETER)
+    files["memory/2026-11-24.md"] = ("---\ntrust: legal\n---\n## Retain\n" + "".join(
+        f"- W @Peter @Divorcecase: hearing {n}.\n" for n in range(3)))
+    files["memory/2026-11-25.md"] = "## Retain\n" + "".join(f"- W @Peter @Anna: lunch {n}.\n" for n in range(3))
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    text = (tmp_path / "ws" / "bank" / "journal.md").read_text(encoding="utf-8")
+    assert "Divorcecase" not in text and "Anna ↔ Peter" in text
+    assert "item(s) from sources of a stricter trust tier out of this journal" in text
+    queue = run_json("-w", ws, "review", "list")[1]["items"]  # a decision would name the pair in bank/decisions.md
+    assert [(i["a"]["name"], i["b"]["name"]) for i in queue if i["kind"] == "connection"] == [("Anna", "Peter")]
+
 # --- item 2: [trust] globs --------------------------------------------------------------------
 
 GLOBS = {
@@ -275,3 +291,19 @@ def test_work_text_goes_off_loopback_only_to_a_provider_trusted_for_work(tmp_pat
     assert result["runs"][2]["returncode"] == 0, result["runs"][2]["stderr"]
     assert len([r for r in result["requests"]["remote"] if r[0] == "/api/chat"]) == 1
     assert "WORKMARK" in netns.sent(result, "remote")
+
+
+def test_a4_core_edits_never_lower_the_trust_of_memory_md(tmp_path):
+    """`mem core replace 'trust: legal' 'trust: normal'` (or the MCP core tools, an agent's) made a
+    legal memory.md normal: its text could then reach models and generated pages. Refused; stricter is fine."""
+    legal = "---\ntrust: legal\n---\n# Core\n\n- Settlement is CORELEGAL.\n"
+    ws = _ws(tmp_path, {"memory.md": legal})
+    core = tmp_path / "ws" / "memory.md"
+    for edit in (("replace", "trust: legal", "trust: normal"), ("replace", "legal", "private"),
+                 ("replace", "---\ntrust: legal\n---\n", ""), ("insert", "1", "---\ntrust: normal\n---")):
+        proc = run_mem("-w", ws, "core", *edit, check=2)
+        assert "less strict" in proc.stderr and "Traceback" not in proc.stderr, edit
+        assert core.read_text(encoding="utf-8") == legal, edit
+    core.write_text("# Core\n", encoding="utf-8")
+    run_mem("-w", ws, "core", "insert", "1", "---\ntrust: private\n---", check=0)
+    assert core.read_text(encoding="utf-8").startswith("---\ntrust: private\n---\n# Core")

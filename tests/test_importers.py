@@ -294,3 +294,50 @@ def test_item2_an_obsidian_daily_note_for_a_day_with_a_log_is_appended_with_its_
     for tag in ("journal", "climbing"):  # the front matter's tag (now a line of #tags) and an inline one
         proc, found = run_json("-w", empty_ws, "recall", "--tag", tag)
         assert proc.returncode == 0 and any(r["source"].startswith("memory/2026-11-02.md#L") for r in found["results"]), tag
+
+
+def test_item2_a_malformed_chatgpt_export_is_skipped_and_counted_never_a_traceback(empty_ws, tmp_path):
+    """Odd shapes a hand-edited or foreign export holds (a string author, a list content, children that
+    are not a list, an unhashable current node, times past the calendar) ended in tracebacks; C1 control
+    characters (\\x9b: a terminal's CSI) were kept in the imported turns."""
+    def conv(n, message, node="m", mapping=None):
+        return {"id": f"c{n}", "title": f"T{n}", "current_node": node,
+                "mapping": mapping or {"m": {"parent": None, "children": [], "message": message}}}
+    text = {"content_type": "text", "parts": ["x"]}
+    export = [conv(1, {"author": {"role": "user"}, "create_time": 1e20, "content": text}),
+              conv(2, {"author": {"role": "user"}, "create_time": -1e13, "content": text}),
+              conv(3, {"author": "user", "create_time": 1, "content": text}),
+              conv(4, {"author": {"role": "user"}, "create_time": 1, "content": ["x"]}),
+              conv(5, None, node="zz", mapping={"m": {"parent": None, "children": 5, "message": None}}),
+              conv(6, {"author": {"role": ["user"]}, "create_time": 1, "content": text}, node=["m"]),
+              conv(7, {"author": {"role": "user"}, "create_time": 1793836800,
+                       "content": {"content_type": "text", "parts": ["red \x9b31m and \x85 kept out"]}})]
+    write(tmp_path / "export", "conversations.json", json.dumps(export))
+    proc, data = run_json("-w", empty_ws, "import", "chatgpt", tmp_path / "export", env=UTC)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert data["counts"]["written"] == 1
+    written = (empty_ws / "memory" / "2026-11-05.md").read_text(encoding="utf-8")
+    assert "red 31m and  kept out" in written and not any("\x7f" <= ch <= "\x9f" for ch in written)
+    assert {"item": "messages without a time", "reason": "2 left out (only user and assistant text is imported)"} \
+        in data["skipped"]
+
+
+def test_item2_a_pipe_or_a_link_loop_in_the_source_is_skipped_and_named(empty_ws, tmp_path):
+    """A FIFO named like a note blocked the import for ever (open waited for a writer); a symbolic link
+    loop ended in a RuntimeError traceback (Path.resolve)."""
+    import os
+    import subprocess
+    import sys
+
+    vault = tmp_path / "Vault"
+    write(vault, "Page.md", "A page.\n")
+    os.mkfifo(vault / "pipe.md")
+    os.symlink("loop-b.md", vault / "loop-a.md")
+    os.symlink("loop-a.md", vault / "loop-b.md")
+    proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(empty_ws), "import", "obsidian", str(vault), "--json"],
+                          capture_output=True, text=True, env=UTC, timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    reasons = {s["item"]: s["reason"] for s in data["skipped"]}
+    assert "not a regular file" in reasons["pipe.md"] and "symbolic links" in reasons["loop-a.md"]
+    assert (empty_ws / "bank" / "Vault" / "Page.md").exists()

@@ -96,3 +96,13 @@ def test_b1_errors_speak_in_parameter_names_and_plain_words(example_ws):
         assert "pydantic" not in text and "http" not in text and "--" not in text and "Arguments" not in text, text
     assert "k must be a whole number" in texts[0] and "kind must be one of" in texts[1]
     assert "since 'last week'" in texts[2] and "budget must be at least" in texts[3] and "k must be at least 1" in texts[4]
+
+
+def test_b1_an_os_error_is_a_tool_error_with_its_reason(example_ws):
+    """A path too long for the file system raised OSError past the tool: the agent read only
+    'Error executing tool get' and the server logged a traceback."""
+    async def script(s):
+        return await call(s, "get", ref="x" * 5000)
+    result = session(example_ws, script)
+    text = result.content[0].text
+    assert result.is_error and "File name too long" in text and "hint:" in text, text

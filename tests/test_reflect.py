@@ -265,3 +265,18 @@ def test_14_8_a_link_that_only_an_alias_resolves_is_reported(example_ws):
     found = [d for d in check["diagnostics"] if d["code"] == "link-by-alias"]
     assert [(d["path"], d["line"]) for d in found] == [("memory/2026-10-12.md", 14)]
     assert "Anna-Mueller.md" in found[0]["message"] and "'Anna Müller.md'" in found[0]["message"]
+
+
+def test_an_entity_whose_name_is_too_long_for_a_file_name_gets_no_page_and_reflect_completes(tmp_path):
+    """@ZZZ… (300 characters) ended every `mem reflect` with 'File name too long' (exit 4) after writing
+    some pages and before the journal: one name stopped the nightly run for good."""
+    ws = tmp_path / "ws"
+    long_name, accented = "Z" * 300, "é" * 130  # 300 and 260 bytes
+    write(ws, "memory/2026-11-20.md", "## Retain\n" + "".join(
+        f"- W @{long_name}: long {n}.\n- W @{accented}: accented {n}.\n- W @Anna: short {n}.\n" for n in range(3)))
+    proc = run_mem("-w", ws, "reflect", "--force", check=0)
+    assert "too long for a file name" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in (ws / "bank" / "entities").iterdir()) == ["Anna.md"]
+    journal = (ws / "bank" / "journal.md").read_text(encoding="utf-8")
+    assert "Made no page for 2 entities whose name is too long for a file name" in journal
+    assert long_name not in journal  # named, shortened

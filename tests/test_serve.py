@@ -134,6 +134,34 @@ def test_20_views_are_pure_and_bounded():
     assert views.line_span("L4-L6") == (4, 6) and views.line_span("6-4") is None and views.line_span("x") is None
 
 
+
+def test_20_the_timeline_at_the_ends_of_the_calendar_is_a_page_not_a_500(served):
+    """until=0001-01-01 (or a log dated 0001) put the window's first days before year 1: OverflowError, a 500
+    and a traceback on the server's stderr; a log dated 9999-12-31 did the same for the 'later' link."""
+    for until in ("0001-01-01", "0001-03-01", "9999-12-30", "9999-12-31"):
+        assert served.get(f"/timeline?until={until}").status_code == 200, until
+    heat = views.heat_map([("0001-01-03", "world", 1), ("9999-12-31", "world", 1)], days=30, until="9999-12-30")
+    assert heat["later"] == "9999-12-31" and heat["days"][-1] == "9999-12-30"
+    heat = views.heat_map([("0001-01-03", "world", 1), ("9999-12-31", "world", 1)], days=30, until="0001-01-02")
+    assert heat["days"][0] == "0001-01-01" and len(heat["days"]) == 30 and heat["earlier"] is None
+
+
+def test_20_a_file_posted_as_a_decision_field_is_refused(served):
+    """A multipart upload in the note field was written to bank/decisions.md as "UploadFile(filename=…)"."""
+    decisions = served.ws / "bank" / "decisions.md"
+    before = decisions.read_bytes() if decisions.exists() else None
+    item = served.get("/review").text.split('hx-post="/review/', 1)[1].split('"', 1)[0]
+    answer = served.post(f"/review/{item}", data={"action": "dismiss"}, files={"note": ("n.txt", b"abc")},
+                         headers={"Origin": served.base})
+    assert answer.status_code == 400 and "not a file" in answer.text
+    assert (decisions.read_bytes() if decisions.exists() else None) == before
+
+
+def test_20_a_path_too_long_for_the_file_system_is_an_error_page(served):
+    """/file?path=xxxx… (5000 characters) raised OSError past the handler: a bare 500 and a traceback."""
+    answer = served.get("/file?path=" + "x" * 5000)
+    assert answer.status_code == 500 and "File name too long" in answer.text and "hint:" in answer.text
+
 def test_20_confidence_series_replays_the_evidence_rule():
     o = opinions.Opinion("Kenji", "patient", "memory/2026-11-21.md#L4", "2026-11-21", 0.6, "memory/2026-11-21.md#L4",
                          set(), history=["memory/2026-11-01.md#L4"],

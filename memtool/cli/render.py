@@ -375,8 +375,12 @@ def summary(data: dict) -> None:
 
 def reflect_warnings(data: dict) -> None:
     """`mem reflect`: pages left alone because a person edited them, and the model's trouble."""
+    from memtool.reflect.pages import TOO_LONG
+
     for page in data["pages"]:
-        if page["action"] == "skipped" and "legal" not in page["reason"]:
+        if page["action"] == "skipped" and page["reason"] == TOO_LONG:
+            warn(f"@{page['entity'][:60]}…: {page['reason']}; no page made (its facts are still recalled)")
+        elif page["action"] == "skipped" and "legal" not in page["reason"]:
             warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
     if data.get("reused", {}).get("notice"):
         warn(data["reused"]["notice"])

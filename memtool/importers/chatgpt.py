@@ -60,23 +60,30 @@ def thread(conv: dict) -> list[dict]:
     if not isinstance(mapping, dict):
         return []
     node = conv.get("current_node")
-    if node not in mapping:  # no current node: follow the last child from the root
-        node = next((k for k, v in mapping.items() if isinstance(v, dict) and not v.get("parent")), None)
-        while node in mapping and (mapping[node].get("children") or []):
-            node = mapping[node]["children"][-1]
+    if not isinstance(node, str) or node not in mapping:  # no current node: follow the last child from the root
+        node, seen = next((k for k, v in mapping.items() if isinstance(v, dict) and not v.get("parent")), None), set()
+        while node in mapping and node not in seen and isinstance(children := _dict(mapping[node]).get("children"), list) \
+                and children and isinstance(children[-1], str):
+            seen.add(node)
+            node = children[-1]
     path, seen = [], set()
-    while node in mapping and node not in seen:
+    while isinstance(node, str) and node in mapping and node not in seen:
         seen.add(node)
-        entry = mapping[node] if isinstance(mapping[node], dict) else {}
+        entry = _dict(mapping[node])
         if isinstance(entry.get("message"), dict):
             path.append(entry["message"])
         node = entry.get("parent")
     return path[::-1]
 
 
+def _dict(value) -> dict:
+    """`value` when the export has an object there, else empty (the export is untrusted input)."""
+    return value if isinstance(value, dict) else {}
+
+
 def text_of(message: dict) -> tuple[str, int]:
     """A message's visible text, and how many non-text parts (images, files) were left out."""
-    content = message.get("content") or {}
+    content = _dict(message.get("content"))
     if content.get("content_type") not in _TEXT_TYPES:
         return "", 0
     if content.get("content_type") == "code":
@@ -104,14 +111,15 @@ def plan(source: Source, tz=None) -> Plan:
             continue
         days: dict = {}
         for message in thread(conv):
-            role = (message.get("author") or {}).get("role")
-            if role not in SPEAKERS:
-                left_out[f"{role or 'unknown'} messages"] = left_out.get(f"{role or 'unknown'} messages", 0) + 1
+            role = _dict(message.get("author")).get("role")
+            if not isinstance(role, str) or role not in SPEAKERS:
+                what = f"{_one_line(role) if isinstance(role, str) and role.strip() else 'unknown'} messages"
+                left_out[what] = left_out.get(what, 0) + 1
                 continue
             if message.get("recipient") not in (None, "all"):  # a call to a tool (code, browsing)
                 left_out["tool calls"] = left_out.get("tool calls", 0) + 1
                 continue
-            if (message.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
+            if _dict(message.get("metadata")).get("is_visually_hidden_from_conversation"):
                 left_out["hidden messages"] = left_out.get("hidden messages", 0) + 1
                 continue
             text, other = text_of(message)
@@ -120,10 +128,10 @@ def plan(source: Source, tz=None) -> Plan:
             when = message.get("create_time") or conv.get("create_time")
             if not text:
                 continue
-            if not isinstance(when, (int, float)):
+            moment = _moment(when, tz)
+            if moment is None:
                 left_out["messages without a time"] = left_out.get("messages without a time", 0) + 1
                 continue
-            moment = datetime.fromtimestamp(when, tz)
             days.setdefault(moment.date(), []).append(_turn(SPEAKERS[role], moment, text))
         if not days:
             out.skip(origin, "no user or assistant text")
@@ -137,8 +145,18 @@ def plan(source: Source, tz=None) -> Plan:
     return out
 
 
+def _moment(when, tz) -> datetime | None:
+    """A message's time (Unix seconds), or None when it has none a date can hold."""
+    if not isinstance(when, (int, float)) or isinstance(when, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(when, tz)
+    except (OverflowError, ValueError, OSError):  # NaN, or beyond the years a date holds
+        return None
+
+
 _BLOCK_START = re.compile(r"^\s*(?:```|~~~|#|>|\||[-*+]\s|\d{1,9}[.)]\s)")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # C0 but tab and line ends, DEL, C1
 
 
 def _turn(speaker: str, moment: datetime, text: str) -> str:

@@ -22,6 +22,7 @@ from memtool.reflect import ledger, postings, proposals, queue
 from memtool.reflect import review as model_review
 from memtool.reflect import rules
 from memtool.reflect.deadline import Deadline
+from memtool.reflect.decisions import PAGE as DECISIONS
 from memtool.reflect.sources import Sources
 from memtool.store import Store
 from memtool.store.local import LocalState, fact_key
@@ -231,9 +232,12 @@ def _run(src: Sources, facts: list[dict], deadline: Deadline, dry_run: bool, rev
     if not deadline.passed("connections"):
         touched = {e.lower() for k in found.examined for e in by_key[k]["entities"]}
         linked = _linked_pairs(src.store)
-        report["connections"] = [{"a": a, "b": b, "facts": n} for a, b, n in
+        tier_of = src.tier_lookup()
+        limit = trust.rank(tier_of(DECISIONS))  # a person's decision names the pair on that page
+        report["connections"] = [{"a": a, "b": b, "facts": n, "files": files} for a, b, n, files in
                                  rules.connections([f for f in facts if f["entities"]], linked)
-                                 if a.lower() in touched or b.lower() in touched]
+                                 if (a.lower() in touched or b.lower() in touched)
+                                 and all(trust.rank(tier_of(path)) <= limit for path in files)]
         report["connections"] = queue.undecided("connection", [(c["a"], c["b"], c) for c in report["connections"]],
                                                 decided)
         report["connections"] = [c for *_, c in report["connections"]][:10]

@@ -5,7 +5,7 @@ Pure. Sources of a stricter trust tier than the journal's are counted, never quo
 
 from __future__ import annotations
 
-from memtool.reflect.pages import Plan, everything, one_line
+from memtool.reflect.pages import MAX_NAME_BYTES, TOO_LONG, Plan, everything, one_line
 
 
 def quote(text: str, limit: int) -> str:
@@ -22,9 +22,9 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     stricter trust tier than the journal's) are counted, never quoted or cited."""
     hidden = 0
 
-    def shown(items: list, *keys: str) -> list:
+    def shown(items: list, *keys: str) -> list:  # a key holds one source or a list of files
         nonlocal hidden
-        kept = [x for x in items if all(visible(x[k]) for k in keys)]
+        kept = [x for x in items if all(visible(c) for k in keys for c in ([x[k]] if isinstance(x[k], str) else x[k]))]
         hidden += len(items) - len(kept)
         return kept
 
@@ -42,7 +42,12 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     if any(p.path == "bank/opinions.md" and p.action in ("create", "update") for p in plan.pages):
         lines.append("- Rewrote the generated opinions in `bank/opinions.md`.")
     legal = [p for p in plan.count("skipped") if p.reason.startswith("trust: legal")]
-    edited = [p for p in plan.count("skipped") if p not in legal]
+    long_names = [p for p in plan.count("skipped") if p.reason == TOO_LONG]
+    edited = [p for p in plan.count("skipped") if p not in legal and p not in long_names]
+    if long_names:
+        lines.append(f"- Made no page for {len(long_names)} entit{'y' if len(long_names) == 1 else 'ies'} whose name is "
+                     f"too long for a file name (over {MAX_NAME_BYTES} bytes): "
+                     + ", ".join(quote(p.entity, 60) for p in long_names))
     if edited:
         lines.append(f"- Left {len(edited)} page(s) alone because their generated block was edited by hand "
                      "(run `mem reflect --overwrite-edits` to regenerate): " + ", ".join(f"`{p.path}`" for p in edited))
@@ -83,7 +88,7 @@ def _consolidation_lines(s: dict, shown=lambda items, *keys: items) -> list[str]
         return []
     s = dict(s, strengthened=shown(s["strengthened"], "source"), folded=shown(s["folded"], "kept", "other"),
              superseded=shown(s["superseded"], "old", "new"), review=shown(s["review"], "kept", "other"),
-             unclear=shown(s["unclear"], "old", "new"))
+             unclear=shown(s["unclear"], "old", "new"), connections=shown(s["connections"], "files"))
     if s.get("llm"):
         s["llm"] = dict(s["llm"], decided=shown(s["llm"]["decided"], "old", "new"))
     o = s["orient"]

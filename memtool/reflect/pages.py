@@ -54,6 +54,16 @@ class Plan:
         return [p for p in self.pages if p.action == action]
 
 
+EDITED = "the generated block was edited by hand"
+TOO_LONG = "the name is too long for a file name"
+MAX_NAME_BYTES = 200  # a page's file name, so that its temp file (+14) and backup (+31) stay within 255 bytes
+
+
+def fits_a_file_name(path: str) -> bool:
+    """Whether the page at `path` can be written (and staged and backed up) on common file systems."""
+    return len(path.rsplit("/", 1)[-1].encode("utf-8")) <= MAX_NAME_BYTES
+
+
 def slug_for(name: str) -> str:
     """A file name for a new entity page: the name as people write it (`[[Anna Müller]]` → `Anna
     Müller`), so that editors resolving links by file name (Obsidian) find the page; only characters
@@ -170,7 +180,7 @@ def plan_page(entity: str, path: str, current: str | None, body: str, force: boo
         return PagePlan(entity, path, "create", f"# {entity}\n\n" + blocks.render(block, body))
     found = blocks.find(current, block)
     if found is not None and found.edited and not force:
-        return PagePlan(entity, path, "skipped", reason="the generated block was edited by hand")
+        return PagePlan(entity, path, "skipped", reason=EDITED)
     new = blocks.put(current, block, body)
     return PagePlan(entity, path, "unchanged" if new == current else "update", new if new != current else None)
 

@@ -299,9 +299,11 @@ def _unclear(by_key: dict[str, dict], terms: dict[str, frozenset], names: dict[s
     return sorted(set(unclear))
 
 
-def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> list[tuple[str, str, int]]:
-    """Entity pairs mentioned together in at least `minimum` facts whose pages do not link each other."""
+def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> list[tuple[str, str, int, list[str]]]:
+    """Entity pairs mentioned together in at least `minimum` facts whose pages do not link each other,
+    with how often and the files that mention them together (a pair is as strict as its strictest file)."""
     together: Counter = Counter()
+    files: dict[tuple[str, str], set[str]] = {}
     spelled: dict[str, str] = {}
     for f in facts:
         names = sorted({e.lower() for e in f["entities"]})
@@ -310,5 +312,6 @@ def connections(facts: list[dict], linked: set[frozenset], minimum: int = 3) -> 
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 together[(a, b)] += 1
-    return [(spelled[a], spelled[b], n) for (a, b), n in together.most_common()
+                files.setdefault((a, b), set()).add(f["path"])
+    return [(spelled[a], spelled[b], n, sorted(files[(a, b)])) for (a, b), n in together.most_common()
             if n >= minimum and frozenset((a, b)) not in linked]

@@ -348,6 +348,8 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     path = page["path"] if page else f"bank/entities/{pages.slug_for(name)}.md"
     entity = page["entity"] if page else name
     rec = {"entity": entity, "path": path, "action": None, "reason": "", "facts": 0, "held": 0, "paths": [], "conf": {}}
+    if not pages.fits_a_file_name(path):  # (its tier would read as legal: a file that cannot be read)
+        return dict(rec, action="skipped", reason=pages.TOO_LONG)
     if tier_of(path) == trust.LEGAL:
         return dict(rec, action="skipped", reason="trust: legal (never modified)")
     files = [f["source"].split("#")[0] for f in listed]

@@ -29,7 +29,7 @@ def digest(manifest: bytes) -> str:
 
 def shown(path: str) -> str:
     """A path from a manifest, safe to print (control characters escaped)."""
-    return "".join(ch if ch >= " " and ch != "\x7f" else f"\\x{ord(ch):02x}" for ch in path)
+    return "".join(ch if ch >= " " and not "\x7f" <= ch <= "\x9f" else f"\\x{ord(ch):02x}" for ch in path)
 
 
 def safe_device(device) -> str:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 CONFLICT_MARK = ".conflict-"
 SYNCED_FOLDERS = ("memory", "bank")
 REV = re.compile(r"[0-9a-f]{64}")
-_PART = r"[^./\x00-\x1f\x7f\\][^/\x00-\x1f\x7f\\]*"
+_PART = r"[^./\x00-\x1f\x7f-\x9f\\][^/\x00-\x1f\x7f-\x9f\\]*"
 _PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the common case, checked fast
 
 
@@ -85,7 +85,7 @@ def path_problem(path) -> str | None:
         return None
     if len(path) > 1024:
         return "path too long"
-    if any(ch < " " or ch == "\x7f" for ch in path):
+    if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
         return "control character in the path"
     if "\\" in path:
         return "backslash in the path"

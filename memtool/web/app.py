@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memtool.errors import MemError, UsageError
+from memtool.errors import MemError, StorageError, UsageError
 from memtool.reflect import opinions
 from memtool.store import entity_key
 from memtool.web import guard, views
@@ -42,6 +42,9 @@ def build_app(mem, token: str, port: int) -> Starlette:
         async def run(request: Request) -> Response:
             try:
                 return fn(request)
+            except OSError as exc:  # e.g. a path too long for the file system: said as the CLI says it
+                refused = StorageError.from_os(exc)
+                return page(request, "error.html", 500, error=refused.message, hint=refused.hint)
             except MemError as exc:  # the library's refusal: shown like the CLI's error and hint
                 return page(request, "error.html", 400 if exc.exit_code == 2 else 500, error=exc.message, hint=exc.hint)
         return run
@@ -107,6 +110,8 @@ def build_app(mem, token: str, port: int) -> Starlette:
     async def decide(request: Request) -> Response:
         form = await request.form()
         try:
+            if any(not isinstance(v, str) for _, v in form.multi_items()):
+                raise UsageError("a review decision takes text fields only, not a file", "use the Review page's buttons")
             text = form.get("text") if form.get("action") == "accept" else None
             done = mem.review_decide(request.path_params["item"], str(form.get("action", "")), str(form.get("note", "")),
                                      None if text is None else str(text))

@@ -33,6 +33,7 @@ def heat_map(counts: list[tuple[str, str, int]], until: str | None = None, days:
     if not known:
         return {"days": [], "rows": [], "first": None, "last": None, "until": None, "earlier": None, "later": None}
     end = date.fromisoformat(until or min(known[-1], max(today or known[-1], known[0])))
+    end = max(end, date.min + timedelta(days=days - 1))  # the window ends no earlier than its first day allows
     window = [(end - timedelta(days=i)).isoformat() for i in range(days - 1, -1, -1)]
     top = max((per.get((d, "all"), 0) for d in window), default=0) or 1
     rows = []
@@ -41,7 +42,7 @@ def heat_map(counts: list[tuple[str, str, int]], until: str | None = None, days:
         if kind == "all" or any(c["n"] for c in cells):
             rows.append({"kind": kind, "cells": cells, "total": sum(c["n"] for c in cells)})
     earlier = (end - timedelta(days=days)).isoformat() if known[0] < window[0] else None
-    later = min(end + timedelta(days=days), date.fromisoformat(known[-1])).isoformat() if known[-1] > window[-1] else None
+    later = (end + min(timedelta(days=days), date.fromisoformat(known[-1]) - end)).isoformat() if known[-1] > window[-1] else None
     return {"days": window, "rows": rows, "first": known[0], "last": known[-1], "until": end.isoformat(),
             "earlier": earlier, "later": later}
 
