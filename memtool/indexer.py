@@ -22,9 +22,6 @@ from memtool.workspace import FileStat, Workspace
 
 COMMIT_EVERY = 500  # files per transaction during a long run, so an interrupted run keeps its work
 PARALLEL_MIN_FILES = 64  # below this, worker processes cost more than they save
-# Worker processes at most; one core fewer than the machine has (the parent inserts meanwhile). On
-# two cores one worker beside the parent cost ~0.25 s less CPU at 10^5 facts than two, in the same
-# wall time while another process kept a core busy (docs/benchmarks.md, Beside qmd).
 PARALLEL_WORKERS = 4
 
 
@@ -139,8 +136,8 @@ def _load_star(args):
 def _loaded(ws: Workspace, todo: list[FileStat], known: dict, max_bytes: int) -> Iterator[Loaded | None]:
     """Load files in order, in worker processes when there are many and more than one core."""
     jobs = [(str(ws.root), f, max_bytes, known.get(f.path)) for f in todo]
-    workers = min(PARALLEL_WORKERS, (os.cpu_count() or 1) - 1)  # a core is the parent's: it writes what they read
-    if len(jobs) < PARALLEL_MIN_FILES or workers < 1:
+    workers = min(PARALLEL_WORKERS, os.cpu_count() or 1)
+    if len(jobs) < PARALLEL_MIN_FILES or workers < 2:
         yield from map(_load_star, jobs)
         return
     from concurrent.futures import ProcessPoolExecutor
