@@ -371,8 +371,13 @@ def _to_the_end(lines: list[str], tok) -> bool:
 
 
 def _closes_fence(lines: list[str], tok) -> bool:
+    """Whether the fence token's last line closes it: the opening's character only, at least as many
+    (CommonMark; `~~~` inside a `~~~~` fence is code, and so is ```` ```x ````)."""
     last = tok.map[1] - 1
-    return last > tok.map[0] and last < len(lines) and lines[last].strip().startswith(tok.markup[:3])
+    if not tok.map[0] < last < len(lines):
+        return False
+    line = lines[last].strip()
+    return len(line) >= len(tok.markup) and line == tok.markup[0] * len(line)
 
 
 def _context(headings: list[tuple[int, str]]) -> str:

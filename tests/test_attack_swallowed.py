@@ -21,6 +21,19 @@ def test_a_comment_or_fence_left_open_to_the_end_is_a_diagnostic():
     assert codes("# d\n> <!-- x\n> y\n\nafter\n") == []
 
 
+def test_a_shorter_fence_inside_a_longer_one_is_code_not_its_close():
+    """`~~~` inside a `~~~~` fence is a line of code (CommonMark): it was taken as the fence's close,
+    dropped from the code's lines, and the fence left open to the end said nothing."""
+    from memtool.document import parse
+
+    text = "# d\n\n~~~~\ncode line\n~~~\n"
+    assert codes(text) == [(3, "unclosed-fence")]
+    lines = {n for r in parse("memory/2026-11-02.md", text).records for n in range(r.line_start, r.line_end + 1)}
+    assert {4, 5} <= lines  # both lines of code are recallable
+    assert codes("# d\n\n~~~~\ncode\n~~~~~\n\nafter\n") == []  # a longer close closes it
+    assert codes("# d\n\n```\ncode\n```py\n") == [(3, "unclosed-fence")]  # an info string never closes
+
+
 def test_check_names_the_file_that_retain_refuses(tmp_path):
     ws = tmp_path / "ws"
     write(ws, "memory.md", "# Core memory\n")
