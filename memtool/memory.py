@@ -166,7 +166,7 @@ class Memory:
         return run_recall(q, store=self.store, local=self.local_file, embedding=self.embedding, notices=self.notices,
                           warnings=warnings, track_access=track_access, floor=self.config.recall_floor,
                           expansion=self.recall_expansion,
-                          worker=self._lexical_worker if self.recall_threads else None)
+                          worker=self._lexical_worker if self.recall_threads else None, tiers=self.tier_lookup)
 
     def list_facts(self, kinds=(), entities=(), since: str | None = None, k: int = MAX_K) -> list[dict]:
         """Facts matching filters only, newest first, as recall results (no refresh: callers refresh first)."""
@@ -258,7 +258,7 @@ class Memory:
         from memtool.reflect.opinions import newest as newest_of
 
         pick = None if newest is None else lambda threads: newest_of(threads, newest)
-        return reflect.opinion_threads(self.store, entity, refresh=self.refresh, pick=pick)
+        return reflect.opinion_threads(self.store, entity, refresh=self.refresh, pick=pick, tier_of=self.tier_lookup())
 
     def summarize(self, target: str, lang: str = "auto", model: str | None = None) -> dict:
         """A 3-5 sentence recap of a day or of a query's episodes by a local model (Ollama)."""

@@ -120,6 +120,34 @@ def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
     queue = run_json("-w", ws, "review", "list")[1]["items"]  # a decision would name the pair in bank/decisions.md
     assert [(i["a"]["name"], i["b"]["name"]) for i in queue if i["kind"] == "connection"] == [("Anna", "Peter")]
 
+def test_a1_stricter_facts_never_move_an_opinions_confidence(tmp_path):
+    """Four legal facts agreeing with a normal opinion moved its confidence on bank/opinions.md (a
+    normal page, synced) and its counts in the journal, in `mem opinions` and in recall's answer: a
+    number drawn from legal text. Evidence is now drawn from files no stricter than normal, [trust]
+    globs included."""
+    files = {
+        "memory/2026-11-10.md": "## Retain\n- O(c=0.5) @Peter: Peter is reliable.\n",
+        "memory/2026-11-20.md": "---\ntrust: legal\n---\n## Retain\n" + "".join(
+            f"- W @Peter: Peter was reliable at hearing {n}.\n" for n in range(3)),
+        "memory/health/2026-11-21.md": "## Retain\n- W @Peter: Peter was reliable with the insurer.\n",
+        "memtool.toml": '[trust]\nprivate = ["memory/health/*"]\n',
+    }
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    bank = tmp_path / "ws" / "bank"
+    assert "0.50 →" not in (bank / "opinions.md").read_text(encoding="utf-8")
+    assert "supporting" not in (bank / "journal.md").read_text(encoding="utf-8")
+    [thread] = run_json("-w", ws, "opinions", "--entity", "Peter")[1]["opinions"]
+    assert thread["confidence"] == 0.5 and thread["supporting"] == [] and thread["contradicting"] == []
+    hits = run_json("-w", ws, "recall", "is Peter reliable", "--min-score", "0", "--k", "10")[1]["results"]
+    [opinion] = [h for h in hits if h["kind"] == "opinion"]
+    assert opinion["confidence"] == 0.5 and opinion["evidence"] == {"supporting": [], "contradicting": []}
+    # the same facts in a normal file do move it (the test can fail)
+    (tmp_path / "ws" / "memory/2026-11-20.md").write_text(files["memory/2026-11-20.md"].split("---\n", 2)[2])
+    [thread] = run_json("-w", ws, "opinions", "--entity", "Peter")[1]["opinions"]
+    assert thread["confidence"] > 0.5 and len(thread["supporting"]) == 3
+
+
 # --- item 2: [trust] globs --------------------------------------------------------------------
 
 GLOBS = {

@@ -19,8 +19,11 @@ def thread_view(o) -> dict:
             "latest": d["source"]}
 
 
-def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) -> None:
-    """Give each opinion hit its thread's current confidence, trend and evidence (`Hit.opinion`).
+def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None],
+                  tiers: Callable[[], Callable[[str], str]] | None = None) -> None:
+    """Give each opinion hit its thread's current confidence, trend and evidence (`Hit.opinion`),
+    weighed on evidence no stricter than normal (`tiers()`: the path → tier lookup, made only when
+    a hit is an opinion; without it, the index's record of each file's declared tier).
 
     Threads are read per entity the hits are filed under (a thread belongs to the first entity its
     bullets mention, so one entity's threads are whole), all of them for opinions about none."""
@@ -37,7 +40,9 @@ def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) 
         return [o for o in threads if o.source in sources or sources.intersection(o.history)]
 
     try:
-        threads = [o for name in scopes for o in opinion_threads(store, name, refresh=_ready, pick=hit, filed=True)]
+        tier_of = tiers() if tiers is not None else _declared(store)
+        threads = [o for name in scopes
+                   for o in opinion_threads(store, name, refresh=_ready, pick=hit, filed=True, tier_of=tier_of)]
     except Exception as exc:  # a hint on top of recall: never fail a recall over it
         notice(f"could not weigh the evidence for opinions ({exc}); showing their written c")
         return
@@ -53,3 +58,9 @@ def with_opinions(hits: list[Hit], store: Store, notice: Callable[[str], None]) 
 
 def _ready() -> None:
     """Recall has brought the index up to date already."""
+
+
+def _declared(store: Store) -> Callable[[str], str]:
+    """path → the tier the index recorded for it (its front matter; legal for a file it does not know)."""
+    recorded = {path: tier for path, (_, _, tier) in store.indexed_trust().items()}
+    return lambda path: recorded.get(path, "legal")

@@ -25,11 +25,12 @@ from memtool.store.local import LocalStateFile
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
         warnings: list[str], track_access: bool, floor: float, expansion: Expansion = RECALL,
-        worker: LexicalWorker | None = None) -> RecallResult:
+        worker: LexicalWorker | None = None, tiers: Callable[[], Callable[[str], str]] | None = None) -> RecallResult:
     """Ranked, cited hits for `q`; `warnings` holds what the caller already has to say. `floor` is
     the relevance the best result must reach (`q.min_score` overrides it); reflect's access log
     counts only results at or above `floor`. `expansion`: the multi-hop expansion to run (see
-    memtool.recall.expansion)."""
+    memtool.recall.expansion). `tiers` makes the path → trust tier lookup that opinion hits weigh
+    their evidence with (see `with_opinions`)."""
     notice = _say_once(notices)
     filters = _filters(q, store)
     degraded, verdict = None, Verdict(best=None, floor=None)
@@ -53,7 +54,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
             verdict.below, hits = len(hits), []
     if q.budget:
         hits = pack(hits, q.budget)
-    with_opinions(hits, store, notice)
+    with_opinions(hits, store, notice, tiers)
     stale = set(store.paths_with_status("stale"))
     for h in hits:
         h.stale = h.path in stale

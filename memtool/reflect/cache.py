@@ -36,7 +36,7 @@ from memtool.reflect.sources import Sources
 from memtool.store.local import REFLECT_CACHE, REFLECT_WEIGHED
 
 KEY = REFLECT_CACHE  # local meta key (`mem forget` drops it whole: its JSON escapes would hide a quote)
-FORMAT = 1  # bump when what a run plans from the same inputs changes
+FORMAT = 2  # bump when what a run plans from the same inputs changes (2: evidence no stricter than normal)
 STATIC_ORIENT = ("facts", "kinds", "folders", "trust", "embedded", "not_embedded")  # see consolidation.orient_from
 
 

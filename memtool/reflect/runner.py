@@ -26,6 +26,7 @@ LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 
 def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callable[[], object],
+                    tier_of: Callable[[str], str],
                     reuse: Callable[[str, list[str], list[opinions.Opinion]], bool] | None = None,
                     pick: Callable[[list[opinions.Opinion]], list[opinions.Opinion]] | None = None,
                     filed: bool = False, known: opinions.Known | None = None,
@@ -43,7 +44,11 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
     holds an earlier run's verdicts (see `opinions.weigh`), and `weighed` receives this run's, per
     entity (those `reuse` filled in keep theirs from `known`). With `windows`, an entity whose
     verdicts `known` holds takes its evidence from its kept window brought up to date where it can
-    (see `memtool.reflect.evidence`); `windows.now` receives every weighed entity's window."""
+    (see `memtool.reflect.evidence`); `windows.now` receives every weighed entity's window.
+
+    Evidence is drawn only from files whose tier (`tier_of`: path → tier) is no stricter than normal:
+    an opinion's confidence and counts show on pages, in answers to agents and in synced files, and
+    work, private or legal text must not move them (fails closed: a file that cannot be read is legal)."""
     stored: dict[str, str] = {}
 
     def light(row: dict) -> dict:
@@ -99,6 +104,7 @@ def opinion_threads(store: Store, entity: str | None = None, *, refresh: Callabl
             by_name.setdefault(r[0], []).append(r)
         windows.now.update((n, (keys[n], *kept_evidence.window(by_name.get(n, []), MAX_K))) for n in unread)
     others += [evidence(r) for r in rows if r[-1]]
+    others = [f for f in others if trust.rank(tier_of(f["source"].split("#", 1)[0])) <= trust.rank("normal")]
     fresh = set(names)
     opinions.weigh([o for o in threads if o.entity in fresh], others, terms_of, known)
     if weighed is not None:
@@ -190,7 +196,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             evidence_windows = kept_evidence.Windows(src, changes.files if usable else None)
             # Refreshed at the start; nothing since wrote Markdown (consolidation keeps its decisions in
             # .memory/), and the record holds the files as the run found them.
-            threads = opinion_threads(src.store, refresh=lambda: None,
+            threads = opinion_threads(src.store, refresh=lambda: None, tier_of=tier_of,
                                       reuse=_reuse_evidence(changes, known) if changes is not None else None,
                                       known=known, weighed=weighed, windows=evidence_windows)
             evidence = _evidence(threads)
