@@ -121,7 +121,12 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
             raise UsageError(f"{name} is not a bank page", "notes go to a page under bank/, or to today's log (no page)")
         return rel
     found = store.entity_page(name)
-    return found["path"] if found else f"bank/entities/{slug_for(name)}.md"
+    if found:
+        return found["path"]
+    if not any(c.isalnum() for c in name):  # `..` would become bank/entities/entity.md
+        raise UsageError(f"{name!r} names no entity (no letter or digit)",
+                         "give an entity's name (Peter) or a bank page (bank/world.md)")
+    return f"bank/entities/{slug_for(name)}.md"
 
 
 def recent(facts: list[dict], file_states: dict[str, tuple[int, int]], since: date) -> dict:

@@ -62,3 +62,12 @@ def test_a_vault_unpacked_inside_the_workspace_but_outside_its_notes_imports(ws)
     proc = run_mem("import", "obsidian", "inbox/vault", cwd=ws)
     assert proc.returncode == 0, proc.stderr
     assert any("pier 4" in p.read_text(encoding="utf-8") for p in (ws / "bank").rglob("*.md"))
+
+
+@pytest.mark.parametrize("page", ["..", "@...", "-/-"])
+def test_a_note_to_a_page_name_without_a_letter_is_refused(ws, page):
+    """`mem note --page ..` created bank/entities/entity.md."""
+    before = files(ws)
+    proc = run_mem("note", "Moved the meeting.", "--page", page, cwd=ws)
+    assert proc.returncode == 2 and "names no entity" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert files(ws) == before
