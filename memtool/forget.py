@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from memtool import blocks
 from memtool.errors import UsageError, WorkspaceError
 from memtool.safe_writes import FileChanged
+from memtool.sections import lines_keepends
 from memtool.workspace import Workspace
 
 MIN_TEXT = 3  # characters a text to forget needs: shorter ones match too much to be meant
 MAX_LINES = 200  # lines one forget removes at most: more is a query that was not meant
 MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (generated blocks) are removed too
 _CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
 
@@ -77,12 +77,6 @@ def parse_target(spec: str) -> Target:
     return Target(text=spec)
 
 
-def split_keep_ends(text: str) -> list[str]:
-    """Lines with their endings (LF, CRLF or CR), numbered as the parser numbers them."""
-    parts = [m.group(0) for m in _LINE.finditer(text)]
-    return [p for p in parts if p]
-
-
 def bare(line: str) -> str:
     """A line's text without its ending and list marker."""
     return _MARKER.sub("", line.rstrip("\r\n")).strip()
@@ -98,7 +92,7 @@ def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None
     """`text` without the lines `drop` names (a line in `markers` is left as that marker alone); every
     other byte stays. A generated block that was exactly as memtool wrote it is resealed (its hash
     updated, its body rendered again), so reflect still owns it; `reseal=False`: line for line."""
-    lines = split_keep_ends(text)
+    lines = lines_keepends(text)
     sealed = _sealed_blocks(text) if reseal else []
     markers = markers or {}
 
@@ -122,7 +116,7 @@ def reread(text: str, drop: set[int], markers: dict[int, str] | None = None) -> 
     to the end of the file with nothing after it yet (the next retain could not add a line)."""
     from memtool.document import Reading
 
-    lines = split_keep_ends(text)
+    lines = lines_keepends(text)
     markers = markers or {}
     before, after = Reading(text), Reading(strip_lines(text, drop, markers, reseal=False))
     kept = [n for n in range(1, len(lines) + 1) if n not in drop or n in markers]
@@ -140,7 +134,7 @@ def keep_blocks(path: str, text: str, drop: set[int]) -> dict[int, str]:
 
     markers: dict[int, str] = {}
     if reread(text, drop):
-        lines, marks = split_keep_ends(text), Reading(text).marks
+        lines, marks = lines_keepends(text), Reading(text).marks
         markers = {n: marks[n - 1] for n in drop
                    if n - 1 in marks and marks[n - 1].strip() != lines[n - 1].strip()}
     moved = reread(text, drop, markers)
@@ -154,7 +148,7 @@ def keep_blocks(path: str, text: str, drop: set[int]) -> dict[int, str]:
 
 
 def _sealed_blocks(text: str) -> list[str]:
-    names = [m.group(1) for line in split_keep_ends(text) if (m := _BLOCK_BEGIN.match(line))]
+    names = [m.group(1) for line in lines_keepends(text) if (m := _BLOCK_BEGIN.match(line))]
     return [n for n in names if (b := blocks.find(text, n)) is not None and not b.edited]
 
 
@@ -174,7 +168,7 @@ def plan(ws: Workspace, target: Target) -> Plan:
         if rel not in files:
             raise UsageError(f"{target.path} is not a Markdown file memtool reads",
                              "cite a file under memory/ or bank/, or memory.md, e.g. memory/2026-11-27.md#L9")
-        lines = split_keep_ends(ws.read_text(rel))
+        lines = lines_keepends(ws.read_text(rel))
         if target.end > len(lines):
             raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
@@ -185,7 +179,7 @@ def plan(ws: Workspace, target: Target) -> Plan:
     else:
         result.needles = copies = [target.text]
     for rel in files if copies else ():
-        _add(result, ws, rel, matching_lines(split_keep_ends(ws.read_text(rel)), copies))
+        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies))
     if result.count > MAX_LINES:
         raise UsageError(f"{result.count} lines hold that text; forget removes at most {MAX_LINES} at once",
                          "give a longer, more exact text, or cite the lines (path#L3-L5)")
@@ -197,7 +191,7 @@ def _add(result: Plan, ws: Workspace, rel: str, numbers: list[int]) -> None:
         return
     raw = ws.read_bytes(rel)
     text = raw.decode("utf-8")
-    lines = split_keep_ends(text)
+    lines = lines_keepends(text)
     result.files.append(FilePlan(rel, numbers, [lines[n - 1].rstrip("\r\n") for n in numbers], digest(raw),
                                  keep_blocks(rel, text, set(numbers))))
 

@@ -5,7 +5,8 @@ import os
 
 from conftest import run_json, run_mem, write
 
-from memtool.forget import parse_target, split_keep_ends, strip_lines
+from memtool.forget import parse_target, strip_lines
+from memtool.sections import lines_keepends
 
 PHONE = "+49 171 2345678"
 NEEDLES = [PHONE.encode(), b"2345678"]
@@ -96,7 +97,7 @@ def test_a3_strip_lines_keeps_endings_and_reseals_generated_blocks():
     out = strip_lines(text, {2, 4})
     assert out.startswith("a\r\n<!-- memtool:begin entity") and out.endswith("c")
     assert not blocks.find(out, "entity").edited and "- x 1" not in out
-    assert split_keep_ends("a\rb\r\nc") == ["a\r", "b\r\n", "c"]
+    assert lines_keepends("a\rb\r\nc") == ["a\r", "b\r\n", "c"]
     assert parse_target("memory/x.md#L3-L5").end == 5 and parse_target("a phone").text == "a phone"
 
 
