@@ -51,7 +51,7 @@ def one_round(checkout: str, steady_ws: Path, out: Path) -> None:
     shutil.copytree(steady_ws, out, symlinks=True)
     mem(checkout, out, *REFLECT)
     subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from bench.generate import "
-                    f"append_days; append_days(Path(sys.argv[1]), 500)", str(out)], check=True,
+                    "append_days; append_days(Path(sys.argv[1]), 500)", str(out)], check=True,
                    env=dict(os.environ, PYTHONPATH=checkout), cwd="/tmp")
     mem(checkout, out, "index")
     new_cpu, new_wall = mem(checkout, out, *REFLECT)
