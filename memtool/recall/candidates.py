@@ -16,7 +16,7 @@ from memtool.errors import ProviderUnavailable
 from memtool.recall.lexicon import translations
 from memtool.recall.ranking import fuse, names_speakers
 from memtool.recall.relevance import word_shares
-from memtool.recall.worker import LexicalWorker
+from memtool.recall.worker import Either, LexicalWorker
 from memtool.store import Filters, Store
 
 CANDIDATES = 100  # lexical and semantic candidates each, before fusion
@@ -54,7 +54,7 @@ def lexical(store: Store, terms: list[str], filters: Filters, n: int, also: list
 
 
 def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n: int,
-             also: list[str] = (), meanwhile=None, bilingual: bool = False
+             also: list[str] = (), meanwhile=None, bilingual: bool = False, alone=None
              ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[tuple[int, float]]]:
     """(fact id, cosine) of the facts nearest to the query, filters applied, of the NEAREST
     nearest to the query's own words, best first (recall's relevance), and of the one nearest to
@@ -68,11 +68,13 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
     person's own turns (measured leave one conversation out: docs/recall-experiments.md, "Multi-hop").
     `meanwhile`: run while a child process searches the vectors, if one does (`Embedding.search`).
     `bilingual`: the notes hold the other language too; the ranking then lifts the records written in
-    it (`lifted`)."""
+    it (`lifted`). `alone`: a function giving the query's own vector, embedded elsewhere (the lexical
+    worker: `candidates`) while its text with the translations is embedded here."""
     texts = [query, f"{query} ({', '.join(also)})"] if also else [query]
     pool = n * 4 if filters.active else n
     vectors, nearest = embedding.search(store, texts, [-1, 0] if also else [-1], pool,  # one scan for both
-                                        store.vectors.notices.append, meanwhile)
+                                        store.vectors.notices.append, meanwhile,
+                                        {query: alone} if alone is not None and also else None)
     means = _language_means(store) if CENTRING else None  # None too unless the notes hold both languages
     ranked = _centred(store, vectors()[-1], detect_language(query), means, nearest[0], pool) if means else nearest[0]
     lift = (lambda near: lifted(store, near, detect_language(query))) if bilingual and FOREIGN_LIFT else None
@@ -322,12 +324,18 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
     also = translated(store, query)  # an English query finds German notes, and the reverse
     degraded = embedding.unusable(store) if mode != "lexical" else None
     both = mode == "hybrid" and degraded is None
+    beside = worker and both and not embedding.searches_aside()  # else a child searches the vectors meanwhile
+    # A query with translations is embedded twice, alone and with them: the worker embeds it alone
+    # before its lexical side, while this thread embeds the longer text (else this one embeds both)
+    job = embedding.elsewhere(query) if beside and also else None
+    alone = Either(job) if job is not None else None
 
     def words_side(index: Store) -> tuple[list[tuple[int, float]], Counted | None]:
+        if alone is not None:
+            alone.offer()
         # with the semantic side, `wording`'s counts too: they read the index as the lexical side does
         return lexical(index, terms, filters, n, also), counted_forms(index, query) if both else None
 
-    beside = worker and both and not embedding.searches_aside()  # else a child searches the vectors meanwhile
     with worker.beside(store, words_side) if beside else _inline(store, words_side) as words_found:
         if mode != "lexical":
             if degraded is None:
@@ -337,7 +345,8 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
                 try:
                     found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],
                                                       words_found if both else None,
-                                                      inside and bool(FOREIGN_LIFT) and bilingual(store, query))
+                                                      inside and bool(FOREIGN_LIFT) and bilingual(store, query),
+                                                      alone.value if alone is not None and inside else None)
                 except ProviderUnavailable as exc:  # the model did not load when the query was embedded
                     degraded = f"{exc.message}; {exc.hint}"
                 warnings.extend(store.vectors.take_notices())  # e.g. the approximate index rebuilt

@@ -90,6 +90,51 @@ class LexicalWorker:
             self._reader = None
 
 
+class Either:
+    """A job that either thread may run, once: the first to ask runs it, the other waits for its
+    outcome. The worker offers to (`offer`, before its own job); the caller asks for the value
+    (`value`), running the job itself when the worker has not taken it (no thread, or a thread
+    still busy), so nothing waits on a job nobody runs. Its error is raised by `value`, in the
+    caller's thread, as if the caller had run it."""
+
+    def __init__(self, job: Callable[[], T]):
+        import threading  # only a recall with a worker makes one
+
+        self._job = job
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._taken = False
+        self._outcome: tuple = (None, None)  # (value, error)
+
+    def _take(self) -> bool:
+        with self._lock:
+            taken, self._taken = self._taken, True
+        return not taken
+
+    def _run(self) -> None:
+        try:
+            self._outcome = (self._job(), None)
+        except BaseException as exc:  # raised again by `value`, in the caller's thread
+            self._outcome = (None, exc)
+        finally:
+            self._done.set()
+
+    def offer(self) -> None:
+        """Run the job here unless another thread has taken it."""
+        if self._take():
+            self._run()
+
+    def value(self) -> T:
+        """The job's value (its error raised), run here when no thread has taken it yet."""
+        if self._take():
+            self._run()
+        self._done.wait()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
+
+
 def _wait(future) -> None:
     try:
         future.result()

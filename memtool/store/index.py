@@ -499,9 +499,9 @@ class Store:
     def _search_terms(self, terms: list[str], filters: Filters, k: int) -> list[tuple[int, float]]:
         terms = self.prune_common(terms)
         whole = self._match(terms)
-        split = self._large() and rare_split(word_groups(terms), self.term_counts(terms), self.rare_facts)
+        split = self.large() and rare_split(word_groups(terms), self.term_counts(terms), self.rare_facts)
         if not split:
-            if self._large() and max(self.term_counts(terms).values(), default=0) > self.recent_facts:
+            if self.large() and max(self.term_counts(terms).values(), default=0) > self.recent_facts:
                 return self.search_recent(whole, filters, k)
             return self.search_ids(whole, filters, k)
         rare = self._match(split[0])
@@ -551,7 +551,7 @@ class Store:
         rarer term remains, with the prefix form of each (the recall cost is measured in
         docs/benchmarks.md); smaller indexes and queries of only common terms are untouched."""
         exact = [t for t in terms if not t.endswith("*")]
-        if len(exact) < 2 or len(terms) < 2 or not self._large():
+        if len(exact) < 2 or len(terms) < 2 or not self.large():
             return terms
         facts, docs = self._fact_count(), self.term_counts(exact)
         common = {t for t in exact if docs[t] > PRUNE_SHARE * facts}
@@ -597,7 +597,7 @@ class Store:
                       " counted from the full-text index instead; run 'mem index --rebuild'")
         return held
 
-    def _large(self) -> bool:
+    def large(self) -> bool:
         """Whether the index holds at least `prune_min_facts` facts (MAX(id) first: O(1), and never
         below the count, so small indexes stop there)."""
         if (self.conn.execute("SELECT MAX(id) FROM facts").fetchone()[0] or 0) < self.prune_min_facts:
