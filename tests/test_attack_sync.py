@@ -485,3 +485,91 @@ def test_d15c_a_killed_reflect_leaves_nothing_after_the_next_reflect(tmp_path):
     left = _age(write(ws, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"))
     run_mem("-w", ws, "reflect", "--force", env=mem_env(MEM_EMBEDDER="none"), check=0)
     assert not left.exists()
+
+
+# --- names a remote may not bring, entries it may not null (qa36) -----------------------------------
+
+TWINS = {"memory/Notes.md": b"# Notes\n- from a case-sensitive disk\n",
+         "memory/notes.md": b"# notes\n- the other one\n",
+         "memory/caf\u00e9.md": b"# cafe (NFC)\n",
+         "memory/cafe\u0301.md": b"# cafe (NFD)\n",
+         "bank/World.md": b"# World, capital W\n"}  # a twin of the replicas' bank/world.md
+
+
+def test_qa36_paths_that_differ_only_by_case_or_unicode_form_are_not_synced(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    world = (b / "bank/world.md").read_bytes()
+    tamper(folder, {**TWINS, **LEGIT})
+    before = manifest(folder)["files"]
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    named = {note.split(":")[0] for note in report["collisions"]}
+    assert named == {*TWINS, "memory/cafe\u0301.md (NFD)", "bank/world.md"} - {"memory/cafe\u0301.md"}
+    for path in TWINS:
+        assert not (b / path).exists() or path == "bank/World.md" and (b / path).samefile(b / "bank/world.md")
+    assert (b / "bank/world.md").read_bytes() == world  # neither overwritten nor published over its twin
+    assert (b / "memory/2026-12-01.md").exists()  # the rest of the round went ahead
+    after = manifest(folder)["files"]
+    assert {p: after[p] for p in (*TWINS, "bank/world.md")} == {p: before[p] for p in (*TWINS, "bank/world.md")}
+
+
+def test_qa36_local_twins_are_not_published(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, "memory/Plans.md", "# Plans\n- one\n")
+    write(a, "memory/plans.md", "# plans\n- two\n")
+    proc, report = sync_json(a, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["collisions"]) == ["memory/Plans.md", "memory/plans.md"]
+    assert not {"memory/Plans.md", "memory/plans.md"} & set(manifest(folder)["files"])
+    proc = sync(a, folder)  # said on every round until one is renamed
+    assert proc.returncode == 0 and "not synced: memory/Plans.md" in proc.stderr and "rename one of them" in proc.stderr
+
+
+def test_qa36_a_rename_by_case_still_syncs(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    (a / "bank/world.md").rename(a / "bank/World.md")
+    proc, report = sync_json(a, folder)
+    assert proc.returncode == 0 and report["collisions"] == [], proc.stderr
+    assert report["tombstoned"] == ["bank/world.md"] and report["pushed"] == ["bank/World.md"]
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["collisions"] == [], proc.stderr
+    assert sorted(p.name for p in (b / "bank").iterdir()) == ["World.md"]
+
+
+INVISIBLE = ["memory/evil\u202egnp.md", "memory/iso\u2066late.md", "memory/zero\u200bwidth.md",
+             "memory/\ufeffbom.md", "memory/rtl\u200fmark.md", "memory/line\u2028sep.md", "memory/sur\ud800.md"]
+
+
+def test_qa36_invisible_and_bidi_characters_in_remote_paths_are_refused(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    for path in INVISIBLE:
+        m["files"][path] = {"rev": folder.put(path.encode("utf-8", "surrogatepass")), "size": 1}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc = sync(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(b / "memory")) == ["2026-11-30.md", "2026-12-01.md"]
+    refused = [line for line in proc.stderr.splitlines() if "refused from the remote" in line]
+    assert len(refused) == len(INVISIBLE)
+    # Named, but escaped: nothing that reorders or hides text on a terminal.
+    assert all("\\u" in line for line in refused)
+    assert not any(ch in proc.stderr for ch in "\u202e\u2066\u200b\ufeff\u200f\u2028")
+
+
+def test_qa36_a_null_or_mistyped_manifest_entry_changes_nothing(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"][DAY] = None
+    m["files"]["bank/world.md"] = 7
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    write(b, DAY, LOG + "- W @Peter: edited here meanwhile.\n")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["refused"]) == ["bank/world.md", DAY]
+    assert all("malformed manifest entry" in n for n in report["refused"])
+    files = manifest(folder)["files"]
+    assert files[DAY] is None and files["bank/world.md"] == 7  # not overwritten by a push either
+    assert report["pushed"] == []

@@ -93,6 +93,9 @@ def _show_report(report: dict) -> None:
     for note in report["refused"]:
         render.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
                     "the rest of the round went ahead)")
+    for note in report["collisions"]:
+        render.warn(f"not synced: {note} (on macOS and Windows the two would be one file, one overwriting the other; "
+                    "rename one of them where it was written, then mem sync)")
     for path in report["deferred"]:
         render.warn(f"{path} changed during the sync; the next sync merges it")
     for path in report["damaged"]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 
 from memtool.errors import WorkspaceError
-from memtool.sync.plan import REV
+from memtool.sync.plan import INVISIBLE, REV
 from memtool.sync.state import SyncBlocked
 
 FORMAT = "memtool-sync/1"
@@ -28,8 +29,10 @@ def digest(manifest: bytes) -> str:
 
 
 def shown(path: str) -> str:
-    """A path from a manifest, safe to print (control characters escaped)."""
-    return "".join(ch if ch >= " " and not "\x7f" <= ch <= "\x9f" else f"\\x{ord(ch):02x}" for ch in path)
+    """A path from a manifest, safe to print (control and invisible formatting characters escaped)."""
+    return "".join(ch if ch >= " " and not "\x7f" <= ch <= "\x9f" and (ch.isascii() or unicodedata.category(ch)
+                                                                      not in INVISIBLE)
+                   else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in path)
 
 
 def safe_device(device) -> str:

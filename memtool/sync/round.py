@@ -20,7 +20,7 @@ from memtool.sync.local import local_revs, sync_files, unchanged
 from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, digest, encode, parse_manifest, rev_of,
                                    safe_device, shown)
 from memtool.sync.merge import merge_texts, starter_text
-from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
+from memtool.sync.plan import Decision, Step, collisions, decide, named, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped, now_iso
 from memtool.workspace import Workspace
@@ -59,7 +59,7 @@ class Round:
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired", "resolved_elsewhere", "stopped")}
+                                       "repaired", "resolved_elsewhere", "stopped", "collisions")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -179,6 +179,8 @@ class Round:
         self.uploads: dict[str, bytes] = {}
         self.writes: list[tuple[str, str | None, bytes | str | None]] = []  # path, expected local rev, bytes or rev
         self.copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
+        decided = []
+        live = set()  # the paths that exist on either side once the round is done
         for path in sorted(set(self.local) | set(self.base) | set(self.entries)):
             problem = path_problem(path)
             if problem:  # never written here, whatever the manifest says; its entry is left as it is
@@ -187,14 +189,27 @@ class Round:
                 continue
             if path in self.conflicts:
                 self.done["kept"].append(path)
+                live.add(path)
                 continue
             entry = self.entries.get(path)
-            remote = remote_entry(entry) if entry is not None else None
-            if entry is not None and remote is None:
+            remote = remote_entry(entry) if path in self.entries else None
+            if path in self.entries and remote is None:  # JSON null or a wrong type too: tampered
                 self.done["refused"].append(f"{path}: malformed manifest entry")
+                if path in self.local:
+                    live.add(path)
                 continue
             base_entry = self.base.get(path)
             decision = decide(self.local.get(path), base_entry.rev if base_entry else None, remote)
+            decided.append((path, decision, base_entry, entry))
+            if (path in self.local and decision.step is not Step.DELETE
+                    or remote is not None and remote.rev is not None and decision.step is not Step.TOMBSTONE):
+                live.add(path)
+        clashes = collisions(live)
+        for path, decision, base_entry, entry in decided:
+            if path in clashes:  # one file on macOS and Windows: neither is written or published
+                self.done["collisions"].append(f"{named(path)}: differs only by case or Unicode form from "
+                                               f"{named(clashes[path])}")
+                continue
             self._plan(path, decision, self.local, self.cache, self.stats, base_entry, entry, self.new_entries,
                        self.new_base, self.uploads, self.writes, self.copies)
 
