@@ -573,3 +573,20 @@ def test_qa36_a_null_or_mistyped_manifest_entry_changes_nothing(folder, tmp_path
     files = manifest(folder)["files"]
     assert files[DAY] is None and files["bank/world.md"] == 7  # not overwritten by a push either
     assert report["pushed"] == []
+
+
+def test_qa36_a_top_level_link_out_of_the_workspace_or_into_memory_state_is_not_synced(folder, tmp_path):
+    """`SOUL.md -> ~/elsewhere/SOUL.md` stopped every sync (exit 2, 'outside the workspace'); a top-level
+    link into `.memory/` published that file's bytes (a sync key, the access log) to the remote."""
+    a, b = pair_on(folder, tmp_path)
+    secret = write(tmp_path, "elsewhere/SOUL.md", "# Soul kept elsewhere\n")
+    os.symlink(secret, a / "SOUL.md")
+    write(a, ".memory/sync/secret-state", "not for the remote\n")
+    os.symlink(".memory/sync/secret-state", a / "LEAK.md")
+    write(a, "memory/2026-12-01.md", "# 2026-12-01\n- still syncs\n")
+    proc = sync(a, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert "not synced: SOUL.md" in proc.stderr and "not synced: LEAK.md" in proc.stderr
+    files = manifest(folder)["files"]
+    assert "memory/2026-12-01.md" in files and not {"SOUL.md", "LEAK.md"} & set(files)
+    assert not any(b"not for the remote" in p.read_bytes() for p in (folder.root / "objects").rglob("*") if p.is_file())

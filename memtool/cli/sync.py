@@ -96,6 +96,8 @@ def _show_report(report: dict) -> None:
     for note in report["collisions"]:
         render.warn(f"not synced: {note} (on macOS and Windows the two would be one file, one overwriting the other; "
                     "rename one of them where it was written, then mem sync)")
+    for note in report["not_synced"]:
+        render.warn(f"not synced: {note} (a symbolic link here; sync neither reads nor writes through it)")
     for path in report["deferred"]:
         render.warn(f"{path} changed during the sync; the next sync merges it")
     for path in report["damaged"]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from stat import S_ISREG
 
+from memtool.sync.apply import link_problem
 from memtool.sync.manifest import rev_of
 from memtool.sync.plan import path_problem
 from memtool.sync.state import BaseEntry
 from memtool.workspace import Workspace
 
 
-def sync_files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
+def sync_files(ws: Workspace, skipped: list | None = None) -> dict[str, tuple[int, int, int]]:
     """path → (size, mtime_ns, ctime_ns) of what syncs: the Markdown files memtool reads plus top-level
     `*.md` (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides).
 
@@ -24,6 +25,12 @@ def sync_files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
     for path in paths:
         if path_problem(path) is not None:
             continue
+        if "/" not in path and os.path.islink(root + path):
+            problem = link_problem(ws, path)
+            if problem:  # never read, so never published (scan leaves links out of the workspace out too)
+                if skipped is not None:
+                    skipped.append(f"{path}: {problem}")
+                continue
         try:
             st = os.stat(root + path)
         except OSError:

@@ -59,7 +59,7 @@ class Round:
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired", "resolved_elsewhere", "stopped", "collisions")}
+                                       "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -107,7 +107,7 @@ class Round:
         self.got = got = self.remote.read_manifest(cached[1] if cached else None)
         self.base = self.state.base()
         self.conflicts = self.state.conflicts()
-        self.stats = sync_files(self.ws)
+        self.stats = sync_files(self.ws, self.done["not_synced"])
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
             if (not self.conflicts and not self.state.damaged() and not self.state.listed()
