@@ -590,3 +590,24 @@ def test_qa36_a_top_level_link_out_of_the_workspace_or_into_memory_state_is_not_
     files = manifest(folder)["files"]
     assert "memory/2026-12-01.md" in files and not {"SOUL.md", "LEAK.md"} & set(files)
     assert not any(b"not for the remote" in p.read_bytes() for p in (folder.root / "objects").rglob("*") if p.is_file())
+
+
+def test_qa36_a_listed_conflict_may_not_name_a_path_sync_never_writes(folder, tmp_path):
+    """The remote's conflict list was not checked like its files: `mem sync status` offered a planted
+    'conflict' at memtool.toml, and `mem sync resolve memtool.toml --keep remote` wrote the remote's
+    bytes there (re-pointing sync, key file and trust tiers)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    planted = folder.put(b"[sync]\nremote = '/tmp/elsewhere'\n")
+    m["conflicts"] = {path: {"mallory": {"rev": planted, "against": planted, "size": 30, "time": "2026-12-01T00:00:00Z"}}
+                      for path in ("memtool.toml", ".memory/sync/off.json", "../escaped.md")}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["refused"]) == sorted([".memory/sync/off.json", "../escaped.md", "memtool.toml"])
+    _, status = run_json("-w", b, "sync", "status")
+    assert status.get("conflicts_elsewhere", []) == []
+    proc = sync(b, folder, "resolve", "memtool.toml", "--keep", "remote")
+    assert proc.returncode == 2 and not (b / "memtool.toml").exists()
+    assert not (b / ".memory/sync/off.json").exists()

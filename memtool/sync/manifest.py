@@ -12,7 +12,7 @@ import json
 import unicodedata
 
 from memtool.errors import WorkspaceError
-from memtool.sync.plan import INVISIBLE, REV
+from memtool.sync.plan import INVISIBLE, REV, path_problem
 from memtool.sync.state import SyncBlocked
 
 FORMAT = "memtool-sync/1"
@@ -60,13 +60,14 @@ def parse_manifest(data: bytes, url: str) -> dict:
 
 def conflict_listing(manifest: dict | None) -> dict[str, dict[str, dict]]:
     """The manifest's waiting conflicts, `path → device → {rev, size, against, time}`; malformed entries
-    (the manifest is untrusted) are dropped."""
+    and paths sync never writes (`path_problem`: `memtool.toml`, `.memory/…`; the manifest is untrusted,
+    and `mem sync resolve` writes a listed version) are dropped."""
     raw = (manifest or {}).get("conflicts")
     out: dict[str, dict[str, dict]] = {}
     if not isinstance(raw, dict):
         return out
     for path, by_device in raw.items():
-        if not isinstance(path, str) or not isinstance(by_device, dict):
+        if path_problem(path) is not None or not isinstance(by_device, dict):
             continue
         good = {device: entry for device, entry in by_device.items()
                 if isinstance(device, str) and isinstance(entry, dict)

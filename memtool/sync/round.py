@@ -124,6 +124,11 @@ class Round:
             check_generation(self.manifest, self.data, self.seen, self.remote.url)
         self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
         self.listing = conflict_listing(self.manifest)
+        raw = (self.manifest or {}).get("conflicts")
+        for path in raw if isinstance(raw, dict) else ():
+            problem = path_problem(path)
+            if problem:
+                self.done["refused"].append(f"{shown(path)}: {problem} (listed as a conflict on another machine)")
         self.local, self.cache = local_revs(self.ws, self.stats, self.base)
         self._refuse_starters_into_a_memory()
         return False
