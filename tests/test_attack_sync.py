@@ -611,3 +611,39 @@ def test_qa36_a_listed_conflict_may_not_name_a_path_sync_never_writes(folder, tm
     proc = sync(b, folder, "resolve", "memtool.toml", "--keep", "remote")
     assert proc.returncode == 2 and not (b / "memtool.toml").exists()
     assert not (b / ".memory/sync/off.json").exists()
+
+
+def test_qa36_a_folder_where_an_object_should_be_blocks_only_its_file(folder, tmp_path):
+    """A directory at objects/ab/<rev> stopped the whole round ('Is a directory', exit 4)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = rev(b"never stored")
+    folder.object_path(r).mkdir(parents=True)
+    m["files"]["memory/2026-12-02.md"] = {"rev": r, "size": 12}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 6, proc.stderr
+    assert report["damaged"] == ["memory/2026-12-02.md"] and report["pulled"] == ["memory/2026-12-01.md"]
+    assert not (b / "memory/2026-12-02.md").exists()
+
+
+@pytest.mark.parametrize("where", ["root", "shard"])
+def test_qa36_a_manifest_nested_past_pythons_limit_is_a_clear_error(folder, tmp_path, where):
+    """JSON nested 100,000 deep ended sync with a RecursionError traceback (exit 1)."""
+    a, b = pair_on(folder, tmp_path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if where == "root":
+        folder.set_manifest_bytes(folder.manifest_bytes()[:-1] + b', "deep": ' + deep + b"}")
+    else:
+        root = json.loads(folder.manifest_bytes())
+        shard = folder.put(b'{"files": ' + deep + b"}")
+        root["shards"] = {k: shard for k in root["shards"]}
+        root["generation"] += 1
+        folder.set_manifest_bytes(json.dumps(root).encode())
+    before = {p: (b / p).read_bytes() for p in (DAY, "bank/world.md")}
+    proc = sync(b, folder)
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: ") and "hint: " in proc.stderr
+    assert {p: (b / p).read_bytes() for p in before} == before

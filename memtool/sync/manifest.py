@@ -52,7 +52,7 @@ def parse_manifest(data: bytes, url: str) -> dict:
         generation = manifest.get("generation", 0)
         if not isinstance(generation, int) or isinstance(generation, bool) or generation < 0:
             raise ValueError("generation is not a count")
-    except (ValueError, AttributeError, UnicodeDecodeError) as exc:
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError) as exc:  # (nested past Python's limit)
         raise WorkspaceError(f"the manifest on {url} is not a memtool sync manifest ({exc})",
                              "point sync at a folder or prefix used only by memtool") from None
     return manifest

@@ -154,7 +154,7 @@ class FolderRemote:
     def get_object(self, rev: str) -> bytes:
         try:
             return (self.root / object_key(rev)).read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):  # a folder where the file should be
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the remote folder was changed by hand; sync cannot read it") from None
 
