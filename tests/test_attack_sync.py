@@ -647,3 +647,20 @@ def test_qa36_a_manifest_nested_past_pythons_limit_is_a_clear_error(folder, tmp_
     assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("error: ") and "hint: " in proc.stderr
     assert {p: (b / p).read_bytes() for p in before} == before
+
+
+def test_qa36_a_listed_conflicts_time_reaches_the_terminal_escaped(folder, tmp_path):
+    """`mem sync status` printed the remote's 'time' of a listed conflict as it was: an ESC sequence
+    (or a bidi override) drove the reader's terminal."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    other = folder.put(LOG.encode() + b"- W @Peter: from the other machine.\n")
+    m["conflicts"] = {DAY: {"mallory": {"rev": other, "against": m["files"][DAY]["rev"], "size": 9,
+                                        "time": "\x1b]0;pwned\x07\x1b[2J\u202eevil"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    sync(b, folder, check=0)
+    proc = run_mem("-w", b, "sync", "status", check=0)
+    assert "on mallory since" in proc.stdout
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "\\x1b" in proc.stdout
