@@ -664,3 +664,19 @@ def test_qa36_a_listed_conflicts_time_reaches_the_terminal_escaped(folder, tmp_p
     assert "on mallory since" in proc.stdout
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\u202e" not in proc.stdout
     assert "\\x1b" in proc.stdout
+
+
+def test_qa36_a_clone_names_what_it_did_not_bring(folder, tmp_path):
+    """`mem sync clone` said 'cloned …: 1 files' and exited 0 while a damaged file was missing and
+    refused or colliding entries were left out, without a word."""
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memtool.toml": b"[sync]\n", "memory/Plans.md": b"# P\n", "memory/plans.md": b"# p\n"})
+    world = manifest(folder)["files"]["bank/world.md"]["rev"]
+    folder.damage(world, b"bit rot")
+    clone = tmp_path / "third"
+    proc = run_mem("sync", "clone", folder.url, clone)
+    assert proc.returncode == 6, proc.stderr
+    assert "bank/world.md is missing or damaged" in proc.stderr
+    assert "refused from the remote's manifest: memtool.toml" in proc.stderr
+    assert "not synced: memory/Plans.md" in proc.stderr
+    assert (clone / DAY).read_text() == LOG and not (clone / "bank/world.md").exists()
