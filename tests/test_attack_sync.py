@@ -680,3 +680,30 @@ def test_qa36_a_clone_names_what_it_did_not_bring(folder, tmp_path):
     assert "refused from the remote's manifest: memtool.toml" in proc.stderr
     assert "not synced: memory/Plans.md" in proc.stderr
     assert (clone / DAY).read_text() == LOG and not (clone / "bank/world.md").exists()
+
+
+def test_qa36_a_fifo_or_device_on_a_folder_remote_cannot_hang_sync(folder, tmp_path):
+    """A FIFO where an object should be blocked the round (and the sync lock) forever; a manifest
+    linked to /dev/zero would be read without end."""
+    import subprocess
+    import sys
+
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = rev(b"a fifo")
+    folder.object_path(r).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder.object_path(r))
+    m["files"]["memory/2026-12-02.md"] = {"rev": r, "size": 6}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+
+    def sync_within(seconds: float):
+        return subprocess.run([sys.executable, "-m", "memtool", "-w", str(b), "sync", "--json"], capture_output=True,
+                              text=True, env=mem_env(), timeout=seconds)
+    proc = sync_within(30)
+    assert proc.returncode == 6, proc.stderr
+    assert json.loads(proc.stdout)["damaged"] == ["memory/2026-12-02.md"]
+    (folder.root / "manifest.json").unlink()
+    os.symlink("/dev/zero", folder.root / "manifest.json")
+    proc = sync_within(30)
+    assert proc.returncode == 4 and "not a regular file" in proc.stderr, proc.stderr
