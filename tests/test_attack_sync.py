@@ -707,3 +707,25 @@ def test_qa36_a_fifo_or_device_on_a_folder_remote_cannot_hang_sync(folder, tmp_p
     os.symlink("/dev/zero", folder.root / "manifest.json")
     proc = sync_within(30)
     assert proc.returncode == 4 and "not a regular file" in proc.stderr, proc.stderr
+
+
+def test_qa36_watch_sync_says_what_a_round_left_out_once(folder, tmp_path):
+    """`mem watch --sync` said nothing of a damaged remote copy, a refused entry or colliding names."""
+    import threading
+
+    from memtool.memory import Memory
+    from memtool.sync.auto import AutoSync
+    from memtool.workspace import Workspace
+
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memtool.toml": b"[sync]\n", "memory/Plans.md": b"# P\n", "memory/plans.md": b"# p\n", **LEGIT})
+    folder.damage(manifest(folder)["files"]["memory/2026-12-01.md"]["rev"], b"bit rot")
+    said: list[str] = []
+    auto = AutoSync(Workspace(b), Memory(Workspace(b), embedder="none").sync, 60.0, said.append, threading.Event())
+    auto.tick(1000.0)
+    assert any("damaged on the remote" in line and "memory/2026-12-01.md" in line for line in said), said
+    assert any("refused from the remote's manifest: memtool.toml" in line for line in said), said
+    assert any("not synced: memory/Plans.md" in line for line in said), said
+    count = len(said)
+    auto.tick(2000.0)  # the next pull: nothing new to say
+    assert len(said) == count, said[count:]
