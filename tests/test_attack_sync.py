@@ -729,3 +729,44 @@ def test_qa36_watch_sync_says_what_a_round_left_out_once(folder, tmp_path):
     count = len(said)
     auto.tick(2000.0)  # the next pull: nothing new to say
     assert len(said) == count, said[count:]
+
+
+def test_qa36_an_s3_answer_cut_short_is_a_clear_failure_not_a_traceback(tmp_path):
+    """An S3 endpoint (or the network) that sends less than the Content-Length it announced ended
+    `mem sync` with a ResponseStreamingError traceback (exit 1)."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def answer_short():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    request += chunk
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
+
+    threading.Thread(target=answer_short, daemon=True).start()
+    try:
+        env = mem_env(**S3_ENV, AWS_ENDPOINT_URL=f"http://127.0.0.1:{listener.getsockname()[1]}", AWS_MAX_ATTEMPTS="1")
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proc = run_mem("-w", ws, "sync", "s3://bucket/memory", env=env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("error: S3 read failed") and "hint: " in proc.stderr
+        assert (ws / DAY).read_text() == LOG
+        proc = run_mem("sync", "clone", "s3://bucket/memory", tmp_path / "clone", env=env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "clone").exists()
+    finally:
+        listener.close()

@@ -230,6 +230,17 @@ class S3Remote:
             raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
                                       "check the network, the endpoint and the AWS credentials") from None
 
+    def _body(self, what: str, response) -> bytes:
+        """A response's bytes; a stream cut short (the network, or an endpoint sending less than it
+        announced) is the same failure as a request that does not answer."""
+        from botocore.exceptions import BotoCoreError
+
+        try:
+            return response["Body"].read()
+        except BotoCoreError as exc:
+            raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
+                                      "check the network and the endpoint, then sync again") from None
+
     @staticmethod
     def _status(exc) -> int | None:
         return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -246,7 +257,7 @@ class S3Remote:
             if self._status(exc) == 404:
                 return None
             raise
-        return response["Body"].read(), response["ETag"]
+        return self._body("read", response), response["ETag"]
 
     def write_manifest(self, data: bytes, etag: str | None) -> str:
         from botocore.exceptions import ClientError
@@ -294,7 +305,7 @@ class S3Remote:
         from botocore.exceptions import ClientError
 
         try:
-            return self._call("read", self._client.get_object, Key=self._key(name))["Body"].read()
+            return self._body("read", self._call("read", self._client.get_object, Key=self._key(name)))
         except ClientError as exc:
             if self._status(exc) == 404:
                 return None
@@ -315,7 +326,8 @@ class S3Remote:
         from botocore.exceptions import ClientError
 
         try:
-            return self._call("download", self._client.get_object, Key=self._key(object_key(rev)))["Body"].read()
+            response = self._call("download", self._client.get_object, Key=self._key(object_key(rev)))
         except ClientError:
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the bucket was changed by hand; sync cannot read it") from None
+        return self._body("download", response)
