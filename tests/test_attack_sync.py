@@ -770,3 +770,19 @@ def test_qa36_an_s3_answer_cut_short_is_a_clear_failure_not_a_traceback(tmp_path
         assert not (tmp_path / "clone").exists()
     finally:
         listener.close()
+
+
+def test_qa36_the_fast_path_sends_every_invisible_character_to_the_full_check():
+    """`path_problem` skips the per-character check for names outside a few Unicode blocks: those
+    blocks must hold every format character, separator and surrogate this Python knows."""
+    import re
+    import sys
+    import unicodedata
+
+    from memtool.sync.plan import _SUSPECT, INVISIBLE, path_problem
+
+    missed = [hex(c) for c in range(0x80, sys.maxunicode + 1)
+              if unicodedata.category(chr(c)) in INVISIBLE and not re.search(_SUSPECT, chr(c))]
+    assert missed == []
+    assert path_problem("memory/caf\u00e9 \u2013 notes.md") is None  # an en dash: a full check, and fine
+    assert path_problem("memory/caf\u00e9\u200b.md") and path_problem("bank/\U000e0001tag.md")

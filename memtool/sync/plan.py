@@ -26,6 +26,9 @@ _PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the co
 # isolates, zero-width space/joiners, BOM, soft hyphen), line/paragraph separators, lone surrogates
 # (which no file system name can hold: writing one would fail mid-round).
 INVISIBLE = frozenset(("Cf", "Zl", "Zp", "Cs"))
+# Blocks that hold every such character (a test checks it against `unicodedata`): a name without any
+# of them skips the per-character look-up.
+_SUSPECT = r"[\u00ad\u0600-\u08ff\u180e\u2000-\u206f\ufe00-\ufeff\ufff0-\uffff\ud800-\udfff\U00010000-\U0010ffff]"
 
 
 class Step(str, Enum):
@@ -88,8 +91,10 @@ def path_problem(path) -> str | None:
     if not isinstance(path, str) or not path:
         return "not a path"
     ascii_ = path.isascii()
-    if ascii_ and len(path) <= 255 and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]:
-        return None  # the common case (no part can exceed 255 bytes)
+    short = len(path) <= 63 or (len(path) <= 255 and ascii_)  # no part can exceed 255 bytes
+    if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]
+            and (ascii_ or not re.search(_SUSPECT, path))):
+        return None  # the common case
     if len(path) > 1024:
         return "path too long"
     if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
