@@ -148,8 +148,11 @@ def fold(path: str) -> str:
 def collisions(paths: Iterable[str]) -> dict[str, str]:
     """path → another of `paths` that differs from it only by case or Unicode normalisation (NFC vs
     NFD), for every such path: on macOS or Windows one of the two would overwrite the other."""
+    paths = set(paths)
+    if len(set(map(fold, paths))) == len(paths):
+        return {}  # the common case, found without grouping
     groups: dict[str, list[str]] = {}
-    for path in set(paths):
+    for path in paths:
         groups.setdefault(fold(path), []).append(path)
     out: dict[str, str] = {}
     for group in groups.values():
