@@ -137,3 +137,12 @@ def test_qa36_core_memory_messages_name_memory_md_as_openclaw_spells_it(openclaw
         proc = run_mem("-w", openclaw, "core", *args)
         assert proc.returncode == 2 and says in proc.stderr and "memory.md" not in proc.stderr, (args, proc.stderr)
     assert (openclaw / "MEMORY.md").read_bytes() == before and not (openclaw / "memory.md").exists()
+
+
+def test_qa36_reflects_journal_suggests_for_memory_md_as_openclaw_spells_it(example_ws):
+    (example_ws / "memory.md").rename(example_ws / "MEMORY.md")
+    proc, data = run_json("-w", example_ws, "reflect", "--force")
+    assert proc.returncode == 0 and data["suggestions"], proc.stderr
+    journal = (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    assert "Suggested for MEMORY.md" in journal and "for memory.md" not in journal
+    assert not (example_ws / "memory.md").exists()

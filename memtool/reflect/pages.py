@@ -49,6 +49,7 @@ class Plan:
     consolidation: dict = field(default_factory=dict)  # what the consolidation phases found (see consolidation.run)
     held_back: int = 0  # facts kept off pages of a less strict trust tier than their own
     suggested_before: set = field(default_factory=set)  # sources suggested for memory.md by earlier runs
+    core: str = "memory.md"  # the workspace's core memory file (OpenClaw's MEMORY.md), as the journal names it
 
     def count(self, action: str) -> list[PagePlan]:
         return [p for p in self.pages if p.action == action]
