@@ -168,3 +168,20 @@ def test_qa36_a_date_before_1900_is_refused_by_cli_and_mcp_alike(example_ws):
     for result in session(example_ws, script):
         assert result.is_error and "before 1900" in result.content[0].text
     assert sorted(p.name for p in (example_ws / "memory").iterdir()) == before
+
+
+def test_qa36_core_tools_name_memory_md_as_the_workspace_spells_it(example_ws):
+    """In an OpenClaw workspace the core tools and resource described `memory.md`, a file it does not have."""
+    (example_ws / "memory.md").rename(example_ws / "MEMORY.md")
+
+    async def script(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        resources = (await s.list_resources()).resources
+        replaced = await call(s, "core_replace", old="no such text", new="x")
+        return tools, resources, replaced
+    tools, resources, replaced = session(example_ws, script)
+    for name in ("core_append", "core_replace", "core_insert"):
+        assert "MEMORY.md" in tools[name].description and "memory.md" not in tools[name].description
+    assert "MEMORY.md" in tools["core_replace"].input_schema["properties"]["old"]["description"]
+    assert resources[0].description.startswith("MEMORY.md")
+    assert replaced.is_error and "does not occur in MEMORY.md" in replaced.content[0].text
