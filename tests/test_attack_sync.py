@@ -786,3 +786,41 @@ def test_qa36_the_fast_path_sends_every_invisible_character_to_the_full_check():
     assert missed == []
     assert path_problem("memory/caf\u00e9 \u2013 notes.md") is None  # an en dash: a full check, and fine
     assert path_problem("memory/caf\u00e9\u200b.md") and path_problem("bank/\U000e0001tag.md")
+
+
+def test_qa36_a_file_name_too_long_for_its_temp_file_is_refused_not_fatal(folder, tmp_path):
+    """A remote name of 242-255 bytes passed the rule but its temp file (+14 bytes) could not be made:
+    the round stopped after publishing (exit 4), every later file unwritten, every later round alike."""
+    a, b = pair_on(folder, tmp_path)
+    long_name = "memory/" + "a" * 244 + ".md"
+    tamper(folder, {long_name: b"long\n", **LEGIT})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / "memory/2026-12-01.md").exists()
+    assert [n.split(":")[0] for n in report["refused"]] == [long_name]
+    # Such a name made here is not published either, and is said to be left out.
+    write(a, "memory/" + "b" * 230 + ".md", "# too long a name\n")
+    proc = sync(a, folder)
+    assert proc.returncode == 0 and "not synced: memory/bbb" in proc.stderr and "longer than 200 bytes" in proc.stderr
+    assert not any(p.startswith("memory/bbb") for p in manifest(folder)["files"])
+
+
+def test_qa36_a_conflict_on_a_long_name_keeps_its_copy_and_backup_within_limits(folder, tmp_path):
+    """The conflict copy of a 200-byte name (+10 for '.conflict-', + the device) was longer than a name
+    sync accepts; with a device name of 11 characters or more (most hostnames) its backup by
+    `mem sync resolve` failed with 'File name too long'. The copy's name is now cut to 200 bytes."""
+    a, b = pair_on(folder, tmp_path)
+    path = "memory/" + "c" * 197 + ".md"
+    write(a, path, "# Long\n\n- first line\n")
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    write(a, path, "# Long\n\n- first line, from the laptop\n")
+    write(b, path, "# Long\n\n- first line, from the desktop\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 9 and report["conflicts"] == [path], proc.stderr
+    copy = next(p for p in (b / "memory").iterdir() if ".conflict-" in p.name)
+    assert len(copy.name.encode()) <= 200 and copy.read_text() == "# Long\n\n- first line, from the laptop\n"
+    proc = run_mem("-w", b, "sync", "resolve", path, "--keep", "remote")
+    assert proc.returncode == 0, proc.stderr
+    assert (b / path).read_text() == "# Long\n\n- first line, from the laptop\n" and not copy.exists()

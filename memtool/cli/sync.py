@@ -103,7 +103,7 @@ def _show_notes(report: dict) -> None:
         render.warn(f"not synced: {note} (on macOS and Windows the two would be one file, one overwriting the other; "
                     "rename one of them where it was written, then mem sync)")
     for note in report["not_synced"]:
-        render.warn(f"not synced: {note} (a symbolic link here; sync neither reads nor writes through it)")
+        render.warn(f"not synced: {note} (this machine does not publish it; rename the file or fix the link)")
     for path in report["deferred"]:
         render.warn(f"{path} changed during the sync; the next sync merges it")
     for path in report["damaged"]:

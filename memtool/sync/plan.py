@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import NamedTuple
 
+from memtool.safe_writes import MAX_NAME_BYTES
+
 CONFLICT_MARK = ".conflict-"
 SYNCED_FOLDERS = ("memory", "bank")
 REV = re.compile(r"[0-9a-f]{64}")
@@ -91,7 +93,7 @@ def path_problem(path) -> str | None:
     if not isinstance(path, str) or not path:
         return "not a path"
     ascii_ = path.isascii()
-    short = len(path) <= 63 or (len(path) <= 255 and ascii_)  # no part can exceed 255 bytes
+    short = len(path) <= 50 or (len(path) <= MAX_NAME_BYTES and ascii_)  # no name can exceed MAX_NAME_BYTES
     if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]
             and (ascii_ or not re.search(_SUSPECT, path))):
         return None  # the common case
@@ -116,6 +118,8 @@ def path_problem(path) -> str | None:
         return "hidden file or folder"
     if any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
         return "path too long"
+    if len(parts[-1].encode("utf-8", "replace")) > MAX_NAME_BYTES:  # its temp file or backup would not fit
+        return f"file name longer than {MAX_NAME_BYTES} bytes"
     if not path.endswith(".md"):
         return "not a Markdown file"
     if CONFLICT_MARK in parts[-1]:
