@@ -824,3 +824,18 @@ def test_qa36_a_conflict_on_a_long_name_keeps_its_copy_and_backup_within_limits(
     proc = run_mem("-w", b, "sync", "resolve", path, "--keep", "remote")
     assert proc.returncode == 0, proc.stderr
     assert (b / path).read_text() == "# Long\n\n- first line, from the laptop\n" and not copy.exists()
+
+
+def test_qa36_a_file_synced_under_an_older_rule_leaves_the_base_and_the_fast_path_returns(folder, tmp_path):
+    """A name an older memtool synced (e.g. 230 bytes) stayed in base.json forever: every round then
+    saw 'a file gone' and did all its work instead of the one-request check."""
+    a, b = pair_on(folder, tmp_path)
+    long_path = "memory/" + "d" * 230 + ".md"
+    write(b, long_path, "# synced by an older memtool\n")
+    base = json.loads((b / ".memory/sync/base.json").read_text())
+    st = (b / long_path).stat()
+    base["files"][long_path] = [rev((b / long_path).read_bytes()), st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    (b / ".memory/sync/base.json").write_text(json.dumps(base))
+    sync(b, folder, check=0)
+    assert long_path not in json.loads((b / ".memory/sync/base.json").read_text())["files"]
+    assert (b / long_path).exists()  # left alone, never deleted

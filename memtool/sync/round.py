@@ -191,6 +191,7 @@ class Round:
             if problem:  # never written here, whatever the manifest says; its entry is left as it is
                 if path in self.entries:
                     self.done["refused"].append(f"{shown(path)}: {problem}")
+                self.new_base.pop(path, None)  # synced under an older rule: no longer, and not every round
                 continue
             if path in self.conflicts:
                 self.done["kept"].append(path)
