@@ -496,7 +496,9 @@ TWINS = {"memory/Notes.md": b"# Notes\n- from a case-sensitive disk\n",
          "bank/World.md": b"# World, capital W\n"}  # a twin of the replicas' bank/world.md
 
 
-def test_qa36_paths_that_differ_only_by_case_or_unicode_form_are_not_synced(folder, tmp_path):
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_paths_that_differ_only_by_case_or_unicode_form_are_not_synced(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
     a, b = pair_on(folder, tmp_path)
     world = (b / "bank/world.md").read_bytes()
     tamper(folder, {**TWINS, **LEGIT})
@@ -540,7 +542,9 @@ INVISIBLE = ["memory/evil\u202egnp.md", "memory/iso\u2066late.md", "memory/zero\
              "memory/\ufeffbom.md", "memory/rtl\u200fmark.md", "memory/line\u2028sep.md", "memory/sur\ud800.md"]
 
 
-def test_qa36_invisible_and_bidi_characters_in_remote_paths_are_refused(folder, tmp_path):
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_invisible_and_bidi_characters_in_remote_paths_are_refused(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
     a, b = pair_on(folder, tmp_path)
     m = manifest(folder)
     for path in INVISIBLE:
@@ -558,7 +562,9 @@ def test_qa36_invisible_and_bidi_characters_in_remote_paths_are_refused(folder, 
     assert not any(ch in proc.stderr for ch in "\u202e\u2066\u200b\ufeff\u200f\u2028")
 
 
-def test_qa36_a_null_or_mistyped_manifest_entry_changes_nothing(folder, tmp_path):
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_a_null_or_mistyped_manifest_entry_changes_nothing(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
     a, b = pair_on(folder, tmp_path)
     m = manifest(folder)
     m["files"][DAY] = None
