@@ -97,7 +97,7 @@ def _show_notes(report: dict) -> None:
     for note in report["kept"]:
         render.warn(note)
     for note in report["refused"]:
-        render.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
+        render.warn(f"refused from the remote's manifest: {note} (nothing written here for it; "
                     "the rest of the round went ahead)")
     for note in report["collisions"]:
         render.warn(f"not synced: {note} (on macOS and Windows the two would be one file, one overwriting the other; "
