@@ -82,6 +82,9 @@ def open_remote(url: str, *, endpoint_url: str | None = None, region: str | None
     return FolderRemote(home_path(url[len("file://"):] if url.startswith("file://") else url))
 
 
+_BY_HAND = "the remote folder was changed by hand; point sync at a folder used only by memtool"
+
+
 class NotAFile(OSError):
     """Something other than a regular file where a folder remote keeps one (a FIFO, a device, a folder)."""
 
@@ -121,8 +124,7 @@ class FolderRemote:
         except FileNotFoundError:
             return None
         except NotAFile:
-            raise WorkspaceError(f"the manifest on {self.url} is not a regular file",
-                                 "the remote folder was changed by hand; point sync at a folder used only by memtool") from None
+            raise WorkspaceError(f"the manifest on {self.url} is not a regular file", _BY_HAND) from None
         tag = hashlib.sha256(data).hexdigest()[:32]
         return NOT_MODIFIED if tag == etag else (data, tag)
 
@@ -170,8 +172,7 @@ class FolderRemote:
         except FileNotFoundError:
             return None
         except NotAFile:
-            raise WorkspaceError(f"{name} on {self.url} is not a regular file",
-                                 "the remote folder was changed by hand; point sync at a folder used only by memtool") from None
+            raise WorkspaceError(f"{name} on {self.url} is not a regular file", _BY_HAND) from None
 
     def create_named(self, name: str, data: bytes) -> bool:
         self._check()

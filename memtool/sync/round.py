@@ -200,7 +200,8 @@ class Round:
             entry = self.entries.get(path)
             remote = remote_entry(entry) if path in self.entries else None
             if path in self.entries and remote is None:  # JSON null or a wrong type too: tampered
-                kind = "null" if entry is None else type(entry).__name__ if not isinstance(entry, dict) else "no valid revision"
+                kind = ("no valid revision" if isinstance(entry, dict) else
+                        "null" if entry is None else type(entry).__name__)
                 self.done["refused"].append(f"{path}: malformed manifest entry ({kind}: the manifest was tampered "
                                             "with or damaged)")
                 if path in self.local:
