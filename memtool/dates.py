@@ -162,6 +162,9 @@ def extract_range(text: str) -> tuple[date, date] | None:
     return min(a for _, _, a, _ in found), max(b for _, _, _, b in found)
 
 
+# Every date an option takes (--date, --since, --until, --as-of; the MCP tools' too) lies in
+# FIRST_YEAR..9999: an earlier one is a typo (`0025-11-30`), never a day of someone's notes.
+FIRST_YEAR = 1900
 _REL = r"^(\d{1,5})\s*([dwmy])$"  # compiled by `re` on first use: only --since/--until read it
 
 
@@ -177,6 +180,10 @@ def parse_until(spec: str, today: date, option: str = "--until") -> date:
 
 
 def _parse_bound(spec: str, today: date, *, end: bool, option: str) -> date:
+    return _in_range(_bound(spec, today, end=end, option=option), spec, option)
+
+
+def _bound(spec: str, today: date, *, end: bool, option: str) -> date:
     s = spec.strip().lower()
     if s in ("today", "heute"):
         return today
@@ -216,4 +223,13 @@ def parse_day(spec: str, today: date) -> date:
     d = _iso(s) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s) else None
     if d is None:
         raise UsageError(f"--date {spec!r} is not a day", "use YYYY-MM-DD, today or yesterday")
-    return d
+    return _in_range(d, spec, "--date")
+
+
+def _in_range(day: date, spec: str, option: str) -> date:
+    """`day`, unless it lies before FIRST_YEAR (`0025-11-30` for `2025-11-30`): a UsageError, as for any
+    other bad date, so nothing is written or filtered by it."""
+    if day.year < FIRST_YEAR:
+        raise UsageError(f"{option} {spec!r} is before {FIRST_YEAR}: not a day memtool writes to or filters by",
+                         f"give a date from {FIRST_YEAR}-01-01 to 9999-12-31")
+    return day

@@ -232,22 +232,25 @@ def _add_write_tools(server, mem, call, ann) -> None:
 
 
 def _add_core_tools(server, mem, call, ann) -> None:
-    """Write tools for core memory (memory.md): `core_append`, `core_replace`, `core_insert`."""
+    """Write tools for core memory (memory.md, or OpenClaw's MEMORY.md: named as the workspace has it):
+    `core_append`, `core_replace`, `core_insert`."""
     from mcp.types import CallToolResult
 
+    core = mem.ws.core_path
+
     @server.tool(annotations=ann["appends"], description=(
-        "Append to core memory (memory.md: small, durable facts and preferences for every conversation). Fails "
-        "without changing anything if memory.md would exceed its size limit."))
+        f"Append to core memory ({core}: small, durable facts and preferences for every conversation). Fails "
+        f"without changing anything if {core} would exceed its size limit."))
     def core_append(text: Annotated[str, Field(description="One or more lines, e.g. '- Prefers tea.'")]) -> CallToolResult:
         return call(mem.core_append, text)
 
     @server.tool(annotations=ann["rewrites"], description=(
-        "Replace text in core memory (memory.md). The previous version is backed up under .memory/backups/."))
-    def core_replace(old: Annotated[str, Field(description="Text that occurs exactly once in memory.md (copy it exactly).")],
+        f"Replace text in core memory ({core}). The previous version is backed up under .memory/backups/."))
+    def core_replace(old: Annotated[str, Field(description=f"Text that occurs exactly once in {core} (copy it exactly).")],
                      new: Annotated[str, Field(description="The replacement; empty to delete.")]) -> CallToolResult:
         return call(mem.core_replace, old, new)
 
-    @server.tool(annotations=ann["appends"], description="Insert text into core memory (memory.md) before a line.")
+    @server.tool(annotations=ann["appends"], description=f"Insert text into core memory ({core}) before a line.")
     def core_insert(line: Annotated[int, Field(ge=1, description="1-based line to insert before (the number of lines + 1 appends).")],
                     text: Annotated[str, Field(description="One or more lines.")]) -> CallToolResult:
         return call(mem.core_insert, line, text)
@@ -335,6 +338,6 @@ def _add_resources(server, mem) -> None:
     """Resources: `memory://core`."""
 
     @server.resource("memory://core", name="core memory", mime_type="text/markdown",
-                     description="memory.md: the small, durable facts and preferences for every conversation.")
+                     description=f"{mem.ws.core_path}: the small, durable facts and preferences for every conversation.")
     def core_memory() -> str:
         return mem.core_read()["text"]

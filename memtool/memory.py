@@ -313,19 +313,19 @@ class Memory:
         """Append to memory.md (size-limited)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current: core_memory.append(current, text))
+        return self._core_edit(lambda current, name: core_memory.append(current, text, name))
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current: core_memory.replace(current, old, new))
+        return self._core_edit(lambda current, name: core_memory.replace(current, old, new, name))
 
     def core_insert(self, line: int, text: str) -> dict:
         """Insert before 1-based `line` of memory.md (size-limited)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current: core_memory.insert(current, line, text))
+        return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name))
 
     def _core_edit(self, change) -> dict:
         from memtool import writing

@@ -23,6 +23,9 @@ BACKUP_STAMP = r"\.(\d{8}T\d{6}Z-\d{9})$"
 TEMP_NAME = r"\..+\.[a-z0-9_]{8}\.tmp"  # what replace_atomically and create_new stage (mkstemp)
 STALE_TEMP_SECONDS = 15 * 60  # no write of ours takes this long; a younger temp file may be in use
 SWEEP_EVERY_SECONDS = 10 * 60
+# The longest file name memtool creates or accepts from a sync remote: its temp file (+14 bytes) and
+# its backup (+35 while partial) must stay within the 255 bytes file systems allow.
+MAX_NAME_BYTES = 200
 
 
 class FileChanged(WorkspaceError):

@@ -87,15 +87,15 @@ def core_read(ws: Workspace, limit: int) -> dict:
     return {"path": core, "text": text, "chars": len(text), "limit": limit}
 
 
-def core_edit(ws: Workspace, change: Callable[[str], str], limit: int) -> dict:
-    """Apply `change` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md; size-limited,
-    the previous file backed up); an editor's save in between makes it start again on that save."""
+def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int) -> dict:
+    """Apply `change(text, file name)` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md;
+    size-limited, the previous file backed up); an editor's save in between makes it start again on that save."""
     core = ws.core_path
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
             current = ws.read_text(core)  # valid UTF-8: encoding it gives back the bytes read
-            new = change(current)
-            core_memory.check_size(new, limit)
+            new = change(current, core)
+            core_memory.check_size(new, limit, core)
             backup = ws.backup(core) if current else None
             try:
                 ws.write_atomic(core, new, expect=current.encode("utf-8"))

@@ -485,3 +485,363 @@ def test_d15c_a_killed_reflect_leaves_nothing_after_the_next_reflect(tmp_path):
     left = _age(write(ws, "bank/entities/.Peter.md.a1b2c3d4.tmp", "half a page"))
     run_mem("-w", ws, "reflect", "--force", env=mem_env(MEM_EMBEDDER="none"), check=0)
     assert not left.exists()
+
+
+# --- names a remote may not bring, entries it may not null (qa36) -----------------------------------
+
+TWINS = {"memory/Notes.md": b"# Notes\n- from a case-sensitive disk\n",
+         "memory/notes.md": b"# notes\n- the other one\n",
+         "memory/caf\u00e9.md": b"# cafe (NFC)\n",
+         "memory/cafe\u0301.md": b"# cafe (NFD)\n",
+         "bank/World.md": b"# World, capital W\n"}  # a twin of the replicas' bank/world.md
+
+
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_paths_that_differ_only_by_case_or_unicode_form_are_not_synced(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
+    a, b = pair_on(folder, tmp_path)
+    world = (b / "bank/world.md").read_bytes()
+    tamper(folder, {**TWINS, **LEGIT})
+    before = manifest(folder)["files"]
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    named = {note.split(":")[0] for note in report["collisions"]}
+    assert named == {*TWINS, "memory/cafe\u0301.md (NFD)", "bank/world.md"} - {"memory/cafe\u0301.md"}
+    for path in TWINS:
+        assert not (b / path).exists() or path == "bank/World.md" and (b / path).samefile(b / "bank/world.md")
+    assert (b / "bank/world.md").read_bytes() == world  # neither overwritten nor published over its twin
+    assert (b / "memory/2026-12-01.md").exists()  # the rest of the round went ahead
+    after = manifest(folder)["files"]
+    assert {p: after[p] for p in (*TWINS, "bank/world.md")} == {p: before[p] for p in (*TWINS, "bank/world.md")}
+
+
+def test_qa36_local_twins_are_not_published(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, "memory/Plans.md", "# Plans\n- one\n")
+    write(a, "memory/plans.md", "# plans\n- two\n")
+    proc, report = sync_json(a, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["collisions"]) == ["memory/Plans.md", "memory/plans.md"]
+    assert not {"memory/Plans.md", "memory/plans.md"} & set(manifest(folder)["files"])
+    proc = sync(a, folder)  # said on every round until one is renamed
+    assert proc.returncode == 0 and "not synced: memory/Plans.md" in proc.stderr and "rename one of them" in proc.stderr
+
+
+def test_qa36_a_rename_by_case_still_syncs(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    (a / "bank/world.md").rename(a / "bank/World.md")
+    proc, report = sync_json(a, folder)
+    assert proc.returncode == 0 and report["collisions"] == [], proc.stderr
+    assert report["tombstoned"] == ["bank/world.md"] and report["pushed"] == ["bank/World.md"]
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["collisions"] == [], proc.stderr
+    assert sorted(p.name for p in (b / "bank").iterdir()) == ["World.md"]
+
+
+INVISIBLE = ["memory/evil\u202egnp.md", "memory/iso\u2066late.md", "memory/zero\u200bwidth.md",
+             "memory/\ufeffbom.md", "memory/rtl\u200fmark.md", "memory/line\u2028sep.md", "memory/sur\ud800.md"]
+
+
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_invisible_and_bidi_characters_in_remote_paths_are_refused(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    for path in INVISIBLE:
+        m["files"][path] = {"rev": folder.put(path.encode("utf-8", "surrogatepass")), "size": 1}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc = sync(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(b / "memory")) == ["2026-11-30.md", "2026-12-01.md"]
+    refused = [line for line in proc.stderr.splitlines() if "refused from the remote" in line]
+    assert len(refused) == len(INVISIBLE)
+    # Named, but escaped: nothing that reorders or hides text on a terminal.
+    assert all("\\u" in line for line in refused)
+    assert not any(ch in proc.stderr for ch in "\u202e\u2066\u200b\ufeff\u200f\u2028")
+
+
+@pytest.mark.parametrize("where", ["folder", "s3"])
+def test_qa36_a_null_or_mistyped_manifest_entry_changes_nothing(where, request, tmp_path):
+    folder = request.getfixturevalue(where)
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    m["files"][DAY] = None
+    m["files"]["bank/world.md"] = 7
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    write(b, DAY, LOG + "- W @Peter: edited here meanwhile.\n")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["refused"]) == ["bank/world.md", DAY]
+    assert all("malformed manifest entry" in n for n in report["refused"])
+    files = manifest(folder)["files"]
+    assert files[DAY] is None and files["bank/world.md"] == 7  # not overwritten by a push either
+    assert report["pushed"] == []
+
+
+def test_qa36_a_top_level_link_out_of_the_workspace_or_into_memory_state_is_not_synced(folder, tmp_path):
+    """`SOUL.md -> ~/elsewhere/SOUL.md` stopped every sync (exit 2, 'outside the workspace'); a top-level
+    link into `.memory/` published that file's bytes (a sync key, the access log) to the remote."""
+    a, b = pair_on(folder, tmp_path)
+    secret = write(tmp_path, "elsewhere/SOUL.md", "# Soul kept elsewhere\n")
+    os.symlink(secret, a / "SOUL.md")
+    write(a, ".memory/sync/secret-state", "not for the remote\n")
+    os.symlink(".memory/sync/secret-state", a / "LEAK.md")
+    write(a, "memory/2026-12-01.md", "# 2026-12-01\n- still syncs\n")
+    proc = sync(a, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert "not synced: SOUL.md" in proc.stderr and "not synced: LEAK.md" in proc.stderr
+    files = manifest(folder)["files"]
+    assert "memory/2026-12-01.md" in files and not {"SOUL.md", "LEAK.md"} & set(files)
+    assert not any(b"not for the remote" in p.read_bytes() for p in (folder.root / "objects").rglob("*") if p.is_file())
+
+
+def test_qa36_a_listed_conflict_may_not_name_a_path_sync_never_writes(folder, tmp_path):
+    """The remote's conflict list was not checked like its files: `mem sync status` offered a planted
+    'conflict' at memtool.toml, and `mem sync resolve memtool.toml --keep remote` wrote the remote's
+    bytes there (re-pointing sync, key file and trust tiers)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    planted = folder.put(b"[sync]\nremote = '/tmp/elsewhere'\n")
+    m["conflicts"] = {path: {"mallory": {"rev": planted, "against": planted, "size": 30, "time": "2026-12-01T00:00:00Z"}}
+                      for path in ("memtool.toml", ".memory/sync/off.json", "../escaped.md")}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(n.split(":")[0] for n in report["refused"]) == sorted([".memory/sync/off.json", "../escaped.md", "memtool.toml"])
+    _, status = run_json("-w", b, "sync", "status")
+    assert status.get("conflicts_elsewhere", []) == []
+    proc = sync(b, folder, "resolve", "memtool.toml", "--keep", "remote")
+    assert proc.returncode == 2 and not (b / "memtool.toml").exists()
+    assert not (b / ".memory/sync/off.json").exists()
+
+
+def test_qa36_a_folder_where_an_object_should_be_blocks_only_its_file(folder, tmp_path):
+    """A directory at objects/ab/<rev> stopped the whole round ('Is a directory', exit 4)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = rev(b"never stored")
+    folder.object_path(r).mkdir(parents=True)
+    m["files"]["memory/2026-12-02.md"] = {"rev": r, "size": 12}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    tamper(folder, LEGIT)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 6, proc.stderr
+    assert report["damaged"] == ["memory/2026-12-02.md"] and report["pulled"] == ["memory/2026-12-01.md"]
+    assert not (b / "memory/2026-12-02.md").exists()
+
+
+@pytest.mark.parametrize("where", ["root", "shard"])
+def test_qa36_a_manifest_nested_past_pythons_limit_is_a_clear_error(folder, tmp_path, where):
+    """JSON nested 100,000 deep ended sync with a RecursionError traceback (exit 1)."""
+    a, b = pair_on(folder, tmp_path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if where == "root":
+        folder.set_manifest_bytes(folder.manifest_bytes()[:-1] + b', "deep": ' + deep + b"}")
+    else:
+        root = json.loads(folder.manifest_bytes())
+        shard = folder.put(b'{"files": ' + deep + b"}")
+        root["shards"] = {k: shard for k in root["shards"]}
+        root["generation"] += 1
+        folder.set_manifest_bytes(json.dumps(root).encode())
+    before = {p: (b / p).read_bytes() for p in (DAY, "bank/world.md")}
+    proc = sync(b, folder)
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: ") and "hint: " in proc.stderr
+    assert {p: (b / p).read_bytes() for p in before} == before
+
+
+def test_qa36_a_listed_conflicts_time_reaches_the_terminal_escaped(folder, tmp_path):
+    """`mem sync status` printed the remote's 'time' of a listed conflict as it was: an ESC sequence
+    (or a bidi override) drove the reader's terminal."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    other = folder.put(LOG.encode() + b"- W @Peter: from the other machine.\n")
+    m["conflicts"] = {DAY: {"mallory": {"rev": other, "against": m["files"][DAY]["rev"], "size": 9,
+                                        "time": "\x1b]0;pwned\x07\x1b[2J\u202eevil"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    sync(b, folder, check=0)
+    proc = run_mem("-w", b, "sync", "status", check=0)
+    assert "on mallory since" in proc.stdout
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout and "\u202e" not in proc.stdout
+    assert "\\x1b" in proc.stdout
+
+
+def test_qa36_a_clone_names_what_it_did_not_bring(folder, tmp_path):
+    """`mem sync clone` said 'cloned …: 1 files' and exited 0 while a damaged file was missing and
+    refused or colliding entries were left out, without a word."""
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memtool.toml": b"[sync]\n", "memory/Plans.md": b"# P\n", "memory/plans.md": b"# p\n"})
+    world = manifest(folder)["files"]["bank/world.md"]["rev"]
+    folder.damage(world, b"bit rot")
+    clone = tmp_path / "third"
+    proc = run_mem("sync", "clone", folder.url, clone)
+    assert proc.returncode == 6, proc.stderr
+    assert "bank/world.md is missing or damaged" in proc.stderr
+    assert "refused from the remote's manifest: memtool.toml" in proc.stderr
+    assert "not synced: memory/Plans.md" in proc.stderr
+    assert (clone / DAY).read_text() == LOG and not (clone / "bank/world.md").exists()
+
+
+def test_qa36_a_fifo_or_device_on_a_folder_remote_cannot_hang_sync(folder, tmp_path):
+    """A FIFO where an object should be blocked the round (and the sync lock) forever; a manifest
+    linked to /dev/zero would be read without end."""
+    import subprocess
+    import sys
+
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = rev(b"a fifo")
+    folder.object_path(r).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder.object_path(r))
+    m["files"]["memory/2026-12-02.md"] = {"rev": r, "size": 6}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+
+    def sync_within(seconds: float):
+        return subprocess.run([sys.executable, "-m", "memtool", "-w", str(b), "sync", "--json"], capture_output=True,
+                              text=True, env=mem_env(), timeout=seconds)
+    proc = sync_within(30)
+    assert proc.returncode == 6, proc.stderr
+    assert json.loads(proc.stdout)["damaged"] == ["memory/2026-12-02.md"]
+    (folder.root / "manifest.json").unlink()
+    os.symlink("/dev/zero", folder.root / "manifest.json")
+    proc = sync_within(30)
+    assert proc.returncode == 4 and "not a regular file" in proc.stderr, proc.stderr
+
+
+def test_qa36_watch_sync_says_what_a_round_left_out_once(folder, tmp_path):
+    """`mem watch --sync` said nothing of a damaged remote copy, a refused entry or colliding names."""
+    import threading
+
+    from memtool.memory import Memory
+    from memtool.sync.auto import AutoSync
+    from memtool.workspace import Workspace
+
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memtool.toml": b"[sync]\n", "memory/Plans.md": b"# P\n", "memory/plans.md": b"# p\n", **LEGIT})
+    folder.damage(manifest(folder)["files"]["memory/2026-12-01.md"]["rev"], b"bit rot")
+    said: list[str] = []
+    auto = AutoSync(Workspace(b), Memory(Workspace(b), embedder="none").sync, 60.0, said.append, threading.Event())
+    auto.tick(1000.0)
+    assert any("damaged on the remote" in line and "memory/2026-12-01.md" in line for line in said), said
+    assert any("refused from the remote's manifest: memtool.toml" in line for line in said), said
+    assert any("not synced: memory/Plans.md" in line for line in said), said
+    count = len(said)
+    auto.tick(2000.0)  # the next pull: nothing new to say
+    assert len(said) == count, said[count:]
+
+
+def test_qa36_an_s3_answer_cut_short_is_a_clear_failure_not_a_traceback(tmp_path):
+    """An S3 endpoint (or the network) that sends less than the Content-Length it announced ended
+    `mem sync` with a ResponseStreamingError traceback (exit 1)."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def answer_short():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    request += chunk
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
+
+    threading.Thread(target=answer_short, daemon=True).start()
+    try:
+        env = mem_env(**S3_ENV, AWS_ENDPOINT_URL=f"http://127.0.0.1:{listener.getsockname()[1]}", AWS_MAX_ATTEMPTS="1")
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proc = run_mem("-w", ws, "sync", "s3://bucket/memory", env=env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("error: S3 read failed") and "hint: " in proc.stderr
+        assert (ws / DAY).read_text() == LOG
+        proc = run_mem("sync", "clone", "s3://bucket/memory", tmp_path / "clone", env=env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "clone").exists()
+    finally:
+        listener.close()
+
+
+def test_qa36_the_fast_path_sends_every_invisible_character_to_the_full_check():
+    """`path_problem` skips the per-character check for names outside a few Unicode blocks: those
+    blocks must hold every format character, separator and surrogate this Python knows."""
+    import re
+    import sys
+    import unicodedata
+
+    from memtool.sync.plan import _SUSPECT, INVISIBLE, path_problem
+
+    missed = [hex(c) for c in range(0x80, sys.maxunicode + 1)
+              if unicodedata.category(chr(c)) in INVISIBLE and not re.search(_SUSPECT, chr(c))]
+    assert missed == []
+    assert path_problem("memory/caf\u00e9 \u2013 notes.md") is None  # an en dash: a full check, and fine
+    assert path_problem("memory/caf\u00e9\u200b.md") and path_problem("bank/\U000e0001tag.md")
+
+
+def test_qa36_a_file_name_too_long_for_its_temp_file_is_refused_not_fatal(folder, tmp_path):
+    """A remote name of 242-255 bytes passed the rule but its temp file (+14 bytes) could not be made:
+    the round stopped after publishing (exit 4), every later file unwritten, every later round alike."""
+    a, b = pair_on(folder, tmp_path)
+    long_name = "memory/" + "a" * 244 + ".md"
+    tamper(folder, {long_name: b"long\n", **LEGIT})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert (b / "memory/2026-12-01.md").exists()
+    assert [n.split(":")[0] for n in report["refused"]] == [long_name]
+    # Such a name made here is not published either, and is said to be left out.
+    write(a, "memory/" + "b" * 230 + ".md", "# too long a name\n")
+    proc = sync(a, folder)
+    assert proc.returncode == 0 and "not synced: memory/bbb" in proc.stderr and "longer than 200 bytes" in proc.stderr
+    assert not any(p.startswith("memory/bbb") for p in manifest(folder)["files"])
+
+
+def test_qa36_a_conflict_on_a_long_name_keeps_its_copy_and_backup_within_limits(folder, tmp_path):
+    """The conflict copy of a 200-byte name (+10 for '.conflict-', + the device) was longer than a name
+    sync accepts; with a device name of 11 characters or more (most hostnames) its backup by
+    `mem sync resolve` failed with 'File name too long'. The copy's name is now cut to 200 bytes."""
+    a, b = pair_on(folder, tmp_path)
+    path = "memory/" + "c" * 197 + ".md"
+    write(a, path, "# Long\n\n- first line\n")
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    write(a, path, "# Long\n\n- first line, from the laptop\n")
+    write(b, path, "# Long\n\n- first line, from the desktop\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 9 and report["conflicts"] == [path], proc.stderr
+    copy = next(p for p in (b / "memory").iterdir() if ".conflict-" in p.name)
+    assert len(copy.name.encode()) <= 200 and copy.read_text() == "# Long\n\n- first line, from the laptop\n"
+    proc = run_mem("-w", b, "sync", "resolve", path, "--keep", "remote")
+    assert proc.returncode == 0, proc.stderr
+    assert (b / path).read_text() == "# Long\n\n- first line, from the laptop\n" and not copy.exists()
+
+
+def test_qa36_a_file_synced_under_an_older_rule_leaves_the_base_and_the_fast_path_returns(folder, tmp_path):
+    """A name an older memtool synced (e.g. 230 bytes) stayed in base.json forever: every round then
+    saw 'a file gone' and did all its work instead of the one-request check."""
+    a, b = pair_on(folder, tmp_path)
+    long_path = "memory/" + "d" * 230 + ".md"
+    write(b, long_path, "# synced by an older memtool\n")
+    base = json.loads((b / ".memory/sync/base.json").read_text())
+    st = (b / long_path).stat()
+    base["files"][long_path] = [rev((b / long_path).read_bytes()), st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    (b / ".memory/sync/base.json").write_text(json.dumps(base))
+    sync(b, folder, check=0)
+    assert long_path not in json.loads((b / ".memory/sync/base.json").read_text())["files"]
+    assert (b / long_path).exists()  # left alone, never deleted

@@ -64,3 +64,16 @@ def test_case_blind_odd_letters_still_reach_the_named_forms(text):
     """`re.I` reads ſ, ı, İ and the Kelvin sign as s, i, i and k: such a text may name a month."""
     assert any(p.search(text) for kind, p in _patterns() if kind in _NAMED)
     assert _may_name_month(text)
+
+
+@pytest.mark.parametrize("parse,spec", [(parse_day, "0001-01-01"), (parse_day, "1899-12-31"), (parse_since, "0025-11-30"),
+                                        (parse_since, "0001"), (parse_until, "1899-12"), (parse_since, "99999d")])
+def test_dates_before_1900_are_usage_errors(parse, spec):
+    with pytest.raises(UsageError, match="before 1900"):
+        parse(spec, TODAY)
+
+
+def test_the_date_range_ends_are_accepted():
+    assert parse_day("1900-01-01", TODAY) == date(1900, 1, 1)
+    assert parse_day("9999-12-31", TODAY) == date(9999, 12, 31)
+    assert parse_since("1900", TODAY) == date(1900, 1, 1) and parse_until("9999", TODAY) == date(9999, 12, 31)

@@ -149,3 +149,39 @@ def test_5_mcp_recall_shows_an_opinions_updated_confidence_trend_and_evidence(ex
     (hit,) = [r for r in answer(recalled)["results"] if r["source"] == op["source"]]
     assert (hit["confidence"], hit["trend"], hit["written_confidence"]) == (op["confidence"], "↑", op["anchor"])
     assert hit["evidence"]["supporting"] == op["supporting"]
+
+
+def test_qa36_a_date_before_1900_is_refused_by_cli_and_mcp_alike(example_ws):
+    """`0001-01-01` (a typo) used to create memory/0001-01-01.md; now every date option refuses it."""
+    from conftest import run_mem
+    before = sorted(p.name for p in (example_ws / "memory").iterdir())
+    for args in (["retain", "W @Peter: typo day.", "--date", "0001-01-01"], ["note", "typo day", "--date", "0025-11-30"],
+                 ["recall", "Lisbon", "--since", "0001-01-01"], ["recall", "Lisbon", "--until", "1899"],
+                 ["recall", "Lisbon", "--as-of", "0001-01-01"], ["episodes", "Lisbon", "--since", "0999-01"]):
+        proc = run_mem("-w", example_ws, *args, env=mem_env(MEM_EMBEDDER="none"))
+        assert proc.returncode == 2 and "before 1900" in proc.stderr and "hint:" in proc.stderr, (args, proc.stderr)
+
+    async def script(s):
+        return [await call(s, "retain", bullet="W @Peter: typo day.", date="0001-01-01"),
+                await call(s, "recall", query="Lisbon", since="0001-01-01"),
+                await call(s, "episodes", query="Lisbon", until="1899-12-31")]
+    for result in session(example_ws, script):
+        assert result.is_error and "before 1900" in result.content[0].text
+    assert sorted(p.name for p in (example_ws / "memory").iterdir()) == before
+
+
+def test_qa36_core_tools_name_memory_md_as_the_workspace_spells_it(example_ws):
+    """In an OpenClaw workspace the core tools and resource described `memory.md`, a file it does not have."""
+    (example_ws / "memory.md").rename(example_ws / "MEMORY.md")
+
+    async def script(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        resources = (await s.list_resources()).resources
+        replaced = await call(s, "core_replace", old="no such text", new="x")
+        return tools, resources, replaced
+    tools, resources, replaced = session(example_ws, script)
+    for name in ("core_append", "core_replace", "core_insert"):
+        assert "MEMORY.md" in tools[name].description and "memory.md" not in tools[name].description
+    assert "MEMORY.md" in tools["core_replace"].input_schema["properties"]["old"]["description"]
+    assert resources[0].description.startswith("MEMORY.md")
+    assert replaced.is_error and "does not occur in MEMORY.md" in replaced.content[0].text

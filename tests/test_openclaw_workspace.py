@@ -123,3 +123,26 @@ def test_item2_mem_init_in_an_openclaw_workspace_adds_no_second_core_memory(open
     assert {p: h for p, h in after.items() if p in before} == before  # nothing of OpenClaw's changed
     proc, data = run_json("-w", openclaw, "core", "show")
     assert data["path"] == "MEMORY.md"
+
+
+def test_qa36_core_memory_messages_name_memory_md_as_openclaw_spells_it(openclaw):
+    """Errors and reports of `mem core` named `memory.md`, a file this workspace does not have."""
+    proc = run_mem("-w", openclaw, "core", "append", "- Prefers tea in the afternoon.", check=0)
+    assert "MEMORY.md: " in proc.stderr + proc.stdout and "memory.md" not in proc.stderr + proc.stdout
+    before = (openclaw / "MEMORY.md").read_bytes()
+    for args, says in [(["replace", "no such text", "x"], "does not occur in MEMORY.md"),
+                       (["insert", "999", "- x"], "outside MEMORY.md"),
+                       (["append", "- " + "x" * 6000], "MEMORY.md would have"),
+                       (["append", "<!-- open"], "what follows in MEMORY.md")]:
+        proc = run_mem("-w", openclaw, "core", *args)
+        assert proc.returncode == 2 and says in proc.stderr and "memory.md" not in proc.stderr, (args, proc.stderr)
+    assert (openclaw / "MEMORY.md").read_bytes() == before and not (openclaw / "memory.md").exists()
+
+
+def test_qa36_reflects_journal_suggests_for_memory_md_as_openclaw_spells_it(example_ws):
+    (example_ws / "memory.md").rename(example_ws / "MEMORY.md")
+    proc, data = run_json("-w", example_ws, "reflect", "--force")
+    assert proc.returncode == 0 and data["suggestions"], proc.stderr
+    journal = (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    assert "Suggested for MEMORY.md" in journal and "for memory.md" not in journal
+    assert not (example_ws / "memory.md").exists()

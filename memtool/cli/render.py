@@ -404,8 +404,8 @@ def cron_jobs(jobs: list[dict]) -> None:
 
 
 def core_size(data: dict) -> None:
-    """`mem core append|replace|insert`: how full memory.md is, and where the old version went."""
-    _console(True).print(f"memory.md: {data['chars']:,} of {data['limit']:,} characters"
+    """`mem core append|replace|insert`: how full core memory is, and where the old version went."""
+    _console(True).print(f"{data['path']}: {data['chars']:,} of {data['limit']:,} characters"
                          + (f"; previous version in {data['backup']}" if data.get("backup") else ""))
 
 

@@ -88,11 +88,22 @@ def _show_report(report: dict) -> None:
     counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] else "nothing to do")
     render.err.print(f"synced with {escape(report['remote'])}: {counts} ({report['files']} files, "
                      f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
+    _show_notes(report)
+
+
+def _show_notes(report: dict) -> None:
+    """The warnings of a round (`mem sync` and `mem sync clone`): kept, refused, not synced, deferred,
+    damaged, conflicts."""
     for note in report["kept"]:
         render.warn(note)
     for note in report["refused"]:
-        render.warn(f"refused from the remote's manifest: {note} (sync never writes such a path; "
+        render.warn(f"refused from the remote's manifest: {note} (nothing written here for it; "
                     "the rest of the round went ahead)")
+    for note in report["collisions"]:
+        render.warn(f"not synced: {note} (on macOS and Windows the two would be one file, one overwriting the other; "
+                    "rename one of them where it was written, then mem sync)")
+    for note in report["not_synced"]:
+        render.warn(f"not synced: {note} (this machine does not publish it; rename the file or fix the link)")
     for path in report["deferred"]:
         render.warn(f"{path} changed during the sync; the next sync merges it")
     for path in report["damaged"]:
@@ -192,6 +203,7 @@ def sync_clone(
     """Start a second machine: a new workspace holding the remote's memory, bound to it, index built.
 
     Use this rather than mem init followed by mem sync, which would mix starter files into the memory.
+    Exit code 6 when a file's copy on the remote is damaged (named; the clone holds every other file).
 
     Example: mem sync clone /mnt/nas/memory ~/memory
     """
@@ -207,6 +219,9 @@ def sync_clone(
         render.err.print(f"cloned {escape(report['remote'])} into {escape(report['workspace'])}: "
                          f"{len(report['pulled'])} files{', encrypted' if report['encrypted'] else ''}, "
                          f"{report['indexed']} indexed; later: mem -w {escape(shlex.quote(report['workspace']))} sync")
+        _show_notes(report)
+    if report["damaged"]:  # a file the remote could not give intact is missing here: as mem sync, exit 6
+        raise typer.Exit(ExitStatus.PROVIDER)
 
 
 @sync_app.command("key")

@@ -65,9 +65,9 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     suggestions = shown([x for x in plan.suggestions if x["source"] not in plan.suggested_before], "source")
     still = sum(1 for x in plan.suggestions if x["source"] in plan.suggested_before)
     if still:
-        lines.append(f"- {still} earlier suggestion(s) for memory.md still apply (`mem reflect --dry-run -v` lists them all).")
+        lines.append(f"- {still} earlier suggestion(s) for {plan.core} still apply (`mem reflect --dry-run -v` lists them all).")
     if suggestions:
-        lines.append("- Suggested for memory.md (not written; add them with `mem core append` if they belong there):")
+        lines.append(f"- Suggested for {plan.core} (not written; add them with `mem core append` if they belong there):")
         lines += [f"  - {one_line(s['statement'])} ("
                   + (f"c={s['confidence']:.2f}, " if s["confidence"] is not None else "stated in several notes, ")
                   + f"`{s['source']}`)" for s in suggestions]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from memtool import blocks
 from memtool.analyzer import STOPWORDS, index_terms
+from memtool.safe_writes import MAX_NAME_BYTES
 from memtool.reflect.opinions import Opinion, trend
 from memtool.store import entity_key
 
@@ -49,6 +50,7 @@ class Plan:
     consolidation: dict = field(default_factory=dict)  # what the consolidation phases found (see consolidation.run)
     held_back: int = 0  # facts kept off pages of a less strict trust tier than their own
     suggested_before: set = field(default_factory=set)  # sources suggested for memory.md by earlier runs
+    core: str = "memory.md"  # the workspace's core memory file (OpenClaw's MEMORY.md), as the journal names it
 
     def count(self, action: str) -> list[PagePlan]:
         return [p for p in self.pages if p.action == action]
@@ -56,7 +58,6 @@ class Plan:
 
 EDITED = "the generated block was edited by hand"
 TOO_LONG = "the name is too long for a file name"
-MAX_NAME_BYTES = 200  # a page's file name, so that its temp file (+14) and backup (+31) stay within 255 bytes
 
 
 def fits_a_file_name(path: str) -> bool:

@@ -207,6 +207,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             typed = {kind: src.facts(kinds=[kind], k=MAX_K) for kind in pages.TYPED_PAGES}
             _plan_typed_indexes(src, plan, fits, overwrite_edits, typed)
             plan.suggestions = pages.core_suggestions(threads, typed["world"], src.ws.read_text(src.ws.core_path))
+            plan.core = src.ws.core_path
             confidences = {o.key: round(o.confidence, 3) for o in threads}
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started

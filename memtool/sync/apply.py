@@ -4,6 +4,7 @@ edit (backed up first), conflict copies beside the file, and the symbolic-link c
 from __future__ import annotations
 
 from memtool.errors import UsageError, WorkspaceError
+from memtool.safe_writes import MAX_NAME_BYTES
 from memtool.sync.manifest import rev_of, safe_device
 from memtool.sync.plan import CONFLICT_MARK, path_problem
 from memtool.sync.state import BaseEntry, SyncState
@@ -90,6 +91,10 @@ def conflict_copy(ws: Workspace, path: str, device: str, data: bytes) -> str:
     if not dot or "/" in ext:
         stem, ext = path, ""
     safe = safe_device(device)
+    folder, _, base = stem.rpartition("/")
+    room = MAX_NAME_BYTES - len(f"{CONFLICT_MARK}{safe}-999.{ext}".encode())  # a long name's copy: its start
+    base = base.encode()[:room].decode("utf-8", "ignore")
+    stem = f"{folder}/{base}" if folder else base
     for n in range(1, 1000):
         name = f"{stem}{CONFLICT_MARK}{safe}{'' if n == 1 else f'-{n}'}{'.' + ext if ext else ''}"
         target = ws.resolve(name)

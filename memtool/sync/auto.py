@@ -62,6 +62,7 @@ class AutoSync:
         self.state = SyncState(ws)
         self.schedule = Schedule(interval)
         self.signature = None
+        self.noted: list[str] = []  # what the last round left out, said once until it changes
         self.record = {"pid": os.getpid(), "interval": interval, "started": now_iso(), "last_success": None,
                        "last_error": None, "failures": 0, "next_try": None}
 
@@ -99,6 +100,18 @@ class AutoSync:
             if moved or report["new_conflicts"]:
                 self.say("synced: " + ", ".join(f"{n} {k}" for k, n in moved.items())
                          + (f"; new conflict(s): {', '.join(report['new_conflicts'])}" if report["new_conflicts"] else ""))
+            self._note_left_out(report)
+
+    def _note_left_out(self, report: dict) -> None:
+        """Say what a round left out (damaged on the remote, refused, colliding names, local links), once
+        until it changes: a round that found nothing new does not repeat it every interval."""
+        notes = ([f"damaged on the remote (every other file synced): {p}" for p in report["damaged"]]
+                 + [f"refused from the remote's manifest: {n}" for n in report["refused"]]
+                 + [f"not synced: {n}" for n in report["collisions"] + report["not_synced"]])
+        if notes and notes != self.noted:
+            for note in notes:
+                self.say(note)
+            self.noted = notes
 
     def _failed(self, now: float, message: str, hint: str | None) -> None:
         pause = self.schedule.finished(now, False)

@@ -130,7 +130,7 @@ def parse_marker(data: bytes, url: str) -> dict:
                 raise ValueError("bad salt")
         elif kdf.get("name") != "key-file":
             raise ValueError(f"key derivation {kdf.get('name')!r}")
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, RecursionError) as exc:
         raise SyncKeyError(f"the encryption marker on {url} is not one this memtool reads ({exc})",
                            "it may come from a newer memtool; update memtool on this machine") from None
     return marker

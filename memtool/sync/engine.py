@@ -175,7 +175,7 @@ def _elsewhere(state: SyncState, me: str | None) -> list[dict]:
             if device != me and dismissed.get(path, {}).get(device) != entry["rev"]:
                 out.append({"path": shown(path), "device": safe_device(device), "rev": entry["rev"],
                             "against": entry["against"], "base": entry.get("base"),
-                            "time": str(entry.get("time", "?"))[:40]})
+                            "time": shown(str(entry.get("time", "?"))[:40])})  # untrusted: escaped
     return out
 
 

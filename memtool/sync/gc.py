@@ -52,7 +52,7 @@ def collect(store: Remote, manifest: Remote, stored_name: Callable[[str], str], 
     if root is not None:
         try:
             docs.append(json.loads(root[0]))
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     names = {stored_name(rev) for rev in referenced(*docs)}
     unnamed = [(rev, age) for rev, age in store.list_objects() if rev not in names]

@@ -5,25 +5,40 @@ from __future__ import annotations
 import os
 from stat import S_ISREG
 
-from memtool.sync.manifest import rev_of
+from memtool.sync.apply import link_problem
+from memtool.sync.manifest import rev_of, shown
 from memtool.sync.plan import path_problem
 from memtool.sync.state import BaseEntry
 from memtool.workspace import Workspace
 
 
-def sync_files(ws: Workspace) -> dict[str, tuple[int, int, int]]:
+_NOT_SAID = ("hidden", "a conflict copy", "not a Markdown file", "outside memory/")  # never meant to sync
+
+
+def sync_files(ws: Workspace, skipped: list | None = None) -> dict[str, tuple[int, int, int]]:
     """path → (size, mtime_ns, ctime_ns) of what syncs: the Markdown files memtool reads plus top-level
     `*.md` (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides).
 
     The change time is in the key because an edit can keep size and mtime (`touch -r`, some editors
-    and copy tools) but never the ctime, which no program can set."""
+    and copy tools) but never the ctime, which no program can set. A file whose name sync cannot carry
+    (too long, control or invisible characters) and a top-level link that leads out of the workspace or
+    to a file sync never publishes are left out, and named in `skipped` ("path: why")."""
     paths = list(ws.scan())
     paths += [p.name for p in ws.root.glob("*.md") if p.name != "memory.md"]
     out: dict[str, tuple[int, int, int]] = {}
     root = str(ws.root) + os.sep
     for path in paths:
-        if path_problem(path) is not None:
+        problem = path_problem(path)
+        if problem is not None:
+            if skipped is not None and not problem.startswith(_NOT_SAID):
+                skipped.append(f"{shown(path)}: {problem}")  # a name sync cannot carry: said, not dropped
             continue
+        if "/" not in path and os.path.islink(root + path):
+            problem = link_problem(ws, path)
+            if problem:  # never read, so never published (scan leaves links out of the workspace out too)
+                if skipped is not None:
+                    skipped.append(f"{path}: {problem}")
+                continue
         try:
             st = os.stat(root + path)
         except OSError:

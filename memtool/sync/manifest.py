@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 
 from memtool.errors import WorkspaceError
-from memtool.sync.plan import REV
+from memtool.sync.plan import INVISIBLE, REV, path_problem
 from memtool.sync.state import SyncBlocked
 
 FORMAT = "memtool-sync/1"
@@ -28,8 +29,10 @@ def digest(manifest: bytes) -> str:
 
 
 def shown(path: str) -> str:
-    """A path from a manifest, safe to print (control characters escaped)."""
-    return "".join(ch if ch >= " " and not "\x7f" <= ch <= "\x9f" else f"\\x{ord(ch):02x}" for ch in path)
+    """A path from a manifest, safe to print (control and invisible formatting characters escaped)."""
+    return "".join(ch if ch >= " " and not "\x7f" <= ch <= "\x9f" and (ch.isascii() or unicodedata.category(ch)
+                                                                      not in INVISIBLE)
+                   else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in path)
 
 
 def safe_device(device) -> str:
@@ -49,7 +52,7 @@ def parse_manifest(data: bytes, url: str) -> dict:
         generation = manifest.get("generation", 0)
         if not isinstance(generation, int) or isinstance(generation, bool) or generation < 0:
             raise ValueError("generation is not a count")
-    except (ValueError, AttributeError, UnicodeDecodeError) as exc:
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError) as exc:  # (nested past Python's limit)
         raise WorkspaceError(f"the manifest on {url} is not a memtool sync manifest ({exc})",
                              "point sync at a folder or prefix used only by memtool") from None
     return manifest
@@ -57,13 +60,14 @@ def parse_manifest(data: bytes, url: str) -> dict:
 
 def conflict_listing(manifest: dict | None) -> dict[str, dict[str, dict]]:
     """The manifest's waiting conflicts, `path → device → {rev, size, against, time}`; malformed entries
-    (the manifest is untrusted) are dropped."""
+    and paths sync never writes (`path_problem`: `memtool.toml`, `.memory/…`; the manifest is untrusted,
+    and `mem sync resolve` writes a listed version) are dropped."""
     raw = (manifest or {}).get("conflicts")
     out: dict[str, dict[str, dict]] = {}
     if not isinstance(raw, dict):
         return out
     for path, by_device in raw.items():
-        if not isinstance(path, str) or not isinstance(by_device, dict):
+        if path_problem(path) is not None or not isinstance(by_device, dict):
             continue
         good = {device: entry for device, entry in by_device.items()
                 if isinstance(device, str) and isinstance(entry, dict)

@@ -12,14 +12,25 @@ publishes and for what it accepts from a remote's manifest (which is untrusted i
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from enum import Enum
 from typing import NamedTuple
+
+from memtool.safe_writes import MAX_NAME_BYTES
 
 CONFLICT_MARK = ".conflict-"
 SYNCED_FOLDERS = ("memory", "bank")
 REV = re.compile(r"[0-9a-f]{64}")
 _PART = r"[^./\x00-\x1f\x7f-\x9f\\][^/\x00-\x1f\x7f-\x9f\\]*"
 _PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the common case, checked fast
+# Invisible in a listing or reordering how a name shows: format characters (bidi overrides and
+# isolates, zero-width space/joiners, BOM, soft hyphen), line/paragraph separators, lone surrogates
+# (which no file system name can hold: writing one would fail mid-round).
+INVISIBLE = frozenset(("Cf", "Zl", "Zp", "Cs"))
+# Blocks that hold every such character (a test checks it against `unicodedata`): a name without any
+# of them skips the per-character look-up.
+_SUSPECT = r"[\u00ad\u0600-\u08ff\u180e\u2000-\u206f\ufe00-\ufeff\ufff0-\uffff\ud800-\udfff\U00010000-\U0010ffff]"
 
 
 class Step(str, Enum):
@@ -77,16 +88,25 @@ def path_problem(path) -> str | None:
 
     Syncs: `memory.md` and other top-level `*.md`, `memory/**.md`, `bank/**.md`. Never: anything
     hidden (so never `.memory/`), conflict copies, other file types, and anything that is not a
-    plain relative path (absolute, `..`, backslashes, control characters)."""
+    plain relative path (absolute, `..`, backslashes, control characters, invisible formatting
+    characters such as bidi overrides or zero-width spaces)."""
     if not isinstance(path, str) or not path:
         return "not a path"
-    short = len(path) <= 63 or (len(path) <= 255 and path.isascii())  # no part can exceed 255 bytes
-    if short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]:
-        return None
+    ascii_ = path.isascii()
+    short = len(path) <= 50 or (len(path) <= MAX_NAME_BYTES and ascii_)  # no name can exceed MAX_NAME_BYTES
+    if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]
+            and (ascii_ or not re.search(_SUSPECT, path))):
+        return None  # the common case
     if len(path) > 1024:
         return "path too long"
     if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
         return "control character in the path"
+    if not ascii_:
+        kinds = {unicodedata.category(ch) for ch in path} & INVISIBLE
+        if "Cs" in kinds:
+            return "not valid Unicode (a lone surrogate in the path)"
+        if kinds:
+            return "invisible or bidirectional formatting character in the path"
     if "\\" in path:
         return "backslash in the path"
     if path.startswith("/"):
@@ -98,6 +118,8 @@ def path_problem(path) -> str | None:
         return "hidden file or folder"
     if any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
         return "path too long"
+    if len(parts[-1].encode("utf-8", "replace")) > MAX_NAME_BYTES:  # its temp file or backup would not fit
+        return f"file name longer than {MAX_NAME_BYTES} bytes"
     if not path.endswith(".md"):
         return "not a Markdown file"
     if CONFLICT_MARK in parts[-1]:
@@ -117,3 +139,34 @@ def remote_entry(entry) -> Remote | None:
     if not isinstance(rev, str) or not REV.fullmatch(rev):
         return None
     return Remote(rev, damaged=entry.get("damaged") is True)
+
+
+def fold(path: str) -> str:
+    """`path` as a file system that ignores case and Unicode normalisation (macOS, Windows) sees it:
+    two paths with the same fold are one file there."""
+    if path.isascii():
+        return path.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def collisions(paths: Iterable[str]) -> dict[str, str]:
+    """path → another of `paths` that differs from it only by case or Unicode normalisation (NFC vs
+    NFD), for every such path: on macOS or Windows one of the two would overwrite the other."""
+    paths = set(paths)
+    if len(set(map(fold, paths))) == len(paths):
+        return {}  # the common case, found without grouping
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        groups.setdefault(fold(path), []).append(path)
+    out: dict[str, str] = {}
+    for group in groups.values():
+        if len(group) > 1:
+            group.sort()
+            for path in group:
+                out[path] = next(other for other in group if other != path)
+    return out
+
+
+def named(path: str) -> str:
+    """`path` for a message, marked "(NFD)" when it is not in NFC (two such paths print alike)."""
+    return path if unicodedata.is_normalized("NFC", path) else f"{path} (NFD)"

@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
-from memtool.errors import ProviderUnavailable, UsageError
+from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
 from memtool.safe_writes import create_whole, remove_stale_temp, replace_atomically
 from memtool.workspace import home_path
 
@@ -81,6 +82,26 @@ def open_remote(url: str, *, endpoint_url: str | None = None, region: str | None
     return FolderRemote(home_path(url[len("file://"):] if url.startswith("file://") else url))
 
 
+_BY_HAND = "the remote folder was changed by hand; point sync at a folder used only by memtool"
+
+
+class NotAFile(OSError):
+    """Something other than a regular file where a folder remote keeps one (a FIFO, a device, a folder)."""
+
+
+def read_regular(path: Path) -> bytes:
+    """A folder remote's file; NotAFile for anything else: whoever writes the remote could put a FIFO
+    there (a read would block the round, and the sync lock, forever) or a link to /dev/zero."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # opening a FIFO does not wait
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotAFile(f"{path} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
 class FolderRemote:
     """A folder (a mounted disk, a network share): atomic renames, CAS under a lock file."""
 
@@ -99,9 +120,11 @@ class FolderRemote:
     def read_manifest(self, etag: str | None = None):
         self._check()
         try:
-            data = (self.root / "manifest.json").read_bytes()
+            data = read_regular(self.root / "manifest.json")
         except FileNotFoundError:
             return None
+        except NotAFile:
+            raise WorkspaceError(f"the manifest on {self.url} is not a regular file", _BY_HAND) from None
         tag = hashlib.sha256(data).hexdigest()[:32]
         return NOT_MODIFIED if tag == etag else (data, tag)
 
@@ -111,9 +134,11 @@ class FolderRemote:
         self._check()
         with FileLock(str(self.root / ".manifest.lock"), timeout=60):
             try:
-                current = hashlib.sha256((self.root / "manifest.json").read_bytes()).hexdigest()[:32]
+                current = hashlib.sha256(read_regular(self.root / "manifest.json")).hexdigest()[:32]
             except FileNotFoundError:
                 current = None
+            except NotAFile:  # replaced by something else since it was read: not the version read
+                raise StaleManifest() from None
             if current != etag:
                 raise StaleManifest()
             replace_atomically(self.root / "manifest.json", data)
@@ -143,9 +168,11 @@ class FolderRemote:
     def read_named(self, name: str) -> bytes | None:
         self._check()
         try:
-            return (self.root / name).read_bytes()
+            return read_regular(self.root / name)
         except FileNotFoundError:
             return None
+        except NotAFile:
+            raise WorkspaceError(f"{name} on {self.url} is not a regular file", _BY_HAND) from None
 
     def create_named(self, name: str, data: bytes) -> bool:
         self._check()
@@ -153,8 +180,8 @@ class FolderRemote:
 
     def get_object(self, rev: str) -> bytes:
         try:
-            return (self.root / object_key(rev)).read_bytes()
-        except FileNotFoundError:
+            return read_regular(self.root / object_key(rev))
+        except (FileNotFoundError, NotADirectoryError, NotAFile):  # or a folder, a FIFO, a device there
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the remote folder was changed by hand; sync cannot read it") from None
 
@@ -204,6 +231,17 @@ class S3Remote:
             raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
                                       "check the network, the endpoint and the AWS credentials") from None
 
+    def _body(self, what: str, response) -> bytes:
+        """A response's bytes; a stream cut short (the network, or an endpoint sending less than it
+        announced) is the same failure as a request that does not answer."""
+        from botocore.exceptions import BotoCoreError
+
+        try:
+            return response["Body"].read()
+        except BotoCoreError as exc:
+            raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
+                                      "check the network and the endpoint, then sync again") from None
+
     @staticmethod
     def _status(exc) -> int | None:
         return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -220,7 +258,7 @@ class S3Remote:
             if self._status(exc) == 404:
                 return None
             raise
-        return response["Body"].read(), response["ETag"]
+        return self._body("read", response), response["ETag"]
 
     def write_manifest(self, data: bytes, etag: str | None) -> str:
         from botocore.exceptions import ClientError
@@ -268,7 +306,7 @@ class S3Remote:
         from botocore.exceptions import ClientError
 
         try:
-            return self._call("read", self._client.get_object, Key=self._key(name))["Body"].read()
+            return self._body("read", self._call("read", self._client.get_object, Key=self._key(name)))
         except ClientError as exc:
             if self._status(exc) == 404:
                 return None
@@ -289,7 +327,8 @@ class S3Remote:
         from botocore.exceptions import ClientError
 
         try:
-            return self._call("download", self._client.get_object, Key=self._key(object_key(rev)))["Body"].read()
+            response = self._call("download", self._client.get_object, Key=self._key(object_key(rev)))
         except ClientError:
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the bucket was changed by hand; sync cannot read it") from None
+        return self._body("download", response)

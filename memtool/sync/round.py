@@ -20,7 +20,7 @@ from memtool.sync.local import local_revs, sync_files, unchanged
 from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, digest, encode, parse_manifest, rev_of,
                                    safe_device, shown)
 from memtool.sync.merge import merge_texts, starter_text
-from memtool.sync.plan import Decision, Step, decide, path_problem, remote_entry
+from memtool.sync.plan import Decision, Step, collisions, decide, named, path_problem, remote_entry
 from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped, now_iso
 from memtool.workspace import Workspace
@@ -59,7 +59,7 @@ class Round:
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired", "resolved_elsewhere", "stopped")}
+                                       "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -107,7 +107,7 @@ class Round:
         self.got = got = self.remote.read_manifest(cached[1] if cached else None)
         self.base = self.state.base()
         self.conflicts = self.state.conflicts()
-        self.stats = sync_files(self.ws)
+        self.stats = sync_files(self.ws, self.done["not_synced"])
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
             if (not self.conflicts and not self.state.damaged() and not self.state.listed()
@@ -124,6 +124,11 @@ class Round:
             check_generation(self.manifest, self.data, self.seen, self.remote.url)
         self.entries: dict[str, dict] = dict((self.manifest or {}).get("files", {}))
         self.listing = conflict_listing(self.manifest)
+        raw = (self.manifest or {}).get("conflicts")
+        for path in raw if isinstance(raw, dict) else ():
+            problem = path_problem(path)
+            if problem:
+                self.done["refused"].append(f"{shown(path)}: {problem} (listed as a conflict on another machine)")
         self.local, self.cache = local_revs(self.ws, self.stats, self.base)
         self._refuse_starters_into_a_memory()
         return False
@@ -179,22 +184,41 @@ class Round:
         self.uploads: dict[str, bytes] = {}
         self.writes: list[tuple[str, str | None, bytes | str | None]] = []  # path, expected local rev, bytes or rev
         self.copies: list[tuple[str, dict, bytes, bytes]] = []  # path, conflict record, remote bytes, base bytes
+        decided = []
+        live = set()  # the paths that exist on either side once the round is done
         for path in sorted(set(self.local) | set(self.base) | set(self.entries)):
             problem = path_problem(path)
             if problem:  # never written here, whatever the manifest says; its entry is left as it is
                 if path in self.entries:
                     self.done["refused"].append(f"{shown(path)}: {problem}")
+                self.new_base.pop(path, None)  # synced under an older rule: no longer, and not every round
                 continue
             if path in self.conflicts:
                 self.done["kept"].append(path)
+                live.add(path)
                 continue
             entry = self.entries.get(path)
-            remote = remote_entry(entry) if entry is not None else None
-            if entry is not None and remote is None:
-                self.done["refused"].append(f"{path}: malformed manifest entry")
+            remote = remote_entry(entry) if path in self.entries else None
+            if path in self.entries and remote is None:  # JSON null or a wrong type too: tampered
+                kind = ("no valid revision" if isinstance(entry, dict) else
+                        "null" if entry is None else type(entry).__name__)
+                self.done["refused"].append(f"{path}: malformed manifest entry ({kind}: the manifest was tampered "
+                                            "with or damaged)")
+                if path in self.local:
+                    live.add(path)
                 continue
             base_entry = self.base.get(path)
             decision = decide(self.local.get(path), base_entry.rev if base_entry else None, remote)
+            decided.append((path, decision, base_entry, entry))
+            if (path in self.local and decision.step is not Step.DELETE
+                    or remote is not None and remote.rev is not None and decision.step is not Step.TOMBSTONE):
+                live.add(path)
+        clashes = collisions(live)
+        for path, decision, base_entry, entry in decided:
+            if path in clashes:  # one file on macOS and Windows: neither is written or published
+                self.done["collisions"].append(f"{named(path)}: differs only by case or Unicode form from "
+                                               f"{named(clashes[path])}")
+                continue
             self._plan(path, decision, self.local, self.cache, self.stats, base_entry, entry, self.new_entries,
                        self.new_base, self.uploads, self.writes, self.copies)
 

@@ -76,7 +76,7 @@ class ShardedRemote:
         self.traffic["bytes_down"] += len(data)
         try:
             root = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return got  # not ours: the round says so
         if not isinstance(root, dict) or root.get("format") != ROOT_FORMAT:
             self._set_format("1")
@@ -142,7 +142,7 @@ class ShardedRemote:
             files = json.loads(blob)["files"]
             if not isinstance(files, dict):
                 raise ValueError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # (nested past Python's limit)
             raise WorkspaceError(f"a manifest shard on {self.url} is malformed", "the remote was changed by hand") from None
         return files
 
