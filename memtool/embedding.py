@@ -102,11 +102,11 @@ class Embedding:
             if reply[0] == "error":
                 notice(f"the query's vector search in a child process failed ({reply[1]});"
                        " searched in this one instead")
-            made = reply[1:3] if reply[0] == "vectors" else reply[2:4] if reply[0] == "error" else ()
-            if len(made) == 2:  # embedded there, searched here: not embedded again
+            there = reply[1:3] if reply[0] == "vectors" else reply[2:4] if reply[0] == "error" else ()
+            if len(there) == 2:  # embedded there, searched here: not embedded again
                 if early is None:
-                    self._keep(texts, made[0], kept, notice)
-                vecs = _vectors_of(*made)()
+                    self._keep(texts, there[0], kept, notice)
+                vecs = _vectors_of(*there)()
                 return (lambda: vecs), store.vectors.nearest_each([vecs[i] for i in order], pool)
         kept = self._kept(texts)
         vecs = self._embedded(texts, kept, made or {})

@@ -125,27 +125,29 @@ def feedback_words(seeds: list[str], query: str, speakers: set[str], counts) -> 
 
 
 def affordable(words: list[str], counts: dict[str, int], budget: int) -> list[str]:
-    """The first of `words` (rarest first) that together are held by at most `budget` facts: what a
-    feedback query may rank without costing more than the query it follows. Pure."""
+    """Of `words` (rarest first), each that still fits with those kept before it in `budget` facts
+    held together: what a feedback query may rank without costing more than the query it follows (a
+    word over the budget is passed over, not the end: its stems may make it dearer than the next
+    word). Pure."""
     kept, total = [], 0
     for w in words:
-        total += counts.get(w, 0)
-        if total > budget:
-            break
-        kept.append(w)
+        if total + counts.get(w, 0) <= budget:
+            total += counts.get(w, 0)
+            kept.append(w)
     return kept
 
 
 def matched_counts(store: Store, words: list[str]) -> dict[str, int]:
     """word → the facts counted against FEEDBACK_FACTS for it: in a large index (`Store.large`) the
     facts holding the word or one of its stems, which its search ranks too (`synced` in 285 facts of
-    10^6, its stem `sync` in 45,376); in a smaller one those holding the word, as before the stems
-    were counted (no quality set reaches the budget)."""
+    10^6, its stem `sync` in 45,376): the most of its forms' counts, since a fact holding the word
+    holds its stems too (their sum counted those facts twice); in a smaller one those holding the
+    word, as before the stems were counted (no quality set reaches the budget)."""
     if not store.large():
         return store.term_counts(words)
     forms = {w: {t for t in query_terms(w) if not t.endswith("*")} for w in words}
     counts = store.term_counts(sorted(set().union(*forms.values())))
-    return {w: sum(counts[t] for t in f) for w, f in forms.items()}
+    return {w: max((counts[t] for t in f), default=0) for w, f in forms.items()}
 
 
 def feedback(store: Store, order: list[tuple[int, float]], heads: dict[int, dict], query: str,
