@@ -207,3 +207,13 @@ def test_19_a_job_for_either_thread_runs_once_and_its_error_is_the_callers():
     worker.join()  # the worker swallowed nothing it should have raised: the caller gets it
     with pytest.raises(ValueError, match="no model"):
         job.value()
+
+
+def test_19_a_read_that_answers_once_embeds_its_translated_query_in_its_own_thread(bilingual):
+    """A one-shot read keeps its query vectors (`read_once`: `keep_queries`) or has them embedded
+    ahead; a vector the worker embedded would pass by both, so the worker is not offered the query."""
+    mem = bilingual.read_once()
+    mem.recall(TRANSLATED[1], k=5)  # the model is loaded
+    calls = _embedded_by_thread(mem)
+    assert mem.recall(TRANSLATED[0], k=5, min_score=0).results
+    assert [(name, len(texts)) for name, texts in calls] == [("MainThread", 2)], calls
