@@ -94,6 +94,13 @@ def _caller():
             raise ToolError(error_text(refused.message, refused.hint)) from None
         except MemError as exc:
             raise ToolError(error_text(exc.message, exc.hint)) from None
+        except Exception as exc:  # a damaged index, a read-only or full disk, said as the CLI says them
+            from memtool.store.driver import as_mem_error
+
+            known = as_mem_error(exc)
+            if known is None:
+                raise
+            raise ToolError(error_text(known.message, known.hint)) from None
         return result(data)
 
     return call

@@ -1,0 +1,97 @@
+"""A hostile QA pass at the edges: a damaged index page, filter-only JSON, a changed file-size
+limit, a `.memory` kept elsewhere. Real processes, real SQLite, real files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from conftest import mem_env, run_json, run_mem, write
+
+NOTES = "# 2026-11-02\n## Retain\n- W @Peter: Moved to Lisbon in November.\n- Peter called about the flat.\n"
+
+
+def _indexed(ws: Path) -> Path:
+    write(ws, "memory/2026-11-02.md", NOTES)
+    write(ws, "memory.md", "# Core\n- Prefers tea.\n")
+    run_mem("index", cwd=ws, check=0)
+    return ws / ".memory" / "index.sqlite"
+
+
+def _damage_table(index: Path, table: str) -> None:
+    """Overwrite the root page of `table` with garbage: the file still opens, reading the table fails."""
+    con = sqlite3.connect(index)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    con.close()
+    with open(index, "r+b") as fh:
+        fh.seek((root - 1) * page)
+        fh.write(b"\xa5" * page)
+
+
+def test_a_damaged_page_inside_the_index_is_an_error_with_a_hint_not_a_traceback(tmp_path):
+    index = _indexed(tmp_path)
+    _damage_table(index, "facts")
+    proc, data = run_json("recall", "Lisbon", cwd=tmp_path)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 5, (proc.returncode, proc.stderr)
+    assert data["error"] == "IndexUnavailable" and "mem index --rebuild" in data["hint"], data
+    assert "damaged" in proc.stderr and "mem index --rebuild" in proc.stderr, proc.stderr
+
+
+def test_index_rebuild_sets_an_index_with_a_damaged_page_aside_and_recall_answers_again(tmp_path):
+    index = _indexed(tmp_path)
+    _damage_table(index, "facts")
+    proc = run_mem("index", "--rebuild", cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "index.sqlite.corrupt-" in proc.stderr, proc.stderr
+    assert list(index.parent.glob("index.sqlite.corrupt-*"))
+    proc, data = run_json("recall", "Lisbon", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "memory/2026-11-02.md#L3" in [r["source"] for r in data["results"]], data
+
+
+def test_mcp_recall_on_a_damaged_index_page_says_how_to_repair_it(tmp_path):
+    from test_mcp import call, session
+
+    index = _indexed(tmp_path)
+    _damage_table(index, "facts")
+
+    async def script(s):
+        return await call(s, "recall", query="Lisbon")
+    result = session(tmp_path, script)
+    assert result.is_error
+    assert "damaged" in result.content[0].text and "mem index --rebuild" in result.content[0].text, result.content
+
+
+def test_recall_json_by_filters_alone_carries_every_documented_field(tmp_path):
+    """docs/cli.md documents best_score, floor, below_floor, calibrated and calibration for every
+    answer; a listing by filters (no query words, or only dates) has no scores to read them from."""
+    _indexed(tmp_path)
+    for args in (["--entity", "Peter"], ["what did I do on 2026-11-02"]):
+        proc, data = run_json("recall", *args, cwd=tmp_path)
+        assert proc.returncode == 0 and data["mode"] == "filter" and data["results"], (args, data, proc.stderr)
+        assert {k: data.get(k, "absent") for k in ("best_score", "floor", "below_floor", "calibrated", "calibration")} \
+            == {"best_score": None, "floor": None, "below_floor": 0, "calibrated": False, "calibration": None}, data
+
+
+def test_a_changed_max_file_bytes_applies_to_files_already_indexed_or_refused(tmp_path):
+    """Raising the limit indexes a file it had refused, without the file being touched (and
+    lowering it refuses one it had indexed): the refusal is the limit's, not the file's."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n- The quokka lives on Rottnest.\n" + "- filler line\n" * 200)
+    write(tmp_path, "memtool.toml", "[index]\nmax_file_bytes = 1000\n")
+    proc, data = run_json("recall", "quokka", cwd=tmp_path)
+    assert data["results"] == [] and any("could not be indexed" in w for w in data["warnings"]), data
+    write(tmp_path, "memtool.toml", "[index]\nmax_file_bytes = 100000\n")
+    proc, data = run_json("recall", "quokka", cwd=tmp_path)
+    assert [r["source"] for r in data["results"]] == ["memory/2026-11-02.md#L2"], (data, proc.stderr)
+    proc, data = run_json("check", cwd=tmp_path)
+    assert not [d for d in data["diagnostics"] if d["code"] == "too-large"], data
+    write(tmp_path, "memtool.toml", "[index]\nmax_file_bytes = 1000\n")
+    proc, data = run_json("check", cwd=tmp_path)
+    size = (tmp_path / "memory" / "2026-11-02.md").stat().st_size
+    assert [d["message"] for d in data["diagnostics"] if d["code"] == "too-large"] == [
+        f"file is {size:,} bytes, over the limit of 1,000 (index.max_file_bytes); not indexed"], data
+    proc, data = run_json("recall", "quokka", cwd=tmp_path)
+    assert data["results"] == [], data
