@@ -91,15 +91,18 @@ class Workspace:
     # --- paths -----------------------------------------------------------------------------
 
     def resolve(self, rel: str) -> Path:
-        """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
+        """The absolute path of a workspace-relative path; refuses anything outside the workspace.
+        `.memory/` may be a symbolic link to a folder elsewhere (machine-local state kept on another
+        disk): a path under it is confined to where that folder really is."""
         if not rel or "\x00" in rel:
             raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
         try:
             candidate = _real(self.root / rel)
+            home = _real(self.state_dir) if Path(rel).parts[0] == STATE_DIR else self.root
         except OSError as exc:
             raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
                                  "fix or remove the symbolic link (ls -l shows where it points)") from None
-        if candidate != self.root and self.root not in candidate.parents:
+        if candidate not in (self.root, home) and self.root not in candidate.parents and home not in candidate.parents:
             raise UsageError(f"{rel!r} is outside the workspace {self.root}",
                              "only files inside the workspace can be read or written")
         return candidate
@@ -300,7 +303,8 @@ class Workspace:
         """Remove temp files that killed writes left behind (our naming only, older than 15 minutes) at
         the top level, in memory/, bank/ and .memory/; at most every 10 minutes (None: not due yet)."""
         removed = safe_writes.sweep_temp(self.root, ("memory", "bank", STATE_DIR), self.state_dir / "swept")
-        return None if removed is None else [self.relative(path) for path in removed]
+        # the paths as listed under the workspace (`.memory/` may link elsewhere: not resolved)
+        return None if removed is None else [path.relative_to(self.root).as_posix() for path in removed]
 
     def lock(self, name: str, timeout: float = safe_writes.LOCK_TIMEOUT,
              busy: str | None = None) -> AbstractContextManager[None]:

@@ -3,7 +3,9 @@ limit, a `.memory` kept elsewhere. Real processes, real SQLite, real files."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 from conftest import mem_env, run_json, run_mem, write
@@ -95,3 +97,48 @@ def test_a_changed_max_file_bytes_applies_to_files_already_indexed_or_refused(tm
         f"file is {size:,} bytes, over the limit of 1,000 (index.max_file_bytes); not indexed"], data
     proc, data = run_json("recall", "quokka", cwd=tmp_path)
     assert data["results"] == [], data
+
+
+def test_a_folder_where_the_index_belongs_is_named_with_what_to_do(tmp_path):
+    _indexed(tmp_path)
+    index = tmp_path / ".memory" / "index.sqlite"
+    for extra in index.parent.glob("index.sqlite*"):
+        extra.unlink()
+    index.mkdir()
+    proc = run_mem("recall", "Lisbon", cwd=tmp_path)
+    assert proc.returncode == 4 and "a folder has its name" in proc.stderr, proc.stderr
+    assert "chmod" not in proc.stderr, "permissions are not the problem"
+
+
+def test_a_state_folder_kept_elsewhere_through_a_symbolic_link_works(tmp_path):
+    """`.memory/` is machine-local and derived: linking it to another disk (out of a synced folder)
+    must not make every command refuse its own state files as 'outside the workspace'."""
+    ws, elsewhere = tmp_path / "ws", tmp_path / "state"
+    elsewhere.mkdir()
+    write(ws, "memory.md", "# Core\n- Prefers tea.\n")
+    (ws / ".memory").symlink_to(elsewhere, target_is_directory=True)
+    left = elsewhere / ".local.sqlite.abcd1234.tmp"  # what a killed write left: reflect sweeps it
+    left.write_bytes(b"")
+    os.utime(left, (time.time() - 3600, time.time() - 3600))
+    env = mem_env(MEM_EMBEDDER="none")
+    for args in (["retain", "W @Peter: Moved to Lisbon.", "--date", "2026-11-02"], ["index"], ["check"], ["status"],
+                 ["core", "append", "- Likes rain."], ["reflect", "--force"]):
+        proc = run_mem(*args, cwd=ws, env=env)
+        assert proc.returncode == 0, (args, proc.stderr)
+    proc, data = run_json("recall", "Lisbon", cwd=ws, env=env)
+    assert proc.returncode == 0 and [r["source"] for r in data["results"]] == ["memory/2026-11-02.md#L4"], (data, proc.stderr)
+    assert (elsewhere / "retained.jsonl").is_file() and (elsewhere / "index.sqlite").is_file() and not left.exists()
+    (ws / "memory" / "2026-11-02.md").write_text("# 2026-11-02\n", encoding="utf-8")  # an editor dropped the line
+    proc = run_mem("check", "--restore", cwd=ws, env=env)
+    assert proc.returncode == 0 and "Lisbon" in (ws / "memory" / "2026-11-02.md").read_text(), proc.stderr
+
+
+def test_a_state_file_linked_out_of_the_state_folder_is_still_refused(tmp_path):
+    write(tmp_path, "memory.md", "# Core\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.jsonl"
+    outside.write_text("", encoding="utf-8")
+    (tmp_path / ".memory").mkdir()
+    (tmp_path / ".memory" / "retained.jsonl").symlink_to(outside)
+    proc = run_mem("retain", "W x: y", cwd=tmp_path)
+    assert proc.returncode != 0 and "outside" in proc.stderr, proc.stderr
+    assert outside.read_text() == ""
