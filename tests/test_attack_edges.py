@@ -142,3 +142,20 @@ def test_a_state_file_linked_out_of_the_state_folder_is_still_refused(tmp_path):
     proc = run_mem("retain", "W x: y", cwd=tmp_path)
     assert proc.returncode != 0 and "outside" in proc.stderr, proc.stderr
     assert outside.read_text() == ""
+
+
+def test_a_misspelt_option_of_a_text_command_is_refused_not_written_down(tmp_path):
+    """retain, note, forget and core take text that may start with '-' ("- Prefers tea."); a word
+    shaped like a long option they do not take is a typo: refused, and nothing is written."""
+    write(tmp_path, "memory.md", "# Core\n- Prefers tea.\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*.md")}
+    for args in (["retain", "--dryrun"], ["retain", "--dat", "2026-11-02", "W x: y"], ["note", "--dry-run"],
+                 ["core", "append", "--dry-run"], ["forget", "--confirm"], ["retain", "--dryrun", "--json"]):
+        proc = run_mem(*args, cwd=tmp_path)
+        assert proc.returncode == 2 and "No such option" in proc.stderr and "after --" in proc.stderr, (args, proc.stderr)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*.md")} == before
+    assert "--date" in run_mem("retain", "--dat", "2026-11-02", "W x: y", cwd=tmp_path).stderr  # the close match
+    run_mem("retain", "--date", "2026-11-02", "--", "--dryrun", cwd=tmp_path, check=0)  # after --: text
+    run_mem("core", "append", "- Likes rain.", cwd=tmp_path, check=0)
+    assert "- --dryrun\n" in (tmp_path / "memory" / "2026-11-02.md").read_text()
+    assert "- Likes rain." in (tmp_path / "memory.md").read_text()
