@@ -159,3 +159,11 @@ def test_a_misspelt_option_of_a_text_command_is_refused_not_written_down(tmp_pat
     run_mem("core", "append", "- Likes rain.", cwd=tmp_path, check=0)
     assert "- --dryrun\n" in (tmp_path / "memory" / "2026-11-02.md").read_text()
     assert "- Likes rain." in (tmp_path / "memory.md").read_text()
+
+
+def test_embed_on_read_seconds_that_is_not_a_number_is_refused(tmp_path):
+    write(tmp_path, "memory.md", "# Core\n- Prefers tea.\n")
+    for value in ("nan", "true", "-1"):
+        write(tmp_path, "memtool.toml", f"[index]\nembed_on_read_seconds = {value}\n")
+        proc = run_mem("recall", "tea", cwd=tmp_path)
+        assert proc.returncode == 4 and "index.embed_on_read_seconds must be a number" in proc.stderr, (value, proc.stderr)
