@@ -111,7 +111,9 @@ def check(fresh: Freshness) -> list[Diagnostic]:
     fresh.refresh()
     ws, store = fresh.ws, fresh.store
     gone = [e.diagnostic() for e in retain_log.vanished(ws, fresh=True)]
-    found = ([Diagnostic(*row) for row in store.diagnostics()] + _unlisted_diagnostics(fresh.unlisted)
+    said = {p.path for p in fresh.unlisted if p.code == "unreadable"}  # the scan names why: said once, by it
+    kept = [Diagnostic(*row) for row in store.diagnostics()]
+    found = ([d for d in kept if not (d.code == "unreadable" and d.path in said)] + _unlisted_diagnostics(fresh.unlisted)
              + _access_diagnostics(ws, store) + _link_diagnostics(ws, store) + gone)
     return sorted(found, key=lambda d: (d.severity != "error", d.path, d.line))  # errors first
 

@@ -167,3 +167,18 @@ def test_embed_on_read_seconds_that_is_not_a_number_is_refused(tmp_path):
         write(tmp_path, "memtool.toml", f"[index]\nembed_on_read_seconds = {value}\n")
         proc = run_mem("recall", "tea", cwd=tmp_path)
         assert proc.returncode == 4 and "index.embed_on_read_seconds must be a number" in proc.stderr, (value, proc.stderr)
+
+
+def test_check_names_an_unreadable_file_once_with_its_own_reason(tmp_path):
+    """A daily log replaced by a symbolic link loop: one diagnostic, saying 'symbolic link loop', not
+    also 'its folder cannot be read' (the folder reads fine)."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n- The quokka smiles.\n")
+    run_mem("index", cwd=tmp_path, check=0)
+    log = tmp_path / "memory" / "2026-11-02.md"
+    log.unlink()
+    log.symlink_to("2026-11-02.md")
+    proc, data = run_json("check", cwd=tmp_path)
+    about = [d["message"] for d in data["diagnostics"] if d["path"] == "memory/2026-11-02.md"]
+    assert len(about) == 1 and "link loop" in about[0] and "folder" not in about[0], about
+    proc, data = run_json("recall", "quokka", cwd=tmp_path)
+    assert [r.get("stale") for r in data["results"]] == [True], data
