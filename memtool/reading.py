@@ -119,6 +119,13 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
         rel = ws.relative(ws.resolve(name))
         if not rel.startswith("bank/"):
             raise UsageError(f"{name} is not a bank page", "notes go to a page under bank/, or to today's log (no page)")
+        from memtool.document import DECISIONS, JOURNAL
+        from memtool.workspace import indexable
+
+        if not indexable(rel) or rel in (JOURNAL, DECISIONS):
+            raise UsageError(f"{rel} is not indexed (a name starting with '.' is skipped; {JOURNAL} and {DECISIONS} "
+                             "are memtool's own records), so a note there could never be recalled",
+                             "give another bank page (bank/world.md), or an entity's name")
         return rel
     found = store.entity_page(name)
     if found:

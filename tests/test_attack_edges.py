@@ -182,3 +182,29 @@ def test_check_names_an_unreadable_file_once_with_its_own_reason(tmp_path):
     assert len(about) == 1 and "link loop" in about[0] and "folder" not in about[0], about
     proc, data = run_json("recall", "quokka", cwd=tmp_path)
     assert [r.get("stale") for r in data["results"]] == [True], data
+
+
+def test_decomposed_accents_in_mentions_and_tags_are_part_of_the_name(tmp_path):
+    """Text pasted from macOS file names or PDFs may spell ü as u + U+0308 (NFD): '@Müller' is the
+    entity Müller (not 'Mu'), '#Café' the tag café, found by the composed spelling people type."""
+    import unicodedata
+
+    nfd = lambda s: unicodedata.normalize("NFD", s)
+    write(tmp_path, "memory/2026-11-02.md", f"# 2026-11-02\n## Retain\n- W @{nfd('Müller')}: Lives in Köln. #{nfd('Café')}\n")
+    proc, data = run_json("recall", "--entity", "Müller", cwd=tmp_path)
+    assert [r["entities"] for r in data["results"]] == [["Müller"]], (data, proc.stderr)
+    proc, data = run_json("recall", "--tag", "café", cwd=tmp_path)
+    assert [r["source"] for r in data["results"]] == ["memory/2026-11-02.md#L3"], data
+    proc, data = run_json("about", "Müller", cwd=tmp_path)
+    assert [f["source"] for f in data["facts"]] == ["memory/2026-11-02.md#L3"], data
+
+
+def test_a_note_to_a_page_memtool_never_indexes_is_refused_with_the_reason(tmp_path):
+    """bank/.hidden.md was written and never recallable; bank/journal.md and bank/decisions.md were
+    refused as 'ends inside a block' though they did not exist."""
+    write(tmp_path, "memory.md", "# Core\n")
+    for page in ("bank/.hidden.md", "bank/journal.md", "bank/decisions.md", "bank/.notes/x.md"):
+        proc = run_mem("note", "--page", page, "Jonas moved the meeting.", cwd=tmp_path)
+        assert proc.returncode == 2 and "is not indexed" in proc.stderr, (page, proc.stderr)
+        assert not (tmp_path / page).exists(), page
+    run_mem("note", "--page", "bank/world.md", "Jonas moved the meeting.", cwd=tmp_path, check=0)
