@@ -22,7 +22,6 @@ CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's nam
 # instructions about the agent, not memory, and stay unindexed.
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.md", "TOOLS.md")
 ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
-MARKERS = (*CORE_FILES, "memory", STATE_DIR)
 ENV_VAR = "MEM_WORKSPACE"
 _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
@@ -348,11 +347,27 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
                                         f"create one with: mem init {value}")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
+    beside = None  # a workspace named memory/ in a parent folder (`mem init ~/memory`): not this one's
     for folder in (here, *here.parents):
-        if any((folder / m).exists() for m in MARKERS):
+        if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR)):
             return Workspace(folder)
+        logs = folder / "memory"
+        if logs.exists():
+            if not _is_workspace(logs):
+                return Workspace(folder)
+            beside = beside or logs
+    if beside is not None:
+        raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder ({beside} is one, but "
+                                "not a parent of this folder)",
+                                f"run mem in it, or point to it: mem -w {beside} …, or export MEM_WORKSPACE={beside}")
     raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder",
                             "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
+
+
+def _is_workspace(folder: Path) -> bool:
+    """Whether a `memory/` folder is a workspace of its own (core memory, state or settings in it),
+    not the daily logs of the folder above it."""
+    return any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR, "memtool.toml"))
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

@@ -208,3 +208,21 @@ def test_a_note_to_a_page_memtool_never_indexes_is_refused_with_the_reason(tmp_p
         assert proc.returncode == 2 and "is not indexed" in proc.stderr, (page, proc.stderr)
         assert not (tmp_path / page).exists(), page
     run_mem("note", "--page", "bank/world.md", "Jonas moved the meeting.", cwd=tmp_path, check=0)
+
+
+def test_a_workspace_named_memory_does_not_make_its_parent_folder_a_workspace(tmp_path):
+    """README: `mem init ~/memory && cd ~/memory`. Run later from ~/projects/x, `mem` took ~ for a
+    workspace (its memory/ folder looked like daily logs): retain wrote ~/memory/<day>.md beside
+    the real workspace's files and status counted memory.md and SOUL.md as daily logs."""
+    home = tmp_path / "home"
+    (home / "projects" / "x").mkdir(parents=True)
+    run_mem("init", home / "memory", check=0)
+    before = sorted(p.relative_to(home) for p in home.rglob("*") if ".memory" not in p.parts)
+    for args in (["retain", "W @Anna: From a project folder."], ["status"], ["recall", "Anna"]):
+        proc = run_mem(*args, cwd=home / "projects" / "x")
+        assert proc.returncode == 3, (args, proc.stdout, proc.stderr)
+        assert f"mem -w {home / 'memory'}" in proc.stderr, proc.stderr
+    assert sorted(p.relative_to(home) for p in home.rglob("*") if ".memory" not in p.parts) == before
+    assert not (home / ".memory").exists()
+    proc, data = run_json("status", cwd=home / "memory" / "memory")  # inside the workspace: found as before
+    assert proc.returncode == 0 and data["workspace"] == str((home / "memory").resolve()), data
