@@ -35,6 +35,7 @@ def warnings(ws: Workspace, store: Store, unlisted: list) -> list[str]:
     for p in _unreadable(unlisted):
         out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
                    " run 'mem check'")
+    out.extend(f"{p.path}: {p.reason}" for p in sorted(unlisted) if p.code == "bad-name")
     return out
 
 

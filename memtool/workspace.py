@@ -28,10 +28,31 @@ _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
 class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
     """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
-    for deleted) or `outside-workspace` (a symbolic link leading out of the workspace: never
-    indexed, as `get` refuses it too). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
+    for deleted), `outside-workspace` (a symbolic link leading out of the workspace: never
+    indexed, as `get` refuses it too) or `bad-name` (a name that is not UTF-8, `path` shown with
+    escapes). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
     __slots__ = ()
+
+
+BAD_NAME = "its name is not valid UTF-8 (written by another system?); not indexed: rename it"
+
+
+def undecodable(name: str) -> bool:
+    """Whether a name from the file system holds bytes that are not UTF-8 (as surrogates): no path
+    memtool stores, prints or cites can hold it."""
+    if name.isascii():
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def shown(rel: str) -> str:
+    """A path with bytes that are not UTF-8 written as `\\xff` escapes: printable, for messages only."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
 class FileStat(namedtuple("FileStat", "path size mtime_ns")):
@@ -136,6 +157,10 @@ class Workspace:
         for rel in rels:
             if not indexable(rel):
                 continue
+            if undecodable(rel):
+                if problems is not None:
+                    problems.append(ScanProblem(shown(rel), BAD_NAME, "bad-name"))
+                continue
             try:
                 path = self.resolve(rel)
                 st = os.stat(path)
@@ -180,6 +205,9 @@ class Workspace:
                 for entry in entries:
                     name = entry.name
                     if name[0] == ".":
+                        continue
+                    if not name.isascii() and undecodable(name):
+                        problems.append(ScanProblem(shown(f"{rel}/{name}"), BAD_NAME, "bad-name"))
                         continue
                     if name.endswith(".md"):  # a plain file, the common case, without a call per file
                         try:  # (the entry keeps the result for _scan_entry; an error is its to report)

@@ -226,3 +226,22 @@ def test_a_workspace_named_memory_does_not_make_its_parent_folder_a_workspace(tm
     assert not (home / ".memory").exists()
     proc, data = run_json("status", cwd=home / "memory" / "memory")  # inside the workspace: found as before
     assert proc.returncode == 0 and data["workspace"] == str((home / "memory").resolve()), data
+
+
+def test_a_file_name_that_is_not_utf8_is_named_not_a_traceback_in_every_command(tmp_path):
+    """One file with a Latin-1 name (an old zip, a Windows share) made index, recall, check and
+    status end in a UnicodeEncodeError traceback: the whole workspace was unusable."""
+    write(tmp_path, "bank/world.md", "- The quokka smiles.\n")
+    write(tmp_path, "memory.md", "# Core\n")
+    (tmp_path / "bank").joinpath(os.fsdecode(b"caf\xe9.md")).write_text("- The wombat digs.\n", encoding="utf-8")
+    (tmp_path / "bank").joinpath(os.fsdecode(b"dir\xff")).mkdir()
+    (tmp_path / "bank").joinpath(os.fsdecode(b"dir\xff"), "inner.md").write_text("- The numbat eats.\n", encoding="utf-8")
+    for args in (["index"], ["status"]):
+        proc = run_mem(*args, cwd=tmp_path)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+    proc, data = run_json("recall", "quokka", cwd=tmp_path)
+    assert [r["source"] for r in data["results"]] == ["bank/world.md#L1"], (data, proc.stderr)
+    assert any("bank/caf\\xe9.md" in w and "not valid UTF-8" in w for w in data["warnings"]), data["warnings"]
+    proc, data = run_json("check", cwd=tmp_path)
+    assert sorted(d["path"] for d in data["diagnostics"] if d["code"] == "bad-name") == \
+        ["bank/caf\\xe9.md", "bank/dir\\xff"], data
