@@ -22,6 +22,7 @@ CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's nam
 # instructions about the agent, not memory, and stay unindexed.
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.md", "TOOLS.md")
 ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
+LINKED_FOLDERS = ("memory", "bank", STATE_DIR)  # may be links to a folder elsewhere (see `Workspace.resolve`)
 ENV_VAR = "MEM_WORKSPACE"
 _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
@@ -112,23 +113,33 @@ class Workspace:
 
     def resolve(self, rel: str) -> Path:
         """The absolute path of a workspace-relative path; refuses anything outside the workspace.
-        `.memory/` may be a symbolic link to a folder elsewhere (machine-local state kept on another
-        disk): a path under it is confined to where that folder really is."""
+        `memory/`, `bank/` and `.memory/` may be symbolic links to a folder elsewhere (a synced
+        folder, another disk): a path under one is confined to where that folder really is."""
         if not rel or "\x00" in rel:
             raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
         try:
             candidate = _real(self.root / rel)
-            home = _real(self.state_dir) if Path(rel).parts[0] == STATE_DIR else self.root
+            if candidate == self.root or self.root in candidate.parents:
+                return candidate
+            top = Path(rel).parts[0]
+            home = _real(self.root / top) if top in LINKED_FOLDERS else None
         except OSError as exc:
             raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
                                  "fix or remove the symbolic link (ls -l shows where it points)") from None
-        if candidate not in (self.root, home) and self.root not in candidate.parents and home not in candidate.parents:
+        if home is None or (candidate != home and home not in candidate.parents):
             raise UsageError(f"{rel!r} is outside the workspace {self.root}",
                              "only files inside the workspace can be read or written")
         return candidate
 
     def relative(self, path: Path) -> str:
-        return _real(path).relative_to(self.root).as_posix()
+        """The workspace-relative path of `path` (ValueError when it is outside, see `resolve`)."""
+        real = _real(path)
+        if real != self.root and self.root not in real.parents:
+            for top in LINKED_FOLDERS:
+                home = _real(self.root / top)
+                if real == home or home in real.parents:
+                    return Path(top, real.relative_to(home)).as_posix()
+        return real.relative_to(self.root).as_posix()
 
     # --- listing ---------------------------------------------------------------------------
 

@@ -245,3 +245,29 @@ def test_a_file_name_that_is_not_utf8_is_named_not_a_traceback_in_every_command(
     proc, data = run_json("check", cwd=tmp_path)
     assert sorted(d["path"] for d in data["diagnostics"] if d["code"] == "bad-name") == \
         ["bank/caf\\xe9.md", "bank/dir\\xff"], data
+
+
+def test_memory_and_bank_folders_linked_elsewhere_are_read_and_written_there(tmp_path):
+    """The scan follows a linked memory/ or bank/ (a synced folder elsewhere), but reading refused
+    its files as 'outside the workspace': recall, check and retain all ended with exit 2."""
+    ws, logs, pages = tmp_path / "ws", tmp_path / "synced" / "logs", tmp_path / "synced" / "pages"
+    write(ws, "memory.md", "# Core\n")
+    write(logs, "2026-11-02.md", "# 2026-11-02\n- The quokka smiles.\n")
+    write(pages, "world.md", "- The wombat digs.\n")
+    secret = write(tmp_path, "secret.md", "- The numbat hides.\n")
+    (logs / "escape.md").symlink_to(secret)  # a link inside the linked folder that leads out of it
+    (ws / "memory").symlink_to(logs, target_is_directory=True)
+    (ws / "bank").symlink_to(pages, target_is_directory=True)
+    for word, source in (("quokka", "memory/2026-11-02.md#L2"), ("wombat", "bank/world.md#L1")):
+        proc, data = run_json("recall", word, cwd=ws)
+        assert proc.returncode == 0 and [r["source"] for r in data["results"]] == [source], (data, proc.stderr)
+    proc, data = run_json("recall", "numbat", cwd=ws)
+    assert proc.returncode == 0 and data["results"] == [], data
+    proc, data = run_json("retain", "W: Written through the link.", "--date", "2026-11-02", cwd=ws)
+    assert proc.returncode == 0 and data["source"] == "memory/2026-11-02.md#L5", (data, proc.stderr)
+    assert "- W: Written through the link.\n" in (logs / "2026-11-02.md").read_text()
+    run_mem("get", "bank/world.md#L1", cwd=ws, check=0)
+    proc = run_mem("get", "memory/escape.md", cwd=ws)
+    assert proc.returncode == 2 and "outside the workspace" in proc.stderr, proc.stderr
+    proc, data = run_json("check", cwd=ws)
+    assert proc.returncode == 0, data
