@@ -271,3 +271,26 @@ def test_memory_and_bank_folders_linked_elsewhere_are_read_and_written_there(tmp
     assert proc.returncode == 2 and "outside the workspace" in proc.stderr, proc.stderr
     proc, data = run_json("check", cwd=ws)
     assert proc.returncode == 0, data
+
+
+def test_saves_in_a_linked_memory_folder_raise_events(tmp_path):
+    """mem mcp and mem watch follow file events; a memory/ linked to a synced folder was scanned
+    but not watched, so their reads missed edits there for up to a minute."""
+    from memtool.changes import ChangeFeed
+
+    ws, logs = tmp_path / "ws", tmp_path / "synced"
+    write(ws, "memory.md", "# Core\n")
+    write(logs, "2026-11-02.md", "- one\n")
+    (ws / "memory").symlink_to(logs, target_is_directory=True)
+    feed = ChangeFeed(ws)
+    try:
+        assert feed.take() is None  # the first take asks for a full check
+        write(ws, "memory/2026-11-02.md", "- one\n- two\n")
+        seen: set = set()
+        deadline = time.monotonic() + 10
+        while "memory/2026-11-02.md" not in seen and time.monotonic() < deadline:
+            seen |= feed.take() or set()
+            time.sleep(0.02)
+        assert "memory/2026-11-02.md" in seen, seen
+    finally:
+        feed.close()
