@@ -340,8 +340,12 @@ def _add_model_tools(server, mem, call, ann) -> None:
 
 def _add_resources(server, mem) -> None:
     """Resources: `memory://core`."""
+    from mcp.server.mcpserver.exceptions import ResourceError
 
     @server.resource("memory://core", name="core memory", mime_type="text/markdown",
                      description="memory.md: the small, durable facts and preferences for every conversation.")
     def core_memory() -> str:
-        return mem.core_read()["text"]
+        try:
+            return mem.core_read()["text"]
+        except MemError as exc:  # e.g. memory.md is not UTF-8: the reason, not "Error reading resource"
+            raise ResourceError(error_text(exc.message, exc.hint)) from None

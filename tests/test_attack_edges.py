@@ -294,3 +294,19 @@ def test_saves_in_a_linked_memory_folder_raise_events(tmp_path):
         assert "memory/2026-11-02.md" in seen, seen
     finally:
         feed.close()
+
+
+def test_mcp_core_resource_says_why_memory_md_cannot_be_read(tmp_path):
+    from mcp.shared.exceptions import MCPError
+    from test_mcp import session
+
+    write(tmp_path, "memory.md", b"caf\xe9\n")
+
+    async def script(s):
+        try:
+            await s.read_resource("memory://core")
+        except MCPError as exc:
+            return str(exc)
+        return "read"
+    said = session(tmp_path, script)
+    assert "memory.md is not valid UTF-8" in said, said
