@@ -383,7 +383,8 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
-                                        f"create one with: mem init {value}")
+                                        f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
+                                        if root.exists() else f"create one with: mem init {value}")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     beside = None  # a workspace named memory/ in a parent folder (`mem init ~/memory`): not this one's

@@ -310,3 +310,10 @@ def test_mcp_core_resource_says_why_memory_md_cannot_be_read(tmp_path):
         return "read"
     said = session(tmp_path, script)
     assert "memory.md is not valid UTF-8" in said, said
+
+
+def test_a_workspace_option_naming_a_file_says_to_name_its_folder(tmp_path):
+    write(tmp_path, "memory.md", "# Core\n")
+    proc = run_mem("-w", "memory.md", "status", cwd=tmp_path)
+    assert proc.returncode == 3 and "mem init memory.md" not in proc.stderr, proc.stderr
+    assert f"e.g. {tmp_path.resolve()}" in proc.stderr, proc.stderr
