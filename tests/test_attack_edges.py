@@ -317,3 +317,11 @@ def test_a_workspace_option_naming_a_file_says_to_name_its_folder(tmp_path):
     proc = run_mem("-w", "memory.md", "status", cwd=tmp_path)
     assert proc.returncode == 3 and "mem init memory.md" not in proc.stderr, proc.stderr
     assert f"e.g. {tmp_path.resolve()}" in proc.stderr, proc.stderr
+
+
+def test_schedule_escapes_a_percent_sign_cron_would_cut_the_command_at(tmp_path):
+    ws = tmp_path / "100%mine"
+    run_mem("init", ws, check=0)
+    proc, data = run_json("-w", ws, "schedule")
+    line = next(j["line"] for j in data["jobs"] if j["job"] == "reflect") if isinstance(data, dict) else ""
+    assert "100\\%mine" in line and "100%mine" not in line.replace("\\%", ""), (data, proc.stderr)
