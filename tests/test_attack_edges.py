@@ -325,3 +325,12 @@ def test_schedule_escapes_a_percent_sign_cron_would_cut_the_command_at(tmp_path)
     proc, data = run_json("-w", ws, "schedule")
     line = next(j["line"] for j in data["jobs"] if j["job"] == "reflect") if isinstance(data, dict) else ""
     assert "100\\%mine" in line and "100%mine" not in line.replace("\\%", ""), (data, proc.stderr)
+
+
+def test_a_file_where_the_state_folder_belongs_is_named_as_such(tmp_path):
+    write(tmp_path, "memory.md", "# Core\n")
+    (tmp_path / ".memory").write_text("not a folder\n", encoding="utf-8")
+    for args in (["recall", "tea"], ["retain", "W: Likes tea."]):
+        proc = run_mem(*args, cwd=tmp_path)
+        assert proc.returncode == 4 and "a file stands where a folder belongs" in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "memory").exists()
