@@ -18,6 +18,7 @@ BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines qu
 GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
 _DAILY = re.compile(r"^memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md$")  # as document.classify reads them
 _REF = re.compile(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?")
+_LOCATION = re.compile(r"(.+\.md):(\d+)")  # how mem check names a line (path:12)
 
 
 def split_lines(text: str) -> list[str]:
@@ -33,9 +34,13 @@ def lines(ws: Workspace, path: str) -> list[str]:
 
 
 def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> dict:
-    """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace).
+    """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace;
+    `path:3`, as `mem check` names a line, is `path#L3`).
 
     With `follow`, `because` holds what the lines' `[because:: path#L…]` fields point to."""
+    located = _LOCATION.fullmatch(ref.strip())
+    if located and not (ws.root / located[0]).exists():  # copied from mem check: path:12 is path#L12
+        ref = f"{located[1]}#L{located[2]}"
     m = _REF.fullmatch(ref.strip())
     if not m:
         raise UsageError(f"cannot read {ref!r}", "use path, path#L12 or path#L12-L20")

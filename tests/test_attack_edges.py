@@ -334,3 +334,12 @@ def test_a_file_where_the_state_folder_belongs_is_named_as_such(tmp_path):
         proc = run_mem(*args, cwd=tmp_path)
         assert proc.returncode == 4 and "a file stands where a folder belongs" in proc.stderr, (args, proc.stderr)
     assert not (tmp_path / "memory").exists()
+
+
+def test_get_reads_a_line_named_as_mem_check_names_it(tmp_path):
+    write(tmp_path, "memory/2026-11-24.md", "# 2026-11-24\n## Retain\n- X @Tom: Not a type.\n")
+    proc, data = run_json("check", cwd=tmp_path)
+    location = next(d["location"] for d in data["diagnostics"] if d["code"] == "bad-bullet")
+    assert location == "memory/2026-11-24.md:3", data
+    proc, data = run_json("get", location, cwd=tmp_path)
+    assert proc.returncode == 0 and [line["n"] for line in data["lines"]] == [3], (data, proc.stderr)
