@@ -148,7 +148,7 @@ class Config:
     def load(cls, path: Path) -> "Config":
         """Read `memtool.toml`; a missing file means defaults, a broken one is a clear error."""
         try:
-            raw = path.read_bytes()
+            raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
         except FileNotFoundError:
             return cls()
         data = _parse(raw, path)

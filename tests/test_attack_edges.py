@@ -343,3 +343,12 @@ def test_get_reads_a_line_named_as_mem_check_names_it(tmp_path):
     assert location == "memory/2026-11-24.md:3", data
     proc, data = run_json("get", location, cwd=tmp_path)
     assert proc.returncode == 0 and [line["n"] for line in data["lines"]] == [3], (data, proc.stderr)
+
+
+def test_memtool_toml_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Windows editors may save a UTF-8 byte-order mark; Markdown files with one are accepted, the
+    settings file was 'not valid TOML: Invalid statement (at line 1, column 1)'."""
+    write(tmp_path, "memory.md", "# Core\n- Prefers tea.\n")
+    write(tmp_path, "memtool.toml", b'\xef\xbb\xbf[recall]\r\nmode = "lexical"\r\n')
+    proc, data = run_json("recall", "tea", cwd=tmp_path)
+    assert proc.returncode == 0 and data["mode"] == "lexical", (data, proc.stderr)
