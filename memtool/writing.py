@@ -57,7 +57,7 @@ def note_page(ws: Workspace, text: str, rel: str) -> dict:
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
-        text = current.decode("utf-8")
+        text = retain_log.decoded(current, rel)
         suffix, line = append_item(text, item, False, rel.rsplit("/", 1)[-1][:-3])
         retain_log.check_lands(rel, text + suffix, line, "page")
         landed[:] = [line]
