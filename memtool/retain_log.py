@@ -107,11 +107,16 @@ def decoded(raw: bytes, rel: str) -> str:
     except UnicodeDecodeError as exc:
         raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); refusing to modify it",
                              "save it as UTF-8 in an editor, then try again") from None
+    refuse_nul(text, rel)
+    return text
+
+
+def refuse_nul(text: str, rel: str) -> None:
+    """Refuse to add to a file holding a NUL byte: it is not indexed, so what is added could never be recalled."""
     if "\x00" in text:
         raise WorkspaceError(f"{rel} contains a NUL byte (binary?), so it is not indexed and a line added there "
                              "could never be recalled; nothing was written",
                              "remove the NUL in an editor (mem check names the file), then try again")
-    return text
 
 
 def check_lands(rel: str, text: str, line: int, kind: str) -> None:

@@ -94,6 +94,7 @@ def core_edit(ws: Workspace, change: Callable[[str], str], limit: int) -> dict:
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
             current = ws.read_text(core)  # valid UTF-8: encoding it gives back the bytes read
+            retain_log.refuse_nul(current, core)
             new = change(current)
             core_memory.check_size(new, limit)
             backup = ws.backup(core) if current else None

@@ -357,9 +357,10 @@ def test_memtool_toml_saved_with_a_byte_order_mark_is_read(tmp_path):
 def test_retain_and_note_refuse_a_file_holding_a_nul_byte_instead_of_writing_an_unrecallable_line(tmp_path):
     write(tmp_path, "memory/2026-11-02.md", b"# 2026-11-02\n- fact one\x00\n")
     write(tmp_path, "bank/world.md", b"- page fact\x00\n")
+    write(tmp_path, "memory.md", b"# Core\n- tea\x00\n")
     before = {p: p.read_bytes() for p in tmp_path.rglob("*.md")}
     for args in (["retain", "--date", "2026-11-02", "W: After the NUL."], ["note", "--date", "2026-11-02", "After."],
-                 ["note", "--page", "bank/world.md", "After."]):
+                 ["note", "--page", "bank/world.md", "After."], ["core", "append", "- coffee"]):
         proc = run_mem(*args, cwd=tmp_path)
         assert proc.returncode == 4 and "contains a NUL byte" in proc.stderr, (args, proc.stderr)
     assert {p: p.read_bytes() for p in tmp_path.rglob("*.md")} == before
