@@ -83,12 +83,20 @@ def _server_class():
 
 def _caller():
     """`call(fn, …)`: run a `Memory` method; its answer as one compact JSON text, a MemError (or an
-    OSError, said as the CLI says it) as a tool error in the tool's terms."""
+    OSError, said as the CLI says it) as a tool error in the tool's terms.
+
+    The SDK runs each tool call in a worker thread, and clients send calls in parallel; one `Memory`
+    (one SQLite connection, one index lock) serves them one at a time."""
+    import threading
+
     from mcp.server.mcpserver.exceptions import ToolError
+
+    one_at_a_time = threading.Lock()
 
     def call(fn, *args, **kwargs):
         try:
-            data = fn(*args, **kwargs)
+            with one_at_a_time:
+                data = fn(*args, **kwargs)
         except OSError as exc:  # e.g. a path too long for the file system, a full disk
             refused = StorageError.from_os(exc)
             raise ToolError(error_text(refused.message, refused.hint)) from None

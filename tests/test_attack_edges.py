@@ -364,3 +364,25 @@ def test_retain_and_note_refuse_a_file_holding_a_nul_byte_instead_of_writing_an_
         proc = run_mem(*args, cwd=tmp_path)
         assert proc.returncode == 4 and "contains a NUL byte" in proc.stderr, (args, proc.stderr)
     assert {p: p.read_bytes() for p in tmp_path.rglob("*.md")} == before
+
+
+def test_mcp_tool_calls_sent_in_parallel_all_answer(tmp_path):
+    """Clients send tool calls in parallel and the SDK runs each in a worker thread: against one
+    Memory they failed with 'database is locked', a 30 s wait on the process's own index lock, or
+    a bare 'Error executing tool recall'."""
+    import asyncio
+
+    from test_mcp import session
+
+    write(tmp_path, "memory/2026-11-02.md", NOTES)
+
+    async def script(s):
+        calls = []
+        for i in range(20):
+            calls += [s.call_tool("recall", {"query": "Lisbon"}), s.call_tool("status", {}),
+                      s.call_tool("retain", {"bullet": f"W @Peter: Parallel fact {i}.", "date": "2026-11-02"})]
+        return await asyncio.gather(*calls)
+    results = session(tmp_path, script)
+    failed = [r.content[0].text for r in results if r.is_error]
+    assert not failed, failed
+    assert (tmp_path / "memory" / "2026-11-02.md").read_text().count("Parallel fact") == 20
