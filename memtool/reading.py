@@ -49,7 +49,7 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     if not path.is_file():
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
     if max_lines < 1:
-        raise UsageError("max_lines must be at least 1")
+        raise UsageError("--max-lines must be at least 1")
     text = lines(ws, ws.relative(path))
     start = int(m.group(2) or 1)
     end = int(m.group(3) or (m.group(2) or len(text)))

@@ -343,6 +343,8 @@ def test_get_reads_a_line_named_as_mem_check_names_it(tmp_path):
     assert location == "memory/2026-11-24.md:3", data
     proc, data = run_json("get", location, cwd=tmp_path)
     assert proc.returncode == 0 and [line["n"] for line in data["lines"]] == [3], (data, proc.stderr)
+    proc = run_mem("get", location, "--max-lines", "0", cwd=tmp_path)
+    assert proc.returncode == 2 and "--max-lines must be at least 1" in proc.stderr, proc.stderr  # the option's name
 
 
 def test_memtool_toml_saved_with_a_byte_order_mark_is_read(tmp_path):
