@@ -387,27 +387,40 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
                                         if root.exists() else f"create one with: mem init {value}")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
-    beside = None  # a workspace named memory/ in a parent folder (`mem init ~/memory`): not this one's
+    passed = []  # memory/ folders on the way that are not daily logs, and why
     for folder in (here, *here.parents):
         if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR)):
             return Workspace(folder)
         logs = folder / "memory"
-        if logs.exists():
-            if not _is_workspace(logs):
+        if logs.is_dir():
+            why = _not_logs(logs)
+            if why is None:
                 return Workspace(folder)
-            beside = beside or logs
-    if beside is not None:
-        raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder ({beside} is one, but "
-                                "not a parent of this folder)",
-                                f"run mem in it, or point to it: mem -w {beside} …, or export MEM_WORKSPACE={beside}")
-    raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder",
+            passed.append((logs, why))
+    for logs, why in passed:
+        if why == "workspace":  # `mem init ~/memory`, then mem in ~/projects
+            raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder ({logs} is one, but "
+                                    "not a parent of this folder)",
+                                    f"run mem in it, or point to it: mem -w {logs} …, or export MEM_WORKSPACE={logs}")
+    raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder"
+                            + "".join(f" ({logs} holds {why}: not daily logs)" for logs, why in passed[:1]),
                             "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
 
 
-def _is_workspace(folder: Path) -> bool:
-    """Whether a `memory/` folder is a workspace of its own (core memory, state or settings in it),
-    not the daily logs of the folder above it."""
-    return any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR, "memtool.toml"))
+def _not_logs(folder: Path) -> str | None:
+    """Why a `memory/` folder is not the daily logs of the folder above it, or None when it may be:
+    `workspace` when it is a workspace itself (core memory, state or settings in it), or the name of
+    a file in it that is not Markdown (a code package named memory, say)."""
+    if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR, "memtool.toml")):
+        return "workspace"
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name[0] != "." and not entry.name.endswith(".md") and entry.is_file():
+                    return entry.name
+    except OSError:
+        return None  # unreadable: the scan reports it
+    return None
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

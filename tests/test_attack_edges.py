@@ -388,3 +388,15 @@ def test_mcp_tool_calls_sent_in_parallel_all_answer(tmp_path):
     failed = [r.content[0].text for r in results if r.is_error]
     assert not failed, failed
     assert (tmp_path / "memory" / "2026-11-02.md").read_text().count("Parallel fact") == 20
+
+
+def test_a_code_package_named_memory_does_not_make_a_project_a_workspace(tmp_path):
+    """A project with a Python package memory/ (memory/__init__.py): mem run inside it took the
+    project for a workspace, made .memory/ there and wrote daily logs into the package."""
+    write(tmp_path, "memory/__init__.py", "")
+    write(tmp_path, "memory/cache.py", "CACHE = {}\n")
+    (tmp_path / "src").mkdir()
+    proc = run_mem("retain", "W: Into the package?", cwd=tmp_path / "src")
+    assert proc.returncode == 3 and ("holds __init__.py" in proc.stderr or "holds cache.py" in proc.stderr), proc.stderr
+    assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == ["__init__.py", "cache.py"]
+    assert not (tmp_path / ".memory").exists()
