@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memtool import TYPE_CHECKING, __version__, retain_log
 from memtool.analyzer import ANALYZER_VERSION
-from memtool.errors import ProviderUnavailable
+from memtool.errors import ProviderUnavailable, WorkspaceError
 from memtool.freshness import Freshness
 from memtool.store import DRIVER, SCHEMA_VERSION, Store
 from memtool.store.local import LocalStateFile
@@ -80,6 +80,8 @@ def status(fresh: Freshness, local: LocalStateFile, probe: bool = True) -> dict:
         "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
                      "sqlite": store.sqlite_version(), "sqlite_vec": vectors.version()},
     })
+    if stats["memory"].get("problem"):
+        stats["warnings"].append(stats["memory"]["problem"])
     return stats
 
 
@@ -92,7 +94,11 @@ def _local_summary(ws: Workspace, local: LocalStateFile) -> dict:
     out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts()),
                     "last_sync": (sync.last_sync() or {}).get("time"), "auto": _auto_status(ws)}}
     if local.exists() or local.logged():
-        counts = local.counts()
+        try:
+            counts = local.counts()
+        except WorkspaceError as exc:  # damaged: status reports everything else, and says so
+            out["problem"] = f"{exc.message}; {exc.hint}"
+            return out
         out["consolidation"] = {"folded": counts["folds"], "superseded": counts["supersede"],
                                 "for_review": counts["review"], "used_facts": counts["usage"],
                                 "recalls_logged": counts["access"]}

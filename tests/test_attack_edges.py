@@ -400,3 +400,16 @@ def test_a_code_package_named_memory_does_not_make_a_project_a_workspace(tmp_pat
     assert proc.returncode == 3 and ("holds __init__.py" in proc.stderr or "holds cache.py" in proc.stderr), proc.stderr
     assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == ["__init__.py", "cache.py"]
     assert not (tmp_path / ".memory").exists()
+
+
+def test_status_reports_a_damaged_local_state_instead_of_failing(tmp_path):
+    """Recall answers without a damaged .memory/local.sqlite (and says so); status, the command
+    one runs to see what is wrong, ended with that error and showed nothing else."""
+    _indexed(tmp_path)
+    local = tmp_path / ".memory" / "local.sqlite"
+    local.write_bytes(b"not a database at all " * 2000)
+    for extra in local.parent.glob("local.sqlite-*"):
+        extra.unlink()
+    proc, data = run_json("status", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert data["facts"] >= 2 and any("local.sqlite is damaged" in w for w in data["warnings"]), data
