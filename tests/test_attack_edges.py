@@ -413,3 +413,30 @@ def test_status_reports_a_damaged_local_state_instead_of_failing(tmp_path):
     proc, data = run_json("status", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert data["facts"] >= 2 and any("local.sqlite is damaged" in w for w in data["warnings"]), data
+
+
+def test_forget_applies_its_plan_to_a_log_retain_appended_to_since(tmp_path):
+    """forget refused a file `mem retain` had appended to between its plan and its write ('was
+    changed by another program'), though every planned line was still where it was: concurrent
+    retains made it fail. A file changed before its end is still refused."""
+    from datetime import date
+
+    from memtool import forget, writing
+    from memtool.safe_writes import FileChanged
+    from memtool.workspace import Workspace
+
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n- secret code 1234\n- other line")  # no final newline
+    ws = Workspace(tmp_path)
+    planned = forget.plan(ws, forget.parse_target("secret code 1234"))
+    writing.retain(ws, "W: Kept while forgetting.", date(2026, 11, 2))  # what another process does meanwhile
+    forget.remove(ws, planned)
+    assert (tmp_path / "memory" / "2026-11-02.md").read_text() == \
+        "# 2026-11-02\n- other line\n\n## Retain\n- W: Kept while forgetting.\n"
+    planned = forget.plan(ws, forget.parse_target("other line"))
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n- new first line\n- other line\n")  # an edit above it
+    try:
+        forget.remove(ws, planned)
+        raise AssertionError("a plan for a file edited before its end was applied")
+    except FileChanged:
+        pass
+    assert "- new first line\n- other line\n" in (tmp_path / "memory" / "2026-11-02.md").read_text()
