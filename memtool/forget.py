@@ -153,9 +153,12 @@ def _sealed_blocks(text: str) -> list[str]:
     return [n for n in names if (b := blocks.find(text, n)) is not None and not b.edited]
 
 
-def _still_planned(raw: bytes, f: FilePlan) -> bool:
-    """Whether a file still begins with the bytes its plan was made from (anything after them was appended)."""
-    return len(raw) >= f.size and digest(raw[:f.size] if len(raw) > f.size else raw) == f.digest
+def _still_planned(raw: bytes, f: FilePlan, needles: list[str]) -> bool:
+    """Whether a file still begins with the bytes its plan was made from, and what was appended
+    after them holds none of the text being forgotten (else the plan would leave a copy behind)."""
+    if len(raw) < f.size or digest(raw[:f.size] if len(raw) > f.size else raw) != f.digest:
+        return False
+    return not matching_lines(raw[f.size:].decode("utf-8", "replace").splitlines(), needles)
 
 
 def digest(data: bytes) -> str:
@@ -207,11 +210,11 @@ def remove(ws: Workspace, plan_: Plan) -> None:
     is refused before anything is written: the plan shown is the plan applied. One that only grew at
     its end (`mem retain` appended meanwhile) still holds every planned line where it was."""
     for f in plan_.files:
-        if not _still_planned(ws.read_bytes(f.path), f):
+        if not _still_planned(ws.read_bytes(f.path), f, plan_.needles):
             raise FileChanged(f.path)
     for f in plan_.files:
         with ws.lock(f.path):
             raw = ws.read_bytes(f.path)
-            if not _still_planned(raw, f):
+            if not _still_planned(raw, f, plan_.needles):
                 raise FileChanged(f.path)
             ws.write_atomic(f.path, strip_lines(raw.decode("utf-8"), set(f.lines), f.markers), expect=raw)
