@@ -188,13 +188,15 @@ class ChangeFeed:
 
 
 def watched_folders(root: Path) -> list[str]:
-    """The workspace folder, `.memory/barriers`, and every real folder under memory/ and bank/
-    (no dot folders, no symbolic links): what `scan` looks into."""
+    """The workspace folder, `.memory/barriers`, and memory/ and bank/ with every real folder under
+    them (no dot folders, no symbolic links below them): what `scan` looks into. memory/ and bank/
+    themselves may be links to a folder elsewhere (a synced folder): the scan follows them, so the
+    watch does too, under the link's path."""
     folders = [str(root)]
     if (root / BARRIERS).is_dir():
         folders.append(str(root / BARRIERS))
     for top in ("memory", "bank"):
-        if not (root / top).is_dir() or (root / top).is_symlink():
+        if not (root / top).is_dir():
             continue
         for here, dirs, _ in os.walk(root / top):  # os.walk does not follow linked folders
             dirs[:] = [d for d in dirs if not d.startswith(".")]

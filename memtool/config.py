@@ -148,7 +148,7 @@ class Config:
     def load(cls, path: Path) -> "Config":
         """Read `memtool.toml`; a missing file means defaults, a broken one is a clear error."""
         try:
-            raw = path.read_bytes()
+            raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
         except FileNotFoundError:
             return cls()
         data = _parse(raw, path)
@@ -189,7 +189,7 @@ def _index_settings(index: dict, name: str) -> dict:
         raise WorkspaceError(f"{name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
                              "e.g. max_file_bytes = 5_000_000")
     on_read = index.get("embed_on_read_seconds", 15.0)
-    if not isinstance(on_read, (int, float)) or on_read < 0:
+    if isinstance(on_read, bool) or not isinstance(on_read, (int, float)) or not on_read >= 0:  # nan too
         raise WorkspaceError(f"{name}: index.embed_on_read_seconds must be a number ≥ 0, not {on_read!r}")
     return {"max_file_bytes": max_bytes, "embed_on_read_seconds": float(on_read)}
 

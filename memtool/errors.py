@@ -95,6 +95,9 @@ class StorageError(WorkspaceError):
                        "fix the permissions (ls -l, chmod) or run as the workspace's owner")
         if exc.errno == errno.ELOOP:
             return cls(f"a symbolic link loop{where}", "fix or remove the link (ls -l shows where it points)")
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR):  # makedirs or a path through a file
+            return cls(f"a file stands where a folder belongs{where}",
+                       "move or rename that file: memtool needs a folder there (.memory/ holds its index and locks)")
         return cls(f"{exc.strerror or type(exc).__name__}{where}", "check the disk and the path, then try again")
 
 

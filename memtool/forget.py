@@ -42,6 +42,7 @@ class FilePlan:
     texts: list[str]
     digest: str  # the file's bytes the plan was made from (sha256), re-checked before writing
     markers: dict[int, str] = field(default_factory=dict)  # removed lines that leave their block's marker
+    size: int = 0  # how many bytes the plan was made from (a file that only grew since still holds them)
 
 
 @dataclass
@@ -152,6 +153,14 @@ def _sealed_blocks(text: str) -> list[str]:
     return [n for n in names if (b := blocks.find(text, n)) is not None and not b.edited]
 
 
+def _still_planned(raw: bytes, f: FilePlan, needles: list[str]) -> bool:
+    """Whether a file still begins with the bytes its plan was made from, and what was appended
+    after them holds none of the text being forgotten (else the plan would leave a copy behind)."""
+    if len(raw) < f.size or digest(raw[:f.size] if len(raw) > f.size else raw) != f.digest:
+        return False
+    return not matching_lines(raw[f.size:].decode("utf-8", "replace").splitlines(), needles)
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -193,18 +202,19 @@ def _add(result: Plan, ws: Workspace, rel: str, numbers: list[int]) -> None:
     text = raw.decode("utf-8")
     lines = lines_keepends(text)
     result.files.append(FilePlan(rel, numbers, [lines[n - 1].rstrip("\r\n") for n in numbers], digest(raw),
-                                 keep_blocks(rel, text, set(numbers))))
+                                 keep_blocks(rel, text, set(numbers)), len(raw)))
 
 
 def remove(ws: Workspace, plan_: Plan) -> None:
     """Remove the planned lines, file by file (locked, atomic). A file saved since the plan was made
-    is refused before anything is written: the plan shown is the plan applied."""
+    is refused before anything is written: the plan shown is the plan applied. One that only grew at
+    its end (`mem retain` appended meanwhile) still holds every planned line where it was."""
     for f in plan_.files:
-        if digest(ws.read_bytes(f.path)) != f.digest:
+        if not _still_planned(ws.read_bytes(f.path), f, plan_.needles):
             raise FileChanged(f.path)
     for f in plan_.files:
         with ws.lock(f.path):
             raw = ws.read_bytes(f.path)
-            if digest(raw) != f.digest:
+            if not _still_planned(raw, f, plan_.needles):
                 raise FileChanged(f.path)
             ws.write_atomic(f.path, strip_lines(raw.decode("utf-8"), set(f.lines), f.markers), expect=raw)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # file events (and `threading`) only for long-running process
     T = TypeVar("T")
 
 TEXT_VERSION = f"{ANALYZER_VERSION}.{PARSER_VERSION}"  # a change to either rebuilds the index
+SIZE_LIMIT = "max_file_bytes"  # meta key: the [index] max_file_bytes the files were last judged by
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 ASIDE_MIN_FILES = 10_000  # from here a read's stat check runs in a child process beside the query (`checked_read`)
@@ -181,7 +182,8 @@ class Freshness:
         and when no check was started ahead and no core is free for the child (it would then only
         slow the query down)."""
         how = env_choice("MEM_STAT_CHECK", STAT_CHECKS, "a way to check the files", "auto")
-        if how in ("inline", "ahead") or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION:
+        if how in ("inline", "ahead") or self._feed is not None or self.store.meta("analyzer_version") != TEXT_VERSION \
+                or self._limit_changed():
             return None
         if how == "auto" and (not self.mapped or self.store.file_count() < ASIDE_MIN_FILES):
             return None  # mapped: a one-shot read (the CLI's recall)
@@ -217,7 +219,7 @@ class Freshness:
 
     def _refreshed(self, progress: index_plan.Progress | None, paths: set[str] | None) -> index_plan.IndexReport:
         """Nothing to do (decided without the lock, from the cached file table), else `_in_step`."""
-        if self.store.meta("analyzer_version") != TEXT_VERSION:
+        if self.store.meta("analyzer_version") != TEXT_VERSION or self._limit_changed():
             return self._in_step(False, progress, paths)
         scan = self._scan(paths)
         p = scan.plan(self._file_states())
@@ -245,6 +247,11 @@ class Freshness:
                 with self.store.transaction():
                     self.store.clear()
                     self.store.set_meta("analyzer_version", TEXT_VERSION)
+            if self._limit_changed():  # files refused as too large, or indexed, may now be judged otherwise
+                with self.store.transaction():
+                    if self.store.judge_sizes_again(self.config.max_file_bytes):
+                        paths, scan = None, None  # a full scan: the files marked may lie anywhere
+                    self.store.set_meta(SIZE_LIMIT, str(self.config.max_file_bytes))
             p = (scan or self._scan(paths)).plan(self.store.file_states())
             report = indexer.apply(self.ws, self.store, p, self.config.max_file_bytes, progress)
             if rebuild or not p.empty:
@@ -253,6 +260,10 @@ class Freshness:
         report.rebuilt = rebuild
         report.notices = notices
         return report
+
+    def _limit_changed(self) -> bool:
+        """Whether the files were judged by another [index] max_file_bytes than the configured one."""
+        return self.store.meta(SIZE_LIMIT) != str(self.config.max_file_bytes)
 
     def _scan(self, paths: set[str] | None) -> Scan:
         """Stat every file (remembering what the scan left out), or only `paths`. For every file, a

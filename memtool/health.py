@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memtool import TYPE_CHECKING, __version__, retain_log
 from memtool.analyzer import ANALYZER_VERSION
-from memtool.errors import ProviderUnavailable
+from memtool.errors import ProviderUnavailable, WorkspaceError
 from memtool.freshness import Freshness
 from memtool.store import DRIVER, SCHEMA_VERSION, Store
 from memtool.store.local import LocalStateFile
@@ -35,6 +35,7 @@ def warnings(ws: Workspace, store: Store, unlisted: list) -> list[str]:
     for p in _unreadable(unlisted):
         out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
                    " run 'mem check'")
+    out.extend(f"{p.path}: {p.reason}" for p in sorted(unlisted) if p.code == "bad-name")
     return out
 
 
@@ -79,6 +80,8 @@ def status(fresh: Freshness, local: LocalStateFile, probe: bool = True) -> dict:
         "versions": {"memtool": __version__, "schema": SCHEMA_VERSION, "analyzer": ANALYZER_VERSION,
                      "sqlite": store.sqlite_version(), "sqlite_vec": vectors.version()},
     })
+    if stats["memory"].get("problem"):
+        stats["warnings"].append(stats["memory"]["problem"])
     return stats
 
 
@@ -91,7 +94,11 @@ def _local_summary(ws: Workspace, local: LocalStateFile) -> dict:
     out = {"sync": {"remote": binding.get("remote"), "off": bool(sync.off()), "conflicts": len(sync.conflicts()),
                     "last_sync": (sync.last_sync() or {}).get("time"), "auto": _auto_status(ws)}}
     if local.exists() or local.logged():
-        counts = local.counts()
+        try:
+            counts = local.counts()
+        except WorkspaceError as exc:  # damaged: status reports everything else, and says so
+            out["problem"] = f"{exc.message}; {exc.hint}"
+            return out
         out["consolidation"] = {"folded": counts["folds"], "superseded": counts["supersede"],
                                 "for_review": counts["review"], "used_facts": counts["usage"],
                                 "recalls_logged": counts["access"]}
@@ -111,7 +118,9 @@ def check(fresh: Freshness) -> list[Diagnostic]:
     fresh.refresh()
     ws, store = fresh.ws, fresh.store
     gone = [e.diagnostic() for e in retain_log.vanished(ws, fresh=True)]
-    found = ([Diagnostic(*row) for row in store.diagnostics()] + _unlisted_diagnostics(fresh.unlisted)
+    said = {p.path for p in fresh.unlisted if p.code == "unreadable"}  # the scan names why: said once, by it
+    kept = [Diagnostic(*row) for row in store.diagnostics()]
+    found = ([d for d in kept if not (d.code == "unreadable" and d.path in said)] + _unlisted_diagnostics(fresh.unlisted)
              + _access_diagnostics(ws, store) + _link_diagnostics(ws, store) + gone)
     return sorted(found, key=lambda d: (d.severity != "error", d.path, d.line))  # errors first
 

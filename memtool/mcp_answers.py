@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 _FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
+_COMMAND = re.compile(r"('mem [^']*')")  # a command for the user to run, quoted: said as written
 _MAX_SHOWN = 40  # characters of a rejected value quoted back
 
 
@@ -25,8 +26,11 @@ def result(data: Any):
 
 
 def in_tool_terms(text: str) -> str:
-    """A library message as a tool caller reads it: `--as-of` becomes `as_of`."""
-    return _FLAG.sub(lambda m: m.group(1).replace("-", "_"), text)
+    """A library message as a tool caller reads it: `--as-of` becomes `as_of`, except inside a
+    quoted command the user is to run ('mem index --rebuild')."""
+    parts = _COMMAND.split(text)  # odd indexes: the quoted commands
+    return "".join(part if n % 2 else _FLAG.sub(lambda m: m.group(1).replace("-", "_"), part)
+                   for n, part in enumerate(parts))
 
 
 def error_text(message: str, hint: str | None) -> str:

@@ -83,17 +83,32 @@ def _server_class():
 
 def _caller():
     """`call(fn, …)`: run a `Memory` method; its answer as one compact JSON text, a MemError (or an
-    OSError, said as the CLI says it) as a tool error in the tool's terms."""
+    OSError, said as the CLI says it) as a tool error in the tool's terms.
+
+    The SDK runs each tool call in a worker thread, and clients send calls in parallel; one `Memory`
+    (one SQLite connection, one index lock) serves them one at a time."""
+    import threading
+
     from mcp.server.mcpserver.exceptions import ToolError
+
+    one_at_a_time = threading.Lock()
 
     def call(fn, *args, **kwargs):
         try:
-            data = fn(*args, **kwargs)
+            with one_at_a_time:
+                data = fn(*args, **kwargs)
         except OSError as exc:  # e.g. a path too long for the file system, a full disk
             refused = StorageError.from_os(exc)
             raise ToolError(error_text(refused.message, refused.hint)) from None
         except MemError as exc:
             raise ToolError(error_text(exc.message, exc.hint)) from None
+        except Exception as exc:  # a damaged index, a read-only or full disk, said as the CLI says them
+            from memtool.store.driver import as_mem_error
+
+            known = as_mem_error(exc)
+            if known is None:
+                raise
+            raise ToolError(error_text(known.message, known.hint)) from None
         return result(data)
 
     return call
@@ -336,8 +351,12 @@ def _add_model_tools(server, mem, call, ann) -> None:
 
 def _add_resources(server, mem) -> None:
     """Resources: `memory://core`."""
+    from mcp.server.mcpserver.exceptions import ResourceError
 
     @server.resource("memory://core", name="core memory", mime_type="text/markdown",
                      description=f"{mem.ws.core_path}: the small, durable facts and preferences for every conversation.")
     def core_memory() -> str:
-        return mem.core_read()["text"]
+        try:
+            return mem.core_read()["text"]
+        except MemError as exc:  # e.g. memory.md is not UTF-8: the reason, not "Error reading resource"
+            raise ResourceError(error_text(exc.message, exc.hint)) from None

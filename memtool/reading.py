@@ -18,6 +18,7 @@ BECAUSE_MAX, BECAUSE_LINES = 5, 20  # causal links followed per answer, lines qu
 GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line would flood a terminal or a context)
 _DAILY = re.compile(r"^memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md$")  # as document.classify reads them
 _REF = re.compile(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?")
+_LOCATION = re.compile(r"(.+\.md):(\d+)")  # how mem check names a line (path:12)
 
 
 def split_lines(text: str) -> list[str]:
@@ -33,9 +34,13 @@ def lines(ws: Workspace, path: str) -> list[str]:
 
 
 def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> dict:
-    """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace).
+    """Numbered lines of a workspace file: `path`, `path#L3` or `path#L3-L9` (confined to the workspace;
+    `path:3`, as `mem check` names a line, is `path#L3`).
 
     With `follow`, `because` holds what the lines' `[because:: path#L…]` fields point to."""
+    located = _LOCATION.fullmatch(ref.strip())
+    if located and not (ws.root / located[0]).exists():  # copied from mem check: path:12 is path#L12
+        ref = f"{located[1]}#L{located[2]}"
     m = _REF.fullmatch(ref.strip())
     if not m:
         raise UsageError(f"cannot read {ref!r}", "use path, path#L12 or path#L12-L20")
@@ -44,7 +49,7 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     if not path.is_file():
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
     if max_lines < 1:
-        raise UsageError("max_lines must be at least 1")
+        raise UsageError("--max-lines must be at least 1")
     text = lines(ws, ws.relative(path))
     start = int(m.group(2) or 1)
     end = int(m.group(3) or (m.group(2) or len(text)))
@@ -119,6 +124,13 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
         rel = ws.relative(ws.resolve(name))
         if not rel.startswith("bank/"):
             raise UsageError(f"{name} is not a bank page", "notes go to a page under bank/, or to today's log (no page)")
+        from memtool.document import DECISIONS, JOURNAL
+        from memtool.workspace import indexable
+
+        if not indexable(rel) or rel in (JOURNAL, DECISIONS):
+            raise UsageError(f"{rel} is not indexed (a name starting with '.' is skipped; {JOURNAL} and {DECISIONS} "
+                             "are memtool's own records), so a note there could never be recalled",
+                             "give another bank page (bank/world.md), or an entity's name")
         return rel
     found = store.entity_page(name)
     if found:

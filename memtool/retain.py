@@ -12,12 +12,14 @@ A type letter (W world, B experience, O opinion, S observation), an optional con
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from memtool.records import RETAIN_KINDS
 from memtool.sections import Heading, headings, line_end, lines_keepends
 
-ENTITY = r"@([^\W_][\w.\-]*[\w]|[^\W_])"
+# \u0300-\u036f: combining accents, as text pasted from macOS file names or PDFs spells ü (u + U+0308)
+ENTITY = r"@([^\W_][\w.\-\u0300-\u036f]*[\w\u0300-\u036f]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
 _WIKI_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\]")
 _FIELD_RE = re.compile(r"\[([A-Za-z][\w\-]*)::\s*([^\]\n]*?)\s*\]")
@@ -50,20 +52,25 @@ def mentions(text: str) -> list[str]:
     if not (at and wiki):  # most text has neither, or one kind (in order already): a full build asks 10^5 times
         names = ([m.group(1).rstrip(".") for m in _ENTITY_RE.finditer(text)] if at else
                  [m.group(1).strip() for m in _WIKI_RE.finditer(text)] if wiki else [])
-        return [name for name in dict.fromkeys(names) if name]
+        return [_composed(name) for name in dict.fromkeys(names) if name]
     found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
     found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
-    return [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]
+    return [_composed(name) for name in dict.fromkeys(n for _, n in sorted(found)) if name]
 
 
-_TAG_RE = re.compile(r"(?<![\w#/&])#([\w][\w/\-]*)")
+def _composed(name: str) -> str:
+    """A name as people type it (NFC): `Müller` whether written with ü or with u + U+0308."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
+_TAG_RE = re.compile(r"(?<![\w#/&])#([\w][\w/\-\u0300-\u036f]*)")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 def normalise_tag(tag: str) -> str | None:
     """`#Project/Alpha` → `project/alpha`; None unless it is a tag (Obsidian's rule: letters, digits,
     `_`, `-` and `/` for nesting, with at least one character that is not a digit)."""
-    tag = tag.strip().lstrip("#").strip("/").casefold()
+    tag = _composed(tag.strip().lstrip("#").strip("/")).casefold()
     if not tag or not re.fullmatch(r"[\w][\w/\-]*", tag) or re.fullmatch(r"[\d/\-_]+", tag):
         return None
     return tag

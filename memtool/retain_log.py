@@ -87,7 +87,7 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> in
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
-        text = _decode(current, rel)
+        text = decoded(current, rel)
         suffix, line = retain.append_item(text, item, kind != "log", day_title)
         check_lands(rel, text + suffix, line, kind)
         landed[:] = [line]
@@ -98,12 +98,25 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> in
     return landed[0]
 
 
-def _decode(raw: bytes, rel: str) -> str:
+def decoded(raw: bytes, rel: str) -> str:
+    """The text of a file a line is about to be appended to; refused (nothing written) when memtool
+    could not read it back: not UTF-8, or holding a NUL byte (such a file is not indexed, so the
+    line could never be recalled)."""
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise WorkspaceError(f"{rel} is not valid UTF-8 (byte {exc.start}); refusing to modify it",
                              "save it as UTF-8 in an editor, then try again") from None
+    refuse_nul(text, rel)
+    return text
+
+
+def refuse_nul(text: str, rel: str) -> None:
+    """Refuse to add to a file holding a NUL byte: it is not indexed, so what is added could never be recalled."""
+    if "\x00" in text:
+        raise WorkspaceError(f"{rel} contains a NUL byte (binary?), so it is not indexed and a line added there "
+                             "could never be recalled; nothing was written",
+                             "remove the NUL in an editor (mem check names the file), then try again")
 
 
 def check_lands(rel: str, text: str, line: int, kind: str) -> None:

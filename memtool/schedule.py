@@ -29,6 +29,6 @@ def cron_lines(command: list[str], workspace: Path, sync_remote: str | None) -> 
     if sync_remote:
         jobs.append({"job": "sync", "when": "*/15 * * * *", "command": f"{base} sync",
                      "about": f"every 15 minutes with {sync_remote} (exit 9 while conflicts wait, so cron mails you)"})
-    for job in jobs:
-        job["line"] = f"{job['when']}  {job['command']}"
+    for job in jobs:  # cron ends a command at an unescaped `%` (the rest goes to its stdin)
+        job["line"] = f"{job['when']}  {job['command'].replace('%', chr(92) + '%')}"
     return jobs

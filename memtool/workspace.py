@@ -22,17 +22,38 @@ CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's nam
 # instructions about the agent, not memory, and stay unindexed.
 AGENT_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md", "USER.md", "TOOLS.md")
 ROOT_FILES = frozenset(CORE_FILES + AGENT_FILES)
-MARKERS = (*CORE_FILES, "memory", STATE_DIR)
+LINKED_FOLDERS = ("memory", "bank", STATE_DIR)  # may be links to a folder elsewhere (see `Workspace.resolve`)
 ENV_VAR = "MEM_WORKSPACE"
 _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 
 
 class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
     """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
-    for deleted) or `outside-workspace` (a symbolic link leading out of the workspace: never
-    indexed, as `get` refuses it too). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
+    for deleted), `outside-workspace` (a symbolic link leading out of the workspace: never
+    indexed, as `get` refuses it too) or `bad-name` (a name that is not UTF-8, `path` shown with
+    escapes). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
     __slots__ = ()
+
+
+BAD_NAME = "its name is not valid UTF-8 (written by another system?); not indexed: rename it"
+
+
+def undecodable(name: str) -> bool:
+    """Whether a name from the file system holds bytes that are not UTF-8 (as surrogates): no path
+    memtool stores, prints or cites can hold it."""
+    if name.isascii():
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def shown(rel: str) -> str:
+    """A path with bytes that are not UTF-8 written as `\\xff` escapes: printable, for messages only."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
 class FileStat(namedtuple("FileStat", "path size mtime_ns")):
@@ -91,21 +112,34 @@ class Workspace:
     # --- paths -----------------------------------------------------------------------------
 
     def resolve(self, rel: str) -> Path:
-        """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
+        """The absolute path of a workspace-relative path; refuses anything outside the workspace.
+        `memory/`, `bank/` and `.memory/` may be symbolic links to a folder elsewhere (a synced
+        folder, another disk): a path under one is confined to where that folder really is."""
         if not rel or "\x00" in rel:
             raise UsageError("empty or invalid path", "give a path inside the workspace, e.g. memory/2025-11-27.md")
         try:
             candidate = _real(self.root / rel)
+            if candidate == self.root or self.root in candidate.parents:
+                return candidate
+            top = Path(rel).parts[0]
+            home = _real(self.root / top) if top in LINKED_FOLDERS else None
         except OSError as exc:
             raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
                                  "fix or remove the symbolic link (ls -l shows where it points)") from None
-        if candidate != self.root and self.root not in candidate.parents:
+        if home is None or (candidate != home and home not in candidate.parents):
             raise UsageError(f"{rel!r} is outside the workspace {self.root}",
                              "only files inside the workspace can be read or written")
         return candidate
 
     def relative(self, path: Path) -> str:
-        return _real(path).relative_to(self.root).as_posix()
+        """The workspace-relative path of `path` (ValueError when it is outside, see `resolve`)."""
+        real = _real(path)
+        if real != self.root and self.root not in real.parents:
+            for top in LINKED_FOLDERS:
+                home = _real(self.root / top)
+                if real == home or home in real.parents:
+                    return Path(top, real.relative_to(home)).as_posix()
+        return real.relative_to(self.root).as_posix()
 
     # --- listing ---------------------------------------------------------------------------
 
@@ -133,6 +167,10 @@ class Workspace:
         out: dict[str, tuple[int, int]] = {}
         for rel in rels:
             if not indexable(rel):
+                continue
+            if undecodable(rel):
+                if problems is not None:
+                    problems.append(ScanProblem(shown(rel), BAD_NAME, "bad-name"))
                 continue
             try:
                 path = self.resolve(rel)
@@ -178,6 +216,9 @@ class Workspace:
                 for entry in entries:
                     name = entry.name
                     if name[0] == ".":
+                        continue
+                    if not name.isascii() and undecodable(name):
+                        problems.append(ScanProblem(shown(f"{rel}/{name}"), BAD_NAME, "bad-name"))
                         continue
                     if name.endswith(".md"):  # a plain file, the common case, without a call per file
                         try:  # (the entry keeps the result for _scan_entry; an error is its to report)
@@ -300,7 +341,8 @@ class Workspace:
         """Remove temp files that killed writes left behind (our naming only, older than 15 minutes) at
         the top level, in memory/, bank/ and .memory/; at most every 10 minutes (None: not due yet)."""
         removed = safe_writes.sweep_temp(self.root, ("memory", "bank", STATE_DIR), self.state_dir / "swept")
-        return None if removed is None else [self.relative(path) for path in removed]
+        # the paths as listed under the workspace (`.memory/` may link elsewhere: not resolved)
+        return None if removed is None else [path.relative_to(self.root).as_posix() for path in removed]
 
     def lock(self, name: str, timeout: float = safe_writes.LOCK_TIMEOUT,
              busy: str | None = None) -> AbstractContextManager[None]:
@@ -341,14 +383,44 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
-                                        f"create one with: mem init {value}")
+                                        f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
+                                        if root.exists() else f"create one with: mem init {value}")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
+    passed = []  # memory/ folders on the way that are not daily logs, and why
     for folder in (here, *here.parents):
-        if any((folder / m).exists() for m in MARKERS):
+        if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR)):
             return Workspace(folder)
-    raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder",
+        logs = folder / "memory"
+        if logs.is_dir():
+            why = _not_logs(logs)
+            if why is None:
+                return Workspace(folder)
+            passed.append((logs, why))
+    for logs, why in passed:
+        if why == "workspace":  # `mem init ~/memory`, then mem in ~/projects
+            raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder ({logs} is one, but "
+                                    "not a parent of this folder)",
+                                    f"run mem in it, or point to it: mem -w {logs} …, or export MEM_WORKSPACE={logs}")
+    raise WorkspaceNotFound(f"no memtool workspace in {here} or any parent folder"
+                            + "".join(f" ({logs} holds {why}: not daily logs)" for logs, why in passed[:1]),
                             "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
+
+
+def _not_logs(folder: Path) -> str | None:
+    """Why a `memory/` folder is not the daily logs of the folder above it, or None when it may be:
+    `workspace` when it is a workspace itself (core memory, state or settings in it), or the name of
+    a file in it that is not Markdown (a code package named memory, say)."""
+    if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR, "memtool.toml")):
+        return "workspace"
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name[0] != "." and not entry.name.endswith(".md") and entry.is_file():
+                    return entry.name
+    except OSError:
+        return None  # unreadable: the scan reports it
+    return None
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

@@ -57,7 +57,7 @@ def note_page(ws: Workspace, text: str, rel: str) -> dict:
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
-        text = current.decode("utf-8")
+        text = retain_log.decoded(current, rel)
         suffix, line = append_item(text, item, False, rel.rsplit("/", 1)[-1][:-3])
         retain_log.check_lands(rel, text + suffix, line, "page")
         landed[:] = [line]
@@ -94,6 +94,7 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int) -> d
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
             current = ws.read_text(core)  # valid UTF-8: encoding it gives back the bytes read
+            retain_log.refuse_nul(current, core)
             new = change(current, core)
             core_memory.check_size(new, limit, core)
             backup = ws.backup(core) if current else None

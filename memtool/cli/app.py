@@ -15,7 +15,7 @@ import typer
 from memtool import __version__
 from memtool.cli import forget_command, import_command, index_commands, memory_commands
 from memtool.cli.call import fail, reported, state
-from memtool.cli.common import TEXT_ARGS
+from memtool.cli.common import TEXT_ARGS, TextCommand
 from memtool.cli.review_commands import review_app
 from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
@@ -74,7 +74,7 @@ COMMANDS = [  # the order `mem --help` lists them in
     (serve, {}),
 ]
 for command, settings in COMMANDS:
-    app.command(context_settings=settings or None)(command)
+    app.command(context_settings=settings or None, cls=TextCommand if settings else None)(command)
 
 app.command("import")(import_command.import_)
 app.add_typer(sync_app, name="sync")
@@ -82,9 +82,9 @@ app.add_typer(sync_app, name="sync")
 core_app = typer.Typer(help="Read and edit core memory (memory.md) safely: size-limited, atomic, backed up.",
                        no_args_is_help=True)
 core_app.command("show")(memory_commands.core_show)
-core_app.command("append", context_settings=TEXT_ARGS)(memory_commands.core_append)
-core_app.command("replace", context_settings=TEXT_ARGS)(memory_commands.core_replace)
-core_app.command("insert", context_settings=TEXT_ARGS)(memory_commands.core_insert)
+core_app.command("append", context_settings=TEXT_ARGS, cls=TextCommand)(memory_commands.core_append)
+core_app.command("replace", context_settings=TEXT_ARGS, cls=TextCommand)(memory_commands.core_replace)
+core_app.command("insert", context_settings=TEXT_ARGS, cls=TextCommand)(memory_commands.core_insert)
 app.add_typer(core_app, name="core")
 app.add_typer(review_app, name="review")
 
@@ -126,7 +126,7 @@ def _app_for(args: list[str]) -> typer.Typer:
         if command.__name__ == name:
             one = typer.Typer(**APP_SETTINGS, add_completion=False)
             one.callback()(_root)
-            one.command(context_settings=settings or None)(command)
+            one.command(context_settings=settings or None, cls=TextCommand if settings else None)(command)
             return one
     return app
 
@@ -179,7 +179,7 @@ def _from_click(exc: Exception, args: list[str]) -> MemError | None:
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "mem"
     option = getattr(exc, "option_name", None) or ""
-    if option.startswith("-") and not option.startswith("--"):
+    if option.startswith("-") and (not option.startswith("--") or getattr(ctx, "ignore_unknown_options", False)):
         given = next((a for a in args if a.startswith(option)), option)
         hint = f"text that starts with '-' goes after --, e.g. {command} -- {given}; options: {command} --help"
     else:

@@ -3,7 +3,12 @@ facade: call.py)."""
 
 # Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
+import importlib
+import re
+from difflib import get_close_matches
+
 import typer
+from typer.core import TyperCommand
 
 from memtool.cli.call import state
 
@@ -20,6 +25,25 @@ EmbedderOpt = typer.Option(None, "--embedder", help="Embedding provider for this
 # only `--help` asks for help (click would read the `h` of "- Works on the hill" as `-h`; `main`
 # turns a lone `-h` into `--help`, so `mem retain -h` still shows it).
 TEXT_ARGS = {"ignore_unknown_options": True, "help_option_names": ["--help"]}
+_LONG_OPTION = re.compile(r"--[A-Za-z][\w-]*")
+
+
+class TextCommand(TyperCommand):
+    """A command taking text that may start with '-' (TEXT_ARGS) that still refuses a word shaped
+    like a long option it does not take (`mem retain --dryrun`): that is a typo, not a note to write
+    down. After `--` every word is text."""
+
+    def parse_args(self, ctx, args):
+        known = {o for p in self.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+        known |= set(ctx.help_option_names)
+        for arg in args:
+            if arg == "--":
+                break
+            name = arg.split("=", 1)[0]
+            if _LONG_OPTION.fullmatch(name) and name not in known:
+                exceptions = importlib.import_module(type(ctx).__module__.rsplit(".", 1)[0] + ".exceptions")
+                raise exceptions.NoSuchOption(name, possibilities=get_close_matches(name, sorted(known)), ctx=ctx)
+        return super().parse_args(ctx, args)
 
 
 # --- shell completion (values for options; must never fail or print) ---------------------------

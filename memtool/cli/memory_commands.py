@@ -120,7 +120,7 @@ def recall(
 
 
 def get(
-    ref: str = typer.Argument(..., help="path, path#L12 or path#L12-L20, relative to the workspace."),
+    ref: str = typer.Argument(..., help="path, path#L12 or path#L12-L20, relative to the workspace (path:12, as mem check names a line, works too)."),
     max_lines: int = typer.Option(200, "--max-lines", help="Show at most this many lines."),
     json_: bool = JsonOpt,
 ) -> None:

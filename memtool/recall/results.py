@@ -135,8 +135,8 @@ class RecallResult(Value):
                "warnings": self.warnings}
         if self.degraded:
             out["degraded"] = self.degraded
-        if self.verdict is not None:
-            out.update(self.verdict.to_dict())
+        # a listing by filters has no verdict: the same fields, nothing scored, nothing held back
+        out.update((self.verdict or Verdict(best=None, floor=None)).to_dict())
         if self.dates:
             out["dates"] = self.dates
         return out

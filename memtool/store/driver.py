@@ -7,7 +7,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from memtool.errors import StorageError
+from memtool.errors import IndexUnavailable, StorageError
 
 CHUNK = 500  # values bound per `IN (…)`: well below SQLite's limit on host parameters
 
@@ -170,12 +170,25 @@ def load_vec(conn) -> str | None:
     return None
 
 
+def damaged(exc: BaseException) -> bool:
+    """Whether a driver error says the database file itself is damaged (not busy, not refused)."""
+    return any(m in str(exc).lower() for m in ("not a database", "malformed", "corrupt"))
+
+
 def as_mem_error(exc: BaseException, path: str | None = None):
-    """A typed error for a driver exception caused by the file system (read-only, full disk), else None."""
+    """A typed error for a driver exception caused by the file system (read-only, full disk, a
+    folder where the index belongs) or by a damaged index file, else None."""
     if not isinstance(exc, sqlite.DatabaseError):
         return None
     text = str(exc).lower()
     where = f" ({path})" if path else ""
+    if damaged(exc):  # found on opening, or later, at a page only a query reads
+        return IndexUnavailable(f"the index{where} is damaged ({exc})",
+                                "run 'mem index --rebuild': it sets the damaged index aside and builds a new one "
+                                "from the Markdown (the Markdown is not changed)", corrupt=True)
+    if path and os.path.isdir(path):
+        return StorageError(f"cannot open the index{where}: a folder has its name",
+                            f"move the folder {path} away (memtool makes a new index from the Markdown)")
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return StorageError(f"cannot write the index{where}: {exc}",
                             "memtool keeps its index and locks under .memory/: make that folder and its files writable "

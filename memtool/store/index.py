@@ -86,26 +86,28 @@ class Store:
     # --- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, notices: list[str] | None = None) -> "Store":
+    def open(cls, path: Path, notices: list[str] | None = None, verify: bool = False) -> "Store":
         """Open (creating or migrating) the index; raise IndexUnavailable when it cannot be used.
-        `notices`: where to add what the user should hear (an upgrade, term counts counted again)."""
+        `notices`: where to add what the user should hear (an upgrade, term counts counted again).
+        `verify` reads every page first (SQLite's quick_check, for a rebuild): damage only a later
+        query would meet is found now."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        conn = None
         try:
             conn, vec_problem = connect(str(path))
+            if verify:
+                _verify(conn, path)
             store = cls(path, conn, notices)
             store._migrate()
             store._ensure_term_docs()
             store.vectors = Vectors(conn, vec_problem, path.parent / ANN_FILE)
         except sqlite.DatabaseError as exc:
-            storage = as_mem_error(exc, str(path))
-            if storage is not None:
-                raise storage from None
-            # Only damage means "set it aside and rebuild"; a busy or otherwise failing database is reported.
-            damaged = any(m in str(exc).lower() for m in ("not a database", "malformed", "corrupt"))
-            raise IndexUnavailable(f"the index {path} cannot be read ({exc})",
-                                   "run 'mem index --rebuild' to recreate it from the Markdown"
-                                   if damaged else "try again; if it persists, run 'mem index --rebuild'",
-                                   corrupt=damaged) from None
+            if conn is not None:
+                conn.close()  # before the file may be set aside: nothing of this connection touches its successor
+            # Only damage (IndexUnavailable, corrupt) means "set it aside and rebuild"; a busy or
+            # otherwise failing database is reported.
+            raise as_mem_error(exc, str(path)) or IndexUnavailable(
+                f"the index {path} cannot be read ({exc})", "try again; if it persists, run 'mem index --rebuild'") from None
         return store
 
     @classmethod
@@ -113,9 +115,10 @@ class Store:
                           notices: list[str] | None = None) -> tuple["Store", str | None]:
         """Open the index; one that is damaged (or, with `newer_too`, of a newer memtool) is moved
         aside (kept for inspection, or for the newer memtool) and a new one started: it is derived
-        from the Markdown. Returns the store and, when it set one aside, what it did."""
+        from the Markdown. `newer_too` (a rebuild) also reads every page for damage first. Returns
+        the store and, when it set one aside, what it did."""
         try:
-            return cls.open(path, notices), None
+            return cls.open(path, notices, verify=newer_too), None
         except IndexUnavailable as exc:
             if not (exc.corrupt or (exc.newer and newer_too)):
                 raise
@@ -393,6 +396,15 @@ class Store:
         """(status, stored mtime_ns) of an indexed file, or None."""
         row = self.conn.execute("SELECT status, mtime_ns FROM files WHERE path = ?", (path,)).fetchone()
         return (row[0], row[1]) if row else None
+
+    def judge_sizes_again(self, max_bytes: int) -> int:
+        """Make the next plan read again every file the size limit `max_bytes` judges otherwise than
+        the limit it was read with: refused as too large yet within it, or indexed yet over it (a size
+        of -1 and no hash: the plan sees a change, the read parses it in full). Returns how many."""
+        return self.conn.execute(
+            "UPDATE files SET size = -1, hash = '' WHERE size > ? AND status != 'unreadable'"
+            " OR size BETWEEN 0 AND ? AND path IN (SELECT path FROM diagnostics WHERE code = 'too-large')",
+            (max_bytes, max_bytes)).rowcount
 
     def mark_stale(self, path: str, mtime_ns: int, diagnostic) -> None:
         """Keep a file's facts but flag them stale (the file cannot be read now); its diagnostics
@@ -1033,6 +1045,16 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _verify(conn, path: Path) -> None:
+    """Raise IndexUnavailable (corrupt) unless SQLite's quick_check finds every page sound; a page
+    too damaged to check raises the driver's error, which `Store.open` reads the same way."""
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        conn.close()
+        raise IndexUnavailable(f"the index {path} is damaged ({'; '.join(problems)})",
+                               "run 'mem index --rebuild' to recreate it from the Markdown", corrupt=True)
 
 
 def _aside_name(index: Path, why: str) -> Path:
