@@ -445,3 +445,19 @@ def test_forget_applies_its_plan_to_a_log_retain_appended_to_since(tmp_path):
         except FileChanged:
             pass
         assert (tmp_path / "memory" / "2026-11-02.md").read_text() == text
+
+
+def test_a_query_of_many_kilobytes_is_searched_by_its_first_two_thousand_characters_with_a_warning(tmp_path):
+    """A 117 KB query took 70 s: the bundled model embeds every window of a text, and nothing capped a
+    query's length (an agent pasting a document into recall; over MCP it also held up every other call)."""
+    from memtool.recall.query import MAX_QUERY_CHARS, shortened
+
+    write(tmp_path, "memory/2026-11-02.md", "- Flight to Lisbon booked, window seat.\n")
+    query = "Lisbon flight " + "word " * 12_000
+    proc, data = run_json("-w", tmp_path, "recall", query, env=mem_env(MEM_EMBEDDER="none"))
+    assert proc.returncode == 0, proc.stderr
+    assert data["results"] and "Lisbon" in data["results"][0]["content"]
+    assert f"the query is {len(query):,} characters long; searched its first 1,998" in data["warnings"]
+    assert len(data["query"]) == 1_998 <= MAX_QUERY_CHARS
+    assert shortened("abcdef gh", 4) == "abcd"  # no space in the kept part: cut where it falls
+    assert shortened("abcd efgh", 7) == "abcd"

@@ -14,6 +14,9 @@ from memtool.recall.timeframe import Timeframe, read as read_dates
 from memtool.value import Value
 
 MAX_QUERY_TERMS = 64
+# A query's text searched, at most: about one window of the bundled model (512 tokens), which embeds
+# every window of a longer text (a 117 KB query took 70 s); the rest is dropped with a notice.
+MAX_QUERY_CHARS = 2_000
 MAX_K = 1000
 
 
@@ -95,6 +98,9 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     text ("last week") are read relative to it, else to `today`."""
     as_of_day = None
     flags = bool(since or until)
+    length = len(text)
+    if length > MAX_QUERY_CHARS:
+        text = shortened(text, MAX_QUERY_CHARS)
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
         if until is None or parse_until(until, today) > as_of_day:
@@ -119,6 +125,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
         raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
+    if length > len(text):
+        q.notices.append(f"the query is {length:,} characters long; searched its first {len(text):,}")
     q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
     # words still match dates (a heading 'on 7 July, 2023'); meaning is matched without them (search_text)
     terms = query_terms(text) if not (q.timeframe and q.timeframe.only_dates) else []
@@ -132,6 +140,14 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         raise UsageError(f"the query {what}",
                          "give words to search for, or a filter such as --entity, --kind, --field or --since to list facts")
     return q
+
+
+def shortened(text: str, most: int) -> str:
+    """`text` cut to at most `most` characters, at the last space before the cut when there is one
+    in its second half (a word is not split)."""
+    head = text[:most]
+    space = head.rfind(" ", most // 2)
+    return head[:space] if space > 0 else head
 
 
 def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None:
