@@ -280,3 +280,85 @@ def test_an_entity_whose_name_is_too_long_for_a_file_name_gets_no_page_and_refle
     journal = (ws / "bank" / "journal.md").read_text(encoding="utf-8")
     assert "Made no page for 2 entities whose name is too long for a file name" in journal
     assert long_name not in journal  # named, shortened
+
+
+_SAVE_DURING_RUN = """
+import pathlib, runpy, sys
+from memtool.reflect import pages
+
+ws = pathlib.Path(sys.argv[1])
+planned = pages.core_suggestions  # called once every page is planned, before any is written
+
+
+def a_person_saves_meanwhile(*args, **kw):
+    out = planned(*args, **kw)
+    tom = ws / "bank/entities/Tom.md"
+    tom.write_text(tom.read_text(encoding="utf-8") + "My line, saved while reflect ran.\\n", encoding="utf-8")
+    (ws / "bank/entities/Nadia.md").write_text("# Nadia\\n\\nMy own page, made while reflect ran.\\n", encoding="utf-8")
+    return out
+
+
+pages.core_suggestions = a_person_saves_meanwhile
+sys.argv = ["mem", "-w", str(ws), "reflect", "--force", "--json"]
+runpy.run_module("memtool", run_name="__main__")
+"""
+
+
+def test_a_page_saved_or_created_while_reflect_runs_is_kept_and_named(example_ws, tmp_path):
+    """A person saves an entity page, and creates another, after reflect planned them and before it
+    writes: both saves stand byte for byte, the run names the pages, and the next run writes its block
+    around the person's text."""
+    import json
+    import subprocess
+    import sys
+
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    write(example_ws, "memory/2026-12-01.md", "## Retain\n- W @Tom: Tom opened a fourth store in Gohlis.\n"
+          "- W @Nadia: Nadia joined Hoshi Labs.\n- B @Nadia: I met Nadia at the meetup.\n")
+    script = tmp_path / "save_during_run.py"
+    script.write_text(_SAVE_DURING_RUN, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), str(example_ws)], capture_output=True, text=True,
+                          env=mem_env(), timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    tom, nadia = example_ws / "bank/entities/Tom.md", example_ws / "bank/entities/Nadia.md"
+    assert tom.read_text(encoding="utf-8").endswith("My line, saved while reflect ran.\n")
+    assert "fourth store" not in tom.read_text(encoding="utf-8")
+    assert nadia.read_text(encoding="utf-8") == "# Nadia\n\nMy own page, made while reflect ran.\n"
+    actions = {p["path"]: (p["action"], p["reason"]) for p in json.loads(proc.stdout)["pages"]}
+    assert actions["bank/entities/Tom.md"][0] == actions["bank/entities/Nadia.md"][0] == "skipped", actions
+    assert "saved while mem reflect ran" in proc.stderr and "bank/entities/Nadia.md" in proc.stderr
+    assert "saved while this run went on" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    text = tom.read_text(encoding="utf-8")
+    assert "fourth store" in text and "My line, saved while reflect ran.\n" in text
+    assert nadia.read_text(encoding="utf-8").startswith("# Nadia\n\nMy own page, made while reflect ran.\n")
+    assert "Nadia joined Hoshi Labs" in nadia.read_text(encoding="utf-8")
+
+
+def test_markers_shown_in_a_code_fence_are_text_and_broken_markers_stop_the_page(example_ws):
+    """A person shows the block format in a code fence: reflect writes its real block, never the
+    example. A half-deleted marker (an end line gone) leaves the page alone, loudly, even with
+    --overwrite-edits: no second block, no text swallowed."""
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    tom = example_ws / "bank/entities/Tom.md"
+    example = ("How the block looks:\n\n```markdown\n<!-- memtool:begin entity -->\nmy example\n"
+               "<!-- memtool:end entity -->\n```\n\n")
+    text = tom.read_text(encoding="utf-8").replace("# Tom\n", "# Tom\n\n" + example, 1)
+    tom.write_text(text, encoding="utf-8")
+    write(example_ws, "memory/2026-12-01.md", "## Retain\n- W @Tom: Tom opened a fourth store in Gohlis.\n"
+          "- W @Kenji: Kenji moved to Osaka.\n")
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    after = tom.read_text(encoding="utf-8")
+    assert example in after and after.count("memtool:begin entity") == 2 and "fourth store" in after
+    assert not blocks.find(after, "entity").edited
+    assert any("my example" in h["content"] for h in run_json("recall", "my example", "--min-score", "0",
+                                                                 cwd=example_ws)[1]["results"])
+
+    kenji = example_ws / "bank/entities/Kenji.md"
+    broken = kenji.read_text(encoding="utf-8").replace("<!-- memtool:end entity -->\n", "") + "My note below.\n"
+    kenji.write_text(broken, encoding="utf-8")
+    for args in (["--force"], ["--force", "--overwrite-edits"]):
+        proc = run_mem("reflect", *args, cwd=example_ws, check=0)
+        assert kenji.read_text(encoding="utf-8") == broken
+        assert "bank/entities/Kenji.md" in proc.stderr and "has no '<!-- memtool:end entity -->' line" in proc.stderr
+    assert "marker lines of their generated block are broken" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")

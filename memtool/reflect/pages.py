@@ -9,6 +9,7 @@ the plan under a lock with atomic writes and backups; `journal.py` describes it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import posixpath
 import re
 from collections import Counter
@@ -38,6 +39,7 @@ class PagePlan:
     action: str  # create | update | unchanged | skipped
     text: str | None = None  # the new file text (create/update)
     reason: str = ""
+    was: str | None = None  # `seen` of the file text the plan was made from (None: no file yet)
 
 
 @dataclass
@@ -55,6 +57,8 @@ class Plan:
 
 
 EDITED = "the generated block was edited by hand"
+BROKEN = "its generated block's marker lines are broken"  # + ": " and what is wrong (blocks.problem)
+CHANGED = "it was saved while mem reflect ran; the next run updates it"
 TOO_LONG = "the name is too long for a file name"
 MAX_NAME_BYTES = 200  # a page's file name, so that its temp file (+14) and backup (+31) stay within 255 bytes
 
@@ -174,15 +178,24 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def seen(data: bytes) -> str:
+    """A page's bytes as a plan remembers them, to notice a save made before the plan is written."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def plan_page(entity: str, path: str, current: str | None, body: str, force: bool, block: str = BLOCK) -> PagePlan:
     """What to do with one page whose current text is `current` (None: no file yet)."""
     if current is None:
         return PagePlan(entity, path, "create", f"# {entity}\n\n" + blocks.render(block, body))
+    broken = blocks.problem(current, block)
+    if broken:  # never guess where a person's text ends, not even with `force`
+        return PagePlan(entity, path, "skipped", reason=f"{BROKEN}: {broken}")
     found = blocks.find(current, block)
     if found is not None and found.edited and not force:
         return PagePlan(entity, path, "skipped", reason=EDITED)
     new = blocks.put(current, block, body)
-    return PagePlan(entity, path, "unchanged" if new == current else "update", new if new != current else None)
+    return PagePlan(entity, path, "unchanged" if new == current else "update", new if new != current else None,
+                    was=seen(current.encode("utf-8")))
 
 
 TYPED_PAGES = {"world": "bank/world.md", "experience": "bank/experience.md"}  # kind → its generated index

@@ -12,6 +12,7 @@ from memtool import collector, trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
 from memtool.recall.results import time_of
+from memtool.safe_writes import FileChanged
 from memtool.reflect import cache, consolidation, evidence as kept_evidence, journal, listing, opinions, pages
 from memtool.reflect import windows as kept_windows
 from memtool.reflect.deadline import Deadline
@@ -211,15 +212,18 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
-        entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
         changed = [p for p in plan.pages if p.action in ("create", "update")]
+        if changed and not dry_run:
+            _write_pages(src.ws, changed)
+            changed = [p for p in changed if p.action in ("create", "update")]
+        entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
         consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                               "strengthened")) or found["faded"] \
             or bool((found["proposals"] or {}).get("proposed"))
         if not dry_run:
             written = []
             if changed or consolidated:
-                _write(src.ws, changed, entry)
+                _append_journal(src.ws, entry)
                 written = [p.path for p in changed] + [JOURNAL]
             _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
@@ -312,7 +316,8 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
         plan.held_back += rec["held"]
         if rec["action"] is not None:
             plan.facts += rec["facts"]
-            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
+            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"],
+                                             rec.get("was")))
     return reused
 
 
@@ -372,7 +377,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
     body = pages.page_body(entity, shown, confidences, path, in_order=True)
     p = pages.plan_page(entity, path, current, body, overwrite_edits)
-    return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
+    return dict(rec, action=p.action, reason=p.reason, text=p.text, was=p.was, facts=len(shown))
 
 
 def _reuse_evidence(changes: cache.Changes, weighed: dict):
@@ -427,12 +432,32 @@ def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: b
                                           overwrite_edits, block=kind))
 
 
-def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:
-    """Write the changed pages (backing up what an update replaces), then append the journal entry."""
+def _write_pages(ws: Workspace, changed: list[pages.PagePlan]) -> None:
+    """Write the changed pages under each file's lock, backing up what an update replaces. A page
+    saved (or created) since its plan was made is not written: it becomes `skipped` (`CHANGED`), so
+    the save stands and the next run plans from it."""
     for p in changed:
-        if p.action == "update":
+        with ws.lock(p.path):
+            path = ws.resolve(p.path)
+            try:
+                now = path.read_bytes()
+            except FileNotFoundError:
+                now = None
+            if (None if now is None else pages.seen(now)) != p.was:
+                p.action, p.reason, p.text = "skipped", pages.CHANGED, None
+                continue
+            if now is None:
+                if not ws.create_new({p.path: p.text.encode("utf-8")}):
+                    p.action, p.reason, p.text = "skipped", pages.CHANGED, None
+                continue
             ws.backup(p.path)
-        ws.write_atomic(p.path, p.text)
+            try:
+                ws.write_atomic(p.path, p.text, expect=now)
+            except FileChanged:
+                p.action, p.reason, p.text = "skipped", pages.CHANGED, None
+
+
+def _append_journal(ws: Workspace, entry: str) -> None:
     with ws.lock(JOURNAL):
         text = ws.read_text(JOURNAL) or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
         sep = "\n" if text.endswith("\n") else "\n\n"
