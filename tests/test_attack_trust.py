@@ -231,11 +231,13 @@ MALFORMED = {
     "memory/2026-12-02.md": "---\ntrust: [legal]\n---\n## Retain\n- W @Peter: Peter lives near the river FLOWLEGAL.\n",
     "memory/2026-12-03.md": "\n---\ntrust: legal\n---\n## Retain\n- W @Peter: Peter lives near the river BLANKLEGAL.\n",
     "memory/2026-12-04.md": "## Retain\n- W @Peter: Peter lives near the river.\n",
+    "memory/2026-12-05.md": "---\n{trust: legal, tags: [law]}\n---\n## Retain\n- W @Peter: Peter lives near the river MAPLEGAL.\n",
+    "memory/2026-12-06.md": '---\n{"trust": "private"}\n---\n## Retain\n- W @Peter: Peter lives near the river JSONLEGAL.\n',
 }
-MARKERS = ("COMMENTLEGAL", "FLOWLEGAL", "BLANKLEGAL")
+MARKERS = ("COMMENTLEGAL", "FLOWLEGAL", "BLANKLEGAL", "MAPLEGAL", "JSONLEGAL")
 
 
-@pytest.mark.parametrize("day", ["2026-12-01", "2026-12-02", "2026-12-03"])
+@pytest.mark.parametrize("day", ["2026-12-01", "2026-12-02", "2026-12-03", "2026-12-05", "2026-12-06"])
 def test_a4_an_unreadable_trust_value_is_treated_as_legal(tmp_path, stub, day):
     ws = _ws(tmp_path, MALFORMED)
     proc, _ = _summarize(ws, day, stub)
@@ -271,6 +273,9 @@ def test_a4_trust_declarations_are_read_strictly():
     assert tier("\ufeff---\ntrust: private\n---\nx\n") == "private"
     assert tier("---\n  trust: legal\n---\nx\n") == "legal"  # indented: not read as a key, still counted
     assert tier("---\naliases: [P]\n---\nx\n") == "normal"
+    assert tier("---\n{trust: private}\n---\nx\n") == "legal"  # a flow mapping: a form it does not read
+    assert tier("---\ntrust\uff1a private\n---\nx\n") == "legal"
+    assert tier("---\ntitle: Trust: a memoir\n---\nx\n") == "normal"  # a value that starts with the word
     assert tier("# Title\n\n---\ntrust: legal\n---\n") == "normal"  # a later block is text, not front matter
 
 
