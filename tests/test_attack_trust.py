@@ -105,6 +105,26 @@ def test_a1_journal_and_opinions_carry_no_stricter_facts(tmp_path, stub):
 
 
 
+def test_a1_a_page_never_cites_or_hints_at_a_stricter_fact_that_superseded_one_it_shows(tmp_path):
+    """A private note (CRLF, a mixed-case `Trust: PRIVATE`) says Peter moved: his normal entity page and
+    bank/world.md still list the older normal fact, but neither mark it superseded nor cite the
+    private successor (its place and its existence are private too); a private page shows both."""
+    files = {"memory/2026-11-10.md": "## Retain\n- W @Peter: Peter lives in Porto.\n- W @Peter: Peter works at Acme.\n",
+             "memory/2026-11-12.md": ("---\r\nTrust: PRIVATE\r\n---\r\n## Retain\r\n"
+                                      f"- W @Peter: Peter moved to Faro {PRIVATE} now, no longer lives in Porto.\r\n")}
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    bank = tmp_path / "ws" / "bank"
+    for rel in ("entities/Peter.md", "world.md", "journal.md"):
+        text = (bank / rel).read_text(encoding="utf-8")
+        assert "2026-11-12" not in text and PRIVATE not in text, (rel, text)
+        assert rel == "journal.md" or ("lives in Porto" in text and "superseded" not in text), (rel, text)
+    page = bank / "entities/Peter.md"
+    page.write_text("---\ntrust: private\n---\n" + page.read_text(encoding="utf-8"), encoding="utf-8")
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    assert "*(superseded by [memory/2026-11-12.md#L5]" in page.read_text(encoding="utf-8")
+
+
 def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
     """Entities mentioned together only in a legal file: the connection (their names, how often)
     is derived from legal text, so the journal (a normal page, synced) does not suggest it."""

@@ -89,14 +89,16 @@ def _link(path: str, folder: str) -> str:
 
 
 def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None,
-              page: str = "bank/entities/x.md", in_order: bool = False) -> str:
+              page: str = "bank/entities/x.md", in_order: bool = False, visible=None) -> str:
     """The generated part of an entity page: summary, facts (newest first), opinions, related, timeline.
 
     `facts` are recall results (kind, timestamp, content, source, entities, confidence), newest first
     (`in_order`: already as `newest_written` puts them); `confidences` maps an opinion's source to
-    its current confidence (after evidence).
+    its current confidence (after evidence). A successor whose source is not `visible` on the page
+    (a stricter tier) is not named.
     """
     confidences = confidences or {}
+    visible = visible or everything
     kinds = Counter(f["kind"] for f in facts)
     dates = [f["timestamp"][:10] for f in facts if f.get("timestamp")]
     span = f" from {min(dates)} to {max(dates)}" if dates else ""
@@ -108,11 +110,12 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     if current:
         lines.append("**Facts** (newest first)")
         for f in current:
-            lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}")
+            lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page, visible)}")
         lines.append("")
     if opinions:
         lines.append("**Opinions**")
-        lines += [f"- {_conf(f, confidences)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}"
+        lines += [f"- {_conf(f, confidences)}{one_line(f['content'])} — {cite(f['source'], page)}"
+                  f"{_superseded(f, page, visible)}"
                   for f in opinions]
         lines.append("")
     own = entity_key(entity)  # `Brandt Logistik` and `Brandt-Logistik` are the page itself
@@ -143,10 +146,11 @@ def _split(facts: list[dict]) -> tuple[list[dict], list[dict]]:
     return [f for f in facts if f["kind"] != "opinion"][:MAX_FACTS], [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
 
 
-def _superseded(f: dict, page: str) -> str:
-    """The mark of a fact that consolidation found replaced (the one rule, shared with recall)."""
+def _superseded(f: dict, page: str, visible) -> str:
+    """The mark of a fact that consolidation found replaced (the one rule, shared with recall); none
+    when its successor may not be shown on `page` (a stricter source is neither cited nor hinted at)."""
     later = (f.get("superseded_by") or {}).get("source")
-    return f" *(superseded by {cite(later, page)})*" if later else ""
+    return f" *(superseded by {cite(later, page)})*" if later and visible(later) else ""
 
 
 def _written(f: dict) -> str | None:
@@ -202,10 +206,11 @@ TYPED_PAGES = {"world": "bank/world.md", "experience": "bank/experience.md"}  # 
 TYPED_MAX = 200  # facts listed on a typed index (newest first); the rest are counted
 
 
-def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = True) -> str:
+def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = True, visible=None) -> str:
     """The generated part of bank/world.md or bank/experience.md: the typed facts of that kind,
     newest written first, each citing its source; superseded ones marked with their successor.
-    `complete` False: `facts` are only the newest ones there are."""
+    `complete` False: `facts` are only the newest ones there are; `visible`: see `page_body`."""
+    visible = visible or everything
     facts = sorted(facts, key=lambda f: (_written(f) or "", f["source"]), reverse=True)
     total = len(facts)
     count = f"{total}" if complete else f"{total}+"
@@ -213,7 +218,7 @@ def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = T
              "text outside this block.*", ""]
     for f in facts[:TYPED_MAX]:
         about = " ".join(f"@{e}" for e in f.get("entities", [])[:3])
-        lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}"
+        lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page, visible)}"
                      + (f" ({about})" if about and about not in f["content"] else ""))
     if total > TYPED_MAX:
         lines += ["", f"*{total - TYPED_MAX}{'' if complete else '+'} older: `mem recall --kind {kind}`.*"]

@@ -375,7 +375,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     shown = pages.newest_written(shown)  # sorted once for both
     listing.complete(src.store, [f for part in pages.printed(shown, in_order=True) for f in part], successors)
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-    body = pages.page_body(entity, shown, confidences, path, in_order=True)
+    body = pages.page_body(entity, shown, confidences, path, in_order=True, visible=visible)
     p = pages.plan_page(entity, path, current, body, overwrite_edits)
     return dict(rec, action=p.action, reason=p.reason, text=p.text, was=p.was, facts=len(shown))
 
@@ -428,7 +428,7 @@ def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: b
         if not facts:
             continue
         current = src.ws.read_text(page) if (src.ws.root / page).exists() else None
-        plan.pages.append(pages.plan_page(kind.title(), page, current, pages.typed_index_body(kind, facts, page, len(found) < MAX_K),
+        plan.pages.append(pages.plan_page(kind.title(), page, current, pages.typed_index_body(kind, facts, page, len(found) < MAX_K, visible),
                                           overwrite_edits, block=kind))
 
 
