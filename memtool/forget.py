@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from memtool import blocks
@@ -82,10 +83,22 @@ def bare(line: str) -> str:
     return _MARKER.sub("", line.rstrip("\r\n")).strip()
 
 
+def _fold(text: str) -> str:
+    """`text` as forget compares it: case-folded, composed (NFC), so `Müller` typed with a combining
+    diaeresis (as some programs save it) is the `Müller` a person types."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def spellings(texts: list[str]) -> list[str]:
+    """Each text as given, composed (NFC) and decomposed (NFD): the forms its copies may be stored in."""
+    return list(dict.fromkeys(form for t in texts for form in (t, unicodedata.normalize("NFC", t),
+                                                                unicodedata.normalize("NFD", t))))
+
+
 def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
-    """1-based numbers of the lines holding any of `needles` (case-insensitive)."""
-    folded = [n.casefold() for n in needles if n]
-    return [i for i, line in enumerate(lines, start=1) if any(n in line.casefold() for n in folded)]
+    """1-based numbers of the lines holding any of `needles` (case-insensitive, composed or not)."""
+    folded = [_fold(n) for n in needles if n]
+    return [i for i, line in enumerate(lines, start=1) if any(n in _fold(line) for n in folded)]
 
 
 def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None, reseal: bool = True) -> str:
@@ -172,12 +185,12 @@ def plan(ws: Workspace, target: Target) -> Plan:
         if target.end > len(lines):
             raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
-        result.needles = [c for c in cited if len(c) >= MIN_TEXT]
+        result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
         copies = [c for c in cited if len(c) >= MIN_COPY]  # generated blocks and the journal quote facts
         _add(result, ws, rel, list(range(target.start, target.end + 1)))
         files = [f for f in files if f != rel]
     else:
-        result.needles = copies = [target.text]
+        result.needles = copies = spellings([target.text])
     for rel in files if copies else ():
         _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies))
     if result.count > MAX_LINES:

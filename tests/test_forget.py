@@ -142,3 +142,31 @@ def test_forget_waits_for_a_reflect_run_going_on_and_changes_nothing_meanwhile(e
                 proc.kill()
             if proc is not None:
                 proc.wait(timeout=30)
+
+
+def test_forget_finds_the_text_however_its_letters_are_composed(empty_ws):
+    """A line saved with decomposed letters (`u` + combining diaeresis, as some programs write) and CRLF
+    endings: `mem forget` with the text as a person types it (composed, any case) removes it from the
+    log, the generated pages, their backups and the index; recall, which matched it, no longer does."""
+    import unicodedata
+
+    ws = empty_ws
+    street = "Müllerstraße 12"
+    nfd = unicodedata.normalize("NFD", street)
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory/2026-11-10.md").write_bytes(
+        f"## Retain\r\n- W @Jonas: Jonas wohnt in der {nfd}.\r\n- W @Jonas: Jonas rows on the Alster.\r\n".encode())
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    write(ws, "memory/2026-11-11.md", "## Retain\n- W @Jonas: Jonas bought a kayak.\n")
+    run_mem("-w", ws, "reflect", "--force", check=0)  # the pages' backups hold the street too
+    assert run_json("-w", ws, "recall", street)[1]["results"]
+    needle = "llerstra".encode()
+    assert any(needle in p.read_bytes() for p in (ws / ".memory" / "backups").rglob("*") if p.is_file())
+
+    proc, result = run_json("-w", ws, "forget", "MÜLLERSTRASSE 12", "--yes")
+    assert proc.returncode == 0 and result["forgotten"], proc.stderr
+    assert "memory/2026-11-10.md#L2" in {m["source"] for m in result["matches"]}
+    left = [str(p) for p in ws.rglob("*") if p.is_file() and needle in p.read_bytes()]
+    assert left == []
+    assert run_json("-w", ws, "recall", street)[1]["results"] == []
+    assert (ws / "memory/2026-11-10.md").read_bytes() == b"## Retain\r\n- W @Jonas: Jonas rows on the Alster.\r\n"
