@@ -187,6 +187,37 @@ def test_item2_bad_input_is_one_clear_error_and_writes_nothing(empty_ws, sources
     assert tree(empty_ws) == before
 
 
+@pytest.mark.parametrize("damage, words", [
+    ("bit flip", "cannot be unpacked (Error -3"),
+    ("encrypted", "cannot be unpacked (it is encrypted)"),
+    ("zstd", "cannot be unpacked (That compression method is not supported)"),
+])
+def test_item2_a_damaged_encrypted_or_unreadable_export_zip_is_one_clear_error(empty_ws, sources, tmp_path, damage, words):
+    """A zip whose conversations.json cannot be unpacked ended in a traceback (RuntimeError,
+    NotImplementedError) or an error without a hint or a name; now: exit 2, its name, a hint."""
+    import struct
+    import zipfile
+
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(sources / "chatgpt-export" / "conversations.json", "conversations.json")
+    data = bytearray(good.read_bytes())
+    central = data.find(b"PK\x01\x02")
+    if damage == "bit flip":
+        data[30 + len("conversations.json") + 5] ^= 0xFF
+    elif damage == "encrypted":
+        data[6] |= 1
+        data[central + 8] |= 1
+    else:
+        data[8:10] = data[central + 10:central + 12] = struct.pack("<H", 93)
+    bad = tmp_path / "export.zip"
+    bad.write_bytes(bytes(data))
+    before = tree(empty_ws)
+    proc = run_mem("-w", empty_ws, "import", "chatgpt", bad)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert f"conversations.json in export.zip {words}" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert tree(empty_ws) == before
+
 def test_item2_import_refuses_to_write_into_its_own_source(tmp_path):
     vault = tmp_path / "vault"
     write(vault, "Note.md", "A note.\n")
