@@ -372,3 +372,23 @@ def test_item2_a_pipe_or_a_link_loop_in_the_source_is_skipped_and_named(empty_ws
     reasons = {s["item"]: s["reason"] for s in data["skipped"]}
     assert "not a regular file" in reasons["pipe.md"] and "symbolic links" in reasons["loop-a.md"]
     assert (empty_ws / "bank" / "Vault" / "Page.md").exists()
+
+
+def test_item2_odd_note_names_become_pages_memtool_indexes_and_syncs(empty_ws, tmp_path):
+    """Notes named ` .md`, `...md` or with a control character were imported as a hidden `.md`, a file
+    `md` without the extension (never indexed: silently unsearchable) and a name sync refuses; now each
+    becomes an indexable page, and a second one that lands on the same name is reported."""
+    from memtool.workspace import indexable
+
+    vault = tmp_path / "vault"
+    notes = {" .md": "Spacename kestrel note.", "...md": "Dotname heron note.",
+             "evil\x1b[31mred.md": "Escapename plover note.", "new\nline.md": "Newlinename avocet note."}
+    for name, text in notes.items():
+        write(vault, f"Notes/{name}", text + "\n")
+    proc, report = run_json("-w", empty_ws, "import", "obsidian", vault)
+    assert proc.returncode == 0, proc.stderr
+    paths = [w["path"] for w in report["written"]]
+    assert paths and all(indexable(p) and not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in p) for p in paths), paths
+    assert len(paths) == 3 and any("already exists" in s["reason"] for s in report["skipped"]), report
+    for word in ("kestrel", "plover", "avocet"):
+        assert run_json("-w", empty_ws, "recall", word)[1]["results"], word
