@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from memtool import blocks
 from memtool.errors import UsageError, WorkspaceError
+from memtool.retain import BulletError, looks_like_bullet, parse_bullet
 from memtool.safe_writes import FileChanged
 from memtool.sections import lines_keepends
 from memtool.workspace import Workspace
@@ -21,6 +22,7 @@ from memtool.workspace import Workspace
 MIN_TEXT = 3  # characters a text to forget needs: shorter ones match too much to be meant
 MAX_LINES = 200  # lines one forget removes at most: more is a query that was not meant
 MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (generated blocks) are removed too
+_QUOTE = re.compile(r'"([^"]{%d,}?)…"' % MIN_COPY)  # how reflect's journal quotes the start of a fact
 _CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
@@ -95,10 +97,32 @@ def spellings(texts: list[str]) -> list[str]:
                                                                 unicodedata.normalize("NFD", t))))
 
 
-def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
-    """1-based numbers of the lines holding any of `needles` (case-insensitive, composed or not)."""
+def matching_lines(lines: list[str], needles: list[str], quoted: bool = False) -> list[int]:
+    """1-based numbers of the lines holding any of `needles` (case-insensitive, composed or not);
+    `quoted`: also those quoting the start of one cut with … (as reflect's journal quotes facts)."""
     folded = [_fold(n) for n in needles if n]
-    return [i for i, line in enumerate(lines, start=1) if any(n in _fold(line) for n in folded)]
+    whole = [" ".join(n.split()) for n in folded] if quoted else []
+    return [i for i, line in enumerate(lines, start=1)
+            if any(n in _fold(line) for n in folded) or whole and _quotes(_fold(line), whole)]
+
+
+def _quotes(line: str, whole: list[str]) -> bool:
+    """Whether `line` holds `"…"` quoting the start (at least MIN_COPY characters) of one of `whole`."""
+    return any(any(n.startswith(m.group(1)) for n in whole) for m in _QUOTE.finditer(line))
+
+
+def copies_of(cited: list[str]) -> list[str]:
+    """The texts of cited lines as generated pages and the journal show them: as written, and a typed
+    bullet's text without its type letter (`W @Peter: …` is listed as `@Peter: …`)."""
+    out = []
+    for c in cited:
+        out.append(c)
+        if looks_like_bullet(c):
+            try:
+                out.append(parse_bullet(c).text)
+            except BulletError:
+                pass
+    return out
 
 
 def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None, reseal: bool = True) -> str:
@@ -186,13 +210,14 @@ def plan(ws: Workspace, target: Target) -> Plan:
             raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
         result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
-        copies = [c for c in cited if len(c) >= MIN_COPY]  # generated blocks and the journal quote facts
+        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY]))  # generated blocks, the journal
+        result.needles = list(dict.fromkeys(result.needles + copies))
         _add(result, ws, rel, list(range(target.start, target.end + 1)))
         files = [f for f in files if f != rel]
     else:
         result.needles = copies = spellings([target.text])
     for rel in files if copies else ():
-        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies))
+        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies, quoted=target.path is not None))
     if result.count > MAX_LINES:
         raise UsageError(f"{result.count} lines hold that text; forget removes at most {MAX_LINES} at once",
                          "give a longer, more exact text, or cite the lines (path#L3-L5)")

@@ -170,3 +170,23 @@ def test_forget_finds_the_text_however_its_letters_are_composed(empty_ws):
     assert left == []
     assert run_json("-w", ws, "recall", street)[1]["results"] == []
     assert (ws / "memory/2026-11-10.md").read_bytes() == b"## Retain\r\n- W @Jonas: Jonas rows on the Alster.\r\n"
+
+
+def test_forget_by_citation_takes_the_facts_copies_on_generated_pages_and_the_journal(example_ws):
+    """`mem forget memory/…#L15` of a typed bullet (`W @Peter: …`) removed the line but kept its copies:
+    bank/world.md lists it as `@Peter: …` (no type letter) and the journal quotes its start cut with
+    `…`; the next reflect then backed the old page up, so the text stayed in .memory/backups too."""
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    words = "works remote on warelay".encode()
+    line = (example_ws / "memory/2026-10-02.md").read_text(encoding="utf-8").splitlines()[14]
+    assert line == "- W @Peter: Peter lives in Hamburg (Ottensen) and works remote on warelay with me."
+    assert words in (example_ws / "bank/world.md").read_bytes()
+    assert "Hamburg (Ottensen) and works remote…" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+
+    proc, result = run_json("-w", example_ws, "forget", "memory/2026-10-02.md#L15", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert {"bank/world.md", "bank/journal.md"} <= {m["source"].split("#")[0] for m in result["matches"]}
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    held = [str(p) for p in example_ws.rglob("*") if p.is_file() and (words in p.read_bytes()
+                                                                       or b"(Ottensen) and works" in p.read_bytes())]
+    assert held == []
