@@ -360,3 +360,21 @@ def test_a4_core_edits_never_lower_the_trust_of_memory_md(tmp_path):
     core.write_text("# Core\n", encoding="utf-8")
     run_mem("-w", ws, "core", "insert", "1", "---\ntrust: private\n---", check=0)
     assert core.read_text(encoding="utf-8").startswith("---\ntrust: private\n---\n# Core")
+
+
+def test_a1_reflect_never_modifies_a_legal_journal_or_opinions_page(tmp_path):
+    """`trust: legal` files are never modified by reflect: it skipped legal entity pages and typed
+    indexes, but rewrote a legal bank/opinions.md and appended to a legal bank/journal.md."""
+    files = dict(PETER)
+    files["memory/2026-11-23.md"] = "## Retain\n- O(c=0.8) @Peter: Is punctual.\n"
+    files["bank/journal.md"] = "---\ntrust: legal\n---\n# Journal\n\nMy own, legal.\n"
+    files["bank/opinions.md"] = "---\ntrust: legal\n---\n# Opinions\n\nMine, legal.\n"
+    ws = _ws(tmp_path, files)
+    bank = tmp_path / "ws" / "bank"
+    before = {name: (bank / name).read_bytes() for name in ("journal.md", "opinions.md")}
+    proc, data = run_json("-w", ws, "reflect", "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert {name: (bank / name).read_bytes() for name in before} == before
+    skipped = {p["path"]: p["reason"] for p in data["pages"] if p["action"] == "skipped"}
+    assert "legal" in skipped["bank/journal.md"] and "legal" in skipped["bank/opinions.md"], skipped
+    assert (bank / "entities/Peter.md").exists()  # the rest of the run stands

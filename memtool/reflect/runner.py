@@ -23,6 +23,7 @@ from memtool.workspace import Workspace
 
 JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
+LEGAL_PAGE = "trust: legal (never modified)"
 LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 
@@ -204,7 +205,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             windows = kept_windows.Windows(kept_windows.usable(src, record, changes.files if changes else None))
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
                                         listings, windows)
-            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits, tier_of)
             typed = {kind: src.facts(kinds=[kind], k=MAX_K) for kind in pages.TYPED_PAGES}
             _plan_typed_indexes(src, plan, fits, overwrite_edits, typed)
             plan.suggestions = pages.core_suggestions(threads, typed["world"], src.ws.read_text(src.ws.core_path))
@@ -221,10 +222,12 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
                                               "strengthened")) or found["faded"] \
             or bool((found["proposals"] or {}).get("proposed"))
         if not dry_run:
-            written = []
-            if changed or consolidated:
+            written = [p.path for p in changed]
+            if (changed or consolidated) and tier_of(JOURNAL) == trust.LEGAL:  # never modified: said, not written
+                plan.pages.append(pages.PagePlan("Journal", JOURNAL, "skipped", reason=LEGAL_PAGE))
+            elif changed or consolidated:
                 _append_journal(src.ws, entry)
-                written = [p.path for p in changed] + [JOURNAL]
+                written.append(JOURNAL)
             _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
             if deadline.hit_at is None and not review:  # recorded after the Markdown: a killed run leaves none
@@ -362,7 +365,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     if not pages.fits_a_file_name(path):  # (its tier would read as legal: a file that cannot be read)
         return dict(rec, action="skipped", reason=pages.TOO_LONG)
     if tier_of(path) == trust.LEGAL:
-        return dict(rec, action="skipped", reason="trust: legal (never modified)")
+        return dict(rec, action="skipped", reason=LEGAL_PAGE)
     files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
     allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file (per page)
@@ -405,10 +408,14 @@ def _evidence(threads: list[opinions.Opinion]) -> dict[str, list]:
 
 
 def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opinion], state: dict, fits,
-                   overwrite_edits: bool) -> None:
-    """Plan `bank/opinions.md` and note the opinions whose confidence moved since the last run."""
+                   overwrite_edits: bool, tier_of: Callable[[str], str]) -> None:
+    """Plan `bank/opinions.md` (a legal one is never modified) and note the opinions whose confidence
+    moved since the last run."""
     page = pages.OPINIONS_PAGE
     plan.moves = pages.opinion_moves(threads, state.get("opinions", {}))
+    if tier_of(page) == trust.LEGAL:
+        plan.pages.append(pages.PagePlan("Opinions", page, "skipped", reason=LEGAL_PAGE))
+        return
     current = ws.read_text(page) if (ws.root / page).exists() else None
     body = pages.opinions_body(threads, fits(page))
     plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
@@ -420,7 +427,7 @@ def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: b
     tier_of = src.tier_lookup()
     for kind, page in pages.TYPED_PAGES.items():
         if tier_of(page) == trust.LEGAL:
-            plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason="trust: legal (never modified)"))
+            plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason=LEGAL_PAGE))
             continue
         visible = fits(page)
         found = typed[kind]
