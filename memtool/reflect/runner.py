@@ -453,13 +453,10 @@ def _write_pages(ws: Workspace, changed: list[pages.PagePlan]) -> None:
             if (None if now is None else pages.seen(now)) != p.was:
                 p.action, p.reason, p.text = "skipped", pages.CHANGED, None
                 continue
-            if now is None:
-                if not ws.create_new({p.path: p.text.encode("utf-8")}):
-                    p.action, p.reason, p.text = "skipped", pages.CHANGED, None
-                continue
-            ws.backup(p.path)
-            try:
-                ws.write_atomic(p.path, p.text, expect=now)
+            if now is not None:
+                ws.backup(p.path)
+            try:  # (a file created meanwhile is not b"": refused)
+                ws.write_atomic(p.path, p.text, expect=b"" if now is None else now)
             except FileChanged:
                 p.action, p.reason, p.text = "skipped", pages.CHANGED, None
 
