@@ -183,9 +183,23 @@ def apply(ws: Workspace, plan: Plan, report: ImportReport, progress=None) -> Non
             progress(done, total)
 
 
+NAME_BYTES = 200  # a page's file name, so that its temp file and backup names stay within 255 bytes (as reflect's)
+
+
+def fits(target: str) -> bool:
+    """Whether a page at `target` can be created on common file systems (each name ≤ 255 bytes, the
+    file's ≤ NAME_BYTES)."""
+    *folders, name = target.split("/")
+    return len(name.encode("utf-8")) <= NAME_BYTES and all(len(f.encode("utf-8")) <= 255 for f in folders)
+
+
 def _create_pages(ws: Workspace, items: list[Item], report: ImportReport) -> None:
     todo: dict[str, Item] = {}
     for item in items:
+        if not fits(item.target):
+            report.skipped.append({"item": item.origin, "reason": f"its page name is too long for a file name (over "
+                                   f"{NAME_BYTES} bytes); shorten its title or file name in the source"})
+            continue
         try:
             current = _current(ws, item.target)
         except MemError as exc:

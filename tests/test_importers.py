@@ -392,3 +392,19 @@ def test_item2_odd_note_names_become_pages_memtool_indexes_and_syncs(empty_ws, t
     assert len(paths) == 3 and any("already exists" in s["reason"] for s in report["skipped"]), report
     for word in ("kestrel", "plover", "avocet"):
         assert run_json("-w", empty_ws, "recall", word)[1]["results"], word
+
+
+def test_item2_a_note_whose_name_is_too_long_for_a_file_is_skipped_and_the_rest_imported(empty_ws, tmp_path):
+    """A basic-memory note titled with 200 `Ü` (400 bytes) made the import stop with `File name too
+    long` on a temp file, creating none of the notes; now that note is skipped and named, the others
+    are imported, and a title's DEL or C1 characters never reach a file name."""
+    source = tmp_path / "bm"
+    long_title = "Ü" * 200
+    write(source, "long.md", f"---\ntitle: {long_title}\ntype: note\n---\n# Long\n\n- [fact] The long one\n")
+    write(source, "ok.md", "---\ntitle: Okay Note\ntype: note\n---\n# Okay\n\n- [fact] Shrike fact\n")
+    write(source, "c1.md", "---\ntitle: Bad\x85Name\x7f\ntype: note\n---\n# C1\n\n- [fact] Bittern fact\n")
+    proc, report = run_json("-w", empty_ws, "import", "basic-memory", source)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert sorted(w["path"] for w in report["written"]) == ["bank/entities/Bad-Name.md", "bank/entities/Okay Note.md"]
+    assert [s["item"] for s in report["skipped"]] == ["long.md"] and "too long" in report["skipped"][0]["reason"]
+    assert run_json("-w", empty_ws, "recall", "shrike")[1]["results"]
