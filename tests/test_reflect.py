@@ -427,3 +427,26 @@ def test_a_disk_that_fills_during_reflect_is_one_error_and_the_next_run_finishes
                               preexec_fn=lambda n=limit: resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)))
         assert proc.returncode == 4 and "Traceback" not in proc.stderr and "damaged" not in proc.stderr, proc.stderr[-3000:]
         assert "error:" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+
+
+def test_two_entities_whose_names_make_one_file_name_get_one_page_and_a_reason(tmp_path):
+    """`[[Haus:Nord]]` and `[[Haus?Nord]]` both make `bank/entities/Haus-Nord.md`: the second plan wrote
+    over the first in the same run; now the first keeps the page, the second is named as left out, and
+    runs settle (nothing changes on the next one)."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-10.md", "- [[Haus:Nord]] roof repaired by Kestrel GmbH.\n"
+                                      "- [[Haus:Nord]] boiler checked.\n"
+                                      "- [[Haus?Nord]] the tenant Plover moved out.\n"
+                                      "- [[Haus?Nord]] keys returned by Plover.\n")
+    proc, data = run_json("reflect", "--force", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    plans = [(p["entity"], p["action"], p["reason"]) for p in data["pages"] if p["path"] == "bank/entities/Haus-Nord.md"]
+    assert [a for _, a, _ in plans] == ["create", "skipped"], plans
+    assert "another entity's page has the same file name" in plans[1][2] and "saved while" not in proc.stderr
+    text = (ws / "bank/entities/Haus-Nord.md").read_text(encoding="utf-8")
+    owner = plans[0][0]
+    assert ("Kestrel" in text) == (owner == "Haus:Nord") and ("Plover" in text) == (owner == "Haus?Nord"), text
+    assert "whose file name another entity's page has" in (ws / "bank/journal.md").read_text(encoding="utf-8")
+    for _ in range(2):
+        run_mem("reflect", "--force", cwd=ws, check=0)
+    assert not run_json("reflect", "--force", cwd=ws)[1]["changed"]

@@ -59,6 +59,7 @@ class Plan:
 EDITED = "the generated block was edited by hand"
 BROKEN = "its generated block's marker lines are broken"  # + ": " and what is wrong (blocks.problem)
 CHANGED = "it was saved while mem reflect ran; the next run updates it"
+NAME_TAKEN = "another entity's page has the same file name"  # + " (that entity)"
 TOO_LONG = "the name is too long for a file name"
 MAX_NAME_BYTES = 200  # a page's file name, so that its temp file (+14) and backup (+31) stay within 255 bytes
 

@@ -299,6 +299,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     fresh = [name for name in remade if name not in listings]
     successors = src.local.supersessions() if remade else {}
     order = src.store.fact_order() if len(fresh) >= listing.AT_ONCE else None  # once for every pass
+    owners: dict[str, str] = {}  # page path → the entity whose page it is (two names may make one file name)
     for name in names:
         if deadline.passed("entity pages"):
             break
@@ -310,12 +311,16 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
                 listings.update(listed)
                 windows.now.update((n, (facts, places)) for n, facts in listed.items())
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
+            if rec["action"] is not None and rec["path"] in owners and owners[rec["path"]] != rec["entity"]:
+                rec = dict(rec, action="skipped", text=None, reason=f"{pages.NAME_TAKEN} ({owners[rec['path']]})")
             if rec["action"] == "create" and created is not None:
                 listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file
                 created[name] = listings[name]
         else:
             reused += 1
         made[name] = rec
+        if rec["action"] is not None:
+            owners.setdefault(rec["path"], rec["entity"])
         plan.held_back += rec["held"]
         if rec["action"] is not None:
             plan.facts += rec["facts"]
