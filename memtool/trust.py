@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from fnmatch import fnmatch
+from fnmatch import fnmatchcase
 
 from memtool.errors import EgressRefused
 from memtool.value import FrozenValue
@@ -93,8 +93,10 @@ def declared(lines: list[str], front_matter_end: int) -> tuple[str, str | None]:
 
 
 def glob_tier(path: str, globs: dict[str, list[str]]) -> str:
-    """The strictest `[trust]` tier whose globs match `path` (normal for none)."""
-    return strictest(tier for tier in TIERS if any(fnmatch(path, g) for g in globs.get(tier, ())))
+    """The strictest `[trust]` tier whose globs match `path` (normal for none), in any case: a glob
+    `bank/legal/*` also holds `bank/Legal/…`, as a case-insensitive disk (macOS, Windows) opens it."""
+    folded = path.casefold()
+    return strictest(tier for tier in TIERS if any(fnmatchcase(folded, g.casefold()) for g in globs.get(tier, ())))
 
 
 def file_tier(path: str, declared_tier: str, globs: dict[str, list[str]]) -> str:

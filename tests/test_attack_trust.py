@@ -188,6 +188,19 @@ def test_a2_summarize_honours_trust_globs(tmp_path, stub):
     assert "bank/legal/settlement.md" in data["withheld"]
 
 
+def test_a2_a_trust_glob_holds_a_folder_spelled_in_another_case(tmp_path, stub):
+    """`legal = ["bank/legal/*"]` and a folder `bank/Legal/` (one folder on a case-insensitive disk):
+    its text went to the model as normal text."""
+    files = {k.replace("bank/legal/", "bank/Legal/"): v for k, v in GLOBS.items()}
+    files["memtool.toml"] = '[trust]\nlegal = ["bank/legal/*"]\nprivate = ["Memory/Health/*"]\n'
+    ws = _ws(tmp_path, files)
+    proc, data = _summarize(ws, "settlement", stub)
+    assert proc.returncode == 0, proc.stderr
+    sent = stub.sent_text()
+    assert "NORMALGLOB" in sent and "PRIVGLOB" in sent and "LEGALGLOB" not in sent
+    assert "bank/Legal/settlement.md" in data["withheld"]
+
+
 def test_a2_a_private_glob_never_goes_to_a_remote_model(tmp_path):
     ws = _ws(tmp_path, GLOBS)
     result = netns.run(tmp_path, [{"args": ["-w", ws, "summarize", "settlement", "--json"],
