@@ -361,7 +361,14 @@ def test_markers_shown_in_a_code_fence_are_text_and_broken_markers_stop_the_page
         proc = run_mem("reflect", *args, cwd=example_ws, check=0)
         assert kenji.read_text(encoding="utf-8") == broken
         assert "bank/entities/Kenji.md" in proc.stderr and "has no '<!-- memtool:end entity -->' line" in proc.stderr
-    assert "marker lines of their generated block are broken" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    assert "cannot place their generated block" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+
+    tom = example_ws / "bank/entities/Tom.md"  # no block, and a code fence never closed: a block added would be code
+    open_fence = "# Tom\n\nMy snippet:\n\n```\nnever closed\n"
+    tom.write_text(open_fence, encoding="utf-8")
+    for _ in range(2):
+        proc = run_mem("reflect", "--force", cwd=example_ws, check=0)
+        assert tom.read_text(encoding="utf-8") == open_fence and "never closed" in proc.stderr, proc.stderr
 
 
 def _small_disk(tmp_path):

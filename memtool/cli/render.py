@@ -383,8 +383,8 @@ def reflect_warnings(data: dict) -> None:
         elif page["action"] == "skipped" and page["reason"] == EDITED:
             warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
         elif page["action"] == "skipped" and page["reason"].startswith(BROKEN):
-            warn(f"{page['path']}: {page['reason']}; left alone (put the marker line back, or delete the block's "
-                 "lines and the next run writes a new one)")
+            warn(f"{page['path']}: {page['reason']}; left alone (fix the marker lines or close the code fence; "
+                 "deleting the block's lines makes the next run write a new one)")
         elif page["action"] == "skipped" and "legal" not in page["reason"]:
             warn(f"{page['path']}: {page['reason']}; left alone")
     if data.get("reused", {}).get("notice"):

@@ -56,9 +56,10 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
         lines.append(f"- Left {len(edited)} page(s) alone because their generated block was edited by hand "
                      "(run `mem reflect --overwrite-edits` to regenerate): " + ", ".join(f"`{p.path}`" for p in edited))
     if broken:
-        lines.append(f"- Left {len(broken)} page(s) alone because the marker lines of their generated block are "
-                     "broken (put back the missing `<!-- memtool:begin/end … -->` line, or delete the block's "
-                     "lines, and the next run writes it again): " + ", ".join(f"`{p.path}`" for p in broken))
+        lines.append(f"- Left {len(broken)} page(s) alone because memtool cannot place their generated block (a "
+                     "`<!-- memtool:begin/end … -->` line missing or doubled, or the page ends inside an unclosed "
+                     "code fence; fix it by hand and the next run writes the block): "
+                     + ", ".join(f"`{p.path}`" for p in broken))
     if taken:
         lines.append(f"- Made no page for {len(taken)} entit{'y' if len(taken) == 1 else 'ies'} whose file name another "
                      "entity's page has: " + ", ".join(f"{quote(p.entity, 60)} (`{p.path}`)" for p in taken))

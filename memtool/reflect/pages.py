@@ -57,7 +57,7 @@ class Plan:
 
 
 EDITED = "the generated block was edited by hand"
-BROKEN = "its generated block's marker lines are broken"  # + ": " and what is wrong (blocks.problem)
+BROKEN = "memtool cannot place its generated block"  # + ": " and why (blocks.problem)
 CHANGED = "it was saved while mem reflect ran; the next run updates it"
 NAME_TAKEN = "another entity's page has the same file name"  # + " (that entity)"
 TOO_LONG = "the name is too long for a file name"
