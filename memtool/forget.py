@@ -99,7 +99,7 @@ def spellings(texts: list[str]) -> list[str]:
 
 def matching_lines(lines: list[str], needles: list[str], quoted: bool = False) -> list[int]:
     """1-based numbers of the lines holding any of `needles` (case-insensitive, composed or not);
-    `quoted`: also those quoting the start of one cut with … (as reflect's journal quotes facts)."""
+    `quoted`: also those quoting (cut with …, as reflect's journal quotes facts) a start of one."""
     folded = [_fold(n) for n in needles if n]
     whole = [" ".join(n.split()) for n in folded] if quoted else []
     return [i for i, line in enumerate(lines, start=1)
@@ -107,8 +107,11 @@ def matching_lines(lines: list[str], needles: list[str], quoted: bool = False) -
 
 
 def _quotes(line: str, whole: list[str]) -> bool:
-    """Whether `line` holds `"…"` quoting the start (at least MIN_COPY characters) of one of `whole`."""
-    return any(any(n.startswith(m.group(1)) for n in whole) for m in _QUOTE.finditer(line))
+    """Whether `line` holds a quote cut with `…` that ends in the start (at least MIN_COPY characters)
+    of one of `whole`: the journal quotes a fact's start, which is a cited line's start or, for a text
+    to forget, may end part way into it."""
+    return any(any(q.endswith(n[:k]) for n in whole for k in range(MIN_COPY, min(len(n), len(q)) + 1))
+               for q in (m.group(1) for m in _QUOTE.finditer(line)))
 
 
 def copies_of(cited: list[str]) -> list[str]:
@@ -217,7 +220,7 @@ def plan(ws: Workspace, target: Target) -> Plan:
     else:
         result.needles = copies = spellings([target.text])
     for rel in files if copies else ():
-        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies, quoted=target.path is not None))
+        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies, quoted=True))
     if result.count > MAX_LINES:
         raise UsageError(f"{result.count} lines hold that text; forget removes at most {MAX_LINES} at once",
                          "give a longer, more exact text, or cite the lines (path#L3-L5)")

@@ -190,3 +190,14 @@ def test_forget_by_citation_takes_the_facts_copies_on_generated_pages_and_the_jo
     held = [str(p) for p in example_ws.rglob("*") if p.is_file() and (words in p.read_bytes()
                                                                        or b"(Ottensen) and works" in p.read_bytes())]
     assert held == []
+
+
+def test_forget_by_text_takes_the_journal_quote_that_holds_its_start(example_ws):
+    """The journal quotes a fact's start cut with `…`: forgetting the fact's text left
+    `"@Peter: Peter lives in Hamburg (Ottensen) and works remote…"` in bank/journal.md."""
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    text = "Peter lives in Hamburg (Ottensen) and works remote on warelay with me"
+    proc, result = run_json("-w", example_ws, "forget", text, "--yes")
+    assert proc.returncode == 0 and "bank/journal.md" in {m["source"].split("#")[0] for m in result["matches"]}
+    assert [str(p) for p in example_ws.rglob("*") if p.is_file() and b"(Ottensen) and works" in p.read_bytes()] == []
+    assert "Journal" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
