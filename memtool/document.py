@@ -11,7 +11,7 @@ import re
 from datetime import date
 from functools import lru_cache
 
-from memtool import frontmatter, trust
+from memtool import blocks, frontmatter, trust
 from memtool.dates import extract_range
 from memtool.linescan import scan
 from memtool.records import Diagnostic, ParsedFile, Record
@@ -203,11 +203,13 @@ _GEN_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->\s*$")
 def _generated_spans(lines: list[str]) -> list[tuple[int, int]]:
     """[start, end) line ranges of complete `<!-- memtool:begin NAME -->` … `<!-- memtool:end NAME -->` blocks."""
     spans, i = [], 0
+    code = blocks.fenced(lines) if any("memtool:begin" in line for line in lines) else ()
     while i < len(lines):
-        m = _GEN_BEGIN.match(lines[i])
+        m = None if code and code[i] else _GEN_BEGIN.match(lines[i])
         if m:
             end_marker = f"<!-- memtool:end {m.group(1)} -->"
-            j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == end_marker), None)
+            j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == end_marker and not (code and code[j])),
+                     None)
             if j is not None:
                 spans.append((i, j + 1))
                 i = j + 1

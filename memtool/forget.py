@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from memtool import blocks
 from memtool.errors import UsageError, WorkspaceError
+from memtool.retain import BulletError, looks_like_bullet, parse_bullet
 from memtool.safe_writes import FileChanged
 from memtool.sections import lines_keepends
 from memtool.workspace import Workspace
@@ -20,6 +22,7 @@ from memtool.workspace import Workspace
 MIN_TEXT = 3  # characters a text to forget needs: shorter ones match too much to be meant
 MAX_LINES = 200  # lines one forget removes at most: more is a query that was not meant
 MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (generated blocks) are removed too
+_QUOTE = re.compile(r'"([^"]{%d,}?)…"' % MIN_COPY)  # how reflect's journal quotes the start of a fact
 _CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
@@ -83,10 +86,47 @@ def bare(line: str) -> str:
     return _MARKER.sub("", line.rstrip("\r\n")).strip()
 
 
-def matching_lines(lines: list[str], needles: list[str]) -> list[int]:
-    """1-based numbers of the lines holding any of `needles` (case-insensitive)."""
-    folded = [n.casefold() for n in needles if n]
-    return [i for i, line in enumerate(lines, start=1) if any(n in line.casefold() for n in folded)]
+def _fold(text: str) -> str:
+    """`text` as forget compares it: case-folded, composed (NFC), so `Müller` typed with a combining
+    diaeresis (as some programs save it) is the `Müller` a person types."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def spellings(texts: list[str]) -> list[str]:
+    """Each text as given, composed (NFC) and decomposed (NFD): the forms its copies may be stored in."""
+    return list(dict.fromkeys(form for t in texts for form in (t, unicodedata.normalize("NFC", t),
+                                                                unicodedata.normalize("NFD", t))))
+
+
+def matching_lines(lines: list[str], needles: list[str], quoted: bool = False) -> list[int]:
+    """1-based numbers of the lines holding any of `needles` (case-insensitive, composed or not);
+    `quoted`: also those quoting (cut with …, as reflect's journal quotes facts) a start of one."""
+    folded = [_fold(n) for n in needles if n]
+    whole = [" ".join(n.split()) for n in folded] if quoted else []
+    return [i for i, line in enumerate(lines, start=1)
+            if any(n in _fold(line) for n in folded) or whole and _quotes(_fold(line), whole)]
+
+
+def _quotes(line: str, whole: list[str]) -> bool:
+    """Whether `line` holds a quote cut with `…` that ends in the start (at least MIN_COPY characters)
+    of one of `whole`: the journal quotes a fact's start, which is a cited line's start or, for a text
+    to forget, may end part way into it."""
+    return any(any(q.endswith(n[:k]) for n in whole for k in range(MIN_COPY, min(len(n), len(q)) + 1))
+               for q in (m.group(1) for m in _QUOTE.finditer(line)))
+
+
+def copies_of(cited: list[str]) -> list[str]:
+    """The texts of cited lines as generated pages and the journal show them: as written, and a typed
+    bullet's text without its type letter (`W @Peter: …` is listed as `@Peter: …`)."""
+    out = []
+    for c in cited:
+        out.append(c)
+        if looks_like_bullet(c):
+            try:
+                out.append(parse_bullet(c).text)
+            except BulletError:
+                pass
+    return out
 
 
 def strip_lines(text: str, drop: set[int], markers: dict[int, str] | None = None, reseal: bool = True) -> str:
@@ -181,14 +221,15 @@ def plan(ws: Workspace, target: Target) -> Plan:
         if target.end > len(lines):
             raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
-        result.needles = [c for c in cited if len(c) >= MIN_TEXT]
-        copies = [c for c in cited if len(c) >= MIN_COPY]  # generated blocks and the journal quote facts
+        result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
+        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY]))  # generated blocks, the journal
+        result.needles = list(dict.fromkeys(result.needles + copies))
         _add(result, ws, rel, list(range(target.start, target.end + 1)))
         files = [f for f in files if f != rel]
     else:
-        result.needles = copies = [target.text]
+        result.needles = copies = spellings([target.text])
     for rel in files if copies else ():
-        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies))
+        _add(result, ws, rel, matching_lines(lines_keepends(ws.read_text(rel)), copies, quoted=True))
     if result.count > MAX_LINES:
         raise UsageError(f"{result.count} lines hold that text; forget removes at most {MAX_LINES} at once",
                          "give a longer, more exact text, or cite the lines (path#L3-L5)")

@@ -125,16 +125,27 @@ def _read_one(full: Path, rel: str, files: dict, max_bytes: int, problems: list,
 
 
 def _read_zip(module, path: Path, max_bytes: int, problems: list) -> Source:
+    """The files `module` wants from a zip; a member that cannot be unpacked (damaged, encrypted, a
+    compression method Python lacks) is a UsageError naming it, never a traceback."""
+    import zlib
+
     files = {}
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            rel = info.filename
-            if info.is_dir() or not module.wants(rel):
-                continue
-            if info.file_size > max_bytes and not rel.endswith(".json"):
-                problems.append(Skipped(rel, f"{info.file_size:,} bytes, over the limit of {max_bytes:,}"))
-                continue
-            files[rel] = zf.read(info)
+    rel = None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                rel = info.filename
+                if info.is_dir() or not module.wants(rel):
+                    continue
+                if info.file_size > max_bytes and not rel.endswith(".json"):
+                    problems.append(Skipped(rel, f"{info.file_size:,} bytes, over the limit of {max_bytes:,}"))
+                    continue
+                files[rel] = zf.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as exc:
+        what = f"{rel} in {path.name}" if rel else path.name
+        reason = "it is encrypted" if "encrypted" in str(exc) else str(exc) or type(exc).__name__
+        raise UsageError(f"{what} cannot be unpacked ({reason})",
+                         "download the export again, or unpack it with another tool and import the folder") from None
     return Source(path.stem, files)
 
 
@@ -172,9 +183,23 @@ def apply(ws: Workspace, plan: Plan, report: ImportReport, progress=None) -> Non
             progress(done, total)
 
 
+NAME_BYTES = 200  # a page's file name, so that its temp file and backup names stay within 255 bytes (as reflect's)
+
+
+def fits(target: str) -> bool:
+    """Whether a page at `target` can be created on common file systems (each name ≤ 255 bytes, the
+    file's ≤ NAME_BYTES)."""
+    *folders, name = target.split("/")
+    return len(name.encode("utf-8")) <= NAME_BYTES and all(len(f.encode("utf-8")) <= 255 for f in folders)
+
+
 def _create_pages(ws: Workspace, items: list[Item], report: ImportReport) -> None:
     todo: dict[str, Item] = {}
     for item in items:
+        if not fits(item.target):
+            report.skipped.append({"item": item.origin, "reason": f"its page name is too long for a file name (over "
+                                   f"{NAME_BYTES} bytes); shorten its title or file name in the source"})
+            continue
         try:
             current = _current(ws, item.target)
         except MemError as exc:

@@ -48,6 +48,10 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     path = ws.resolve(rel)
     if not path.is_file():
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
+    if any(part.startswith(".") for part in ws.relative(path).split("/")):
+        # .memory/ holds the sync key, backups of legal files, logs; .git/config may hold a token
+        raise UsageError(f"{rel} is hidden or machine-local state (.memory/, .git/, …), not a note",
+                         "mem get reads the workspace's notes, e.g. memory.md or memory/2026-10-27.md#L10")
     if max_lines < 1:
         raise UsageError("--max-lines must be at least 1")
     text = lines(ws, ws.relative(path))

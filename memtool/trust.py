@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from fnmatch import fnmatch
+from fnmatch import fnmatchcase
 
 from memtool.errors import EgressRefused
 from memtool.value import FrozenValue
@@ -30,6 +30,8 @@ LEGAL = STRICTEST = "legal"  # never leaves the process, never folded, supersede
 # Compiled by `re` on first use (its cache): a recall reads neither front matter nor citations.
 _TRUST_LINE = r"""(?i)^\s*-?\s*["']?trust["']?\s*:\s*(.*?)\s*$"""
 _CITATION = r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#L\d+"
+# `trust` as a key in any other form: a flow mapping (`{trust: legal}`, `{"trust": "legal"}`), `=`, a fullwidth colon
+_TRUST_KEY = r"""(?i)(?:^|[{,])\s*-?\s*["']?trust["']?\s*[:\uff1a=]"""
 _LEADING_BLOCK_LINES = 100  # how far an unclosed or misplaced front matter block is searched for `trust:`
 
 
@@ -73,10 +75,11 @@ def declared(lines: list[str], front_matter_end: int) -> tuple[str, str | None]:
     end = next((n for n in range(start + 1, min(len(lines), start + _LEADING_BLOCK_LINES))
                 if lines[n].strip() in ("---", "...")), None)
     stop = end if end is not None else min(len(lines), start + _LEADING_BLOCK_LINES)
-    values = [m.group(1) for n in range(start + 1, stop) if (m := re.match(_TRUST_LINE, lines[n]))]
+    values = [m.group(1) if (m := re.match(_TRUST_LINE, lines[n])) else lines[n].strip()
+              for n in range(start + 1, stop) if re.search(_TRUST_KEY, lines[n])]
     if not values:
         return "normal", None
-    tiers = [parse_value(v) for v in values]
+    tiers = [parse_value(v) for v in values]  # a line in another form is unreadable: legal
     tier = strictest(t or STRICTEST for t in tiers)
     if None in tiers:
         bad = next(v for v, t in zip(values, tiers) if t is None)
@@ -90,8 +93,10 @@ def declared(lines: list[str], front_matter_end: int) -> tuple[str, str | None]:
 
 
 def glob_tier(path: str, globs: dict[str, list[str]]) -> str:
-    """The strictest `[trust]` tier whose globs match `path` (normal for none)."""
-    return strictest(tier for tier in TIERS if any(fnmatch(path, g) for g in globs.get(tier, ())))
+    """The strictest `[trust]` tier whose globs match `path` (normal for none), in any case: a glob
+    `bank/legal/*` also holds `bank/Legal/…`, as a case-insensitive disk (macOS, Windows) opens it."""
+    folded = path.casefold()
+    return strictest(tier for tier in TIERS if any(fnmatchcase(folded, g.casefold()) for g in globs.get(tier, ())))
 
 
 def file_tier(path: str, declared_tier: str, globs: dict[str, list[str]]) -> str:

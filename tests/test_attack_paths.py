@@ -71,3 +71,27 @@ def test_a_note_to_a_page_name_without_a_letter_is_refused(ws, page):
     proc = run_mem("note", "Moved the meeting.", "--page", page, cwd=ws)
     assert proc.returncode == 2 and "names no entity" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert files(ws) == before
+
+
+def test_get_never_reads_machine_local_state_or_hidden_files(ws):
+    """`mem get` (and so the MCP `get` tool an agent calls, and `mem serve`'s file page) printed any
+    file inside the workspace: the sync encryption key in .memory/sync/key, backups of legal pages,
+    .git/config with a token. Now such a path, or a link to one, is refused (exit 2)."""
+    from test_serve import Served
+
+    (ws / ".memory" / "sync").mkdir(parents=True, exist_ok=True)
+    (ws / ".memory" / "sync" / "key").write_text("SYNCKEY0123456789\n")
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[remote]\n\turl = https://me:TOKEN42@example.org/x\n")
+    (ws / "memory" / "key.md").symlink_to(ws / ".memory" / "sync" / "key")
+    for ref in (".memory/sync/key", ".git/config", "memory/key.md", "memory/../.memory/sync/key#L1"):
+        proc = run_mem("-w", ws, "get", ref)
+        assert proc.returncode == 2 and "SYNCKEY" not in proc.stdout and "TOKEN42" not in proc.stdout, (ref, proc.stdout)
+        assert "error:" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert run_mem("-w", ws, "get", "memory.md").returncode == 0
+    server = Served(ws)
+    try:
+        page = server.get("/file?path=.memory/sync/key")
+        assert page.status_code == 400 and "SYNCKEY" not in page.text
+    finally:
+        server.stop()

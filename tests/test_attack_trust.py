@@ -105,6 +105,26 @@ def test_a1_journal_and_opinions_carry_no_stricter_facts(tmp_path, stub):
 
 
 
+def test_a1_a_page_never_cites_or_hints_at_a_stricter_fact_that_superseded_one_it_shows(tmp_path):
+    """A private note (CRLF, a mixed-case `Trust: PRIVATE`) says Peter moved: his normal entity page and
+    bank/world.md still list the older normal fact, but neither mark it superseded nor cite the
+    private successor (its place and its existence are private too); a private page shows both."""
+    files = {"memory/2026-11-10.md": "## Retain\n- W @Peter: Peter lives in Porto.\n- W @Peter: Peter works at Acme.\n",
+             "memory/2026-11-12.md": ("---\r\nTrust: PRIVATE\r\n---\r\n## Retain\r\n"
+                                      f"- W @Peter: Peter moved to Faro {PRIVATE} now, no longer lives in Porto.\r\n")}
+    ws = _ws(tmp_path, files)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    bank = tmp_path / "ws" / "bank"
+    for rel in ("entities/Peter.md", "world.md", "journal.md"):
+        text = (bank / rel).read_text(encoding="utf-8")
+        assert "2026-11-12" not in text and PRIVATE not in text, (rel, text)
+        assert rel == "journal.md" or ("lives in Porto" in text and "superseded" not in text), (rel, text)
+    page = bank / "entities/Peter.md"
+    page.write_text("---\ntrust: private\n---\n" + page.read_text(encoding="utf-8"), encoding="utf-8")
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    assert "*(superseded by [memory/2026-11-12.md#L5]" in page.read_text(encoding="utf-8")
+
+
 def test_a1_the_journal_names_no_connection_drawn_from_stricter_facts(tmp_path):
     """Entities mentioned together only in a legal file: the connection (their names, how often)
     is derived from legal text, so the journal (a normal page, synced) does not suggest it."""
@@ -166,6 +186,19 @@ def test_a2_summarize_honours_trust_globs(tmp_path, stub):
     assert "NORMALGLOB" in sent and "PRIVGLOB" in sent  # a loopback model may see private text
     assert "LEGALGLOB" not in sent
     assert "bank/legal/settlement.md" in data["withheld"]
+
+
+def test_a2_a_trust_glob_holds_a_folder_spelled_in_another_case(tmp_path, stub):
+    """`legal = ["bank/legal/*"]` and a folder `bank/Legal/` (one folder on a case-insensitive disk):
+    its text went to the model as normal text."""
+    files = {k.replace("bank/legal/", "bank/Legal/"): v for k, v in GLOBS.items()}
+    files["memtool.toml"] = '[trust]\nlegal = ["bank/legal/*"]\nprivate = ["Memory/Health/*"]\n'
+    ws = _ws(tmp_path, files)
+    proc, data = _summarize(ws, "settlement", stub)
+    assert proc.returncode == 0, proc.stderr
+    sent = stub.sent_text()
+    assert "NORMALGLOB" in sent and "PRIVGLOB" in sent and "LEGALGLOB" not in sent
+    assert "bank/Legal/settlement.md" in data["withheld"]
 
 
 def test_a2_a_private_glob_never_goes_to_a_remote_model(tmp_path):
@@ -231,11 +264,13 @@ MALFORMED = {
     "memory/2026-12-02.md": "---\ntrust: [legal]\n---\n## Retain\n- W @Peter: Peter lives near the river FLOWLEGAL.\n",
     "memory/2026-12-03.md": "\n---\ntrust: legal\n---\n## Retain\n- W @Peter: Peter lives near the river BLANKLEGAL.\n",
     "memory/2026-12-04.md": "## Retain\n- W @Peter: Peter lives near the river.\n",
+    "memory/2026-12-05.md": "---\n{trust: legal, tags: [law]}\n---\n## Retain\n- W @Peter: Peter lives near the river MAPLEGAL.\n",
+    "memory/2026-12-06.md": '---\n{"trust": "private"}\n---\n## Retain\n- W @Peter: Peter lives near the river JSONLEGAL.\n',
 }
-MARKERS = ("COMMENTLEGAL", "FLOWLEGAL", "BLANKLEGAL")
+MARKERS = ("COMMENTLEGAL", "FLOWLEGAL", "BLANKLEGAL", "MAPLEGAL", "JSONLEGAL")
 
 
-@pytest.mark.parametrize("day", ["2026-12-01", "2026-12-02", "2026-12-03"])
+@pytest.mark.parametrize("day", ["2026-12-01", "2026-12-02", "2026-12-03", "2026-12-05", "2026-12-06"])
 def test_a4_an_unreadable_trust_value_is_treated_as_legal(tmp_path, stub, day):
     ws = _ws(tmp_path, MALFORMED)
     proc, _ = _summarize(ws, day, stub)
@@ -271,6 +306,9 @@ def test_a4_trust_declarations_are_read_strictly():
     assert tier("\ufeff---\ntrust: private\n---\nx\n") == "private"
     assert tier("---\n  trust: legal\n---\nx\n") == "legal"  # indented: not read as a key, still counted
     assert tier("---\naliases: [P]\n---\nx\n") == "normal"
+    assert tier("---\n{trust: private}\n---\nx\n") == "legal"  # a flow mapping: a form it does not read
+    assert tier("---\ntrust\uff1a private\n---\nx\n") == "legal"
+    assert tier("---\ntitle: Trust: a memoir\n---\nx\n") == "normal"  # a value that starts with the word
     assert tier("# Title\n\n---\ntrust: legal\n---\n") == "normal"  # a later block is text, not front matter
 
 
@@ -335,3 +373,21 @@ def test_a4_core_edits_never_lower_the_trust_of_memory_md(tmp_path):
     core.write_text("# Core\n", encoding="utf-8")
     run_mem("-w", ws, "core", "insert", "1", "---\ntrust: private\n---", check=0)
     assert core.read_text(encoding="utf-8").startswith("---\ntrust: private\n---\n# Core")
+
+
+def test_a1_reflect_never_modifies_a_legal_journal_or_opinions_page(tmp_path):
+    """`trust: legal` files are never modified by reflect: it skipped legal entity pages and typed
+    indexes, but rewrote a legal bank/opinions.md and appended to a legal bank/journal.md."""
+    files = dict(PETER)
+    files["memory/2026-11-23.md"] = "## Retain\n- O(c=0.8) @Peter: Is punctual.\n"
+    files["bank/journal.md"] = "---\ntrust: legal\n---\n# Journal\n\nMy own, legal.\n"
+    files["bank/opinions.md"] = "---\ntrust: legal\n---\n# Opinions\n\nMine, legal.\n"
+    ws = _ws(tmp_path, files)
+    bank = tmp_path / "ws" / "bank"
+    before = {name: (bank / name).read_bytes() for name in ("journal.md", "opinions.md")}
+    proc, data = run_json("-w", ws, "reflect", "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert {name: (bank / name).read_bytes() for name in before} == before
+    skipped = {p["path"]: p["reason"] for p in data["pages"] if p["action"] == "skipped"}
+    assert "legal" in skipped["bank/journal.md"] and "legal" in skipped["bank/opinions.md"], skipped
+    assert (bank / "entities/Peter.md").exists()  # the rest of the run stands

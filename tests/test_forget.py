@@ -142,3 +142,62 @@ def test_forget_waits_for_a_reflect_run_going_on_and_changes_nothing_meanwhile(e
                 proc.kill()
             if proc is not None:
                 proc.wait(timeout=30)
+
+
+def test_forget_finds_the_text_however_its_letters_are_composed(empty_ws):
+    """A line saved with decomposed letters (`u` + combining diaeresis, as some programs write) and CRLF
+    endings: `mem forget` with the text as a person types it (composed, any case) removes it from the
+    log, the generated pages, their backups and the index; recall, which matched it, no longer does."""
+    import unicodedata
+
+    ws = empty_ws
+    street = "Müllerstraße 12"
+    nfd = unicodedata.normalize("NFD", street)
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "memory/2026-11-10.md").write_bytes(
+        f"## Retain\r\n- W @Jonas: Jonas wohnt in der {nfd}.\r\n- W @Jonas: Jonas rows on the Alster.\r\n".encode())
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    write(ws, "memory/2026-11-11.md", "## Retain\n- W @Jonas: Jonas bought a kayak.\n")
+    run_mem("-w", ws, "reflect", "--force", check=0)  # the pages' backups hold the street too
+    assert run_json("-w", ws, "recall", street)[1]["results"]
+    needle = "llerstra".encode()
+    assert any(needle in p.read_bytes() for p in (ws / ".memory" / "backups").rglob("*") if p.is_file())
+
+    proc, result = run_json("-w", ws, "forget", "MÜLLERSTRASSE 12", "--yes")
+    assert proc.returncode == 0 and result["forgotten"], proc.stderr
+    assert "memory/2026-11-10.md#L2" in {m["source"] for m in result["matches"]}
+    left = [str(p) for p in ws.rglob("*") if p.is_file() and needle in p.read_bytes()]
+    assert left == []
+    assert run_json("-w", ws, "recall", street)[1]["results"] == []
+    assert (ws / "memory/2026-11-10.md").read_bytes() == b"## Retain\r\n- W @Jonas: Jonas rows on the Alster.\r\n"
+
+
+def test_forget_by_citation_takes_the_facts_copies_on_generated_pages_and_the_journal(example_ws):
+    """`mem forget memory/…#L15` of a typed bullet (`W @Peter: …`) removed the line but kept its copies:
+    bank/world.md lists it as `@Peter: …` (no type letter) and the journal quotes its start cut with
+    `…`; the next reflect then backed the old page up, so the text stayed in .memory/backups too."""
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    words = "works remote on warelay".encode()
+    line = (example_ws / "memory/2026-10-02.md").read_text(encoding="utf-8").splitlines()[14]
+    assert line == "- W @Peter: Peter lives in Hamburg (Ottensen) and works remote on warelay with me."
+    assert words in (example_ws / "bank/world.md").read_bytes()
+    assert "Hamburg (Ottensen) and works remote…" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+
+    proc, result = run_json("-w", example_ws, "forget", "memory/2026-10-02.md#L15", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert {"bank/world.md", "bank/journal.md"} <= {m["source"].split("#")[0] for m in result["matches"]}
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    held = [str(p) for p in example_ws.rglob("*") if p.is_file() and (words in p.read_bytes()
+                                                                       or b"(Ottensen) and works" in p.read_bytes())]
+    assert held == []
+
+
+def test_forget_by_text_takes_the_journal_quote_that_holds_its_start(example_ws):
+    """The journal quotes a fact's start cut with `…`: forgetting the fact's text left
+    `"@Peter: Peter lives in Hamburg (Ottensen) and works remote…"` in bank/journal.md."""
+    run_mem("-w", example_ws, "reflect", "--force", check=0)
+    text = "Peter lives in Hamburg (Ottensen) and works remote on warelay with me"
+    proc, result = run_json("-w", example_ws, "forget", text, "--yes")
+    assert proc.returncode == 0 and "bank/journal.md" in {m["source"].split("#")[0] for m in result["matches"]}
+    assert [str(p) for p in example_ws.rglob("*") if p.is_file() and b"(Ottensen) and works" in p.read_bytes()] == []
+    assert "Journal" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")

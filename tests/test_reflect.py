@@ -280,3 +280,180 @@ def test_an_entity_whose_name_is_too_long_for_a_file_name_gets_no_page_and_refle
     journal = (ws / "bank" / "journal.md").read_text(encoding="utf-8")
     assert "Made no page for 2 entities whose name is too long for a file name" in journal
     assert long_name not in journal  # named, shortened
+
+
+_SAVE_DURING_RUN = """
+import pathlib, runpy, sys
+from memtool.reflect import pages
+
+ws = pathlib.Path(sys.argv[1])
+planned = pages.core_suggestions  # called once every page is planned, before any is written
+
+
+def a_person_saves_meanwhile(*args, **kw):
+    out = planned(*args, **kw)
+    tom = ws / "bank/entities/Tom.md"
+    tom.write_text(tom.read_text(encoding="utf-8") + "My line, saved while reflect ran.\\n", encoding="utf-8")
+    (ws / "bank/entities/Nadia.md").write_text("# Nadia\\n\\nMy own page, made while reflect ran.\\n", encoding="utf-8")
+    return out
+
+
+pages.core_suggestions = a_person_saves_meanwhile
+sys.argv = ["mem", "-w", str(ws), "reflect", "--force", "--json"]
+runpy.run_module("memtool", run_name="__main__")
+"""
+
+
+def test_a_page_saved_or_created_while_reflect_runs_is_kept_and_named(example_ws, tmp_path):
+    """A person saves an entity page, and creates another, after reflect planned them and before it
+    writes: both saves stand byte for byte, the run names the pages, and the next run writes its block
+    around the person's text."""
+    import json
+    import subprocess
+    import sys
+
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    write(example_ws, "memory/2026-12-01.md", "## Retain\n- W @Tom: Tom opened a fourth store in Gohlis.\n"
+          "- W @Nadia: Nadia joined Hoshi Labs.\n- B @Nadia: I met Nadia at the meetup.\n")
+    script = tmp_path / "save_during_run.py"
+    script.write_text(_SAVE_DURING_RUN, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), str(example_ws)], capture_output=True, text=True,
+                          env=mem_env(), timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    tom, nadia = example_ws / "bank/entities/Tom.md", example_ws / "bank/entities/Nadia.md"
+    assert tom.read_text(encoding="utf-8").endswith("My line, saved while reflect ran.\n")
+    assert "fourth store" not in tom.read_text(encoding="utf-8")
+    assert nadia.read_text(encoding="utf-8") == "# Nadia\n\nMy own page, made while reflect ran.\n"
+    actions = {p["path"]: (p["action"], p["reason"]) for p in json.loads(proc.stdout)["pages"]}
+    assert actions["bank/entities/Tom.md"][0] == actions["bank/entities/Nadia.md"][0] == "skipped", actions
+    assert "saved while mem reflect ran" in proc.stderr and "bank/entities/Nadia.md" in proc.stderr
+    assert "saved while this run went on" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    text = tom.read_text(encoding="utf-8")
+    assert "fourth store" in text and "My line, saved while reflect ran.\n" in text
+    assert nadia.read_text(encoding="utf-8").startswith("# Nadia\n\nMy own page, made while reflect ran.\n")
+    assert "Nadia joined Hoshi Labs" in nadia.read_text(encoding="utf-8")
+
+
+def test_markers_shown_in_a_code_fence_are_text_and_broken_markers_stop_the_page(example_ws):
+    """A person shows the block format in a code fence: reflect writes its real block, never the
+    example. A half-deleted marker (an end line gone) leaves the page alone, loudly, even with
+    --overwrite-edits: no second block, no text swallowed."""
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    tom = example_ws / "bank/entities/Tom.md"
+    example = ("How the block looks:\n\n```markdown\n<!-- memtool:begin entity -->\nmy example\n"
+               "<!-- memtool:end entity -->\n```\n\n")
+    text = tom.read_text(encoding="utf-8").replace("# Tom\n", "# Tom\n\n" + example, 1)
+    tom.write_text(text, encoding="utf-8")
+    write(example_ws, "memory/2026-12-01.md", "## Retain\n- W @Tom: Tom opened a fourth store in Gohlis.\n"
+          "- W @Kenji: Kenji moved to Osaka.\n")
+    run_mem("reflect", "--force", cwd=example_ws, check=0)
+    after = tom.read_text(encoding="utf-8")
+    assert example in after and after.count("memtool:begin entity") == 2 and "fourth store" in after
+    assert not blocks.find(after, "entity").edited
+    assert any("my example" in h["content"] for h in run_json("recall", "my example", "--min-score", "0",
+                                                                 cwd=example_ws)[1]["results"])
+
+    kenji = example_ws / "bank/entities/Kenji.md"
+    broken = kenji.read_text(encoding="utf-8").replace("<!-- memtool:end entity -->\n", "") + "My note below.\n"
+    kenji.write_text(broken, encoding="utf-8")
+    for args in (["--force"], ["--force", "--overwrite-edits"]):
+        proc = run_mem("reflect", *args, cwd=example_ws, check=0)
+        assert kenji.read_text(encoding="utf-8") == broken
+        assert "bank/entities/Kenji.md" in proc.stderr and "has no '<!-- memtool:end entity -->' line" in proc.stderr
+    assert "cannot place their generated block" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+
+    tom = example_ws / "bank/entities/Tom.md"  # no block, and a code fence never closed: a block added would be code
+    open_fence = "# Tom\n\nMy snippet:\n\n```\nnever closed\n"
+    tom.write_text(open_fence, encoding="utf-8")
+    for _ in range(2):
+        proc = run_mem("reflect", "--force", cwd=example_ws, check=0)
+        assert tom.read_text(encoding="utf-8") == open_fence and "never closed" in proc.stderr, proc.stderr
+
+
+def _small_disk(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("SKIPPED LOUDLY: mounting a small tmpfs for the full-disk test needs root")
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"SKIPPED LOUDLY: cannot mount a tmpfs here: {proc.stderr.strip()}")
+    return mnt
+
+
+def test_a_disk_that_fills_during_reflect_is_one_error_and_the_next_run_finishes(example_ws, tmp_path):
+    """The disk fills (or a file size limit is hit) part way through a run: one `error:`/`hint:` and
+    exit 4, never a traceback, never "local.sqlite is damaged" (moving it aside would throw away
+    usage and decisions); every page old or new; with space again, the next run writes what a run
+    with space wrote."""
+    import os
+    import resource
+    import shutil
+    import subprocess
+    import sys
+
+    reference = tmp_path / "reference"
+    shutil.copytree(example_ws, reference)
+    run_mem("reflect", "--force", cwd=reference, check=0)
+    want = {k: v for k, v in markdown(reference).items() if k != "bank/journal.md"}
+    mnt = _small_disk(tmp_path)
+    try:
+        for free_kib in (32, 128, 600):
+            ws = mnt / "ws"
+            shutil.rmtree(ws, ignore_errors=True)
+            shutil.copytree(example_ws, ws)
+            run_mem("index", cwd=ws, check=0)
+            st = os.statvfs(mnt)
+            with open(mnt / "filler", "wb") as fh:
+                fh.write(b"\0" * max(0, st.f_bavail * st.f_frsize - free_kib * 1024))
+            proc = run_mem("reflect", "--force", cwd=ws)
+            assert proc.returncode in (0, 4) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+            if proc.returncode:
+                assert "error:" in proc.stderr and "hint:" in proc.stderr and "damaged" not in proc.stderr, proc.stderr
+            names = {"bank/opinions.md": "opinions", "bank/world.md": "world", "bank/experience.md": "experience"}
+            for path, data in markdown(ws).items():
+                block = blocks.find(data.decode(), names.get(path, "entity"))
+                assert block is None or not block.edited, f"half-written {path}"
+            (mnt / "filler").unlink()
+            run_mem("reflect", "--force", cwd=ws, check=0)
+            got = {k: v for k, v in markdown(ws).items() if k != "bank/journal.md"}
+            assert got == want, sorted(k for k in got if got[k] != want.get(k))
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    ws = tmp_path / "limited"
+    shutil.copytree(example_ws, ws)
+    run_mem("index", cwd=ws, check=0)
+    for limit in (60_000, 250_000):
+        proc = subprocess.run([sys.executable, "-m", "memtool", "reflect", "--force"], cwd=ws, capture_output=True,
+                              text=True, env=mem_env(), timeout=120,
+                              preexec_fn=lambda n=limit: resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)))
+        assert proc.returncode == 4 and "Traceback" not in proc.stderr and "damaged" not in proc.stderr, proc.stderr[-3000:]
+        assert "error:" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+
+
+def test_two_entities_whose_names_make_one_file_name_get_one_page_and_a_reason(tmp_path):
+    """`[[Haus:Nord]]` and `[[Haus?Nord]]` both make `bank/entities/Haus-Nord.md`: the second plan wrote
+    over the first in the same run; now the first keeps the page, the second is named as left out, and
+    runs settle (nothing changes on the next one)."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-10.md", "- [[Haus:Nord]] roof repaired by Kestrel GmbH.\n"
+                                      "- [[Haus:Nord]] boiler checked.\n"
+                                      "- [[Haus?Nord]] the tenant Plover moved out.\n"
+                                      "- [[Haus?Nord]] keys returned by Plover.\n")
+    proc, data = run_json("reflect", "--force", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    plans = [(p["entity"], p["action"], p["reason"]) for p in data["pages"] if p["path"] == "bank/entities/Haus-Nord.md"]
+    assert [a for _, a, _ in plans] == ["create", "skipped"], plans
+    assert "another entity's page has the same file name" in plans[1][2] and "saved while" not in proc.stderr
+    text = (ws / "bank/entities/Haus-Nord.md").read_text(encoding="utf-8")
+    owner = plans[0][0]
+    assert ("Kestrel" in text) == (owner == "Haus:Nord") and ("Plover" in text) == (owner == "Haus?Nord"), text
+    assert "whose file name another entity's page has" in (ws / "bank/journal.md").read_text(encoding="utf-8")
+    for _ in range(2):
+        run_mem("reflect", "--force", cwd=ws, check=0)
+    assert not run_json("reflect", "--force", cwd=ws)[1]["changed"]

@@ -375,13 +375,18 @@ def summary(data: dict) -> None:
 
 def reflect_warnings(data: dict) -> None:
     """`mem reflect`: pages left alone because a person edited them, and the model's trouble."""
-    from memtool.reflect.pages import TOO_LONG
+    from memtool.reflect.pages import BROKEN, EDITED, TOO_LONG
 
     for page in data["pages"]:
         if page["action"] == "skipped" and page["reason"] == TOO_LONG:
             warn(f"@{page['entity'][:60]}…: {page['reason']}; no page made (its facts are still recalled)")
-        elif page["action"] == "skipped" and "legal" not in page["reason"]:
+        elif page["action"] == "skipped" and page["reason"] == EDITED:
             warn(f"{page['path']}: {page['reason']}; left alone (mem reflect --overwrite-edits regenerates it)")
+        elif page["action"] == "skipped" and page["reason"].startswith(BROKEN):
+            warn(f"{page['path']}: {page['reason']}; left alone (fix the marker lines or close the code fence; "
+                 "deleting the block's lines makes the next run write a new one)")
+        elif page["action"] == "skipped" and "legal" not in page["reason"]:
+            warn(f"{page['path']}: {page['reason']}; left alone")
     if data.get("reused", {}).get("notice"):
         warn(data["reused"]["notice"])
     llm = data["consolidation"].get("llm") or {}

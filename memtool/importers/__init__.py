@@ -102,14 +102,21 @@ def decode(raw: bytes) -> str | None:
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")  # C0, DEL and C1: a file name that sync and terminals refuse
+
+
 def bank_path(*parts: str) -> str:
-    """A path under bank/ that memtool indexes: no part starts with a dot (`.claude` → `claude`)."""
-    cleaned = []
-    for part in "/".join(parts).split("/"):
-        part = part.lstrip(".").strip()
-        if part:
-            cleaned.append(part)
-    return "/".join(["bank", *cleaned])
+    """A path under bank/ that memtool indexes and syncs: no part starts with a dot or a space
+    (`.claude` → `claude`), control characters become `-`, and the file keeps a name before `.md`
+    (`...md` → `untitled.md`)."""
+    *folders, name = "/".join(parts).split("/")
+    cleaned = [p for p in (_clean(part) for part in folders) if p]
+    stem = _clean(name[:-3] if name.lower().endswith(".md") else name)
+    return "/".join(["bank", *cleaned, f"{stem or 'untitled'}.md"])
+
+
+def _clean(part: str) -> str:
+    return _CONTROL.sub("-", part).strip().lstrip(".").strip()
 
 
 def format_module(fmt: str):

@@ -44,7 +44,7 @@ def enters(rel: str) -> bool:
 def page_name(title: str) -> str:
     """The entity page's file name (without .md) for a title: the title itself, so that `[[Title]]`
     links reach it by name (Obsidian's rule too), with characters no file name may hold replaced."""
-    return re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+', "-", title).strip(" .-") or "note"
+    return re.sub(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f-\x9f]+', "-", title).strip(" .-") or "note"
 
 
 def plan(source: Source, tz=None) -> Plan:

@@ -16,6 +16,7 @@ import json
 import re
 from datetime import datetime, timezone
 
+from memtool.blocks import fenced
 from memtool.errors import UsageError
 from memtool.importers import Item, Plan, Source, key
 
@@ -159,10 +160,26 @@ _BLOCK_START = re.compile(r"^\s*(?:```|~~~|#|>|\||[-*+]\s|\d{1,9}[.)]\s)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # C0 but tab and line ends, DEL, C1
 
 
+_RETAIN_ATX = re.compile(r"^(\s{0,3})(#{1,6}[ \t]+retain[ \t]*#*[ \t]*)$", re.I)
+_UNDERLINE = re.compile(r"^(\s{0,3})([=-]+[ \t]*)$")
+
+
+def _unretained(lines: list[str]) -> list[str]:
+    """`lines` with every `Retain` heading escaped (`\\## Retain`, an underline `\\---`): a turn is what
+    was said, never a typed fact (what a model wrote could otherwise retain `O(c=1.0) @Peter: …`)."""
+    out, code = [], fenced(lines)  # in a code fence it is code, shown as written
+    for n, line in enumerate(lines):
+        m = None if code[n] else _RETAIN_ATX.match(line)
+        if not m and n and not code[n] and lines[n - 1].strip().lower() == "retain":
+            m = _UNDERLINE.match(line)
+        out.append(f"{m.group(1)}\\{m.group(2)}" if m else line)
+    return out
+
+
 def _turn(speaker: str, moment: datetime, text: str) -> str:
     """`- **User** (14:03): first line`, later lines indented under it (all of them when the first
-    starts a block of its own: a code fence, a heading, a list)."""
-    lines = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    starts a block of its own: a code fence, a heading, a list); `Retain` headings escaped."""
+    lines = _unretained(_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n"))
     first = "" if _BLOCK_START.match(lines[0]) else lines[0]
     rest = "".join(f"\n  {line}" if line.strip() else "\n" for line in (lines[1:] if first else lines))
     return f"- **{speaker}** ({moment:%H:%M}):{' ' + first if first else ''}{rest}"

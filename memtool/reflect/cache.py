@@ -174,7 +174,7 @@ def save(src: Sources, opts: str, files: dict[str, list], written: list[str], pl
         "facts": plan.facts, "held_back": plan.held_back, "suggestions": plan.suggestions,
         "orient": _orient(src, report["orient"], written), "skipped_legal": report["skipped_legal"],
         "opinions": opinions, "evidence": evidence,
-        "entities": {name: {k: v for k, v in rec.items() if k != "text"} | {"action": done(rec["action"])}
+        "entities": {name: {k: v for k, v in rec.items() if k not in ("text", "was")} | {"action": done(rec["action"])}
                      for name, rec in entities.items()},
     }, ensure_ascii=False, separators=(",", ":")))
 

@@ -5,7 +5,7 @@ Pure. Sources of a stricter trust tier than the journal's are counted, never quo
 
 from __future__ import annotations
 
-from memtool.reflect.pages import MAX_NAME_BYTES, TOO_LONG, Plan, everything, one_line
+from memtool.reflect.pages import BROKEN, CHANGED, MAX_NAME_BYTES, NAME_TAKEN, TOO_LONG, Plan, everything, one_line
 
 
 def quote(text: str, limit: int) -> str:
@@ -43,7 +43,11 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
         lines.append("- Rewrote the generated opinions in `bank/opinions.md`.")
     legal = [p for p in plan.count("skipped") if p.reason.startswith("trust: legal")]
     long_names = [p for p in plan.count("skipped") if p.reason == TOO_LONG]
-    edited = [p for p in plan.count("skipped") if p not in legal and p not in long_names]
+    broken = [p for p in plan.count("skipped") if p.reason.startswith(BROKEN)]
+    changed = [p for p in plan.count("skipped") if p.reason == CHANGED]
+    taken = [p for p in plan.count("skipped") if p.reason.startswith(NAME_TAKEN)]
+    edited = [p for p in plan.count("skipped") if p not in legal and p not in long_names and p not in broken
+              and p not in changed and p not in taken]
     if long_names:
         lines.append(f"- Made no page for {len(long_names)} entit{'y' if len(long_names) == 1 else 'ies'} whose name is "
                      f"too long for a file name (over {MAX_NAME_BYTES} bytes): "
@@ -51,6 +55,17 @@ def entry(plan: Plan, stamp: str, seconds: float, dry_run: bool, visible=everyth
     if edited:
         lines.append(f"- Left {len(edited)} page(s) alone because their generated block was edited by hand "
                      "(run `mem reflect --overwrite-edits` to regenerate): " + ", ".join(f"`{p.path}`" for p in edited))
+    if broken:
+        lines.append(f"- Left {len(broken)} page(s) alone because memtool cannot place their generated block (a "
+                     "`<!-- memtool:begin/end … -->` line missing or doubled, or the page ends inside an unclosed "
+                     "code fence; fix it by hand and the next run writes the block): "
+                     + ", ".join(f"`{p.path}`" for p in broken))
+    if taken:
+        lines.append(f"- Made no page for {len(taken)} entit{'y' if len(taken) == 1 else 'ies'} whose file name another "
+                     "entity's page has: " + ", ".join(f"{quote(p.entity, 60)} (`{p.path}`)" for p in taken))
+    if changed:
+        lines.append(f"- Left {len(changed)} page(s) alone because they were saved while this run went on "
+                     "(the next run updates them): " + ", ".join(f"`{p.path}`" for p in changed))
     if legal:
         lines.append(f"- Left {len(legal)} legal page(s) alone, as always (`trust: legal` pages are never modified): "
                      + ", ".join(f"`{p.path}`" for p in legal))

@@ -9,6 +9,7 @@ the plan under a lock with atomic writes and backups; `journal.py` describes it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import posixpath
 import re
 from collections import Counter
@@ -39,6 +40,7 @@ class PagePlan:
     action: str  # create | update | unchanged | skipped
     text: str | None = None  # the new file text (create/update)
     reason: str = ""
+    was: str | None = None  # `seen` of the file text the plan was made from (None: no file yet)
 
 
 @dataclass
@@ -57,6 +59,9 @@ class Plan:
 
 
 EDITED = "the generated block was edited by hand"
+BROKEN = "memtool cannot place its generated block"  # + ": " and why (blocks.problem)
+CHANGED = "it was saved while mem reflect ran; the next run updates it"
+NAME_TAKEN = "another entity's page has the same file name"  # + " (that entity)"
 TOO_LONG = "the name is too long for a file name"
 
 
@@ -86,14 +91,16 @@ def _link(path: str, folder: str) -> str:
 
 
 def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | None = None,
-              page: str = "bank/entities/x.md", in_order: bool = False) -> str:
+              page: str = "bank/entities/x.md", in_order: bool = False, visible=None) -> str:
     """The generated part of an entity page: summary, facts (newest first), opinions, related, timeline.
 
     `facts` are recall results (kind, timestamp, content, source, entities, confidence), newest first
     (`in_order`: already as `newest_written` puts them); `confidences` maps an opinion's source to
-    its current confidence (after evidence).
+    its current confidence (after evidence). A successor whose source is not `visible` on the page
+    (a stricter tier) is not named.
     """
     confidences = confidences or {}
+    visible = visible or everything
     kinds = Counter(f["kind"] for f in facts)
     dates = [f["timestamp"][:10] for f in facts if f.get("timestamp")]
     span = f" from {min(dates)} to {max(dates)}" if dates else ""
@@ -105,11 +112,12 @@ def page_body(entity: str, facts: list[dict], confidences: dict[str, float] | No
     if current:
         lines.append("**Facts** (newest first)")
         for f in current:
-            lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}")
+            lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page, visible)}")
         lines.append("")
     if opinions:
         lines.append("**Opinions**")
-        lines += [f"- {_conf(f, confidences)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}"
+        lines += [f"- {_conf(f, confidences)}{one_line(f['content'])} — {cite(f['source'], page)}"
+                  f"{_superseded(f, page, visible)}"
                   for f in opinions]
         lines.append("")
     own = entity_key(entity)  # `Brandt Logistik` and `Brandt-Logistik` are the page itself
@@ -140,10 +148,11 @@ def _split(facts: list[dict]) -> tuple[list[dict], list[dict]]:
     return [f for f in facts if f["kind"] != "opinion"][:MAX_FACTS], [f for f in facts if f["kind"] == "opinion"][:MAX_FACTS]
 
 
-def _superseded(f: dict, page: str) -> str:
-    """The mark of a fact that consolidation found replaced (the one rule, shared with recall)."""
+def _superseded(f: dict, page: str, visible) -> str:
+    """The mark of a fact that consolidation found replaced (the one rule, shared with recall); none
+    when its successor may not be shown on `page` (a stricter source is neither cited nor hinted at)."""
     later = (f.get("superseded_by") or {}).get("source")
-    return f" *(superseded by {cite(later, page)})*" if later else ""
+    return f" *(superseded by {cite(later, page)})*" if later and visible(later) else ""
 
 
 def _written(f: dict) -> str | None:
@@ -175,25 +184,35 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def seen(data: bytes) -> str:
+    """A page's bytes as a plan remembers them, to notice a save made before the plan is written."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def plan_page(entity: str, path: str, current: str | None, body: str, force: bool, block: str = BLOCK) -> PagePlan:
     """What to do with one page whose current text is `current` (None: no file yet)."""
     if current is None:
         return PagePlan(entity, path, "create", f"# {entity}\n\n" + blocks.render(block, body))
+    broken = blocks.problem(current, block)
+    if broken:  # never guess where a person's text ends, not even with `force`
+        return PagePlan(entity, path, "skipped", reason=f"{BROKEN}: {broken}")
     found = blocks.find(current, block)
     if found is not None and found.edited and not force:
         return PagePlan(entity, path, "skipped", reason=EDITED)
     new = blocks.put(current, block, body)
-    return PagePlan(entity, path, "unchanged" if new == current else "update", new if new != current else None)
+    return PagePlan(entity, path, "unchanged" if new == current else "update", new if new != current else None,
+                    was=seen(current.encode("utf-8")))
 
 
 TYPED_PAGES = {"world": "bank/world.md", "experience": "bank/experience.md"}  # kind → its generated index
 TYPED_MAX = 200  # facts listed on a typed index (newest first); the rest are counted
 
 
-def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = True) -> str:
+def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = True, visible=None) -> str:
     """The generated part of bank/world.md or bank/experience.md: the typed facts of that kind,
     newest written first, each citing its source; superseded ones marked with their successor.
-    `complete` False: `facts` are only the newest ones there are."""
+    `complete` False: `facts` are only the newest ones there are; `visible`: see `page_body`."""
+    visible = visible or everything
     facts = sorted(facts, key=lambda f: (_written(f) or "", f["source"]), reverse=True)
     total = len(facts)
     count = f"{total}" if complete else f"{total}+"
@@ -201,7 +220,7 @@ def typed_index_body(kind: str, facts: list[dict], page: str, complete: bool = T
              "text outside this block.*", ""]
     for f in facts[:TYPED_MAX]:
         about = " ".join(f"@{e}" for e in f.get("entities", [])[:3])
-        lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page)}"
+        lines.append(f"- {_when(f)}{one_line(f['content'])} — {cite(f['source'], page)}{_superseded(f, page, visible)}"
                      + (f" ({about})" if about and about not in f["content"] else ""))
     if total > TYPED_MAX:
         lines += ["", f"*{total - TYPED_MAX}{'' if complete else '+'} older: `mem recall --kind {kind}`.*"]

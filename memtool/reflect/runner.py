@@ -12,6 +12,7 @@ from memtool import collector, trust
 from memtool.analyzer import STOPWORDS
 from memtool.recall import MAX_K, source, timestamp
 from memtool.recall.results import time_of
+from memtool.safe_writes import FileChanged
 from memtool.reflect import cache, consolidation, evidence as kept_evidence, journal, listing, opinions, pages
 from memtool.reflect import windows as kept_windows
 from memtool.reflect.deadline import Deadline
@@ -22,6 +23,7 @@ from memtool.workspace import Workspace
 
 JOURNAL = "bank/journal.md"
 STATE = "reflect-state.json"  # under .memory/: what the last run saw
+LEGAL_PAGE = "trust: legal (never modified)"
 LISTED_AT_ONCE = 64  # entity pages whose facts are read in one pass
 
 
@@ -203,7 +205,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             windows = kept_windows.Windows(kept_windows.usable(src, record, changes.files if changes else None))
             reused = _plan_entity_pages(src, plan, threads, since, tier_of, fits, deadline, overwrite_edits, changes, made,
                                         listings, windows)
-            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits)
+            _plan_opinions(src.ws, plan, threads, state, fits, overwrite_edits, tier_of)
             typed = {kind: src.facts(kinds=[kind], k=MAX_K) for kind in pages.TYPED_PAGES}
             _plan_typed_indexes(src, plan, fits, overwrite_edits, typed)
             plan.suggestions = pages.core_suggestions(threads, typed["world"], src.ws.read_text(src.ws.core_path))
@@ -212,16 +214,21 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
         plan.suggested_before = set(state.get("suggested", []))
         seconds = time.perf_counter() - started
         stamp = time.strftime("%Y-%m-%d %H:%M %Z (UTC%z)")  # local time, the zone said
-        entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
         changed = [p for p in plan.pages if p.action in ("create", "update")]
+        if changed and not dry_run:
+            _write_pages(src.ws, changed)
+            changed = [p for p in changed if p.action in ("create", "update")]
+        entry = journal.entry(plan, stamp, seconds, dry_run, fits(JOURNAL))
         consolidated = any(found[k] for k in ("folded", "superseded", "review", "unclear", "connections",
                                               "strengthened")) or found["faded"] \
             or bool((found["proposals"] or {}).get("proposed"))
         if not dry_run:
-            written = []
-            if changed or consolidated:
-                _write(src.ws, changed, entry)
-                written = [p.path for p in changed] + [JOURNAL]
+            written = [p.path for p in changed]
+            if (changed or consolidated) and tier_of(JOURNAL) == trust.LEGAL:  # never modified: said, not written
+                plan.pages.append(pages.PagePlan("Journal", JOURNAL, "skipped", reason=LEGAL_PAGE))
+            elif changed or consolidated:
+                _append_journal(src.ws, entry)
+                written.append(JOURNAL)
             _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
             if deadline.hit_at is None and not review:  # recorded after the Markdown: a killed run leaves none
@@ -293,6 +300,7 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
     fresh = [name for name in remade if name not in listings]
     successors = src.local.supersessions() if remade else {}
     order = src.store.fact_order() if len(fresh) >= listing.AT_ONCE else None  # once for every pass
+    owners: dict[str, str] = {}  # page path → the entity whose page it is (two names may make one file name)
     for name in names:
         if deadline.passed("entity pages"):
             break
@@ -304,16 +312,21 @@ def _plan_entity_pages(src: Sources, plan: pages.Plan, threads: list[opinions.Op
                 listings.update(listed)
                 windows.now.update((n, (facts, places)) for n, facts in listed.items())
             rec = _plan_entity_page(src, name, listings[name], confidences, tier_of, fits, overwrite_edits, successors)
+            if rec["action"] is not None and rec["path"] in owners and owners[rec["path"]] != rec["entity"]:
+                rec = dict(rec, action="skipped", text=None, reason=f"{pages.NAME_TAKEN} ({owners[rec['path']]})")
             if rec["action"] == "create" and created is not None:
                 listing.complete(src.store, listings[name], successors)  # in full: ids change with a re-read file
                 created[name] = listings[name]
         else:
             reused += 1
         made[name] = rec
+        if rec["action"] is not None:
+            owners.setdefault(rec["path"], rec["entity"])
         plan.held_back += rec["held"]
         if rec["action"] is not None:
             plan.facts += rec["facts"]
-            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"]))
+            plan.pages.append(pages.PagePlan(rec["entity"], rec["path"], rec["action"], rec.get("text"), rec["reason"],
+                                             rec.get("was")))
     return reused
 
 
@@ -358,7 +371,7 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     if not pages.fits_a_file_name(path):  # (its tier would read as legal: a file that cannot be read)
         return dict(rec, action="skipped", reason=pages.TOO_LONG)
     if tier_of(path) == trust.LEGAL:
-        return dict(rec, action="skipped", reason="trust: legal (never modified)")
+        return dict(rec, action="skipped", reason=LEGAL_PAGE)
     files = [f["source"].split("#")[0] for f in listed]
     visible = fits(path)
     allowed = {p: p not in (path, JOURNAL) and visible(p) for p in set(files)}  # asked once per file (per page)
@@ -371,9 +384,9 @@ def _plan_entity_page(src: Sources, name: str, listed: list[dict], confidences: 
     shown = pages.newest_written(shown)  # sorted once for both
     listing.complete(src.store, [f for part in pages.printed(shown, in_order=True) for f in part], successors)
     current = src.ws.read_text(path) if (src.ws.root / path).exists() else None
-    body = pages.page_body(entity, shown, confidences, path, in_order=True)
+    body = pages.page_body(entity, shown, confidences, path, in_order=True, visible=visible)
     p = pages.plan_page(entity, path, current, body, overwrite_edits)
-    return dict(rec, action=p.action, reason=p.reason, text=p.text, facts=len(shown))
+    return dict(rec, action=p.action, reason=p.reason, text=p.text, was=p.was, facts=len(shown))
 
 
 def _reuse_evidence(changes: cache.Changes, weighed: dict):
@@ -401,10 +414,14 @@ def _evidence(threads: list[opinions.Opinion]) -> dict[str, list]:
 
 
 def _plan_opinions(ws: Workspace, plan: pages.Plan, threads: list[opinions.Opinion], state: dict, fits,
-                   overwrite_edits: bool) -> None:
-    """Plan `bank/opinions.md` and note the opinions whose confidence moved since the last run."""
+                   overwrite_edits: bool, tier_of: Callable[[str], str]) -> None:
+    """Plan `bank/opinions.md` (a legal one is never modified) and note the opinions whose confidence
+    moved since the last run."""
     page = pages.OPINIONS_PAGE
     plan.moves = pages.opinion_moves(threads, state.get("opinions", {}))
+    if tier_of(page) == trust.LEGAL:
+        plan.pages.append(pages.PagePlan("Opinions", page, "skipped", reason=LEGAL_PAGE))
+        return
     current = ws.read_text(page) if (ws.root / page).exists() else None
     body = pages.opinions_body(threads, fits(page))
     plan.pages.append(pages.plan_page("Opinions", page, current, body, overwrite_edits, block=pages.OPINIONS_BLOCK))
@@ -416,7 +433,7 @@ def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: b
     tier_of = src.tier_lookup()
     for kind, page in pages.TYPED_PAGES.items():
         if tier_of(page) == trust.LEGAL:
-            plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason="trust: legal (never modified)"))
+            plan.pages.append(pages.PagePlan(kind.title(), page, "skipped", reason=LEGAL_PAGE))
             continue
         visible = fits(page)
         found = typed[kind]
@@ -424,16 +441,33 @@ def _plan_typed_indexes(src: Sources, plan: pages.Plan, fits, overwrite_edits: b
         if not facts:
             continue
         current = src.ws.read_text(page) if (src.ws.root / page).exists() else None
-        plan.pages.append(pages.plan_page(kind.title(), page, current, pages.typed_index_body(kind, facts, page, len(found) < MAX_K),
+        plan.pages.append(pages.plan_page(kind.title(), page, current, pages.typed_index_body(kind, facts, page, len(found) < MAX_K, visible),
                                           overwrite_edits, block=kind))
 
 
-def _write(ws: Workspace, changed: list[pages.PagePlan], entry: str) -> None:
-    """Write the changed pages (backing up what an update replaces), then append the journal entry."""
+def _write_pages(ws: Workspace, changed: list[pages.PagePlan]) -> None:
+    """Write the changed pages under each file's lock, backing up what an update replaces. A page
+    saved (or created) since its plan was made is not written: it becomes `skipped` (`CHANGED`), so
+    the save stands and the next run plans from it."""
     for p in changed:
-        if p.action == "update":
-            ws.backup(p.path)
-        ws.write_atomic(p.path, p.text)
+        with ws.lock(p.path):
+            path = ws.resolve(p.path)
+            try:
+                now = path.read_bytes()
+            except FileNotFoundError:
+                now = None
+            if (None if now is None else pages.seen(now)) != p.was:
+                p.action, p.reason, p.text = "skipped", pages.CHANGED, None
+                continue
+            if now is not None:
+                ws.backup(p.path)
+            try:  # (a file created meanwhile is not b"": refused)
+                ws.write_atomic(p.path, p.text, expect=b"" if now is None else now)
+            except FileChanged:
+                p.action, p.reason, p.text = "skipped", pages.CHANGED, None
+
+
+def _append_journal(ws: Workspace, entry: str) -> None:
     with ws.lock(JOURNAL):
         text = ws.read_text(JOURNAL) or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
         sep = "\n" if text.endswith("\n") else "\n\n"

@@ -195,7 +195,12 @@ def as_mem_error(exc: BaseException, path: str | None = None):
                             "for this user (chmod -R u+w .memory), or run as the workspace's owner")
     if "disk is full" in text or ("disk i/o error" in text and path and _disk_full(path)):
         return StorageError(f"the disk holding the index is full{where}",
-                            "free some space, then run the command again; the Markdown was not changed")
+                            "free some space, then run the command again; Markdown files are replaced whole, so "
+                            "none was left half-written")
+    if "disk i/o error" in text:  # EFBIG past `ulimit -f`, EIO, or a full disk SQLite saw as I/O
+        return StorageError(f"the disk refused a write{where}: {exc}",
+                            "free some space, raise the file size limit (ulimit -f) or check the disk, then run "
+                            "the command again; files are replaced whole, so none was left half-written")
     return None
 
 

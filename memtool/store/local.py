@@ -33,7 +33,7 @@ from pathlib import Path
 from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import WorkspaceError
-from memtool.store.driver import Meta, Transaction, connect, migrate, select_in, sqlite, vacuum
+from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 
 if TYPE_CHECKING:  # no `typing` on the read path
     from typing import AbstractSet
@@ -122,7 +122,8 @@ class LocalState:
             migrate(self.conn, MIGRATIONS, lambda version: WorkspaceError(
                 f"{path.name} was written by a newer memtool (version {version} > {LOCAL_VERSION})", hint))
         except sqlite.DatabaseError as exc:
-            raise WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None
+            storage = as_mem_error(exc, str(path))  # a full disk is not damage: nothing to move aside
+            raise storage or WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None
         self._meta = Meta(self.conn, key="k", value="v")
         self.access_log = path.with_name(ACCESS_LOG)
 
