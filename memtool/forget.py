@@ -62,6 +62,13 @@ class Plan:
         return [{"source": f"{f.path}#L{n}", "text": t, **({"keeps": f.markers[n]} if n in f.markers else {})}
                 for f in self.files for n, t in zip(f.lines, f.texts)]
 
+    def fingerprint(self) -> str:
+        """The lines this plan removes, where they are and what they say, as a short hex string: a
+        removal confirmed for a plan shown earlier applies only while the same lines are planned (an
+        editor's line inserted above a cited one would otherwise shift the citation to its neighbour)."""
+        lines = [(f.path, n, t) for f in self.files for n, t in zip(f.lines, f.texts)]
+        return digest(repr(lines).encode("utf-8"))[:16]
+
 
 def parse_target(spec: str) -> Target:
     """A citation `path#L3` / `path#L3-L5`, else text to find (at least `MIN_TEXT` characters)."""
@@ -195,10 +202,20 @@ def _sealed_blocks(text: str) -> list[str]:
 
 def _still_planned(raw: bytes, f: FilePlan, needles: list[str]) -> bool:
     """Whether a file still begins with the bytes its plan was made from, and what was appended
-    after them holds none of the text being forgotten (else the plan would leave a copy behind)."""
+    after them is whole new lines of UTF-8 holding none of the text being forgotten (else the plan
+    would leave a copy behind). Bytes appended to a last line without its line break, not starting
+    with one, join that line: removing it would take them too, so such a file has changed."""
     if len(raw) < f.size or digest(raw[:f.size] if len(raw) > f.size else raw) != f.digest:
         return False
-    return not matching_lines(raw[f.size:].decode("utf-8", "replace").splitlines(), needles)
+    if len(raw) == f.size:
+        return True
+    if f.size and raw[f.size - 1:f.size] not in (b"\n", b"\r") and raw[f.size:f.size + 1] not in (b"\n", b"\r"):
+        return False  # joined to the last line (`mem retain` breaks the line first)
+    try:
+        added = raw[f.size:].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return not matching_lines(added.splitlines(), needles)
 
 
 def digest(data: bytes) -> str:

@@ -278,13 +278,16 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
     @server.tool(annotations=ann["removes"], description=(
         "Remove text from memory for good, e.g. when the user asks to forget a phone number: every line holding "
         "the text (any case), or the cited lines, are removed from the Markdown and purged from the index, "
-        "backups and logs. Without confirm=true it only lists the lines it would remove: show them to the user, "
-        "then call again with confirm=true."))
+        "backups and logs. Without confirm=true it only lists the lines it would remove, with a 'plan': show them "
+        "to the user, then call again with confirm=true and that plan (refused, nothing removed, if the lines "
+        "changed meanwhile)."))
     def forget(target: Annotated[str, Field(description=(
                    "The exact text (3+ characters; every line holding it), or a citation: 'memory/2026-11-27.md#L9' "
                    "or 'bank/entities/Jonas.md#L4-L6'."))],
-               confirm: Annotated[bool, Field(description="true: remove now. false (default): only list what would go.")] = False) -> CallToolResult:
-        return call(mem.forget, target, confirm=confirm)
+               confirm: Annotated[bool, Field(description="true: remove now. false (default): only list what would go.")] = False,
+               plan: Annotated[str | None, Field(description=(
+                   "The 'plan' the listing answered: the removal applies only to the lines listed."))] = None) -> CallToolResult:
+        return call(mem.forget, target, confirm=confirm, plan=plan)
 
     @server.tool(annotations=ann["consolidates"], description=(
         "Consolidate memory now: fold duplicates, mark superseded facts, update entity pages and opinions, write "

@@ -13,7 +13,7 @@ from memtool import TYPE_CHECKING, health, retain_log  # the rest where used: ~1
 from memtool.config import Config
 from memtool.dates import parse_since
 from memtool.embedding import Embedding
-from memtool.errors import UsageError
+from memtool.errors import UsageError, WorkspaceError
 from memtool.freshness import SETTLE_BY_STAT_MAX, Freshness
 from memtool.index_plan import IndexReport, Progress
 from memtool.recall import MAX_K, LexicalWorker, Query, RecallResult, build_query, listed, record_access, resolve_mode
@@ -334,26 +334,34 @@ class Memory:
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 
-    def forget(self, target: str, confirm: bool = False) -> dict:
-        """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed, and with `confirm`
-        removed from the Markdown and purged from the index, local state, backups and logs."""
+    def forget(self, target: str, confirm: bool = False, plan: str | None = None) -> dict:
+        """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed with the plan's
+        fingerprint, and with `confirm` removed from the Markdown and purged from the index, local
+        state, backups and logs. `plan`: the fingerprint of the listing that was shown; the removal is
+        refused, nothing changed, when the lines it would remove are no longer those."""
         from memtool import forget as forgetting, purge
 
         parsed = forgetting.parse_target(target)
         if not confirm:
-            plan = forgetting.plan(self.ws, parsed)
-            return {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
+            planned = forgetting.plan(self.ws, parsed)
+            return {"target": target, "count": planned.count, "matches": planned.matches(),
+                    "plan": planned.fingerprint(), "forgotten": False}
         # Under reflect's lock: a run going on would otherwise write its record, windows and ledger
         # (entity names and sources of the facts read before) back after the purge, and its pages
         # between the plan and the removal.
         with self.ws.lock("reflect"):
-            plan = forgetting.plan(self.ws, parsed)
-            out = {"target": target, "count": plan.count, "matches": plan.matches(), "forgotten": False}
-            if not plan.count:
+            planned = forgetting.plan(self.ws, parsed)
+            if plan is not None and planned.fingerprint() != plan:
+                raise WorkspaceError("the lines to forget changed since they were listed (a file was edited "
+                                     "meanwhile); nothing was removed",
+                                     "list them again and check them before removing")
+            out = {"target": target, "count": planned.count, "matches": planned.matches(),
+                   "plan": planned.fingerprint(), "forgotten": False}
+            if not planned.count:
                 return out
-            forgetting.remove(self.ws, plan)
+            forgetting.remove(self.ws, planned)
             out["forgotten"] = True
-            out["purged"] = self._purge(plan.needles)
+            out["purged"] = self._purge(planned.needles)
             purge.log(self.ws, [m["source"] for m in out["matches"]], [m["text"] for m in out["matches"]])
         from memtool.sync.state import SyncState
 

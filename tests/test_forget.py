@@ -3,6 +3,8 @@
 import json
 import os
 
+import pytest
+
 from conftest import run_json, run_mem, write
 
 from memtool.forget import parse_target, strip_lines
@@ -201,3 +203,101 @@ def test_forget_by_text_takes_the_journal_quote_that_holds_its_start(example_ws)
     assert proc.returncode == 0 and "bank/journal.md" in {m["source"].split("#")[0] for m in result["matches"]}
     assert [str(p) for p in example_ws.rglob("*") if p.is_file() and b"(Ottensen) and works" in p.read_bytes()] == []
     assert "Journal" in (example_ws / "bank/journal.md").read_text(encoding="utf-8")
+
+
+def _forget_answered_after(ws, target: str, edit) -> tuple[int, bytes]:
+    """Run `mem forget TARGET` on a terminal, call `edit()` once it asks, answer 'y': (exit, output)."""
+    import pty
+    import subprocess
+    import sys
+    import time
+
+    from conftest import mem_env
+
+    main, side = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "forget", target],
+                            stdin=side, stdout=side, stderr=side, env=mem_env(MEM_EMBEDDER="none"))
+    os.close(side)
+    shown, deadline = b"", time.monotonic() + 60
+    try:
+        while b"Remove these lines" not in shown and time.monotonic() < deadline:
+            shown += os.read(main, 4096)
+        edit()
+        os.write(main, b"y\n")
+        code = proc.wait(timeout=60)
+        try:
+            while chunk := os.read(main, 4096):
+                shown += chunk
+        except OSError:  # the other end closed
+            pass
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(main)
+    return code, shown
+
+
+def test_a_line_inserted_above_a_cited_one_while_forget_asks_removes_nothing(tmp_path):
+    """`mem forget memory/…#L3` showed line 3 and asked; an editor inserted a line above meanwhile, and
+    the answer 'y' removed the new line 3, the neighbour of the line shown (the removal re-read the
+    citation). The lines shown are the lines removed, or nothing is."""
+    day = tmp_path / "memory" / "2026-11-02.md"
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n\n- Call Jonas: +49 171 2345678.\n- Lunch with Ana.\n")
+    edited = "# 2026-11-02\n\n- Inserted by an editor.\n- Call Jonas: +49 171 2345678.\n- Lunch with Ana.\n"
+    code, shown = _forget_answered_after(tmp_path, "memory/2026-11-02.md#L3",
+                                         lambda: day.write_text(edited, encoding="utf-8"))
+    assert code == 4 and b"changed since they were listed" in shown, shown
+    assert day.read_text(encoding="utf-8") == edited
+
+
+def test_words_appended_to_a_last_line_without_its_break_while_forget_asks_are_not_removed_with_it(tmp_path):
+    """The line listed was the file's last, without a line break; what an editor (or `printf >>`)
+    appended meanwhile joined it, and 'y' removed the joined line: the appended words were lost, and
+    purged from every copy memtool keeps."""
+    day = tmp_path / "memory" / "2026-12-01.md"
+    write(tmp_path, "memory/2026-12-01.md", "# 2026-12-01\n\n- my phone is 555-1234")
+
+    def append():
+        with open(day, "a", encoding="utf-8") as f:
+            f.write(" and call Anna back about the lease\n")
+    code, shown = _forget_answered_after(tmp_path, "555-1234", append)
+    assert code == 4, shown
+    assert "call Anna back about the lease" in day.read_text(encoding="utf-8")
+
+
+def test_forget_refuses_a_file_grown_past_a_last_line_without_its_break_or_by_bytes_not_utf8(tmp_path):
+    """The check between a plan and its removal: bytes after a last line without its break join that
+    line; bytes that are not UTF-8 could not be rewritten (a traceback after other files were
+    already stripped). Either way the file has changed, and no file is touched."""
+    from memtool import forget as forgetting
+    from memtool.safe_writes import FileChanged
+    from memtool.workspace import Workspace
+
+    write(tmp_path, "memory/2026-12-01.md", "- secret code 4711\n")
+    write(tmp_path, "memory/2026-12-02.md", "# 2026-12-02\n\n- secret code 4711")
+    ws = Workspace(tmp_path)
+    for added in (b"1 more digits\n", b"\n- caf\xe9 latin-1\n"):
+        plan = forgetting.plan(ws, forgetting.parse_target("secret code 4711"))
+        before = {p: p.read_bytes() for p in (tmp_path / "memory").iterdir()}
+        with open(tmp_path / "memory" / "2026-12-02.md", "ab") as f:
+            f.write(added)
+        with pytest.raises(FileChanged):
+            forgetting.remove(ws, plan)
+        assert (tmp_path / "memory" / "2026-12-01.md").read_bytes() == before[tmp_path / "memory" / "2026-12-01.md"]
+        (tmp_path / "memory" / "2026-12-02.md").write_bytes(before[tmp_path / "memory" / "2026-12-02.md"])
+
+
+def test_forget_confirmed_for_the_plan_listed_removes_those_lines(tmp_path):
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n\n- Call Jonas: +49 171 2345678.\n- Lunch with Ana.\n")
+    from memtool.memory import Memory
+    from memtool.workspace import Workspace
+
+    mem = Memory(Workspace(tmp_path), embedder="none")
+    try:
+        listed = mem.forget(PHONE)
+        assert listed["plan"] == mem.forget(PHONE)["plan"] and listed["count"] == 1
+        done = mem.forget(PHONE, confirm=True, plan=listed["plan"])
+    finally:
+        mem.close()
+    assert done["forgotten"] and done["matches"] == listed["matches"]
+    assert "2345678" not in (tmp_path / "memory" / "2026-11-02.md").read_text(encoding="utf-8")

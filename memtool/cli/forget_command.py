@@ -19,8 +19,8 @@ def forget(
 ) -> None:
     """Remove lines from the Markdown and purge them from the index, local state, backups and logs.
 
-    Shows the lines first and asks (or --yes). Other lines are never touched. A synced workspace
-    then needs mem sync (a new revision without them) and mem sync gc (deletes the old ones).
+    Shows the lines first and asks (or --yes); removes those lines, or nothing if a file changed
+    meanwhile. Other lines are never touched. A synced workspace then needs mem sync (a new revision without them) and mem sync gc (deletes the old ones).
 
     Example: mem forget "+49 171 2345678"
     """
@@ -42,7 +42,7 @@ def forget(
                              "check the lines it lists, then run it again with --yes")
         if not typer.confirm("Remove these lines and every copy memtool keeps of them?", err=True):
             raise typer.Exit(0)
-    result = mem.forget(target, confirm=True)
+    result = mem.forget(target, confirm=True, plan=preview["plan"])  # the lines shown, or nothing
     if json_:
         render.emit_json(result)
         return
