@@ -18,7 +18,8 @@ SEED_FLOOR = 0.5  # feedback: seeds score at least this share of the best hit (L
 # feedback: the facts its words may hold together, at most. Its query costs ~0.6 µs of BM25 per fact
 # matched: rarest words first up to this many facts (at 10^6: 20 -> 6 ms a query, top 10 .993 the
 # same); conversations and notes of a few thousand facts never reach it (docs/recall-experiments.md, "Feedback").
-# In a large index the facts of a word's stems count too (`matched_counts`): 5.5 -> 1.5 ms at 10^6.
+# In a large index the facts of a word's stems count too (`matched_counts`): at 10^6 feedback's mean
+# 6.9 -> 4.0 ms of a hybrid recall (docs/benchmarks.md, 10⁶ facts).
 FEEDBACK_FACTS = 2_000
 KINDS = ("none", "context", "entities", "second-hop", "feedback")
 # A capitalised word inside a sentence (not its first word): a name the text mentions.
