@@ -122,7 +122,7 @@ class Workspace:
             if candidate == self.root or self.root in candidate.parents:
                 return candidate
             top = Path(rel).parts[0]
-            home = _real(self.root / top) if top in LINKED_FOLDERS else None
+            home = self._linked_home(top) if top in LINKED_FOLDERS else None
         except OSError as exc:
             raise WorkspaceError(f"cannot follow {rel!r}: {_reason(exc)}",
                                  "fix or remove the symbolic link (ls -l shows where it points)") from None
@@ -136,10 +136,17 @@ class Workspace:
         real = _real(path)
         if real != self.root and self.root not in real.parents:
             for top in LINKED_FOLDERS:
-                home = _real(self.root / top)
-                if real == home or home in real.parents:
+                home = self._linked_home(top)
+                if home is not None and (real == home or home in real.parents):
                     return Path(top, real.relative_to(home)).as_posix()
         return real.relative_to(self.root).as_posix()
+
+    def _linked_home(self, top: str) -> Path | None:
+        """Where the folder `top` (one of LINKED_FOLDERS) really is, or None when that holds the
+        workspace itself (`bank -> ..`, `memory -> /`, a clone carrying such a link): confining its
+        paths there would confine nothing (every file of the home folder, keys included)."""
+        home = _real(self.root / top)
+        return None if home == self.root or home in self.root.parents else home
 
     # --- listing ---------------------------------------------------------------------------
 
@@ -159,8 +166,18 @@ class Workspace:
             if entry.name in ROOT_FILES:
                 self._scan_entry(entry, self.root, entry.name, out, problems)
         for folder in ("memory", "bank"):  # followed when they are links (a synced folder elsewhere)
+            if (self.root / folder).is_symlink() and self._holds_root(folder):
+                problems.append(ScanProblem(folder, "a symbolic link to a folder that holds the workspace itself; "
+                                                    "not read (link it to a folder of its own)"))
+                continue
             self._scan_dir(self.root / folder, folder, out, problems)
         return out
+
+    def _holds_root(self, top: str) -> bool:
+        try:
+            return self._linked_home(top) is None
+        except OSError:
+            return False  # a loop or a dangling link: the scan names it
 
     def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int]]:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
@@ -407,20 +424,30 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
                             "create one with 'mem init PATH', or point to one with -w PATH or MEM_WORKSPACE")
 
 
+# Files that make a `memory/` folder source code, not daily logs (`memory/__init__.py`: a package).
+CODE_SUFFIXES = (".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".c", ".h")
+
+
 def _not_logs(folder: Path) -> str | None:
     """Why a `memory/` folder is not the daily logs of the folder above it, or None when it may be:
     `workspace` when it is a workspace itself (core memory, state or settings in it), or the name of
-    a file in it that is not Markdown (a code package named memory, say)."""
+    a source file in it (a code package named memory, say). A folder holding a daily log
+    (`YYYY-MM-DD.md`) is logs whatever else lies beside them (an editor's backup, a pasted picture)."""
     if any((folder / m).exists() for m in (*CORE_FILES, STATE_DIR, "memtool.toml")):
         return "workspace"
+    code = None
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.name[0] != "." and not entry.name.endswith(".md") and entry.is_file():
-                    return entry.name
+                name = entry.name
+                if len(name) == 13 and name.endswith(".md") and name[4] == name[7] == "-" \
+                        and name[:4].isdigit() and name[5:7].isdigit() and name[8:10].isdigit():
+                    return None
+                if code is None and name[0] != "." and name.endswith(CODE_SUFFIXES) and entry.is_file():
+                    code = name
     except OSError:
         return None  # unreadable: the scan reports it
-    return None
+    return code
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

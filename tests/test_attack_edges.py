@@ -461,3 +461,31 @@ def test_a_query_of_many_kilobytes_is_searched_by_its_first_two_thousand_charact
     assert len(data["query"]) == 1_998 <= MAX_QUERY_CHARS
     assert shortened("abcdef gh", 4) == "abcd"  # no space in the kept part: cut where it falls
     assert shortened("abcd efgh", 7) == "abcd"
+
+
+def test_daily_logs_beside_a_stray_file_still_mark_a_workspace(tmp_path):
+    """A memory/ folder holding any file that was not Markdown stopped marking a workspace (meant for a
+    code package named memory): a fresh clone with an editor's backup, a pasted picture or a
+    Thumbs.db beside its daily logs was 'no memtool workspace'."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n- The quokka smiles.\n")
+    for stray in ("2026-11-02.md~", "photo.png", "Thumbs.db"):
+        (tmp_path / "memory" / stray).write_bytes(b"x")
+    proc, data = run_json("status", cwd=tmp_path / "memory")
+    assert proc.returncode == 0 and data["workspace"] == str(tmp_path.resolve()), (proc.stderr, data)
+
+
+def test_a_linked_folder_that_holds_the_workspace_confines_nothing_and_is_refused(tmp_path):
+    """`bank -> ..` (a link a cloned repository can carry): its paths were confined to the folder it
+    points at, which holds the workspace and everything beside it, so `mem get bank/…` read any file
+    there and the scan indexed every page under it."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-02.md", "# 2026-11-02\n- The quokka smiles.\n")
+    write(tmp_path, "secret.md", "- The numbat's key is 4711.\n")
+    (ws / "bank").symlink_to("..", target_is_directory=True)
+    proc = run_mem("-w", ws, "get", "bank/secret.md")
+    assert proc.returncode == 2 and "4711" not in proc.stdout, (proc.stdout, proc.stderr)
+    proc, data = run_json("-w", ws, "recall", "numbat key", env=mem_env(MEM_EMBEDDER="none"))
+    assert not any("secret" in r["source"] for r in data["results"]), data
+    assert any("bank" in w and "holds the workspace" in w for w in data["warnings"]), data["warnings"]
+    proc, data = run_json("-w", ws, "recall", "quokka", env=mem_env(MEM_EMBEDDER="none"))
+    assert [r["source"] for r in data["results"]] == ["memory/2026-11-02.md#L2"], data

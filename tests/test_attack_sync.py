@@ -845,3 +845,21 @@ def test_qa36_a_file_synced_under_an_older_rule_leaves_the_base_and_the_fast_pat
     sync(b, folder, check=0)
     assert long_path not in json.loads((b / ".memory/sync/base.json").read_text())["files"]
     assert (b / long_path).exists()  # left alone, never deleted
+
+
+def test_names_spelt_with_a_zero_width_joiner_or_non_joiner_sync(folder, tmp_path):
+    """Refusing every format character refused the zero-width non-joiner and joiner, which are
+    spelling: Persian and Indic names (می‌خواهم), emoji sequences (👨‍👩‍👧). Such files stopped syncing,
+    with a warning every round; disguise (bidi overrides, zero-width space, BOM) is still refused."""
+    from memtool.sync.plan import path_problem
+
+    names = ["bank/\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md", "memory/\U0001f468\u200d\U0001f469\u200d\U0001f467.md"]
+    assert [path_problem(n) for n in names] == [None, None]
+    assert path_problem("bank/a\u200bb.md") and path_problem("bank/a\u202eb.md")
+    a, b = pair_on(folder, tmp_path)
+    for name in names:
+        write(a, name, "- The family trip.\n")
+    assert sync(a, folder).returncode == 0
+    proc = sync(b, folder)
+    assert proc.returncode == 0 and "refused" not in proc.stderr, proc.stderr
+    assert all((b / name).read_text(encoding="utf-8") == "- The family trip.\n" for name in names)

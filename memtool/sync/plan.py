@@ -25,9 +25,11 @@ REV = re.compile(r"[0-9a-f]{64}")
 _PART = r"[^./\x00-\x1f\x7f-\x9f\\][^/\x00-\x1f\x7f-\x9f\\]*"
 _PLAIN = re.compile(rf"(?:(?:memory|bank)(?:/{_PART})*/)?{_PART}\.md")  # the common case, checked fast
 # Invisible in a listing or reordering how a name shows: format characters (bidi overrides and
-# isolates, zero-width space/joiners, BOM, soft hyphen), line/paragraph separators, lone surrogates
-# (which no file system name can hold: writing one would fail mid-round).
+# isolates, zero-width space, BOM, soft hyphen, tag characters), line/paragraph separators, lone
+# surrogates (which no file system name can hold: writing one would fail mid-round). The zero-width
+# non-joiner and joiner are spelling, not disguise (Persian and Indic names, emoji sequences): kept.
 INVISIBLE = frozenset(("Cf", "Zl", "Zp", "Cs"))
+JOINERS = frozenset("\u200c\u200d")
 # Blocks that hold every such character (a test checks it against `unicodedata`): a name without any
 # of them skips the per-character look-up.
 _SUSPECT = r"[\u00ad\u0600-\u08ff\u180e\u2000-\u206f\ufe00-\ufeff\ufff0-\uffff\ud800-\udfff\U00010000-\U0010ffff]"
@@ -102,7 +104,7 @@ def path_problem(path) -> str | None:
     if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
         return "control character in the path"
     if not ascii_:
-        kinds = {unicodedata.category(ch) for ch in path} & INVISIBLE
+        kinds = {unicodedata.category(ch) for ch in path if ch not in JOINERS} & INVISIBLE
         if "Cs" in kinds:
             return "not valid Unicode (a lone surrogate in the path)"
         if kinds:
