@@ -32,7 +32,7 @@ from pathlib import Path
 
 from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
-from memtool.errors import WorkspaceError
+from memtool.errors import StorageError, WorkspaceError
 from memtool.store.driver import Meta, Transaction, as_mem_error, connect, migrate, select_in, sqlite, vacuum
 
 if TYPE_CHECKING:  # no `typing` on the read path
@@ -123,7 +123,9 @@ class LocalState:
                 f"{path.name} was written by a newer memtool (version {version} > {LOCAL_VERSION})", hint))
         except sqlite.DatabaseError as exc:
             storage = as_mem_error(exc, str(path))  # a full disk is not damage: nothing to move aside
-            raise storage or WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None
+            if isinstance(storage, StorageError):
+                raise storage from None
+            raise WorkspaceError(f"{path.name} is damaged ({exc})", hint) from None  # not the index's hint
         self._meta = Meta(self.conn, key="k", value="v")
         self.access_log = path.with_name(ACCESS_LOG)
 
