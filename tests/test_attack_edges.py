@@ -159,6 +159,10 @@ def test_a_misspelt_option_of_a_text_command_is_refused_not_written_down(tmp_pat
     run_mem("core", "append", "- Likes rain.", cwd=tmp_path, check=0)
     assert "- --dryrun\n" in (tmp_path / "memory" / "2026-11-02.md").read_text()
     assert "- Likes rain." in (tmp_path / "memory.md").read_text()
+    # quoted text that begins like an option is text: a word holding a space is never an option typed
+    run_mem("note", "--max-old-space-size=4096 fixes the node OOM", cwd=tmp_path, check=0)
+    assert "--max-old-space-size=4096 fixes the node OOM" in "".join(
+        p.read_text() for p in (tmp_path / "memory").glob("*.md"))
 
 
 def test_embed_on_read_seconds_that_is_not_a_number_is_refused(tmp_path):

@@ -31,7 +31,7 @@ _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]*")
 class TextCommand(TyperCommand):
     """A command taking text that may start with '-' (TEXT_ARGS) that still refuses a word shaped
     like a long option it does not take (`mem retain --dryrun`): that is a typo, not a note to write
-    down. After `--` every word is text."""
+    down. A word holding a space is quoted text. After `--` every word is text."""
 
     def parse_args(self, ctx, args):
         known = {o for p in self.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
@@ -39,6 +39,8 @@ class TextCommand(TyperCommand):
         for arg in args:
             if arg == "--":
                 break
+            if any(ch.isspace() for ch in arg):
+                continue  # quoted text ('--max-old-space-size=4096 fixes the OOM'), not an option typed
             name = arg.split("=", 1)[0]
             if _LONG_OPTION.fullmatch(name) and name not in known:
                 exceptions = importlib.import_module(type(ctx).__module__.rsplit(".", 1)[0] + ".exceptions")
