@@ -173,3 +173,19 @@ def no_process_left_behind():
             except OSError:
                 continue
         pytest.fail("processes left behind by this test:\n" + "\n".join(described), pytrace=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 8 MB tmpfs (root only); unmounted afterwards."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("SKIPPED LOUDLY: mounting a small tmpfs for the full-disk test needs root")
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"SKIPPED LOUDLY: cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

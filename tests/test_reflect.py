@@ -371,22 +371,7 @@ def test_markers_shown_in_a_code_fence_are_text_and_broken_markers_stop_the_page
         assert tom.read_text(encoding="utf-8") == open_fence and "never closed" in proc.stderr, proc.stderr
 
 
-def _small_disk(tmp_path):
-    import os
-    import shutil
-    import subprocess
-
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0 or not shutil.which("mount"):
-        pytest.skip("SKIPPED LOUDLY: mounting a small tmpfs for the full-disk test needs root")
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8M", "tmpfs", str(mnt)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"SKIPPED LOUDLY: cannot mount a tmpfs here: {proc.stderr.strip()}")
-    return mnt
-
-
-def test_a_disk_that_fills_during_reflect_is_one_error_and_the_next_run_finishes(example_ws, tmp_path):
+def test_a_disk_that_fills_during_reflect_is_one_error_and_the_next_run_finishes(example_ws, tmp_path, small_disk):
     """The disk fills (or a file size limit is hit) part way through a run: one `error:`/`hint:` and
     exit 4, never a traceback, never "local.sqlite is damaged" (moving it aside would throw away
     usage and decisions); every page old or new; with space again, the next run writes what a run
@@ -401,30 +386,27 @@ def test_a_disk_that_fills_during_reflect_is_one_error_and_the_next_run_finishes
     shutil.copytree(example_ws, reference)
     run_mem("reflect", "--force", cwd=reference, check=0)
     want = {k: v for k, v in markdown(reference).items() if k != "bank/journal.md"}
-    mnt = _small_disk(tmp_path)
-    try:
-        for free_kib in (32, 128, 600):
-            ws = mnt / "ws"
-            shutil.rmtree(ws, ignore_errors=True)
-            shutil.copytree(example_ws, ws)
-            run_mem("index", cwd=ws, check=0)
-            st = os.statvfs(mnt)
-            with open(mnt / "filler", "wb") as fh:
-                fh.write(b"\0" * max(0, st.f_bavail * st.f_frsize - free_kib * 1024))
-            proc = run_mem("reflect", "--force", cwd=ws)
-            assert proc.returncode in (0, 4) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
-            if proc.returncode:
-                assert "error:" in proc.stderr and "hint:" in proc.stderr and "damaged" not in proc.stderr, proc.stderr
-            names = {"bank/opinions.md": "opinions", "bank/world.md": "world", "bank/experience.md": "experience"}
-            for path, data in markdown(ws).items():
-                block = blocks.find(data.decode(), names.get(path, "entity"))
-                assert block is None or not block.edited, f"half-written {path}"
-            (mnt / "filler").unlink()
-            run_mem("reflect", "--force", cwd=ws, check=0)
-            got = {k: v for k, v in markdown(ws).items() if k != "bank/journal.md"}
-            assert got == want, sorted(k for k in got if got[k] != want.get(k))
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    mnt = small_disk
+    for free_kib in (32, 128, 600):
+        ws = mnt / "ws"
+        shutil.rmtree(ws, ignore_errors=True)
+        shutil.copytree(example_ws, ws)
+        run_mem("index", cwd=ws, check=0)
+        st = os.statvfs(mnt)
+        with open(mnt / "filler", "wb") as fh:
+            fh.write(b"\0" * max(0, st.f_bavail * st.f_frsize - free_kib * 1024))
+        proc = run_mem("reflect", "--force", cwd=ws)
+        assert proc.returncode in (0, 4) and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        if proc.returncode:
+            assert "error:" in proc.stderr and "hint:" in proc.stderr and "damaged" not in proc.stderr, proc.stderr
+        names = {"bank/opinions.md": "opinions", "bank/world.md": "world", "bank/experience.md": "experience"}
+        for path, data in markdown(ws).items():
+            block = blocks.find(data.decode(), names.get(path, "entity"))
+            assert block is None or not block.edited, f"half-written {path}"
+        (mnt / "filler").unlink()
+        run_mem("reflect", "--force", cwd=ws, check=0)
+        got = {k: v for k, v in markdown(ws).items() if k != "bank/journal.md"}
+        assert got == want, sorted(k for k in got if got[k] != want.get(k))
     ws = tmp_path / "limited"
     shutil.copytree(example_ws, ws)
     run_mem("index", cwd=ws, check=0)
