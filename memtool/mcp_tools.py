@@ -279,7 +279,7 @@ def _add_write_tools(server, mem, call, ann) -> None:
              page: Annotated[Optional[str], Field(description=(
                  "A bank page instead of today's log: 'bank/world.md', or an entity's name (its page in "
                  "bank/entities/, created if missing)."))] = None) -> CallToolResult:
-        return call(mem.note, text, page=page)
+        return call(mem.note, text, page=page, repeat=mem.config.mcp_repeat)
 
     @server.tool(annotations=ann["appends"], description=(
         "Store one typed fact under '## Retain' in today's log: 'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world "
@@ -288,7 +288,8 @@ def _add_write_tools(server, mem, call, ann) -> None:
         "For free text use note. Returns where it was written."))
     def retain(bullet: Annotated[str, Field(description="The fact, in the format above, one line.")],
                date: Annotated[Optional[str], Field(description="The day's log to write to: YYYY-MM-DD, today or yesterday.")] = None) -> CallToolResult:
-        return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None))
+        return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None,
+                                       repeat=mem.config.mcp_repeat))
 
 
 def _add_core_tools(server, mem, call, ann) -> None:
@@ -302,7 +303,7 @@ def _add_core_tools(server, mem, call, ann) -> None:
         f"Append to core memory ({core}: small, durable facts and preferences for every conversation). Fails "
         f"without changing anything if {core} would exceed its size limit."))
     def core_append(text: Annotated[str, Field(description="One or more lines, e.g. '- Prefers tea.'")]) -> CallToolResult:
-        return call(mem.core_append, text)
+        return call(mem.core_append, text, repeat=mem.config.mcp_repeat)
 
     @server.tool(annotations=ann["rewrites"], description=(
         f"Replace text in core memory ({core}). The previous version is backed up under .memory/backups/."))
@@ -313,7 +314,7 @@ def _add_core_tools(server, mem, call, ann) -> None:
     @server.tool(annotations=ann["appends"], description=f"Insert text into core memory ({core}) before a line.")
     def core_insert(line: Annotated[int, Field(ge=1, description="1-based line to insert before (the number of lines + 1 appends).")],
                     text: Annotated[str, Field(description="One or more lines.")]) -> CallToolResult:
-        return call(mem.core_insert, line, text)
+        return call(mem.core_insert, line, text, repeat=mem.config.mcp_repeat)
 
 
 def _add_upkeep_tools(server, mem, call, ann) -> None:
