@@ -134,3 +134,18 @@ def test_the_cli_still_writes_a_line_retained_twice_twice(example_ws):
     for _ in range(2):
         run_mem("-w", example_ws, "retain", "--date", DAY, BULLET, check=0, env=mem_env(MEM_EMBEDDER="none"))
     assert (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8").count(BULLET) == 2
+
+
+def test_mcp_settings_are_checked(tmp_path):
+    import pytest
+
+    from memtool.config import Config
+    from memtool.errors import WorkspaceError
+
+    path = tmp_path / "memtool.toml"
+    path.write_text("[mcp]\nwait_seconds = 2.5\nrepeat_seconds = 0\n", encoding="utf-8")
+    config = Config.load(path)
+    assert (config.mcp_wait, config.mcp_repeat, config.warnings) == (2.5, 0.0, ())
+    path.write_text("[mcp]\nwait_seconds = -1\n", encoding="utf-8")
+    with pytest.raises(WorkspaceError, match="mcp.wait_seconds must be a number of seconds from 0 to 3600"):
+        Config.load(path)
