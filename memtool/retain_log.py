@@ -7,7 +7,11 @@ line afterwards, though; so every line they write is also recorded in `.memory/r
 (machine-local, one JSON object per line):
 
     {"op": "retain",  "id": "…", "at": "…Z", "path": "memory/2026-11-30.md", "line": 17, "text": "W: …",
-     "kind": "world", "by": "retain"}                        by: retain, note, core append, core insert, …
+     "kind": "world", "by": "retain"}                        a daily log's line; by: retain, note, review decide
+    {"op": "write", …, "path": "memory.md", "kind": "core", "by": "core append"}
+                                                             a line of a bank page (kind "page") or of core
+                                                             memory: restored otherwise, so an older memtool,
+                                                             which knows only "retain", ignores it
     {"op": "restore", "id": "…", "at": "…Z", "line": 42}     put back by `mem check --restore`
     {"op": "ack",     "id": "…", "at": "…Z"}                 deleted on purpose (or replaced by `mem core
                                                              replace`): never reported again
@@ -41,6 +45,7 @@ if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall
 
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
+CHECKED_FORMAT = 2  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line
 CODE = "retained-line-missing"
 _MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
@@ -112,7 +117,8 @@ def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by
 def _entry(rel: str, line: int, text: str, kind: str, by: str) -> dict:
     entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                        digest_size=8).hexdigest()
-    return {"op": "retain", "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by}
+    op = "retain" if kind not in ("page", CORE) else "write"
+    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by}
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
@@ -324,7 +330,7 @@ def fold(lines: list[str]) -> dict[str, Retained]:
     for e in events:
         try:
             op, entry_id = e["op"], e["id"]
-            if op == "retain":
+            if op in ("retain", "write"):
                 out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
                                          str(e.get("by", "retain")))
             elif op == "restore" and entry_id in out:
@@ -376,7 +382,7 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
             continue
         fresh_files[rel] = {"stat": stat, "ids": ids,
                             "missing": [e.as_dict() for e in missing(entries, _read(ws, rel))]}
-    new_cache = {"log": log_stat, "files": fresh_files}
+    new_cache = {"format": CHECKED_FORMAT, "log": log_stat, "files": fresh_files}
     if new_cache != cache:
         _save_cache(ws, new_cache)
     return [Retained(**e) for f in fresh_files.values() for e in f["missing"]]
@@ -402,6 +408,8 @@ def _load_cache(ws: Workspace) -> dict:
     """The last check's results, or {} when missing or not in the shape written (never trusted blindly)."""
     try:
         data = json.loads(ws.resolve(CHECKED).read_text(encoding="utf-8"))
+        if data["format"] != CHECKED_FORMAT:  # written by another memtool, which may match lines otherwise
+            return {}
         for f in data["files"].values():
             f["stat"], f["ids"] = f["stat"], str(f["ids"])
             f["missing"] = [Retained(**e).as_dict() for e in f["missing"]]

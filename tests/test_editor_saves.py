@@ -106,3 +106,19 @@ def test_lines_memtool_itself_replaced_are_not_reported(tmp_path):
     stale = core.read_text(encoding="utf-8").replace("- Prefers coffee.\n", "")
     core.write_text(stale, encoding="utf-8")  # the replacement is a line mem wrote, too
     assert [(g["text"], g["by"]) for g in _gone(ws)] == [("- Prefers coffee.", "core replace")]
+
+
+def test_a_check_cache_another_memtool_wrote_is_not_trusted(tmp_path):
+    """An older memtool reads a core line as a list item and caches it as gone; this one reads again."""
+    import json
+
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "core", "append", "- Prefers tea.", check=0, env=ENV)
+    assert _gone(ws) == []
+    checked = ws / ".memory" / "retained-checked.json"
+    cache = json.loads(checked.read_text(encoding="utf-8"))
+    entry = json.loads((ws / ".memory" / "retained.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    del cache["format"]
+    cache["files"]["memory.md"]["missing"] = [{k: entry[k] for k in ("id", "at", "path", "line", "text", "kind")}]
+    checked.write_text(json.dumps(cache), encoding="utf-8")
+    assert _gone(ws) == []
