@@ -48,6 +48,21 @@ async def _until(check, seconds=30.0):
         await asyncio.sleep(0.05)
 
 
+def _left_behind(ws) -> list[str]:
+    """Processes whose command line names the workspace (the server and anything it started)."""
+    from pathlib import Path
+
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(ws).encode() in args:
+            out.append(cmdline.parent.name)
+    return out
+
+
 def _settings(ws, text: str) -> None:
     path = ws / "memtool.toml"
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
@@ -69,6 +84,7 @@ def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, st
         release.set()
         summary = await long
         after = await s.call_tool("recall", {"query": "Peter Lisbon"})
+        assert _left_behind(example_ws)  # the server, seen while it runs
         return behind, waited, summary, after
 
     behind, waited, summary, after = _session(example_ws, script)
@@ -77,6 +93,7 @@ def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, st
     text = behind.content[0].text
     assert text.startswith("busy: summarize is running") and "retry in a moment" in text, text
     assert not summary.is_error and not after.is_error  # the long call finished; the next one is answered
+    assert _left_behind(example_ws) == []
 
 
 def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stub):
@@ -102,6 +119,7 @@ def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stu
     assert text.count(BULLET) == 1, text
     answer = json.loads(retry.content[0].text)
     assert text.splitlines()[answer["line"] - 1] == f"- {BULLET}"
+    assert _left_behind(example_ws) == []
 
 
 def test_a_write_repeated_within_the_window_is_answered_not_written_again(example_ws):
