@@ -47,10 +47,8 @@ LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
 CHECKED_FORMAT = 2  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line
 CODE = "retained-line-missing"
-_MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
-
-
 CORE = "core"  # the kind of a line written to core memory: matched as a whole line, restored through its edit
+_MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
 
 class Retained(Value):
