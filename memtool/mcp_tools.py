@@ -285,7 +285,8 @@ def _add_write_tools(server, mem, call, ann) -> None:
         "Store one typed fact under '## Retain' in today's log: 'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world "
         "fact, B experience (first person), O opinion with optional confidence, S observation. Example: "
         "'O(c=0.8) @Peter: Prefers short WhatsApp messages.' Explain the mechanism, not just the event. "
-        "For free text use note. Returns where it was written."))
+        "For free text use note. Returns where it was written; the same fact sent again within minutes (a retry) is "
+        "not written twice: the answer says 'repeated' and where it is."))
     def retain(bullet: Annotated[str, Field(description="The fact, in the format above, one line.")],
                date: Annotated[Optional[str], Field(description="The day's log to write to: YYYY-MM-DD, today or yesterday.")] = None) -> CallToolResult:
         return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None,
