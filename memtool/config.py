@@ -25,6 +25,7 @@ KNOWN_SETTINGS: dict[str, set[str] | None] = {
     "trust": None,
     "core": {"max_chars"},
     "llm": {"model", "timeout"},
+    "mcp": {"wait_seconds", "repeat_seconds"},
     "sync": {"remote", "endpoint_url", "region", "key_file", "auto", "interval"},
 }
 
@@ -94,6 +95,8 @@ class Config:
     core_max_chars: int = 5000  # size limit of memory.md for the core-memory tools
     llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
     llm_timeout: float = 60.0
+    mcp_wait: float = 10.0  # seconds an MCP tool call waits for the one running, then answers "busy"
+    mcp_repeat: float = 600.0  # seconds within which an MCP write of the same line is a retry, answered not repeated
     reflect_min_hours: float = 12.0  # gates: a run does work only this long after the last one …
     reflect_min_new: int = 3  # … and with at least this many new facts (--force overrides both)
     reflect_time_limit: float = 60.0  # seconds; a run stops cleanly at this point
@@ -159,6 +162,7 @@ class Config:
                    **_search_settings(data.get("recall", {}), data.get("embedder", {}), name),
                    **_core_settings(data.get("core", {}), name),
                    **_llm_settings(data.get("llm", {}), name),
+                   **_mcp_settings(data.get("mcp", {}), name),
                    **_sync_settings(data.get("sync", {}), name),
                    **_reflect_settings(data.get("reflect", {}), name),
                    **_proposal_settings(data.get("reflect", {}), data.get("llm", {}), name),
@@ -219,6 +223,17 @@ def _llm_settings(llm: dict, name: str) -> dict:
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise WorkspaceError(f"{name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
     return {"llm_model": str(llm.get("model", "llama3.2")), "llm_timeout": float(timeout)}
+
+
+def _mcp_settings(mcp: dict, name: str) -> dict:
+    """[mcp] wait_seconds (how long a tool call waits for the one running) and repeat_seconds (0: off)."""
+    out = {}
+    for key, default, low, high in (("wait_seconds", 10.0, 0, 3600), ("repeat_seconds", 600.0, 0, 86400)):
+        value = mcp.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise WorkspaceError(f"{name}: mcp.{key} must be a number of seconds from {low} to {high}, not {value!r}")
+        out[key] = float(value)
+    return {"mcp_wait": out["wait_seconds"], "mcp_repeat": out["repeat_seconds"]}
 
 
 def _sync_settings(sync: dict, name: str) -> dict:

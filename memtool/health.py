@@ -30,8 +30,9 @@ def warnings(ws: Workspace, store: Store, unlisted: list) -> list[str]:
                    " stale; run 'mem check' for details")
     gone = retain_log.vanished(ws)
     if gone:
-        out.append(f"{len(gone)} line(s) written by mem retain are gone from {', '.join(sorted({e.path for e in gone}))}"
-                   " (saved over by an editor?); 'mem check --restore' puts them back, 'mem check --ack' accepts the deletion")
+        out.append(f"{len(gone)} line(s) written by mem ({', '.join(sorted({e.by for e in gone}))}) are gone from "
+                   f"{', '.join(sorted({e.path for e in gone}))} (saved over by an editor?); 'mem check --restore' puts "
+                   "them back, 'mem check --ack' accepts the deletion")
     for p in _unreadable(unlisted):
         out.append(f"cannot read {p.path} ({p.reason}); facts from an earlier read are kept, marked stale;"
                    " run 'mem check'")

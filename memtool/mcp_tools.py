@@ -6,6 +6,8 @@ is that command's `--json` document as one compact JSON text (`memtool.mcp_answe
 the tool's own terms, with a hint.
 """
 
+import time
+from contextlib import asynccontextmanager
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Optional
 
@@ -46,7 +48,8 @@ OPT_ENTITY = Annotated[Optional[str], Field(description="Only facts about this e
 
 def build_server(mem):
     """An MCPServer whose tools call `mem` (a `memtool.memory.Memory`)."""
-    server = _server_class()(name="memtool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _server_class(Turns(mem.config.mcp_wait))(name="memtool", version=__version__, instructions=INSTRUCTIONS,
+                                                       log_level="WARNING")
     call, ann = _caller(), _annotations()
     # Registered in this order: clients list the tools as registered (reads first, then writes).
     _add_search_tools(server, mem, call, ann)
@@ -59,10 +62,52 @@ def build_server(mem):
     return server
 
 
-def _server_class():
-    """MCPServer, with argument errors said in plain words (the SDK passes the validator's text on)."""
+class Turns:
+    """One tool call at a time (one `Memory`: one SQLite connection, one index lock), in the order they
+    came. A call waits at most `wait` seconds for its turn, then is refused as busy, naming what runs;
+    a call whose client gave up while it waited (a cancellation) never runs, so a retry cannot follow
+    a late first try."""
+
+    def __init__(self, wait: float):
+        self.wait = wait
+        self.running: tuple[str, float] | None = None  # the call that has its turn, and since when
+        self._lock = None  # an anyio.Lock, made in the server's event loop
+
+    @asynccontextmanager
+    async def turn(self, what: str, refused: type[Exception]):
+        import anyio
+
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        try:
+            self._lock.acquire_nowait()  # free: no wait, even with wait_seconds = 0
+        except anyio.WouldBlock:
+            got = False
+            with anyio.move_on_after(self.wait):
+                await self._lock.acquire()
+                got = True
+            if not got:
+                raise refused(self.busy()) from None
+        self.running = (what, time.monotonic())
+        try:
+            yield
+        finally:
+            self.running = None
+            self._lock.release()
+
+    def busy(self) -> str:
+        what, since = self.running or ("another call", time.monotonic())
+        return error_text(f"busy: {what} is running (for {time.monotonic() - since:.0f} s; calls are answered one at "
+                          "a time), retry in a moment",
+                          f"a call waits up to {self.wait:g} s for the one before it ([mcp] wait_seconds in memtool.toml); "
+                          "reflect and summarize can take a minute")
+
+
+def _server_class(turns: Turns):
+    """MCPServer, with argument errors said in plain words (the SDK passes the validator's text on),
+    and each tool call and resource read in its turn (`turns`)."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from pydantic import ValidationError
 
     class Server(MCPServer):
@@ -72,11 +117,16 @@ def _server_class():
             if unknown:
                 raise ToolError(f"{name}: {unknown}")
             try:
-                return await super().call_tool(name, arguments, context)
+                async with turns.turn(name, ToolError):
+                    return await super().call_tool(name, arguments, context)
             except ToolError as exc:
                 if isinstance(exc.__cause__, ValidationError):
                     raise ToolError(f"{name}: {invalid_arguments(exc.__cause__.errors())}") from None
                 raise
+
+        async def read_resource(self, uri, context=None):
+            async with turns.turn(f"reading {uri}", ResourceError):
+                return await super().read_resource(uri, context)
 
     return Server
 
@@ -85,18 +135,13 @@ def _caller():
     """`call(fn, …)`: run a `Memory` method; its answer as one compact JSON text, a MemError (or an
     OSError, said as the CLI says it) as a tool error in the tool's terms.
 
-    The SDK runs each tool call in a worker thread, and clients send calls in parallel; one `Memory`
-    (one SQLite connection, one index lock) serves them one at a time."""
-    import threading
-
+    The SDK runs each tool call in a worker thread, and clients send calls in parallel; `Turns` lets
+    one `Memory` serve them one at a time."""
     from mcp.server.mcpserver.exceptions import ToolError
-
-    one_at_a_time = threading.Lock()
 
     def call(fn, *args, **kwargs):
         try:
-            with one_at_a_time:
-                data = fn(*args, **kwargs)
+            data = fn(*args, **kwargs)
         except OSError as exc:  # e.g. a path too long for the file system, a full disk
             refused = StorageError.from_os(exc)
             raise ToolError(error_text(refused.message, refused.hint)) from None
@@ -234,16 +279,18 @@ def _add_write_tools(server, mem, call, ann) -> None:
              page: Annotated[Optional[str], Field(description=(
                  "A bank page instead of today's log: 'bank/world.md', or an entity's name (its page in "
                  "bank/entities/, created if missing)."))] = None) -> CallToolResult:
-        return call(mem.note, text, page=page)
+        return call(mem.note, text, page=page, repeat=mem.config.mcp_repeat)
 
     @server.tool(annotations=ann["appends"], description=(
         "Store one typed fact under '## Retain' in today's log: 'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world "
         "fact, B experience (first person), O opinion with optional confidence, S observation. Example: "
         "'O(c=0.8) @Peter: Prefers short WhatsApp messages.' Explain the mechanism, not just the event. "
-        "For free text use note. Returns where it was written."))
+        "For free text use note. Returns where it was written; the same fact sent again within minutes (a retry) is "
+        "not written twice: the answer says 'repeated' and where it is."))
     def retain(bullet: Annotated[str, Field(description="The fact, in the format above, one line.")],
                date: Annotated[Optional[str], Field(description="The day's log to write to: YYYY-MM-DD, today or yesterday.")] = None) -> CallToolResult:
-        return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None))
+        return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None,
+                                       repeat=mem.config.mcp_repeat))
 
 
 def _add_core_tools(server, mem, call, ann) -> None:
@@ -257,7 +304,7 @@ def _add_core_tools(server, mem, call, ann) -> None:
         f"Append to core memory ({core}: small, durable facts and preferences for every conversation). Fails "
         f"without changing anything if {core} would exceed its size limit."))
     def core_append(text: Annotated[str, Field(description="One or more lines, e.g. '- Prefers tea.'")]) -> CallToolResult:
-        return call(mem.core_append, text)
+        return call(mem.core_append, text, repeat=mem.config.mcp_repeat)
 
     @server.tool(annotations=ann["rewrites"], description=(
         f"Replace text in core memory ({core}). The previous version is backed up under .memory/backups/."))
@@ -268,7 +315,7 @@ def _add_core_tools(server, mem, call, ann) -> None:
     @server.tool(annotations=ann["appends"], description=f"Insert text into core memory ({core}) before a line.")
     def core_insert(line: Annotated[int, Field(ge=1, description="1-based line to insert before (the number of lines + 1 appends).")],
                     text: Annotated[str, Field(description="One or more lines.")]) -> CallToolResult:
-        return call(mem.core_insert, line, text)
+        return call(mem.core_insert, line, text, repeat=mem.config.mcp_repeat)
 
 
 def _add_upkeep_tools(server, mem, call, ann) -> None:

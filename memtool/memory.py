@@ -269,20 +269,22 @@ class Memory:
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
 
-    def note(self, text: str, page: str | None = None, day: date | None = None) -> dict:
+    def note(self, text: str, page: str | None = None, day: date | None = None, repeat: float = 0) -> dict:
         """Append free, untyped text to a day's log (today by default), or to the end of a bank page
-        (`bank/…md`, or an entity's name: its page, created when it has none)."""
+        (`bank/…md`, or an entity's name: its page, created when it has none). `repeat`: seconds within
+        which the same line, written before and still there, is answered instead of written again."""
         from memtool import reading, writing
 
         if page is None:
-            return self._searchable(writing.note(self.ws, text, day))
-        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page)))
+            return self._searchable(writing.note(self.ws, text, day, repeat))
+        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat))
 
-    def retain(self, bullet: str, day: date | None = None) -> dict:
-        """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed."""
+    def retain(self, bullet: str, day: date | None = None, repeat: float = 0) -> dict:
+        """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed
+        (`repeat` as for `note`)."""
         from memtool import writing
 
-        return self._searchable(writing.retain(self.ws, bullet, day))
+        return self._searchable(writing.retain(self.ws, bullet, day, repeat))
 
     def _searchable(self, written: dict) -> dict:
         """A written line's answer, with `warnings` saying when its file is too large to be indexed."""
@@ -293,12 +295,12 @@ class Memory:
         return written
 
     def retained_gone(self, fresh: bool = False) -> list[dict]:
-        """Lines `mem retain` wrote that are no longer in their files (see `memtool.retain_log`)."""
+        """Lines `mem retain`, `note` or `core …` wrote that are no longer in their files (see `memtool.retain_log`)."""
         return [e.to_dict() for e in retain_log.vanished(self.ws, fresh=fresh)]
 
     def restore_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
         """Put vanished retained lines back at the end of their files (all, or those `refs` name)."""
-        return retain_log.restore(self.ws, list(refs))
+        return retain_log.restore(self.ws, list(refs), self.config.core_max_chars)
 
     def acknowledge_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
         """Accept vanished retained lines as deleted on purpose; they are not reported again."""
@@ -309,28 +311,29 @@ class Memory:
 
         return writing.core_read(self.ws, self.config.core_max_chars)
 
-    def core_append(self, text: str) -> dict:
-        """Append to memory.md (size-limited)."""
+    def core_append(self, text: str, repeat: float = 0) -> dict:
+        """Append to memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current, name: core_memory.append(current, text, name))
+        return self._core_edit(lambda current, name: core_memory.append(current, text, name), "core append", repeat)
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current, name: core_memory.replace(current, old, new, name))
+        return self._core_edit(lambda current, name: core_memory.replace(current, old, new, name), "core replace")
 
-    def core_insert(self, line: int, text: str) -> dict:
-        """Insert before 1-based `line` of memory.md (size-limited)."""
+    def core_insert(self, line: int, text: str, repeat: float = 0) -> dict:
+        """Insert before 1-based `line` of memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name))
+        return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name), "core insert",
+                               repeat)
 
-    def _core_edit(self, change) -> dict:
+    def _core_edit(self, change, by: str, repeat: float = 0) -> dict:
         from memtool import writing
 
-        return writing.core_edit(self.ws, change, self.config.core_max_chars)
+        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat)
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 

@@ -1,18 +1,29 @@
 """Writing retained lines, and the retain log that notices when one of them vanishes.
 
-`mem retain` only ever appends to a daily log (see `retain.append_item`), so it can never overwrite
-an editor's save. An editor that still holds an older copy of the file can overwrite a retain,
-though; so every retained line is also recorded in `.memory/retained.jsonl` (machine-local, one JSON
-object per line):
+`mem retain` and `mem note` only ever append to a daily log or a bank page (see `retain.append_item`),
+so they can never overwrite an editor's save; `mem core …` edits of `memory.md` start again when an
+editor saved meanwhile. An editor that still holds an older copy of the file can overwrite such a
+line afterwards, though; so every line they write is also recorded in `.memory/retained.jsonl`
+(machine-local, one JSON object per line):
 
-    {"op": "retain",  "id": "…", "at": "…Z", "path": "memory/2026-11-30.md", "line": 17, "text": "W: …", "kind": "world"}
+    {"op": "retain",  "id": "…", "at": "…Z", "path": "memory/2026-11-30.md", "line": 17, "text": "W: …",
+     "kind": "world", "by": "retain"}                        a daily log's line; by: retain, note, review decide
+    {"op": "write", …, "path": "memory.md", "kind": "core", "by": "core append"}
+                                                             a line of a bank page (kind "page") or of core
+                                                             memory: restored otherwise, so an older memtool,
+                                                             which knows only "retain", ignores it
     {"op": "restore", "id": "…", "at": "…Z", "line": 42}     put back by `mem check --restore`
-    {"op": "ack",     "id": "…", "at": "…Z"}                 deleted on purpose: never reported again
+    {"op": "ack",     "id": "…", "at": "…Z"}                 deleted on purpose (or replaced by `mem core
+                                                             replace`): never reported again
 
-A retained line is present while its file holds a list item with the same text, wherever it has
-moved. One that is not is reported by `mem check`, `mem status` and recall's warnings. Checking is
-cheap: `.memory/retained-checked.json` keeps, per file, its size and mtime when it was last checked
-and what was missing then, so only files changed since are read again.
+A line is present while its file holds a list item with the same text (`memory.md`: a line with the
+same text), wherever it has moved. One that is not is reported by `mem check`, `mem status` and
+recall's warnings. Checking is cheap: `.memory/retained-checked.json` keeps, per file, its size and
+mtime when it was last checked and what was missing then, so only files changed since are read again.
+
+The log also tells a retried write from a new one: `write_once` (the MCP tools) answers with the
+line already there when the same text was written to the same file a moment ago (`recent`) and is
+still there, instead of writing it twice.
 """
 
 from __future__ import annotations
@@ -34,23 +45,26 @@ if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall
 
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
+CHECKED_FORMAT = 2  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line
 CODE = "retained-line-missing"
+CORE = "core"  # the kind of a line written to core memory: matched as a whole line, restored through its edit
 _MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
 
 class Retained(Value):
-    """One `retain` entry of the log: where the line was written and what it said (`text`: the item
-    as written, without the `- ` marker)."""
+    """One `retain` entry of the log: where the line was written, what it said (`text`: the item as
+    written, without the `- ` marker; in core memory the whole line) and which command wrote it (`by`)."""
 
-    __slots__ = ("id", "at", "path", "line", "text", "kind")
+    __slots__ = ("id", "at", "path", "line", "text", "kind", "by")
 
-    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str):
+    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain"):
         self.id = id
         self.at = at
         self.path = path
         self.line = line
         self.text = text
         self.kind = kind
+        self.by = by
 
     @property
     def source(self) -> str:
@@ -58,43 +72,67 @@ class Retained(Value):
 
     def to_dict(self) -> dict:
         return {"id": self.id, "at": self.at, "path": self.path, "line": self.line, "source": self.source,
-                "text": self.text, "kind": self.kind}
+                "text": self.text, "kind": self.kind, "by": self.by}
+
+    @property
+    def shown(self) -> str:
+        """The line as it was written."""
+        return self.text if self.kind == CORE else f"- {self.text}"
 
     def diagnostic(self) -> Diagnostic:
         from memtool.records import Diagnostic
 
         return Diagnostic(self.path, self.line, "error", CODE,
-                          f"a line mem retain wrote on {self.at[:10]} is gone: '- {self.text}'; "
+                          f"a line mem {self.by} wrote on {self.at[:10]} is gone: '{self.shown}'; "
                           "'mem check --restore' puts it back, 'mem check --ack' accepts the deletion")
 
 
 # --- writing ----------------------------------------------------------------------------------
 
 
-def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
-    """Append `- item` (a record of `kind`) to the daily log `rel` (see `retain.append_item`) and
-    record it in the retain log; returns its line. Never replaces the file: no one's save is lost."""
-    line = _append(ws, rel, item, kind, day_title)
-    entry_id = blake2b(f"{rel}\x1f{line}\x1f{item}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
-                               digest_size=8).hexdigest()
-    _log(ws, {"op": "retain", "id": entry_id, "at": _now(), "path": rel, "line": line, "text": item, "kind": kind})
-    return line
+def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str = "retain") -> int:
+    """Append `- item` (a record of `kind`; `page` for a bank page) to the daily log or page `rel`
+    (see `retain.append_item`) and record it in the retain log as written `by` a command; returns its
+    line. Never replaces the file: no one's save is lost."""
+    return write_once(ws, rel, item, kind, day_title, by, 0)[0]
+
+
+def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str,
+               within: float) -> tuple[int, str | None]:
+    """As `write`, unless the same item was written to `rel` in the last `within` seconds and is still
+    there (a client retrying a call it gave up on): then nothing is written. Returns the line and,
+    for such a repeat, when the line was written."""
+    with ws.lock(rel):
+        if within:
+            earlier = repeated(ws, rel, [item], kind, within, _read(ws, rel))
+            if earlier:
+                return earlier
+        line = _append(ws, rel, item, kind, day_title)
+        _log(ws, _entry(rel, line, item, kind, by))
+    return line, None
+
+
+def _entry(rel: str, line: int, text: str, kind: str, by: str) -> dict:
+    entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
+                       digest_size=8).hexdigest()
+    op = "retain" if kind not in ("page", CORE) else "write"
+    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by}
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
+    """Append `- item` to `rel` (its lock held by the caller); returns its line."""
     from memtool import retain
 
     landed: list[int] = []
 
     def plan(current: bytes) -> bytes:
         text = decoded(current, rel)
-        suffix, line = retain.append_item(text, item, kind != "log", day_title)
+        suffix, line = retain.append_item(text, item, kind not in ("log", "page"), day_title)
         check_lands(rel, text + suffix, line, kind)
         landed[:] = [line]
         return suffix.encode("utf-8")
 
-    with ws.lock(rel):
-        ws.append(rel, plan)
+    ws.append(rel, plan)
     return landed[0]
 
 
@@ -158,6 +196,110 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+# --- core memory: lines its edits add, and lines its edits remove ----------------------------------
+
+
+def added_lines(current: str, new: str) -> list[tuple[int, str]]:
+    """The lines of `new` that `current` does not hold (a copy more counts), as (1-based line, text
+    stripped); blank lines are no lines to keep. Pure."""
+    have = Counter(line.strip() for line in current.splitlines())
+    out = []
+    for n, line in enumerate(new.splitlines(), start=1):
+        key = line.strip()
+        if have[key] > 0:
+            have[key] -= 1
+        elif key:
+            out.append((n, key))
+    return out
+
+
+def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str) -> None:
+    """After `by` (a `mem core …` edit) replaced `current` by `new` in `rel`: record the lines it added,
+    and accept as deleted the recorded lines it removed (memtool removed them: nothing vanished)."""
+    gone = Counter(line.strip() for line in current.splitlines())
+    gone.subtract(line.strip() for line in new.splitlines())
+    if any(n > 0 for n in gone.values()):
+        for e in sorted(read_log(ws).values(), key=lambda e: e.at, reverse=True):
+            if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
+                gone[e.text] -= 1
+                _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
+    for line, text in added_lines(current, new):
+        _log(ws, _entry(rel, line, text, CORE, by))
+
+
+# --- telling a retry from a new write -------------------------------------------------------------
+
+TAIL_BYTES = 64 * 1024  # the end of the retain log read first for `recent`: ~300 entries
+
+
+def recent(ws: Workspace, within: float, now: float | None = None) -> list[Retained]:
+    """The entries written in the last `within` seconds and not acknowledged since, read from the end
+    of the log (more of it only while the part read is all that recent)."""
+    cutoff = (time.time() if now is None else now) - within
+    try:
+        with open(ws.root / LOG, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            chunk = TAIL_BYTES
+            while True:
+                start = max(0, size - chunk)
+                f.seek(start)
+                lines = f.read().decode("utf-8", errors="replace").splitlines()[1 if start else 0:]
+                if not start or _time_of(lines[0] if lines else "") < cutoff:
+                    break
+                chunk *= 4
+    except FileNotFoundError:
+        return []
+    return [e for e in fold(lines).values() if _seconds(e.at) >= cutoff]
+
+
+def _time_of(raw: str) -> float:
+    try:
+        return _seconds(json.loads(raw)["at"])
+    except (ValueError, KeyError, TypeError):
+        return float("inf")  # not an event: read further back
+
+
+def _seconds(at: str) -> float:
+    import calendar
+
+    try:
+        return float(calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def repeated(ws: Workspace, rel: str, texts: list[str], kind: str, within: float,
+             current: str) -> tuple[int, str] | None:
+    """When every one of `texts` was written to `rel` in the last `within` seconds and `current` (the
+    file's text) still holds it: the line of the last one and when it was written; else None."""
+    if not texts:
+        return None
+    mine = [e for e in recent(ws, within) if e.path == rel and e.text in texts]
+    gone = missing(mine, current)
+    held = [e for e in mine if e not in gone]
+    if {e.text for e in held} != set(texts):
+        return None
+    newest = max(held, key=lambda e: e.at)
+    return line_of(current, texts[-1], kind == CORE), newest.at
+
+
+def line_of(text: str, item: str, whole: bool) -> int:
+    """The 1-based line of the last line of `text` reading `item` (as a list item unless `whole`); 0 if none."""
+    found = 0
+    for n, line in enumerate(text.splitlines(), start=1):
+        if _key(line, whole) == item:
+            found = n
+    return found
+
+
+def _key(line: str, whole: bool) -> str | None:
+    """What a line of a file says, as entries record it: the whole line stripped (core memory), or a
+    list item's text without its marker (None for a line that is no list item)."""
+    if whole:
+        return line.strip()
+    return re.sub(_MARKER, "", line).strip() if re.match(_MARKER, line) else None
+
+
 # --- noticing what vanished ---------------------------------------------------------------------
 
 
@@ -186,8 +328,9 @@ def fold(lines: list[str]) -> dict[str, Retained]:
     for e in events:
         try:
             op, entry_id = e["op"], e["id"]
-            if op == "retain":
-                out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"))
+            if op in ("retain", "write"):
+                out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
+                                         str(e.get("by", "retain")))
             elif op == "restore" and entry_id in out:
                 out[entry_id].line = int(e["line"])
             elif op == "ack":
@@ -198,13 +341,16 @@ def fold(lines: list[str]) -> dict[str, Retained]:
 
 
 def missing(entries: list[Retained], text: str) -> list[Retained]:
-    """Which retained lines a file's text no longer holds (pure). Each needs a list item of its own:
-    a line retained twice must occur twice; when one copy is gone, the newest entry is reported."""
-    have = Counter(re.sub(_MARKER, "", line).strip() for line in text.splitlines() if re.match(_MARKER, line))
+    """Which retained lines a file's text no longer holds (pure). Each needs a list item of its own
+    (a line of its own in core memory): a line retained twice must occur twice; when one copy is
+    gone, the newest entry is reported."""
+    lines = text.splitlines()
+    have = {whole: Counter(_key(line, whole) for line in lines) for whole in {e.kind == CORE for e in entries}}
     out = []
     for e in sorted(entries, key=lambda e: (e.at, e.line)):
-        if have[e.text] > 0:
-            have[e.text] -= 1
+        count = have[e.kind == CORE]
+        if count[e.text] > 0:
+            count[e.text] -= 1
         else:
             out.append(e)
     return out
@@ -234,7 +380,7 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
             continue
         fresh_files[rel] = {"stat": stat, "ids": ids,
                             "missing": [e.as_dict() for e in missing(entries, _read(ws, rel))]}
-    new_cache = {"log": log_stat, "files": fresh_files}
+    new_cache = {"format": CHECKED_FORMAT, "log": log_stat, "files": fresh_files}
     if new_cache != cache:
         _save_cache(ws, new_cache)
     return [Retained(**e) for f in fresh_files.values() for e in f["missing"]]
@@ -260,6 +406,8 @@ def _load_cache(ws: Workspace) -> dict:
     """The last check's results, or {} when missing or not in the shape written (never trusted blindly)."""
     try:
         data = json.loads(ws.resolve(CHECKED).read_text(encoding="utf-8"))
+        if data["format"] != CHECKED_FORMAT:  # written by another memtool, which may match lines otherwise
+            return {}
         for f in data["files"].values():
             f["stat"], f["ids"] = f["stat"], str(f["ids"])
             f["missing"] = [Retained(**e).as_dict() for e in f["missing"]]
@@ -291,12 +439,21 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
     return chosen
 
 
-def restore(ws: Workspace, refs: list[str] = ()) -> list[dict]:
-    """Put vanished retained lines back at the end of their files (nothing else moves)."""
+def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) -> list[dict]:
+    """Put vanished retained lines back at the end of their files (nothing else moves); a line of core
+    memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept)."""
     done = []
     for e in select(vanished(ws, fresh=True), list(refs)):
-        day_title = e.path.rsplit("/", 1)[-1].removesuffix(".md")
-        line = _append(ws, e.path, e.text, e.kind, day_title)
+        if e.kind == CORE:
+            from memtool import core_memory, writing
+
+            new = writing.core_edit(ws, lambda current, name: core_memory.append(current, e.text, name),
+                                    core_limit or core_memory.DEFAULT_LIMIT)["text"]
+            line = line_of(new, e.text, True)
+        else:
+            day_title = e.path.rsplit("/", 1)[-1].removesuffix(".md")
+            with ws.lock(e.path):
+                line = _append(ws, e.path, e.text, e.kind, day_title)
         _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
         done.append(dict(e.to_dict(), restored=f"{e.path}#L{line}"))
     return done

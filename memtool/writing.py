@@ -8,16 +8,18 @@ from typing import Callable
 
 from memtool import control_chars, core_memory, retain_log
 from memtool.errors import UsageError
-from memtool.retain import BulletError, append_item, parse_line
+from memtool.retain import BulletError, parse_line
 from memtool.safe_writes import FileChanged
 from memtool.workspace import Workspace
 
 CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 
 
-def retain(ws: Workspace, bullet: str, day: date | None = None) -> dict:
+def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float = 0) -> dict:
     """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
-    line when it has no type letter. Only appends, so no line moves; returns where it landed."""
+    line when it has no type letter. Only appends, so no line moves; returns where it landed.
+    `repeat`: seconds within which the same line, written before and still there, is not written
+    again (a retried call; see `retain_log.write_once`)."""
     text = bullet.strip()
     if text.startswith(("- ", "* ")):
         text = text[2:].strip()
@@ -35,38 +37,33 @@ def retain(ws: Workspace, bullet: str, day: date | None = None) -> dict:
     retain_log.check_item(text, parsed.kind)
     day = day or date.today()
     rel = ws.daily_path(day)
-    line = retain_log.write(ws, rel, text, parsed.kind, day.isoformat())
-    return {"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
-            "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}
+    line, earlier = retain_log.write_once(ws, rel, text, parsed.kind, day.isoformat(), "retain", repeat)
+    return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
+                    "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}, earlier)
 
 
-def note(ws: Workspace, text: str, day: date | None = None) -> dict:
+def _repeat(answer: dict, earlier: str | None) -> dict:
+    """A write's answer, saying when it was a repeat: the line was already there, written at `earlier`."""
+    return answer if earlier is None else answer | {"repeated": True, "written_at": earlier}
+
+
+def note(ws: Workspace, text: str, day: date | None = None, repeat: float = 0) -> dict:
     """Append free text as one untyped line to a day's log (today by default); returns where it landed."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
     day = day or date.today()
     rel = ws.daily_path(day)
-    line = retain_log.write(ws, rel, item, "log", day.isoformat())
-    return {"path": rel, "line": line, "source": f"{rel}#L{line}"}
+    line, earlier = retain_log.write_once(ws, rel, item, "log", day.isoformat(), "note", repeat)
+    return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
 
-def note_page(ws: Workspace, text: str, rel: str) -> dict:
+def note_page(ws: Workspace, text: str, rel: str, repeat: float = 0) -> dict:
     """Append free text as one line at the end of the bank page `rel` (created when missing)."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
-    landed: list[int] = []
-
-    def plan(current: bytes) -> bytes:
-        text = retain_log.decoded(current, rel)
-        suffix, line = append_item(text, item, False, rel.rsplit("/", 1)[-1][:-3])
-        retain_log.check_lands(rel, text + suffix, line, "page")
-        landed[:] = [line]
-        return suffix.encode("utf-8")
-
     ws.read_text(rel)  # refuses a file that is not UTF-8 before anything is written
-    with ws.lock(rel):
-        ws.append(rel, plan)
-    return {"path": rel, "line": landed[0], "source": f"{rel}#L{landed[0]}"}
+    line, earlier = retain_log.write_once(ws, rel, item, "page", rel.rsplit("/", 1)[-1][:-3], "note", repeat)
+    return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
 
 def _note_text(text: str) -> str:
@@ -87,9 +84,14 @@ def core_read(ws: Workspace, limit: int) -> dict:
     return {"path": core, "text": text, "chars": len(text), "limit": limit}
 
 
-def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int) -> dict:
+def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: str | None = None,
+              repeat: float = 0) -> dict:
     """Apply `change(text, file name)` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md;
-    size-limited, the previous file backed up); an editor's save in between makes it start again on that save."""
+    size-limited, the previous file backed up); an editor's save in between makes it start again on that save.
+
+    `by` (the command, e.g. "core append") records the lines the edit adds in the retain log, so one an
+    editor's stale save drops later is reported (`retain_log.record_edit`). `repeat`: seconds within
+    which lines to add that were added before and are still there are not added again (a retried call)."""
     core = ws.core_path
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
@@ -97,6 +99,12 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int) -> d
             retain_log.refuse_nul(current, core)
             new = change(current, core)
             core_memory.check_size(new, limit, core)
+            if repeat:
+                texts = [text for _, text in retain_log.added_lines(current, new)]
+                earlier = retain_log.repeated(ws, core, texts, retain_log.CORE, repeat, current)
+                if earlier:
+                    return _repeat({"path": core, "chars": len(current), "limit": limit, "backup": None,
+                                    "text": current, "line": earlier[0]}, earlier[1])
             backup = ws.backup(core) if current else None
             try:
                 ws.write_atomic(core, new, expect=current.encode("utf-8"))
@@ -104,4 +112,6 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int) -> d
             except FileChanged:
                 if attempt == CORE_EDIT_ATTEMPTS - 1:
                     raise
+        if by:
+            retain_log.record_edit(ws, core, current, new, by)
     return {"path": core, "chars": len(new), "limit": limit, "backup": backup, "text": new}

@@ -117,7 +117,7 @@ def test_13_6_a_retain_saved_over_by_a_stale_editor_is_reported_restored_or_ackn
     assert [e["source"] for e in status["retained_gone"]] == [cited, f"{DAY_FILE}#L9"]
     assert "retained" in run_mem("-w", ws, "status", check=0).stdout
     _, found = run_json("-w", ws, "recall", "editor")
-    assert any("2 line(s) written by mem retain are gone" in w for w in found["warnings"])
+    assert any("2 line(s) written by mem (retain) are gone" in w for w in found["warnings"])
 
     # Put one back (at the end: nothing else moves), accept the other as deleted on purpose.
     before = _lines(ws)

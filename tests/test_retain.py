@@ -179,3 +179,15 @@ def test_mentions_of_one_kind_keep_the_order_of_both_kinds_merged(parts):
     found = [(m.start(), m.group(1).rstrip(".")) for m in _ENTITY_RE.finditer(text)]
     found += [(m.start(), m.group(1).strip()) for m in _WIKI_RE.finditer(text)]
     assert mentions(text) == [name for name in dict.fromkeys(n for _, n in sorted(found)) if name]
+
+
+def test_core_lines_are_whole_lines_and_an_edit_adds_only_its_own():
+    from memtool.retain_log import CORE, Retained, added_lines, missing
+
+    before = "# Core\n\n- Prefers tea.\n"
+    after = before + "- Prefers tea.\nCall him Pete.\n\n"
+    assert added_lines(before, after) == [(4, "- Prefers tea."), (5, "Call him Pete.")]
+    entries = [Retained(str(n), f"2026-12-0{n}T00:00:00Z", "memory.md", n, text, CORE, "core append")
+               for n, text in ((1, "- Prefers tea."), (2, "- Prefers tea."), (3, "Call him Pete."))]
+    assert [e.id for e in missing(entries, after)] == []
+    assert [e.id for e in missing(entries, before)] == ["2", "3"]  # one copy left: the newer entry is gone

@@ -89,12 +89,12 @@ def status(embedder: Optional[str] = EmbedderOpt, json_: bool = JsonOpt) -> None
 
 def check(
     refs: List[str] = typer.Argument(None, help="With --restore or --ack: only these vanished lines (path#Lline or path:line as listed, or a path).", show_default=False),
-    restore: bool = typer.Option(False, "--restore", help="Put lines mem retain wrote that have vanished back at the end of their files."),
-    ack: bool = typer.Option(False, "--ack", help="Accept lines mem retain wrote that have vanished as deleted on purpose; never report them again."),
+    restore: bool = typer.Option(False, "--restore", help="Put lines mem retain, note or core wrote that have vanished back at the end of their files."),
+    ack: bool = typer.Option(False, "--ack", help="Accept lines mem retain, note or core wrote that have vanished as deleted on purpose; never report them again."),
     json_: bool = JsonOpt,
 ) -> None:
-    """Report problems in the Markdown with file:line, and lines mem retain wrote that have vanished
-    since (an editor saving an older copy over them); exits 1 when there are errors.
+    """Report problems in the Markdown with file:line, and lines mem retain, note or core wrote that
+    have vanished since (an editor saving an older copy over them); exits 1 when there are errors.
 
     Example: mem check --restore
     """

@@ -227,6 +227,9 @@ def core_show(json_: bool = JsonOpt) -> None:
 def core_append(text: str = typer.Argument(..., help="Line(s) to add at the end."), json_: bool = JsonOpt) -> None:
     """Append to memory.md (fails, changing nothing, past the size limit).
 
+    The lines added are remembered: mem check reports (and --restore puts back) one that an editor's
+    save drops later.
+
     Example: mem core append "- Prefers tea over coffee."
     """
     _core_done(memory("none").core_append(text), json_)

@@ -40,6 +40,8 @@ def escape(text: str) -> str:
     return _escape(visible(text))
 
 
+RETAINED_SHOWN = 5  # vanished lines `mem status` names; `mem check` lists them all
+
 KIND_STYLE = {"world": "cyan", "experience": "green", "opinion": "magenta", "observation": "yellow",
               "log": "white", "page": "blue"}
 
@@ -229,9 +231,15 @@ def status(data: dict) -> None:
     if c:
         o.print(f"[bold]reflect[/bold]   {c['folded']} folded, {c['superseded']} superseded, {c['for_review']} for review,"
                 f" {c['used_facts']} facts with a use history")
-    if data["retained_gone"]:
-        o.print(f"[bold]retained[/bold]  [yellow]{len(data['retained_gone'])} line(s) mem retain wrote are gone[/yellow]"
-                " (mem check; mem check --restore puts them back)")
+    gone = data["retained_gone"]
+    if gone:
+        o.print(f"[bold]retained[/bold]  [yellow]{len(gone)} line(s) mem wrote are gone[/yellow] (saved over by an editor?"
+                " mem check --restore puts them back, mem check --ack accepts the deletion)")
+        for e in gone[:RETAINED_SHOWN]:
+            shown = e["text"] if e["kind"] == "core" else f"- {e['text']}"
+            o.print(f"          {escape(e['source'])} (mem {escape(e['by'])}, {e['at'][:10]}): {escape(shown)}")
+        if len(gone) > RETAINED_SHOWN:
+            o.print(f"          … and {len(gone) - RETAINED_SHOWN} more (mem check lists them all)")
     diag = data["diagnostics"]
     if diag["errors"] or diag["warnings"]:
         o.print(f"[bold]check[/bold]     {_count(diag['errors'], 'error')}, {_count(diag['warnings'], 'warning')}"

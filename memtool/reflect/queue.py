@@ -107,7 +107,7 @@ def _decide_proposal(ws: Workspace, local: LocalState, item: dict, action: str, 
     written = None
     if action == "accept":
         line, kind = proposing.line_to_write(text if text is not None else b["content"], item)
-        at = retain_log.write(ws, b["key"], line, kind, b.get("day") or today.isoformat())
+        at = retain_log.write(ws, b["key"], line, kind, b.get("day") or today.isoformat(), by="review decide")
         written = {"source": f"{b['key']}#L{at}", "text": line, "kind": kind}
     d = Decision(today.isoformat(), action, item["kind"], a["key"], b["key"], note.strip())
     entry = decisions.render(d, a.get("source") or a["key"], written["source"] if written else b["key"])

@@ -1,0 +1,124 @@
+"""An editor holding an old copy of a file saves it over a line `mem` just appended: memtool cannot
+prevent that, but it must say so (status, check, recall's warnings), put the line back on request
+(backing up what it replaces) and let a person who deleted the line on purpose dismiss the warning.
+Real `mem` processes; the editor is this test, saving the buffer it read before the append."""
+
+import os
+from datetime import date
+
+import pytest
+from conftest import mem_env, run_json, run_mem
+
+ENV = mem_env(MEM_EMBEDDER="none")
+TODAY = f"memory/{date.today().isoformat()}.md"
+CORE_TEXT = "# Core memory\n\n- Works from Lisbon.\n"
+
+
+def _ws(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "bank" / "entities").mkdir(parents=True)
+    (ws / "memory.md").write_text(CORE_TEXT, encoding="utf-8")
+    (ws / TODAY).write_text(f"# {date.today().isoformat()}\n\nWritten by hand.\n", encoding="utf-8")
+    (ws / "bank" / "world.md").write_text("# World\n\n- The office is in Alfama.\n", encoding="utf-8")
+    return ws
+
+
+def _save(path, buffer: bytes, how: str) -> None:
+    """Save `buffer` over `path` as editors do: a temp file renamed over it, or in place (truncate + write)."""
+    if how == "rename":
+        tmp = path.with_name(f".{path.name}.swp")
+        tmp.write_bytes(buffer)
+        os.replace(tmp, path)
+    else:
+        with open(path, "r+b") as f:
+            f.truncate(0)
+            f.write(buffer)
+
+
+def _gone(ws) -> list[dict]:
+    proc, status = run_json("-w", ws, "status", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    return status["retained_gone"]
+
+
+WRITES = [  # (the command's arguments, the file it appends to, the line as it lands)
+    (["core", "append", "- Prefers tea in the afternoon."], "memory.md", "- Prefers tea in the afternoon."),
+    (["core", "insert", "3", "Call him Pete."], "memory.md", "Call him Pete."),
+    (["retain", "W @Peter: Moved to Porto."], TODAY, "- W @Peter: Moved to Porto."),
+    (["note", "Jonas moved the meeting to Friday."], TODAY, "- Jonas moved the meeting to Friday."),
+    (["note", "--page", "bank/world.md", "The printer is on floor 2."], "bank/world.md", "- The printer is on floor 2."),
+]
+
+
+@pytest.mark.parametrize("how", ["rename", "in-place"])
+@pytest.mark.parametrize("args,rel,line", WRITES, ids=[w[0][0] + "-" + w[0][1][:6] for w in WRITES])
+def test_a_line_an_editor_saved_over_is_reported_and_restored(tmp_path, args, rel, line, how):
+    ws = _ws(tmp_path)
+    path = ws / rel
+    stale = path.read_bytes()  # the editor opened the file here …
+    run_mem("-w", ws, *args, check=0, env=ENV)
+    assert line in path.read_text(encoding="utf-8").splitlines()
+    _save(path, stale, how)  # … and saves its old buffer after mem appended
+
+    gone = _gone(ws)
+    assert [(g["path"], g["text"] if g["kind"] == "core" else f"- {g['text']}") for g in gone] == [(rel, line)]
+    people = run_mem("-w", ws, "status", check=0, env=ENV)
+    assert "1 line(s) mem wrote are gone" in people.stdout and line in people.stdout
+    proc, found = run_json("-w", ws, "recall", "Lisbon", env=ENV)
+    warning = [w for w in found["warnings"] if "are gone from" in w]
+    assert warning and rel in warning[0] and "mem check --restore" in warning[0]
+    proc, check = run_json("-w", ws, "check", env=ENV)
+    assert proc.returncode == 1
+    assert [d["code"] for d in check["diagnostics"] if d["path"] == rel] == ["retained-line-missing"]
+
+    saved = path.read_text(encoding="utf-8")
+    proc, restored = run_json("-w", ws, "check", "--restore", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    now = path.read_text(encoding="utf-8")
+    assert now.startswith(saved) and now.splitlines()[-1] == line  # put back at the end; nothing else moved
+    assert restored["restored"][0]["restored"] == f"{rel}#L{len(now.splitlines())}"
+    assert _gone(ws) == []
+    if rel == "memory.md":  # a replace of memory.md backs the replaced file up first
+        backups = list((ws / ".memory" / "backups").rglob("memory.md*"))
+        assert any(b.read_text(encoding="utf-8") == saved for b in backups)
+
+
+def test_a_line_deleted_on_purpose_is_dismissed_once_and_for_all(tmp_path):
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "core", "append", "- Old phone: 0151 234.", check=0, env=ENV)
+    core = ws / "memory.md"
+    core.write_text(core.read_text(encoding="utf-8").replace("- Old phone: 0151 234.\n", ""), encoding="utf-8")
+    assert [g["text"] for g in _gone(ws)] == ["- Old phone: 0151 234."]
+    proc, acked = run_json("-w", ws, "check", "--ack", "memory.md", env=ENV)
+    assert proc.returncode == 0 and [a["text"] for a in acked["acknowledged"]] == ["- Old phone: 0151 234."]
+    assert _gone(ws) == []
+    run_mem("-w", ws, "core", "append", "- Likes figs.", check=0, env=ENV)  # later edits do not bring it back
+    assert _gone(ws) == [] and "Old phone" not in core.read_text(encoding="utf-8")
+
+
+def test_lines_memtool_itself_replaced_are_not_reported(tmp_path):
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "core", "append", "- Prefers tea.\n- Reads at night.", check=0, env=ENV)
+    run_mem("-w", ws, "core", "replace", "- Prefers tea.", "- Prefers coffee.", check=0, env=ENV)
+    assert _gone(ws) == []
+    core = ws / "memory.md"
+    stale = core.read_text(encoding="utf-8").replace("- Prefers coffee.\n", "")
+    core.write_text(stale, encoding="utf-8")  # the replacement is a line mem wrote, too
+    assert [(g["text"], g["by"]) for g in _gone(ws)] == [("- Prefers coffee.", "core replace")]
+
+
+def test_a_check_cache_another_memtool_wrote_is_not_trusted(tmp_path):
+    """An older memtool reads a core line as a list item and caches it as gone; this one reads again."""
+    import json
+
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "core", "append", "- Prefers tea.", check=0, env=ENV)
+    assert _gone(ws) == []
+    checked = ws / ".memory" / "retained-checked.json"
+    cache = json.loads(checked.read_text(encoding="utf-8"))
+    entry = json.loads((ws / ".memory" / "retained.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    del cache["format"]
+    cache["files"]["memory.md"]["missing"] = [{k: entry[k] for k in ("id", "at", "path", "line", "text", "kind")}]
+    checked.write_text(json.dumps(cache), encoding="utf-8")
+    assert _gone(ws) == []

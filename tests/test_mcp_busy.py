@@ -1,0 +1,169 @@
+"""`mem mcp` under a long call: a call waits at most `[mcp] wait_seconds` behind it, then answers "busy"
+(never hangs), and a retried write never writes its line twice. Driven by the official MCP SDK client
+against `mem mcp` as a real subprocess; the long call is `summarize`, held inside the Ollama
+stand-in (tests/ollama_stub.py) until the test lets it answer."""
+
+import asyncio
+import json
+import sys
+import threading
+import time
+
+from conftest import mem_env
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+DAY = "2026-11-27"
+BULLET = "W @Peter: Keeps his surfboard in Ericeira."
+
+
+def _held(stub) -> threading.Event:
+    """Make every chat request to the stand-in wait until the returned event is set."""
+    release = threading.Event()
+
+    def reply(body):
+        release.wait(60)
+        return f"Lena flew to Marrakech for Andy's birthday [{DAY}]."
+
+    stub.chat_reply = reply
+    return release
+
+
+def _session(ws, script):
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memtool", "-w", str(ws), "mcp"],
+                                       env=mem_env(MEM_EMBEDDER="none"))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await script(s)
+    return asyncio.run(main())
+
+
+async def _until(check, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def _left_behind(ws) -> list[str]:
+    """Processes whose command line names the workspace (the server and anything it started)."""
+    from pathlib import Path
+
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(ws).encode() in args:
+            out.append(cmdline.parent.name)
+    return out
+
+
+def _settings(ws, text: str) -> None:
+    path = ws / "memtool.toml"
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, stub):
+    _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
+    release = _held(stub)
+
+    async def script(s):
+        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
+        await _until(lambda: stub.chats)  # summarize is inside its model call now
+        started = time.monotonic()
+        try:
+            behind = await asyncio.wait_for(s.call_tool("recall", {"query": "Peter Lisbon"}), 15)
+        except asyncio.TimeoutError:
+            behind = None  # hung behind summarize
+        waited = time.monotonic() - started
+        release.set()
+        summary = await long
+        after = await s.call_tool("recall", {"query": "Peter Lisbon"})
+        assert _left_behind(example_ws)  # the server, seen while it runs
+        return behind, waited, summary, after
+
+    behind, waited, summary, after = _session(example_ws, script)
+    assert behind is not None, "recall hung behind summarize"
+    assert behind.is_error and waited < 10, (waited, behind.content)
+    text = behind.content[0].text
+    assert text.startswith("busy: summarize is running") and "retry in a moment" in text, text
+    assert not summary.is_error and not after.is_error  # the long call finished; the next one is answered
+    assert _left_behind(example_ws) == []
+
+
+def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stub):
+    release = _held(stub)
+
+    async def script(s):
+        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
+        await _until(lambda: stub.chats)
+        try:  # the client gives up on the first try while it waits behind summarize …
+            first = await s.call_tool("retain", {"bullet": BULLET, "date": DAY}, read_timeout_seconds=0.5)
+        except Exception as exc:  # the SDK's timeout error
+            first = exc
+        retry = asyncio.create_task(s.call_tool("retain", {"bullet": BULLET, "date": DAY}))  # … and tries again
+        await asyncio.sleep(1.0)
+        release.set()
+        await long
+        return first, await retry
+
+    first, retry = _session(example_ws, script)
+    assert isinstance(first, Exception), first
+    assert not retry.is_error, retry.content
+    text = (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
+    assert text.count(BULLET) == 1, text
+    answer = json.loads(retry.content[0].text)
+    assert text.splitlines()[answer["line"] - 1] == f"- {BULLET}"
+    assert _left_behind(example_ws) == []
+
+
+def test_a_write_repeated_within_the_window_is_answered_not_written_again(example_ws):
+    """A client that restarted the server after a timeout retries on a new one: the retain log
+    (.memory/retained.jsonl) says the line was written a moment ago and is still there."""
+    async def write_all(s):
+        out = []
+        for _ in range(2):
+            out.append(await s.call_tool("retain", {"bullet": BULLET, "date": DAY}))
+            out.append(await s.call_tool("note", {"text": "Jonas moved the meeting to Friday."}))
+            out.append(await s.call_tool("core_append", {"text": "- Prefers tea in the afternoon."}))
+        return out
+
+    first = _session(example_ws, write_all)
+    second = _session(example_ws, write_all)  # a new server process
+    answers = [json.loads(r.content[0].text) for r in first + second]
+    assert not any(r.is_error for r in first + second), [r.content for r in first + second]
+    day = (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
+    assert day.count(BULLET) == 1
+    assert (example_ws / "memory.md").read_text(encoding="utf-8").count("Prefers tea in the afternoon.") == 1
+    today = answers[1]["path"]
+    assert (example_ws / today).read_text(encoding="utf-8").count("Jonas moved the meeting to Friday.") == 1
+    assert [bool(a.get("repeated")) for a in answers] == [False, False, False] + [True] * 9
+    assert answers[3]["source"] == answers[0]["source"] and answers[4]["source"] == answers[1]["source"]
+
+
+def test_the_cli_still_writes_a_line_retained_twice_twice(example_ws):
+    from conftest import run_mem
+
+    for _ in range(2):
+        run_mem("-w", example_ws, "retain", "--date", DAY, BULLET, check=0, env=mem_env(MEM_EMBEDDER="none"))
+    assert (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8").count(BULLET) == 2
+
+
+def test_mcp_settings_are_checked(tmp_path):
+    import pytest
+
+    from memtool.config import Config
+    from memtool.errors import WorkspaceError
+
+    path = tmp_path / "memtool.toml"
+    path.write_text("[mcp]\nwait_seconds = 2.5\nrepeat_seconds = 0\n", encoding="utf-8")
+    config = Config.load(path)
+    assert (config.mcp_wait, config.mcp_repeat, config.warnings) == (2.5, 0.0, ())
+    path.write_text("[mcp]\nwait_seconds = -1\n", encoding="utf-8")
+    with pytest.raises(WorkspaceError, match="mcp.wait_seconds must be a number of seconds from 0 to 3600"):
+        Config.load(path)
