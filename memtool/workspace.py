@@ -17,6 +17,8 @@ from memtool.templates import DAILY_EXAMPLE, FOLDERS, TEMPLATES
 
 STATE_DIR = ".memory"
 CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's name for the same thing
+# What makes a folder named by -w or $MEM_WORKSPACE a workspace; only `mem init` makes one of another folder
+WORKSPACE_MARKS = (*CORE_FILES, "memory", "bank", STATE_DIR, "memtool.toml")
 # Files other agents keep at a workspace root (OpenClaw, Claude Code, Codex, Gemini CLI) that hold
 # facts: indexed as pages where they are, never written. Persona files (SOUL.md, IDENTITY.md) are
 # instructions about the agent, not memory, and stay unindexed.
@@ -402,6 +404,10 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
                                         if root.exists() else f"create one with: mem init {value}")
+            if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
+                raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
+                                        "memory.md, memory/, bank/, .memory/, memtool.toml)",
+                                        f"create one with: mem init {value}, or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
@@ -448,6 +454,14 @@ def _not_logs(folder: Path) -> str | None:
     except OSError:
         return None  # unreadable: the scan reports it
     return code
+
+
+def init_path(path: Path | None, explicit: Path | None) -> Path:
+    """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else the current one;
+    a usage error when PATH and -w name different folders."""
+    if path is not None and explicit is not None and home_path(path).resolve() != home_path(explicit).resolve():
+        raise UsageError(f"mem init got two folders: {path} and -w {explicit}", "give one of them")
+    return path if path is not None else explicit if explicit is not None else Path(".")
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:
