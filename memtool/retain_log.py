@@ -11,7 +11,7 @@ object per line):
 
 A retained line is present while its file holds a list item with the same text, wherever it has
 moved. One that is not is reported by `mem check`, `mem status` and recall's warnings. Checking is
-cheap: `.memory/retained-checked.json` keeps, per file, its size and mtime when it was last checked
+cheap: `.memory/retained-checked.json` keeps, per file, its size, mtime and ctime when it was last checked
 and what was missing then, so only files changed since are read again.
 """
 
@@ -211,7 +211,7 @@ def missing(entries: list[Retained], text: str) -> list[Retained]:
 
 
 def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
-    """Retained lines that are gone from their files. Reads only files whose size or mtime changed
+    """Retained lines that are gone from their files. Reads only files whose size, mtime or ctime changed
     since the last check (all of them with `fresh`)."""
     log_stat = _stat(ws, LOG)
     if log_stat is None:
@@ -241,12 +241,13 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
 
 
 def _stat(ws: Workspace, rel: str) -> list[int] | None:
-    """Size and mtime (only compared, never shown: a plain stat, no path resolution on the hot path)."""
+    """Size, mtime and ctime (only compared, never shown: a plain stat, no path resolution on the hot
+    path; the ctime sees an edit that restored the mtime)."""
     try:
         st = os.stat(ws.root / rel)
     except (OSError, ValueError):  # gone or unreadable: compared as None
         return None
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _read(ws: Workspace, rel: str) -> str:

@@ -58,8 +58,11 @@ def shown(rel: str) -> str:
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
-class FileStat(namedtuple("FileStat", "path size mtime_ns")):
-    """A file's workspace-relative path (POSIX separators), size and mtime."""
+class FileStat(namedtuple("FileStat", "path size mtime_ns ctime_ns")):
+    """A file's workspace-relative path (POSIX separators), size, mtime and change time. The change
+    time is in the stat because an edit can keep size and mtime (`touch -r`, rsync -t, an editor or a
+    checkout that restores the mtime) but never the ctime, which no program can set back; a chmod or
+    a new hard link changes it too (the file is then read again, and its hash finds it unchanged)."""
 
     __slots__ = ()
 
@@ -152,12 +155,12 @@ class Workspace:
 
     # --- listing ---------------------------------------------------------------------------
 
-    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads.
+    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int, int]]:
+        """path → (size, mtime_ns, ctime_ns) of every Markdown file memtool indexes: one stat each, no reads.
 
         Folders and files that cannot be listed or stat'ed are left out and, with `problems`, named
         there as (relative path, reason): a caller must not take them for deleted."""
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[str, tuple[int, int, int]] = {}
         problems = [] if problems is None else problems
         try:
             entries = list(os.scandir(self.root))
@@ -181,9 +184,9 @@ class Workspace:
         except OSError:
             return False  # a loop or a dangling link: the scan names it
 
-    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int]]:
+    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int, int]]:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[str, tuple[int, int, int]] = {}
         for rel in rels:
             if not indexable(rel):
                 continue
@@ -201,17 +204,17 @@ class Workspace:
                     problems.append(ScanProblem(rel, exc.message if isinstance(exc, WorkspaceError) else _reason(exc)))
                 continue
             if S_ISREG(st.st_mode):
-                out[rel] = (st.st_size, st.st_mtime_ns)
+                out[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         return out
 
-    def unchanged(self, rel: str, size: int, mtime_ns: int) -> bool:
-        """Whether the file `rel` still has the size and mtime an index recorded for it: one stat,
+    def unchanged(self, rel: str, size: int, mtime_ns: int, ctime_ns: int) -> bool:
+        """Whether the file `rel` still has the size, mtime and ctime an index recorded for it: one stat,
         following links as `scan` does. Only for skipping a re-read: reading goes through `resolve`."""
         try:
             st = os.stat(f"{self._root_text}/{rel}")  # not a Path: ~2,800 of these in a reflect run
         except (OSError, ValueError):
             return False
-        return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
+        return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (size, mtime_ns, ctime_ns)
 
     def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
         # The hot path of every read command: as little Python per file as possible. Listed through
@@ -245,7 +248,7 @@ class Workspace:
                         except OSError:
                             st = None
                         if st is not None and S_ISREG(st.st_mode):
-                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
+                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                             continue
                     self._scan_entry(entry, folder, f"{rel}/{name}", out, problems)
         finally:
@@ -265,7 +268,7 @@ class Workspace:
                         return
                     st = entry.stat()
                 if S_ISREG(st.st_mode):
-                    out[path] = (st.st_size, st.st_mtime_ns)
+                    out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             elif entry.is_dir(follow_symlinks=False):
                 self._scan_dir(folder / entry.name, path, out, problems)
         except FileNotFoundError:
