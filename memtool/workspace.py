@@ -410,7 +410,8 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
             if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
                 raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
                                         "memory.md, memory/, bank/, .memory/, memtool.toml)",
-                                        f"create one with: mem init {value}, or give the workspace's folder")
+                                        f"create one with: mem init {value} (a second machine: mem sync clone REMOTE "
+                                        f"{value}), or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
