@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memtool.analyzer import has_content_words
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
@@ -16,7 +17,6 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.analyzer import has_content_words
 from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind, without_content_words
 from memtool.recall.results import Hit, RecallResult
 from memtool.recall.worker import LexicalWorker
