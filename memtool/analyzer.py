@@ -197,6 +197,11 @@ def _word_string(word: str) -> str:
 MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `Steuerberaterin`
 
 
+def has_content_words(text: str) -> bool:
+    """Whether `text` holds a word that is not a stopword (in any language memtool knows them of)."""
+    return any(fold(w) not in STOPWORDS for _, _, w in words(text))
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct search terms for a query, stopwords dropped unless nothing else is left.
 

@@ -39,7 +39,7 @@ STAT_CHECKS = ("auto", "child", "ahead", "inline")  # $MEM_STAT_CHECK (docs/conf
 
 
 class Scan:
-    """What a look at the file system found: path → (size, mtime_ns), for all files (`paths` None)
+    """What a look at the file system found: path → (size, mtime_ns, ctime_ns), for all files (`paths` None)
     or for those named, and the files it could not read. A plain class (see timeframe._Atom)."""
 
     __slots__ = ("files", "paths", "unreadable")

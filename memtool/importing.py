@@ -14,7 +14,8 @@ from pathlib import Path
 
 from memtool import trust
 from memtool.errors import MemError, UsageError, WorkspaceError
-from memtool.importers import FORMATS, Item, Plan, Skipped, Source, format_module, imported
+from memtool.control_chars import escape
+from memtool.importers import FORMATS, Item, Plan, Skipped, Source, control_char, format_module, imported
 from memtool.workspace import Workspace, home_path
 
 CREATE_BATCH = 200  # pages created per flush (create_new syncs once per batch)
@@ -58,6 +59,7 @@ def run(ws: Workspace, fmt: str, source: str | os.PathLike, *, tz, max_bytes: in
         raise UsageError(f"{path} is inside the workspace {ws.root}'s notes: they are read there already, "
                          "importing would copy them", "import from a folder outside memory/ and bank/")
     src, problems = read_source(module, path, max_bytes)
+    _refuse_control(src, path)
     plan = module.plan(src, tz)
     plan.skipped[:0] = problems
     if not plan.items and not plan.skipped:
@@ -69,6 +71,18 @@ def run(ws: Workspace, fmt: str, source: str | os.PathLike, *, tz, max_bytes: in
 
 
 # --- reading the source (never written) --------------------------------------------------------
+
+
+def _refuse_control(src: Source, path: Path) -> None:
+    """Refuse the whole import, before anything is written, when a source file holds a control
+    character that `mem note` refuses (a NUL byte, an escape sequence)."""
+    found = control_char(src)
+    if found:
+        rel, line, column, char = found
+        where = str(path) if path.name == rel and not path.is_dir() else f"{rel} in {path}"
+        raise UsageError(f"{where} holds the control character {escape(char)} at line {line}, column {column}; "
+                         "nothing was imported",
+                         "remove it from the source (a UTF-16 file: save it as UTF-8), then import again")
 
 
 def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:

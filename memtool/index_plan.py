@@ -24,7 +24,7 @@ class IndexPlan:
 
     def __init__(self):
         self.new: list[FileStat] = []
-        self.modified: list[FileStat] = []  # size or mtime differ: hash decides
+        self.modified: list[FileStat] = []  # size, mtime or ctime differ: hash decides
         self.removed: list[str] = []
         self.unchanged = 0
         self.stale: list[str] = []  # indexed, now in a folder the scan could not look into
@@ -58,9 +58,9 @@ class IndexReport(Value):
         return self.as_dict()
 
 
-def plan(scanned: dict[str, tuple[int, int]], stored: dict[str, tuple[int, int]],
+def plan(scanned: dict[str, tuple[int, int, int]], stored: dict[str, tuple[int, int, int]],
          unlisted: tuple[str, ...] | list[str] = ()) -> IndexPlan:
-    """Compare a directory scan with the index's file table (both path → (size, mtime_ns)). Pure.
+    """Compare a directory scan with the index's file table (both path → (size, mtime_ns, ctime_ns)). Pure.
 
     `unlisted` names files and folders the scan could not look into: indexed files there are kept
     (their last facts stay, reported as stale), never taken for deleted."""

@@ -175,13 +175,13 @@ def apply(ws: Workspace, store: Store, p: IndexPlan, max_bytes: int, progress: P
             if item.error is not None:
                 report.unreadable += _unreadable(store, f.path, f.size, item.error)
             elif item.parsed is None and not item.diagnostics:
-                store.touch_file(f.path, f.size, f.mtime_ns)
+                store.touch_file(f.path, f.size, f.mtime_ns, f.ctime_ns)
                 report.touched += 1
             elif item.parsed is None:
-                store.put_unreadable(f.path, f.size, f.mtime_ns, item.digest, item.diagnostics)
+                store.put_unreadable(f.path, f.size, f.mtime_ns, item.digest, item.diagnostics, f.ctime_ns)
                 report.unreadable += 1
             else:
-                store.put_file(item.parsed, f.size, f.mtime_ns, item.digest, "ok", item.rows, fts=not bulk,
+                store.put_file(item.parsed, f.size, f.mtime_ns, f.ctime_ns, item.digest, "ok", item.rows, fts=not bulk,
                                links=item.links)
                 report.parsed += 1
                 report.facts += len(item.rows)

@@ -60,7 +60,7 @@ def _fingerprint(root: Path, embedder: str | None) -> dict:
 
     try:
         st = os.stat(root / "memtool.toml")
-        config = [st.st_size, st.st_mtime_ns]
+        config = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     except OSError:
         config = None
     env = {k: v for k, v in os.environ.items()

@@ -145,7 +145,7 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
     return f"bank/entities/{slug_for(name)}.md"
 
 
-def recent(facts: list[dict], file_states: dict[str, tuple[int, int]], since: date) -> dict:
+def recent(facts: list[dict], file_states: dict[str, tuple[int, int, int]], since: date) -> dict:
     """What changed since `since`: the `facts` (recall results) of daily logs from then on, grouped
     by day and file, newest day first; then every other file saved since then, newest first."""
     days: dict[tuple[str, str], list[dict]] = {}
@@ -157,7 +157,7 @@ def recent(facts: list[dict], file_states: dict[str, tuple[int, int]], since: da
                                                             "content": f["content"]})
     cutoff = datetime.combine(since, datetime.min.time()).timestamp() * 1e9
     logged = {path for _, path in days}
-    pages = sorted(((mtime, path) for path, (_, mtime) in file_states.items()
+    pages = sorted(((mtime, path) for path, (_, mtime, _) in file_states.items()
                     if mtime >= cutoff and path not in logged), reverse=True)
     return {"since": since.isoformat(),
             "days": [{"date": d, "path": p, "facts": sorted(fs, key=lambda x: _first_line(x["source"]))}
@@ -192,10 +192,10 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
 
     The strictest of the front matter in the file today, the index's record of it, and the
     `[trust]` globs; a file that cannot be read counts as legal (see memtool.trust). A file whose
-    size and mtime are still those the index read it with is not read again: its front matter is
+    size, mtime and ctime are still those the index read it with is not read again: its front matter is
     the one the index recorded (the index's records of all files are read at the first call)."""
     known: dict[str, str] = {}
-    recorded: dict[str, tuple[int, int, str]] | None = None
+    recorded: dict[str, tuple[int, int, int, str]] | None = None
 
     def tier_of(path: str) -> str:
         nonlocal recorded
@@ -203,8 +203,8 @@ def tier_lookup(ws: Workspace, store: Store, config: Config) -> Callable[[str], 
             if recorded is None:
                 recorded = store.indexed_trust()
             state = recorded.get(path)
-            if state is not None and ws.unchanged(path, state[0], state[1]):
-                known[path] = trust.file_tier(path, state[2], config.trust_globs)
+            if state is not None and ws.unchanged(path, *state[:3]):
+                known[path] = trust.file_tier(path, state[3], config.trust_globs)
                 return known[path]
             try:
                 file_lines = split_lines(ws.read_text(path))

@@ -18,8 +18,8 @@ line afterwards, though; so every line they write is also recorded in `.memory/r
 
 A line is present while its file holds a list item with the same text (`memory.md`: a line with the
 same text), wherever it has moved. One that is not is reported by `mem check`, `mem status` and
-recall's warnings. Checking is cheap: `.memory/retained-checked.json` keeps, per file, its size and
-mtime when it was last checked and what was missing then, so only files changed since are read again.
+recall's warnings. Checking is cheap: `.memory/retained-checked.json` keeps, per file, its size,
+mtime and ctime when it was last checked and what was missing then, so only files changed since are read again.
 
 The log also tells a retried write from a new one: `write_once` (the MCP tools) answers with the
 line already there when the same text was written to the same file a moment ago (`recent`) and is
@@ -357,7 +357,7 @@ def missing(entries: list[Retained], text: str) -> list[Retained]:
 
 
 def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
-    """Retained lines that are gone from their files. Reads only files whose size or mtime changed
+    """Retained lines that are gone from their files. Reads only files whose size, mtime or ctime changed
     since the last check (all of them with `fresh`)."""
     log_stat = _stat(ws, LOG)
     if log_stat is None:
@@ -387,12 +387,13 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
 
 
 def _stat(ws: Workspace, rel: str) -> list[int] | None:
-    """Size and mtime (only compared, never shown: a plain stat, no path resolution on the hot path)."""
+    """Size, mtime and ctime (only compared, never shown: a plain stat, no path resolution on the hot
+    path; the ctime sees an edit that restored the mtime)."""
     try:
         st = os.stat(ws.root / rel)
     except (OSError, ValueError):  # gone or unreadable: compared as None
         return None
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _read(ws: Workspace, rel: str) -> str:

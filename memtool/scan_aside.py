@@ -5,7 +5,7 @@ In a big workspace a one-shot read spends about as long on the stat check (one `
 ~0.1 s for 25,000 files) as on its query. Both mostly wait on the kernel or SQLite, yet a thread
 cannot overlap them: it takes the GIL back between two `stat` calls only when the query thread
 lets go of it. A child made by `fork` scans in its own interpreter on the other core and sends back
-what it found (`marshal`, path → (size, mtime_ns) and the problems); the parent keeps its answer
+what it found (`marshal`, path → (size, mtime_ns, ctime_ns) and the problems); the parent keeps its answer
 only if that scan matches the index it read. Forked before the library is imported (`ahead`, the
 CLI's one-shot `mem recall`), the child is small (little memory to copy on write) and its scan is
 usually done before the parent needs it: the check then costs the parent no time at any size.

@@ -17,6 +17,8 @@ from memtool.templates import DAILY_EXAMPLE, FOLDERS, TEMPLATES
 
 STATE_DIR = ".memory"
 CORE_FILES = ("memory.md", "MEMORY.md")  # core memory: ours, and OpenClaw's name for the same thing
+# What makes a folder named by -w or $MEM_WORKSPACE a workspace; only `mem init` makes one of another folder
+WORKSPACE_MARKS = (*CORE_FILES, "memory", "bank", STATE_DIR, "memtool.toml")
 # Files other agents keep at a workspace root (OpenClaw, Claude Code, Codex, Gemini CLI) that hold
 # facts: indexed as pages where they are, never written. Persona files (SOUL.md, IDENTITY.md) are
 # instructions about the agent, not memory, and stay unindexed.
@@ -56,8 +58,11 @@ def shown(rel: str) -> str:
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
-class FileStat(namedtuple("FileStat", "path size mtime_ns")):
-    """A file's workspace-relative path (POSIX separators), size and mtime."""
+class FileStat(namedtuple("FileStat", "path size mtime_ns ctime_ns")):
+    """A file's workspace-relative path (POSIX separators), size, mtime and change time. The change
+    time is in the stat because an edit can keep size and mtime (`touch -r`, rsync -t, an editor or a
+    checkout that restores the mtime) but never the ctime, which no program can set back; a chmod or
+    a new hard link changes it too (the file is then read again, and its hash finds it unchanged)."""
 
     __slots__ = ()
 
@@ -150,12 +155,12 @@ class Workspace:
 
     # --- listing ---------------------------------------------------------------------------
 
-    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) of every Markdown file memtool indexes: one stat each, no reads.
+    def scan(self, problems: list | None = None) -> dict[str, tuple[int, int, int]]:
+        """path → (size, mtime_ns, ctime_ns) of every Markdown file memtool indexes: one stat each, no reads.
 
         Folders and files that cannot be listed or stat'ed are left out and, with `problems`, named
         there as (relative path, reason): a caller must not take them for deleted."""
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[str, tuple[int, int, int]] = {}
         problems = [] if problems is None else problems
         try:
             entries = list(os.scandir(self.root))
@@ -179,9 +184,9 @@ class Workspace:
         except OSError:
             return False  # a loop or a dangling link: the scan names it
 
-    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int]]:
+    def stat_paths(self, rels, problems: list | None = None) -> dict[str, tuple[int, int, int]]:
         """Like `scan`, for the given relative paths only (those that are indexable files now)."""
-        out: dict[str, tuple[int, int]] = {}
+        out: dict[str, tuple[int, int, int]] = {}
         for rel in rels:
             if not indexable(rel):
                 continue
@@ -199,17 +204,17 @@ class Workspace:
                     problems.append(ScanProblem(rel, exc.message if isinstance(exc, WorkspaceError) else _reason(exc)))
                 continue
             if S_ISREG(st.st_mode):
-                out[rel] = (st.st_size, st.st_mtime_ns)
+                out[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         return out
 
-    def unchanged(self, rel: str, size: int, mtime_ns: int) -> bool:
-        """Whether the file `rel` still has the size and mtime an index recorded for it: one stat,
+    def unchanged(self, rel: str, size: int, mtime_ns: int, ctime_ns: int) -> bool:
+        """Whether the file `rel` still has the size, mtime and ctime an index recorded for it: one stat,
         following links as `scan` does. Only for skipping a re-read: reading goes through `resolve`."""
         try:
             st = os.stat(f"{self._root_text}/{rel}")  # not a Path: ~2,800 of these in a reflect run
         except (OSError, ValueError):
             return False
-        return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (size, mtime_ns)
+        return S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (size, mtime_ns, ctime_ns)
 
     def _scan_dir(self, folder: Path, rel: str, out: dict, problems: list) -> None:
         # The hot path of every read command: as little Python per file as possible. Listed through
@@ -243,7 +248,7 @@ class Workspace:
                         except OSError:
                             st = None
                         if st is not None and S_ISREG(st.st_mode):
-                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns)
+                            out[f"{rel}/{name}"] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                             continue
                     self._scan_entry(entry, folder, f"{rel}/{name}", out, problems)
         finally:
@@ -263,7 +268,7 @@ class Workspace:
                         return
                     st = entry.stat()
                 if S_ISREG(st.st_mode):
-                    out[path] = (st.st_size, st.st_mtime_ns)
+                    out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             elif entry.is_dir(follow_symlinks=False):
                 self._scan_dir(folder / entry.name, path, out, problems)
         except FileNotFoundError:
@@ -402,6 +407,11 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
                                         if root.exists() else f"create one with: mem init {value}")
+            if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
+                raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
+                                        "memory.md, memory/, bank/, .memory/, memtool.toml)",
+                                        f"create one with: mem init {value} (a second machine: mem sync clone REMOTE "
+                                        f"{value}), or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
@@ -448,6 +458,14 @@ def _not_logs(folder: Path) -> str | None:
     except OSError:
         return None  # unreadable: the scan reports it
     return code
+
+
+def init_path(path: Path | None, explicit: Path | None) -> Path:
+    """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else the current one;
+    a usage error when PATH and -w name different folders."""
+    if path is not None and explicit is not None and home_path(path).resolve() != home_path(explicit).resolve():
+        raise UsageError(f"mem init got two folders: {path} and -w {explicit}", "give one of them")
+    return path if path is not None else explicit if explicit is not None else Path(".")
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

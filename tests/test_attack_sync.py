@@ -863,3 +863,62 @@ def test_names_spelt_with_a_zero_width_joiner_or_non_joiner_sync(folder, tmp_pat
     proc = sync(b, folder)
     assert proc.returncode == 0 and "refused" not in proc.stderr, proc.stderr
     assert all((b / name).read_text(encoding="utf-8") == "- The family trip.\n" for name in names)
+
+
+def _oversize_object_round(store, tmp_path):
+    """A manifest naming a revision of 64 MiB + 1 byte (crafted, or a damaged remote): the object was
+    read whole into memory. Now the round stops with one error naming it and the limit (exit 6), before
+    reading it, and nothing changes locally: not even the other, legitimate file is written."""
+    MAX_OBJECT_BYTES = 64 * 2**20  # memtool.sync.remotes.MAX_OBJECT_BYTES, as docs/sync.md gives it
+    a, b = pair_on(store, tmp_path)
+
+    def notes_and_base():  # (the manifest's shard cache under .memory/sync/shards follows the remote)
+        return {p: p.read_bytes() for p in b.rglob("*") if p.is_file() and
+                (".memory" not in p.relative_to(b).parts or p.name == "base.json")}
+
+    before = notes_and_base()
+    huge_rev = rev(b"a crafted revision")
+    m = manifest(store)
+    if isinstance(store, FolderStore):
+        store.object_path(huge_rev).parent.mkdir(parents=True, exist_ok=True)
+        with open(store.object_path(huge_rev), "wb") as fh:
+            fh.truncate(MAX_OBJECT_BYTES + 1)  # sparse: no 64 MiB written
+    else:
+        store.damage(huge_rev, b"\0" * (MAX_OBJECT_BYTES + 1))
+    m["files"]["memory/2026-12-02.md"] = {"rev": huge_rev, "size": 10, "device": "mallory",
+                                          "time": "2026-12-01T00:00:00Z"}
+    for path, data in LEGIT.items():
+        m["files"][path] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    m["generation"] = m.get("generation", 0) + 1
+    store.set_manifest_bytes(json.dumps(m).encode())
+    proc = sync(b, store)
+    assert proc.returncode == 6, proc.stderr
+    assert f"revision {huge_rev[:12]}" in proc.stderr and f"{MAX_OBJECT_BYTES + 1:,} bytes, over the limit" in proc.stderr
+    assert "nothing was synced" in proc.stderr and "hint:" in proc.stderr and "Traceback" not in proc.stderr
+    assert notes_and_base() == before and not (b / "memory/2026-12-01.md").exists()
+
+
+def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes(folder, tmp_path):
+    _oversize_object_round(folder, tmp_path)
+
+
+def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes_s3(s3, tmp_path):
+    _oversize_object_round(s3, tmp_path)
+
+
+def test_a_local_file_over_the_size_limit_is_named_not_published_and_never_taken_for_deleted(folder, tmp_path):
+    """What a replica would refuse to read (over 64 MiB) is not published: named in not_synced, its
+    last agreed version stays on the remote and on the other machine (not tombstoned), and a later
+    edit of any other file still syncs."""
+    a, b = pair_on(folder, tmp_path)
+    with open(b / DAY, "r+b") as fh:
+        fh.truncate(64 * 2**20)  # sparse
+    write(b, "bank/world.md", "# World\n\n- Changed on the desktop.\n")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert [n for n in report["not_synced"] if n.startswith(DAY)] and "over the" in report["not_synced"][0]
+    assert report["pushed"] == ["bank/world.md"] and report["tombstoned"] == [] and report["deleted"] == []
+    assert manifest(folder)["files"][DAY]["rev"] == rev(LOG.encode())
+    proc, report = sync_json(a, folder)
+    assert proc.returncode == 0 and report["deleted"] == [] and (a / DAY).read_text() == LOG
+    assert (a / "bank/world.md").read_text().endswith("desktop.\n")

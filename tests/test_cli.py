@@ -35,6 +35,44 @@ def test_workspace_discovery(tmp_path, example_ws):
     assert proc.returncode == 3 and "mem init" in proc.stderr and not proc.stdout
 
 
+# Every command that opens a workspace (mem init makes one; sync clone makes its own folder)
+EVERY_COMMAND = [["status"], ["check"], ["index"], ["recall", "x"], ["retain", "W: x"], ["note", "x"], ["about", "X"],
+                 ["opinions"], ["episodes", "x"], ["recent"], ["reflect", "--force"], ["core", "show"],
+                 ["core", "append", "- x"], ["forget", "x", "--yes"], ["review", "list"], ["schedule"],
+                 ["get", "memory.md"], ["sync", "status"], ["sync", "off"], ["sync", "REMOTE"], ["summarize", "x"],
+                 ["import", "obsidian", "VAULT"], ["watch"], ["mcp"], ["serve"]]
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND, ids=" ".join)
+def test_a_folder_that_is_not_a_workspace_is_refused_by_every_command_and_left_empty(tmp_path, args):
+    """`mem -w EMPTY_DIR index` (or a typo'd path that exists, or $MEM_WORKSPACE naming one) made it a
+    workspace: .memory/, today's log, the index. Only `mem init` makes one; the rest say so (exit 3)."""
+    from conftest import mem_env
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "VAULT").mkdir()
+    (tmp_path / "VAULT" / "n.md").write_text("a note\n", encoding="utf-8")
+    (tmp_path / "REMOTE").mkdir()
+    args = [str(tmp_path / a) if a in ("VAULT", "REMOTE") else a for a in args]
+    for env, how in ((None, ["-w", empty]), (mem_env(MEM_WORKSPACE=str(empty)), [])):
+        proc = run_mem(*how, *args, cwd=tmp_path, env=env, input="")
+        assert proc.returncode == 3, proc.stderr
+        assert f"not a memtool workspace: {empty}" in proc.stderr and f"mem init {empty}" in proc.stderr
+        assert list(empty.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["REMOTE", "VAULT", "empty"]
+
+
+def test_mem_w_dir_init_creates_that_folder_and_a_second_folder_is_a_usage_error(tmp_path):
+    """`mem -w DIR init` made the current folder a workspace, not DIR."""
+    target, here = tmp_path / "brain", tmp_path / "here"
+    here.mkdir()
+    assert run_mem("-w", target, "init", cwd=here).returncode == 0
+    assert (target / "memory.md").is_file() and list(here.iterdir()) == []
+    assert run_mem("-w", target, "status", cwd=here).returncode == 0
+    proc = run_mem("-w", target, "init", tmp_path / "other", cwd=here)
+    assert proc.returncode == 2 and "two folders" in proc.stderr and not (tmp_path / "other").exists()
+
+
 def test_retain_then_recall_cites_the_new_line(example_ws):
     proc, data = run_json("retain", "W @Peter: Adopted a cat named Pixel.", "--date", "2026-11-29", cwd=example_ws)
     assert proc.returncode == 0, proc.stderr

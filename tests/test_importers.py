@@ -397,15 +397,15 @@ def test_item2_odd_note_names_become_pages_memtool_indexes_and_syncs(empty_ws, t
 def test_item2_a_note_whose_name_is_too_long_for_a_file_is_skipped_and_the_rest_imported(empty_ws, tmp_path):
     """A basic-memory note titled with 200 `Ü` (400 bytes) made the import stop with `File name too
     long` on a temp file, creating none of the notes; now that note is skipped and named, the others
-    are imported, and a title's DEL or C1 characters never reach a file name."""
+    are imported. (A title's DEL or C1 characters, once cleaned out of its file name, now refuse the
+    whole import: test_a_source_note_holding_a_nul_byte_or_an_escape_refuses_the_whole_import_naming_where.)"""
     source = tmp_path / "bm"
     long_title = "Ü" * 200
     write(source, "long.md", f"---\ntitle: {long_title}\ntype: note\n---\n# Long\n\n- [fact] The long one\n")
     write(source, "ok.md", "---\ntitle: Okay Note\ntype: note\n---\n# Okay\n\n- [fact] Shrike fact\n")
-    write(source, "c1.md", "---\ntitle: Bad\x85Name\x7f\ntype: note\n---\n# C1\n\n- [fact] Bittern fact\n")
     proc, report = run_json("-w", empty_ws, "import", "basic-memory", source)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert sorted(w["path"] for w in report["written"]) == ["bank/entities/Bad-Name.md", "bank/entities/Okay Note.md"]
+    assert sorted(w["path"] for w in report["written"]) == ["bank/entities/Okay Note.md"]
     assert [s["item"] for s in report["skipped"]] == ["long.md"] and "too long" in report["skipped"][0]["reason"]
     assert run_json("-w", empty_ws, "recall", "shrike")[1]["results"]
 
@@ -432,3 +432,37 @@ def test_item2_what_a_chatgpt_conversation_says_never_becomes_a_typed_fact(empty
         hits = run_json("-w", empty_ws, "recall", query, "--min-score", "0", env=UTC)[1]["results"]
         assert hits and all(h["kind"] == "log" for h in hits), (query, hits)
     assert "```markdown\n  ## Retain\n" in next((empty_ws / "memory").glob("*.md")).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt, folder, note, bad, where", [
+    ("obsidian", "vault", "People/Jonas Weber.md", b"\x00", "line 1, column 8"),
+    ("obsidian", "vault", "People/Jonas Weber.md", b"\x1b[31m", "line 1, column 8"),
+    ("basic-memory", "basic-memory", "zz.md", b"\x00", "line 1, column 8"),
+    ("basic-memory", "basic-memory", "zz.md", b"\xc2\x85", "line 1, column 8"),  # C1, in a title say
+    ("claude-code", "claude-project/acme-api", "CLAUDE.md", b"\x00", "line 1, column 8"),
+])
+def test_a_source_note_holding_a_nul_byte_or_an_escape_refuses_the_whole_import_naming_where(
+        empty_ws, sources, fmt, folder, note, bad, where):
+    """A NUL byte in a note was skipped as 'not UTF-8 text' and an ESC sequence imported as written
+    (mem note and mem retain refuse both); now the whole import is refused, dry run too, naming the
+    file, line and column, and nothing is written."""
+    target = sources / folder / note
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"Plain. " + bad + b" after\n" + (target.read_bytes() if target.exists() else b"more\n"))
+    before = tree(empty_ws)
+    for extra in (("--dry-run",), ()):
+        proc = run_mem("-w", empty_ws, "import", fmt, sources / folder, *extra)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{note} in {sources / folder} holds the control character \\x{ord(bad.decode()[0]):02x} at {where}" in proc.stderr
+        assert "nothing was imported" in proc.stderr and "hint:" in proc.stderr
+        assert tree(empty_ws) == before
+
+
+def test_a_single_note_with_a_nul_byte_is_named_by_its_path_and_tab_and_crlf_are_fine(empty_ws, tmp_path):
+    note = tmp_path / "vault" / "n.md"
+    note.parent.mkdir()
+    note.write_bytes(b"first\r\nsecond\r\nthird \x00\n")
+    proc = run_mem("-w", empty_ws, "import", "obsidian", note)
+    assert proc.returncode == 2 and f"{note} holds the control character \\x00 at line 3, column 7" in proc.stderr
+    note.write_bytes(b"first\r\nsecond\twith a tab\r\n")
+    assert imported(empty_ws, "obsidian", note)["counts"]["written"] == 1

@@ -85,7 +85,7 @@ def test_workspace_copy_indexes_identically(example_ws, tmp_path):
     b = open_mem(other)
     b.index()
     da, db = a.store.dump(), b.store.dump()
-    strip = lambda rows: [r[:3] + r[5:] for r in rows]  # mtimes differ between copies
+    strip = lambda rows: [r[:3] + r[5:-1] for r in rows]  # mtimes and ctimes (the last column) differ between copies
     assert strip(da.pop("files")) == strip(db.pop("files"))
     assert da == db
 
@@ -119,7 +119,7 @@ def test_interrupted_bulk_build_is_finished_by_the_next_read(tmp_path):
     st = (ws / "memory/2025-01-01.md").stat()
     with mem.store.transaction():  # what a bulk run leaves behind when killed before its FTS build
         mem.store.begin_bulk()
-        mem.store.put_file(parsed, st.st_size, st.st_mtime_ns, "x", "ok", fact_rows(parsed), fts=False)
+        mem.store.put_file(parsed, st.st_size, st.st_mtime_ns, st.st_ctime_ns, "x", "ok", fact_rows(parsed), fts=False)
     assert [r["source"] for r in mem.recall("Pelikan").results] == ["memory/2025-01-01.md#L1"]
     assert mem.store.meta("fts_pending") is None
     assert mem.store.dump()["fact_days"] == [("memory/2025-01-01.md", "2025-01-01", "log", 1)]  # counted at the end
@@ -282,7 +282,7 @@ def test_build_1_a_worker_sends_rows_and_links_not_records(tmp_path):
     text = "# Day\n\n- Met @Anna-Lena and [[Bob Smith]] about #Garten #tax\n- plain line\n"
     write(tmp_path, "memory/2025-01-01.md", text)
     st_ = (tmp_path / "memory/2025-01-01.md").stat()
-    item = load(str(tmp_path), FileStat("memory/2025-01-01.md", st_.st_size, st_.st_mtime_ns), 10**6)
+    item = load(str(tmp_path), FileStat("memory/2025-01-01.md", st_.st_size, st_.st_mtime_ns, st_.st_ctime_ns), 10**6)
     assert item.parsed.records == [] and len(item.rows) == 2
     assert item.links == ([(0, "anna-lena"), (0, "bob-smith")], [(0, "garten"), (0, "tax")])
     full = parse("memory/2025-01-01.md", text)
@@ -386,3 +386,30 @@ def test_reflect10_a_file_whose_facts_did_not_change_keeps_its_rows_and_equals_a
     assert not mem.recall("Porto").results
     assert [r["source"] for r in mem.recall("Braga").results] == ["bank/entities/Peter.md#L7"]
     assert rebuilt_equals(mem.store.dump())
+
+
+def _same_size_edit_keeping_mtime(path, old: str, new: str) -> None:
+    """An editor, `touch -r`, rsync -t or a checkout: same size, the mtime put back."""
+    assert len(old) == len(new)
+    before = path.stat()
+    time.sleep(0.01)  # a ctime tick apart on any file system
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_a_same_size_edit_that_restores_the_mtime_is_seen_by_the_next_read(example_ws):
+    """The index compared size and mtime only: an edit keeping both stayed unseen, by every read and
+    by `mem index`, until something else touched the file. The ctime changes on every write."""
+    from conftest import run_json
+
+    run_json("index", cwd=example_ws)
+    p = example_ws / "memory" / "2026-11-27.md"
+    _same_size_edit_keeping_mtime(p, "handcart", "wheelbox")
+    _, data = run_json("recall", "wheelbox", "--mode", "lexical", cwd=example_ws)  # the one-shot path
+    assert [r["source"].split("#")[0] for r in data["results"]] == ["memory/2026-11-27.md"], data
+    mem = open_mem(example_ws)
+    assert mem.index().parsed == 0  # in step already
+    _same_size_edit_keeping_mtime(p, "wheelbox", "handcart")  # and back, seen by a long-running Memory too
+    assert not mem.recall("wheelbox", mode="lexical").results
+    assert mem.recall("handcart", mode="lexical").results

@@ -169,3 +169,27 @@ def test_page_name_finds_its_short_lines_by_words(tmp_path):
     write(tmp_path, "bank/Other.md", "# Other\n\nSomething about the weather.\n")
     _, data = run_json("recall", "note composer", "--mode", "lexical", cwd=tmp_path)
     assert data["results"][0]["source"] == "bank/Note composer.md#L3"
+
+
+@pytest.mark.parametrize("query", ["the", "und die der", "what is it", "What is it?", "Was ist das?"])
+def test_a_query_of_stopwords_only_is_nothing_relevant_with_the_reason_whatever_its_cosine(tmp_path, query):
+    """In a two-fact workspace `mem recall "the"` answered both facts with a best score of 0.46 (the
+    brief's 0.83 in another): a query with no content word names nothing to look for. Now: nothing
+    relevant (exit 0, as "nothing found"), the reason in the JSON and on stderr; --min-score 0 shows
+    them; lexical answers too; a query with one content word is answered as before."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n## Retain\n- W @Peter: Moved to Lisbon in November.\n"
+                                            "- O(c=0.8) @Peter: Prefers short WhatsApp messages.\n")
+    run_mem("index", cwd=tmp_path, env=ENV, check=0)
+    for mode in ("hybrid", "lexical"):
+        proc, data = run_json("recall", query, "--mode", mode, cwd=tmp_path, env=ENV)
+        assert proc.returncode == 0 and data["results"] == [], (mode, data)
+        assert "no content words" in data["reason"] and data["floor"] == 0.3
+        if mode == "hybrid":
+            assert data["calibrated"] and data["best_score"] is not None
+    text = run_mem("recall", query, cwd=tmp_path, env=ENV)
+    assert text.returncode == 0 and "nothing relevant: the query has no content words" in text.stderr
+    assert "--min-score 0" in text.stderr and not text.stdout
+    _, shown = run_json("recall", query, "--min-score", "0", cwd=tmp_path, env=ENV)
+    assert shown["results"] and shown["below_floor"] == 0
+    _, answered = run_json("recall", "where does Peter live", cwd=tmp_path, env=ENV)
+    assert answered["results"] and "reason" not in answered

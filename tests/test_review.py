@@ -56,7 +56,7 @@ def test_20_a_review_decision_round_trips_through_markdown_rebuild_and_sync(tmp_
     assert [len(s) for s in _kenji_sources(a)] == [2]
     # A second machine: the decision arrives with the Markdown; its own reflect honours it.
     run_mem("-w", a, "sync", remote, check=0)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", b, "sync", remote, check=0)
     assert (b / decisions.PAGE).read_text() == page
     run_mem("-w", b, "reflect", "--force", check=0)

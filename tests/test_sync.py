@@ -220,7 +220,7 @@ def _big_workspace(ws: Path, files: int) -> None:
 def test_killed_syncs_leave_files_intact_and_the_next_run_completes(tmp_path):
     a, b, remote = tmp_path / "a", tmp_path / "b", tmp_path / "remote"
     _big_workspace(a, 1500)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     before = {p: p.read_bytes() for p in (a / "memory").iterdir()}
     for delay in (0.4, 0.7, 1.0):
         proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(a), "sync", str(remote)],

@@ -48,7 +48,7 @@ def test_4_two_watchers_propagate_an_edit_and_report_an_unreachable_remote(tmp_p
     write(a, DAY, LOG)
     (tmp_path / "mnt").mkdir()
     run_mem("-w", a, "sync", remote, check=0)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", b, "sync", remote, check=0)
     procs = [watcher(a), watcher(b)]
     try:
@@ -107,7 +107,7 @@ def test_4_sync_off_stops_a_running_round_between_files(tmp_path):
     for name in names:
         write(a, name, f"# {name}\n")
     run_mem("-w", a, "sync", remote, check=0)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", b, "sync", remote, check=0)
     for name in names:  # changed files are written one by one, each backed up first: a round of seconds
         write(a, name, f"# {name}\n\nchanged\n")

@@ -23,7 +23,7 @@ def conflicted(tmp_path):
     write(a, DAY, LOG)
     run_mem("-w", a, "sync", remote, check=0)
     for ws in (b, c):
-        ws.mkdir()
+        (ws / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
         run_mem("-w", ws, "sync", remote, check=0)
     write(a, DAY, LOG.replace("likes tea", "loves tea"))
     write(b, DAY, LOG.replace("likes tea", "hates tea"))

@@ -62,7 +62,7 @@ def test_1_encrypted_folder_remote_holds_no_plaintext(tmp_path):
     assert json.loads((remote / enc.MARKER).read_bytes())["kdf"]["name"] == "scrypt"
     assert_no_plaintext(tree(remote))
     # The second machine with the passphrase gets every file back, byte for byte.
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", b, "sync", remote, env=env(), check=0)
     assert {rel: (b / rel).read_text() for rel in FILES} == FILES
     # An edit travels back, still sealed; the first machine needs no passphrase any more (kept key).
@@ -108,7 +108,7 @@ def test_1_key_file_made_on_first_sync_and_brought_to_a_second_machine(tmp_path)
     assert (b / SECRET_FILE).read_text() == FILES[SECRET_FILE]
     # A passphrase cannot open a key-file remote: said clearly.
     c = tmp_path / "c"
-    c.mkdir()
+    (c / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     proc = run_mem("-w", c, "sync", remote, env=env())
     assert proc.returncode == 8 and "key file, not a passphrase" in proc.stderr
 
@@ -178,7 +178,7 @@ def test_1_encrypted_s3_remote_holds_no_plaintext(s3, tmp_path):
     s3env = env(**S3_ENV, AWS_ENDPOINT_URL=s3)
     a, b = make_ws(tmp_path / "a"), tmp_path / "b"
     run_mem("-w", a, "sync", url, "--encrypt", env=s3env, check=0)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", b, "sync", url, env=s3env, check=0)
     assert (b / SECRET_FILE).read_text() == FILES[SECRET_FILE]
     blobs = {}

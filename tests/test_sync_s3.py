@@ -47,7 +47,7 @@ def test_two_workspaces_converge_through_s3(bucket, tmp_path):
     url, env, client = bucket
     a, b = tmp_path / "a", tmp_path / "b"
     write(a, DAY, LOG)
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     run_mem("-w", a, "sync", url, env=env, check=0)
     run_mem("-w", b, "sync", url, env=env, check=0)
     assert (b / DAY).read_text() == LOG
@@ -111,7 +111,7 @@ def test_a_cut_network_mid_upload_loses_nothing_and_the_next_sync_completes(buck
     a, b = tmp_path / "a", tmp_path / "b"
     for i in range(200):
         write(a, f"memory/2026-10-{1 + i % 28:02d}-{i}.md", f"# {i}\n- fact {i} " + "y" * 300 + "\n")
-    b.mkdir()
+    (b / "memory").mkdir(parents=True)  # a workspace: -w refuses an empty folder
     before = {p.name: p.read_bytes() for p in (a / "memory").iterdir()}
     cut_env = dict(env, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1")  # no retries: fail at the cut
     proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(a), "sync", url], env=cut_env,

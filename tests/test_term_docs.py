@@ -73,7 +73,7 @@ def test_4_a_bulk_build_and_an_interrupted_one_count_like_fts5(tmp_path):
     with mem.store.transaction():  # what a bulk run leaves behind when killed before its FTS build
         mem.store.clear()
         mem.store.begin_bulk()
-        mem.store.put_file(parsed, st_.st_size, st_.st_mtime_ns, "x", "ok", fact_rows(parsed), fts=False)
+        mem.store.put_file(parsed, st_.st_size, st_.st_mtime_ns, st_.st_ctime_ns, "x", "ok", fact_rows(parsed), fts=False)
     assert kept(conn) == vocabulary(conn) == {}  # nothing searchable yet, and nothing counted
     mem.index()
     assert kept(conn) == vocabulary(conn) and kept(conn)["pelikan"] == 1
@@ -107,7 +107,7 @@ def test_4_an_index_of_schema_6_is_upgraded_with_a_notice_and_not_re_read(exampl
     conn.execute("PRAGMA user_version = 6")
     mem.close()
     again = open_mem(example_ws)
-    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+    assert again.store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
     assert f"upgraded the index from schema 6 to {SCHEMA_VERSION}" in again.notices
     assert kept(again.store.conn) == vocabulary(again.store.conn) and kept(again.store.conn)
     assert again.index().parsed == 0  # counted from the full-text index: no file read again

@@ -11,20 +11,22 @@ from typing import List, Optional
 import typer
 
 from memtool.cli import render, watching
-from memtool.cli.call import memory
+from memtool.cli.call import memory, state
 from memtool.cli.common import EmbedderOpt, JsonOpt
 from memtool.errors import ExitStatus
 from memtool.mcp_server import serve
 from memtool.schedule import cron_lines, mem_command
-from memtool.workspace import init as create_workspace
+from memtool.workspace import init as create_workspace, init_path
 
 
-def init(path: Path = typer.Argument(Path("."), help="Folder to create or complete."), json_: bool = JsonOpt) -> None:
+def init(path: Optional[Path] = typer.Argument(None, help="Folder to create or complete (default: -w's, else the current folder)."),
+         json_: bool = JsonOpt) -> None:
     """Create a workspace: memory.md, memory/, bank/, memtool.toml and a .gitignore for .memory/.
 
-    Existing files are never changed. Example: mem init ~/memory
+    Only init makes a workspace of a folder; other commands refuse one that is not. Existing files
+    are never changed. Example: mem init ~/memory
     """
-    ws, created = create_workspace(path, date.today())
+    ws, created = create_workspace(init_path(path, state.workspace), date.today())
     if json_:
         render.emit_json({"workspace": str(ws.root), "created": created})
     else:

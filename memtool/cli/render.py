@@ -125,6 +125,10 @@ def recall_results(data: dict, highlight_terms: list[str]) -> None:
 
     out = _console(False)
     results = data["results"]
+    if not results and data.get("reason"):
+        _console(True).print(f"[dim]nothing relevant: {data['reason']}; {data.get('below_floor') or 0} results held "
+                             "back (--min-score 0 shows them)[/dim]")
+        return
     if not results and data.get("below_floor"):
         _console(True).print(f"[dim]nothing relevant: the best of {data['below_floor']} results scores "
                              f"{data['best_score']:.2f}, under the floor {data['floor']:.2f} "

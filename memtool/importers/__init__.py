@@ -20,6 +20,8 @@ from datetime import date
 from importlib import import_module
 from urllib.parse import quote
 
+from memtool.control_chars import first
+
 FORMATS = ("obsidian", "basic-memory", "chatgpt", "claude-code")
 MARKER = re.compile(r"^<!-- mem import (\S+) sha=([0-9a-f]+) -->[ \t\r]*$", re.M)  # a CRLF file keeps its markers
 
@@ -100,6 +102,26 @@ def decode(raw: bytes) -> str | None:
     except UnicodeDecodeError:
         return None
     return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def control_char(source: Source) -> tuple[str, int, int, str] | None:
+    """The first control character (C0 but tab and line ends, DEL, C1: what `mem note` refuses) in a
+    source text file, as (path, line, column, character), or None. A NUL byte would make the log
+    it lands in a binary file that drops out of recall; the other characters could drive a terminal.
+    JSON files are left to their format (a ChatGPT export's turns drop them)."""
+    for rel in sorted(source.files):
+        if rel.endswith(".json"):
+            continue
+        try:
+            text = source.files[rel].decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # not UTF-8 text: skipped and named by the format
+        text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")  # as `decode` reads it
+        m = first(text, lines=True)
+        if m:
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            return rel, text.count("\n", 0, m.start()) + 1, m.start() - line_start + 1, m.group()
+    return None
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")  # C0, DEL and C1: a file name that sync and terminals refuse

@@ -62,5 +62,5 @@ def _ready() -> None:
 
 def _declared(store: Store) -> Callable[[str], str]:
     """path → the tier the index recorded for it (its front matter; legal for a file it does not know)."""
-    recorded = {path: tier for path, (_, _, tier) in store.indexed_trust().items()}
+    recorded = {path: state[-1] for path, state in store.indexed_trust().items()}
     return lambda path: recorded.get(path, "legal")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memtool.analyzer import has_content_words
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
@@ -16,7 +17,7 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind
+from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind, without_content_words
 from memtool.recall.results import Hit, RecallResult
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
@@ -43,6 +44,8 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
                       q.timeframe.priors if q.timeframe else (), expansion, q.terms)
         verdict = _verdict(found, q, store, floor, warnings)
+        if not has_content_words(q.text):
+            verdict = without_content_words(verdict, floor if q.min_score is None else q.min_score)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]

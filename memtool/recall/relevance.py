@@ -117,11 +117,11 @@ class Verdict:
     """How relevant a query's answer is: `best` (0..1) when calibrated, else None. A plain class:
     the methods a dataclass generates are compiled on every import (~0.5 ms of each `mem recall`)."""
 
-    __slots__ = ("best", "floor", "below", "kind", "cosine", "known", "near", "across")
+    __slots__ = ("best", "floor", "below", "kind", "cosine", "known", "near", "across", "reason")
 
     def __init__(self, best: float | None, floor: float | None, below: int = 0, kind: str | None = None,
                  cosine: float | None = None, known: float | None = None, near: float | None = None,
-                 across: tuple[float, float] | None = None):
+                 across: tuple[float, float] | None = None, reason: str | None = None):
         self.best = best
         self.floor = floor  # the floor applied (None: no calibrated signal, nothing was held back)
         self.below = below  # results held back because `best` fell under the floor
@@ -130,15 +130,32 @@ class Verdict:
         self.known = known  # the share of the query's wording the workspace holds (see word_shares)
         self.near = near  # the share one of its nearest records holds
         self.across = across  # (cosine, near) of the cross-lingual reading, when it was read (may be `best`)
+        self.reason = reason  # why nothing is relevant whatever the score (NO_CONTENT_WORDS)
 
     @property
     def relevant(self) -> bool:
+        if self.reason is not None:
+            return not self.floor  # --min-score 0 shows anything
         return self.best is None or self.floor is None or self.best >= self.floor
 
     def to_dict(self) -> dict:
-        return {"best_score": None if self.best is None else round(self.best, 4), "floor": self.floor,
-                "below_floor": self.below, "calibrated": self.best is not None,
-                "calibration": self.kind if self.best is not None else None}
+        out = {"best_score": None if self.best is None else round(self.best, 4), "floor": self.floor,
+               "below_floor": self.below, "calibrated": self.best is not None,
+               "calibration": self.kind if self.best is not None else None}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
+# A query of stopwords only ("the", "und die der", "what is it") sits near every short line in
+# meaning, and the words beside the cosine cannot speak for it: it names nothing to look for.
+NO_CONTENT_WORDS = "the query has no content words (only words such as 'the', 'und', 'what is' that any text holds)"
+
+
+def without_content_words(verdict: Verdict, floor: float) -> Verdict:
+    """`verdict` for a query with no content word: nothing is relevant above a `floor` of 0."""
+    verdict.reason, verdict.floor = NO_CONTENT_WORDS, floor
+    return verdict
 
 
 def scaled(scores: list[float], best: float | None) -> list[float]:

@@ -263,9 +263,9 @@ class Store:
 
     # --- files -----------------------------------------------------------------------------
 
-    def file_states(self) -> dict[str, tuple[int, int]]:
-        """path → (size, mtime_ns) for every indexed file, as `Workspace.scan` reports them."""
-        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT path, size, mtime_ns FROM files")}
+    def file_states(self) -> dict[str, tuple[int, int, int]]:
+        """path → (size, mtime_ns, ctime_ns) for every indexed file, as `Workspace.scan` reports them."""
+        return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute("SELECT path, size, mtime_ns, ctime_ns FROM files")}
 
     def file_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
@@ -290,8 +290,9 @@ class Store:
             out.setdefault(path, (set(), set()))[0].add(key)
         return out
 
-    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
-        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+    def touch_file(self, path: str, size: int, mtime_ns: int, ctime_ns: int) -> None:
+        self.conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE path = ?",
+                          (size, mtime_ns, ctime_ns, path))
 
     def take_dropped_hashes(self) -> set[str]:
         """Embedded-text hashes of facts removed since the last call (candidates for vector gc)."""
@@ -313,7 +314,7 @@ class Store:
         if not self.conn.in_transaction:
             self._before_commit()
 
-    def put_file(self, parsed: ParsedFile, size: int, mtime_ns: int, digest: str, status: str,
+    def put_file(self, parsed: ParsedFile, size: int, mtime_ns: int, ctime_ns: int, digest: str, status: str,
                  rows: Iterable[tuple], fts: bool = True, links: "Links | None" = None) -> None:
         """Replace everything indexed for one file. `rows` come from `indexer.fact_rows`; `links` are
         `fact_links(parsed.records)`, passed when made elsewhere (a worker process sends the rows and
@@ -335,10 +336,10 @@ class Store:
         elif not self._bulk:  # (a bulk load fills an empty index, each file once: nothing to replace)
             self.remove_file(parsed.path)
         self.conn.execute(
-            "INSERT INTO files(path, file_kind, date, size, mtime_ns, hash, status, title, trust, entity, n_records)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO files(path, file_kind, date, size, mtime_ns, ctime_ns, hash, status, title, trust, entity,"
+            " n_records) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (parsed.path, parsed.file_kind, parsed.date.isoformat() if parsed.date else None, size, mtime_ns,
-             digest, status, parsed.title, parsed.trust, parsed.entity, n_records),
+             ctime_ns, digest, status, parsed.title, parsed.trust, parsed.entity, n_records),
         )
         if rows:
             # Ids given, as SQLite would pick them (the largest + 1): the entity and tag rows need no
@@ -380,12 +381,12 @@ class Store:
             " fields, confidence, terms, ctx_terms, ehash, tags FROM facts WHERE path = ? ORDER BY ord",
             (path,)).fetchall() == rows
 
-    def put_unreadable(self, path: str, size: int, mtime_ns: int, digest: str, diagnostics) -> None:
+    def put_unreadable(self, path: str, size: int, mtime_ns: int, digest: str, diagnostics, ctime_ns: int = 0) -> None:
         """Record a file that could not be decoded: no facts, its diagnostics kept for `mem check`."""
         self.remove_file(path)
         self.conn.execute(
-            "INSERT INTO files(path, size, mtime_ns, hash, status, n_records) VALUES (?,?,?,?, 'unreadable', 0)",
-            (path, size, mtime_ns, digest),
+            "INSERT INTO files(path, size, mtime_ns, ctime_ns, hash, status, n_records) VALUES (?,?,?,?,?, 'unreadable', 0)",
+            (path, size, mtime_ns, ctime_ns, digest),
         )
         self.conn.executemany(
             "INSERT INTO diagnostics(path, line, severity, code, message) VALUES (?,?,?,?,?)",
@@ -991,11 +992,11 @@ class Store:
         """(path, content) of every fact consolidation looks at (what its keys are made from)."""
         return self.conn.execute("SELECT path, content FROM facts WHERE path != 'bank/journal.md'").fetchall()
 
-    def indexed_trust(self) -> dict[str, tuple[int, int, str]]:
-        """path → (size, mtime_ns, trust tier) of every file indexed from its text (status ok), in
+    def indexed_trust(self) -> dict[str, tuple[int, int, int, str]]:
+        """path → (size, mtime_ns, ctime_ns, trust tier) of every file indexed from its text (status ok), in
         one query: a reflect run asks for ~2,800 files at 10^5 facts."""
-        return {r[0]: (r[1], r[2], r[3]) for r in self.conn.execute(
-            "SELECT path, size, mtime_ns, COALESCE(trust, 'normal') FROM files WHERE status = 'ok'")}
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in self.conn.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, COALESCE(trust, 'normal') FROM files WHERE status = 'ok'")}
 
     def trust_levels(self, paths: list[str]) -> dict[str, str]:
         """path → trust tier (normal, private, legal) from each file's front matter."""

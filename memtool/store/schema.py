@@ -5,7 +5,7 @@ from __future__ import annotations
 from memtool.store.driver import WRITER_FUNCTION
 from memtool.store.vectors import quantize
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 FTS_TOKENIZE = "unicode61 remove_diacritics 0"  # how `facts_fts` splits its text (and `term_docs`' scratch tables)
 
@@ -142,6 +142,14 @@ def _migration_7(conn) -> None:
                      f" BEGIN SELECT {WRITER_FUNCTION}(); END")
 
 
-MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6, _migration_7]  # MIGRATIONS[n] takes the schema from version n to n + 1
+def _migration_8(conn) -> None:
+    """`files.ctime_ns`: a file's change time beside its size and mtime (an edit that keeps both is
+    seen). Rows from before hold 0: each file is read once more, and its hash finds it unchanged."""
+    if "ctime_ns" not in {row[1] for row in conn.execute("PRAGMA table_info(files)")}:
+        conn.execute("ALTER TABLE files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS = [_migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6, _migration_7,
+              _migration_8]  # MIGRATIONS[n] takes the schema from version n to n + 1
 
 

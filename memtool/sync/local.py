@@ -8,21 +8,27 @@ from stat import S_ISREG
 from memtool.sync.apply import link_problem
 from memtool.sync.manifest import rev_of, shown
 from memtool.sync.plan import path_problem
+from memtool.sync.remotes import MAX_OBJECT_BYTES
 from memtool.sync.state import BaseEntry
 from memtool.workspace import Workspace
 
 
+# The largest file sync publishes: what every replica accepts from the remote (MAX_OBJECT_BYTES),
+# less room for encryption's header, nonce and tag.
+MAX_FILE_BYTES = MAX_OBJECT_BYTES - 2**16
+
 _NOT_SAID = ("hidden", "a conflict copy", "not a Markdown file", "outside memory/")  # never meant to sync
 
 
-def sync_files(ws: Workspace, skipped: list | None = None) -> dict[str, tuple[int, int, int]]:
+def sync_files(ws: Workspace, skipped: list | None = None, too_big: set | None = None) -> dict[str, tuple[int, int, int]]:
     """path → (size, mtime_ns, ctime_ns) of what syncs: the Markdown files memtool reads plus top-level
     `*.md` (e.g. SOUL.md); never `.memory/`, hidden files or conflict copies (`path_problem` decides).
 
     The change time is in the key because an edit can keep size and mtime (`touch -r`, some editors
     and copy tools) but never the ctime, which no program can set. A file whose name sync cannot carry
-    (too long, control or invisible characters) and a top-level link that leads out of the workspace or
-    to a file sync never publishes are left out, and named in `skipped` ("path: why")."""
+    (too long, control or invisible characters), a file over MAX_FILE_BYTES and a top-level link that leads out of the workspace or
+    to a file sync never publishes are left out, and named in `skipped` ("path: why"); a file over
+    MAX_FILE_BYTES also in `too_big` (its round leaves it alone, as a conflict: never a deletion)."""
     paths = list(ws.scan())
     paths += [p.name for p in ws.root.glob("*.md") if p.name != "memory.md"]
     out: dict[str, tuple[int, int, int]] = {}
@@ -43,7 +49,12 @@ def sync_files(ws: Workspace, skipped: list | None = None) -> dict[str, tuple[in
             st = os.stat(root + path)
         except OSError:
             continue
-        if S_ISREG(st.st_mode):
+        if S_ISREG(st.st_mode) and st.st_size > MAX_FILE_BYTES:
+            if skipped is not None:  # another replica would refuse it: it stays on this machine only
+                skipped.append(f"{path}: {st.st_size:,} bytes, over the {MAX_FILE_BYTES:,} sync carries for one file")
+            if too_big is not None:  # in `too_big`, never taken for deleted
+                too_big.add(path)
+        elif S_ISREG(st.st_mode):
             out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return out
 

@@ -28,6 +28,22 @@ NOT_MODIFIED = object()
 _REV = re.compile(r"[0-9a-f]{64}")
 
 
+# The most bytes sync reads of one revision (a Markdown file, sealed when encrypted): a crafted or
+# damaged object on the remote is refused by its announced size, never read whole into memory.
+MAX_OBJECT_BYTES = 64 * 2**20
+
+
+class OversizeObject(ProviderUnavailable):
+    """A revision on the remote is larger than MAX_OBJECT_BYTES: the round stops before any change."""
+
+
+def _oversize(rev: str, size: int, url: str) -> OversizeObject:
+    return OversizeObject(f"revision {rev[:12]} on {url} is {size:,} bytes, over the limit of {MAX_OBJECT_BYTES:,} "
+                          "for one file; nothing was synced",
+                          "the remote copy is damaged or not memtool's: check the remote, or remove that file "
+                          "where it was written and sync from there")
+
+
 class DamagedObject(ProviderUnavailable):
     """A revision the manifest names is missing on the remote, or its bytes do not match its hash."""
 
@@ -85,19 +101,30 @@ def open_remote(url: str, *, endpoint_url: str | None = None, region: str | None
 _BY_HAND = "the remote folder was changed by hand; point sync at a folder used only by memtool"
 
 
+class Oversize(Exception):
+    """A remote file larger than the limit its reader set (`args[0]`: its size)."""
+
+
 class NotAFile(OSError):
     """Something other than a regular file where a folder remote keeps one (a FIFO, a device, a folder)."""
 
 
-def read_regular(path: Path) -> bytes:
+def read_regular(path: Path, limit: int | None = None) -> bytes:
     """A folder remote's file; NotAFile for anything else: whoever writes the remote could put a FIFO
-    there (a read would block the round, and the sync lock, forever) or a link to /dev/zero."""
+    there (a read would block the round, and the sync lock, forever) or a link to /dev/zero. With
+    `limit`, a file larger than that is Oversize (nothing of it read)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # opening a FIFO does not wait
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             raise NotAFile(f"{path} is not a regular file")
+        if limit is not None and status.st_size > limit:
+            raise Oversize(status.st_size)
         with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read()
+            data = f.read(limit + 1) if limit is not None else f.read()
+        if limit is not None and len(data) > limit:  # grown since the stat
+            raise Oversize(len(data))
+        return data
     finally:
         os.close(fd)
 
@@ -180,7 +207,9 @@ class FolderRemote:
 
     def get_object(self, rev: str) -> bytes:
         try:
-            return read_regular(self.root / object_key(rev))
+            return read_regular(self.root / object_key(rev), MAX_OBJECT_BYTES)
+        except Oversize as exc:
+            raise _oversize(rev, exc.args[0], self.url) from None
         except (FileNotFoundError, NotADirectoryError, NotAFile):  # or a folder, a FIFO, a device there
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the remote folder was changed by hand; sync cannot read it") from None
@@ -231,13 +260,19 @@ class S3Remote:
             raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
                                       "check the network, the endpoint and the AWS credentials") from None
 
-    def _body(self, what: str, response) -> bytes:
-        """A response's bytes; a stream cut short (the network, or an endpoint sending less than it
-        announced) is the same failure as a request that does not answer."""
+    def _body(self, what: str, response, limit: int | None = None) -> bytes:
+        """A response's bytes (with `limit`, at most one more than that: an endpoint sending more than
+        it announced is Oversize); a stream cut short (the network, or an endpoint sending less than
+        it announced) is the same failure as a request that does not answer."""
         from botocore.exceptions import BotoCoreError
 
         try:
-            return response["Body"].read()
+            if limit is None:
+                return response["Body"].read()
+            data = response["Body"].read(limit + 1)
+            if len(data) > limit:
+                raise Oversize(len(data))
+            return data
         except BotoCoreError as exc:
             raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
                                       "check the network and the endpoint, then sync again") from None
@@ -331,4 +366,11 @@ class S3Remote:
         except ClientError:
             raise DamagedObject(f"revision {rev[:12]} is missing from {self.url}",
                                 "the bucket was changed by hand; sync cannot read it") from None
-        return self._body("download", response)
+        size = response.get("ContentLength")
+        if isinstance(size, int) and size > MAX_OBJECT_BYTES:
+            response["Body"].close()
+            raise _oversize(rev, size, self.url)
+        try:
+            return self._body("download", response, MAX_OBJECT_BYTES)
+        except Oversize as exc:  # more than the response announced
+            raise _oversize(rev, exc.args[0], self.url) from None

@@ -107,7 +107,8 @@ class Round:
         self.got = got = self.remote.read_manifest(cached[1] if cached else None)
         self.base = self.state.base()
         self.conflicts = self.state.conflicts()
-        self.stats = sync_files(self.ws, self.done["not_synced"])
+        self.too_big: set[str] = set()
+        self.stats = sync_files(self.ws, self.done["not_synced"], self.too_big)
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
             if (not self.conflicts and not self.state.damaged() and not self.state.listed()
@@ -195,6 +196,9 @@ class Round:
                 continue
             if path in self.conflicts:
                 self.done["kept"].append(path)
+                live.add(path)
+                continue
+            if path in self.too_big:  # named in not_synced; left as it is on both sides, never deleted
                 live.add(path)
                 continue
             entry = self.entries.get(path)
