@@ -234,4 +234,4 @@ def test_a_retained_line_changed_by_a_same_size_edit_that_restores_the_mtime_is_
     assert (day.stat().st_size, day.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert [e["source"] for e in run_json("-w", ws, "status")[1]["retained_gone"]] == [f"{DAY_FILE}#L6"]
     _, found = run_json("-w", ws, "recall", "Lisboa")
-    assert any("written by mem retain are gone" in w for w in found["warnings"]), found["warnings"]
+    assert any("written by mem (retain) are gone" in w for w in found["warnings"]), found["warnings"]
