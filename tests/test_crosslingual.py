@@ -136,6 +136,16 @@ def test_4_general_lexicon_a_word_is_translated_by_its_own_entry_before_a_stem()
     assert "house" in translations("Häuser", "de") and "Haus" in translations("houses", "en")  # stems still join
 
 
+
+@pytest.mark.parametrize("word, base", [("Kunden", "customer"), ("Diebe", "thief"), ("Ziele", "goal"),
+                                        ("Ärzte", "doctor"), ("Verletzungen", "injury"), ("Krisen", "crisis")])
+def test_4_larger_lexicon_an_inflected_form_is_not_hidden_by_an_entry_written_so(word, base):
+    """The entry written as the word wins over stems: when the third part (ranks 9,001 to 20,000)
+    wrote plurals as translations (`shoppers: Käufer, Kunden`), `Kunden` found only `shoppers`, no
+    longer `customer` through the stem of `Kunde`. Its translations are written in the base form
+    that an entry already writes (`shoppers: Käufer, Kunde`), so the plural still finds both."""
+    assert base in translations(word, "de")
+
 def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
     """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
     write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
