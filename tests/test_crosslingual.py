@@ -146,6 +146,15 @@ def test_4_larger_lexicon_an_inflected_form_is_not_hidden_by_an_entry_written_so
     that an entry already writes (`shoppers: Käufer, Kunde`), so the plural still finds both."""
     assert base in translations(word, "de")
 
+
+@pytest.mark.parametrize("text, german", [("the new blender", "Mixer"), ("a short manifesto", "Manifest"),
+                                          ("her wedding gown", "Robe")])
+def test_4_larger_lexicon_a_word_spelt_alike_is_no_false_friend_of_another_entry(text, german):
+    """An English entry whose German word is spelt alike (`mixer`/`Mixer`) once lost that word, which
+    adds nothing to its own lookup; `false_friend` then read `Mixer`, the translation of `blender`, as
+    English `mixer` of another meaning and dropped it. The entry keeps it beside its other words."""
+    assert german in translations(text, "en")
+
 def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
     """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
     write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
