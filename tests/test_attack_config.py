@@ -1,0 +1,47 @@
+"""A hostile user's settings and environment (qa39): a wrong type in memtool.toml or a bad
+environment value is one line with a hint and exit 4 or 2, never a traceback, never a setting
+read as something else, and nothing in the workspace changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import mem_env, run_mem, write
+
+
+def _files(ws):
+    return {p.relative_to(ws).as_posix(): p.read_bytes() for p in ws.rglob("*") if p.is_file() and ".memory" not in p.parts}
+
+
+@pytest.mark.parametrize("toml, named", [
+    ("[index]\nmax_file_bytes = true\n", "index.max_file_bytes"),  # was 1 byte: nothing indexed
+    ("[core]\nmax_chars = true\n", "core.max_chars"),  # was a limit of 1 character
+    ("[llm]\ntimeout = nan\n", "llm.timeout"),
+    ("[llm]\ntimeout = inf\n", "llm.timeout"),
+    ("[llm]\ntimeout = true\n", "llm.timeout"),
+    ("[llm]\nmodel = 5\n", "llm.model"),  # was the model "5"
+    ("[llm]\nmodel = \"\"\n", "llm.model"),
+    ("[embedder]\nmodel = 5\n", "embedder.model"),
+    ("[embedder]\nprovider = \"ollama\"\nmodel = [1, 2]\n", "embedder.model"),  # was a pydantic error as a warning
+    ("[reflect]\nmin_new_facts = 1.5\n", "reflect.min_new_facts"),  # was 1
+])
+def test_a_setting_of_the_wrong_type_is_refused_with_a_hint(example_ws, toml, named):
+    write(example_ws, "memtool.toml", toml)
+    before = _files(example_ws)
+    proc = run_mem("-w", example_ws, "recall", "Peter")
+    assert proc.returncode == 4, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith(f"error: memtool.toml: {named} must be"), proc.stderr
+    assert lines[1].startswith("hint: ") and len(lines) == 2, proc.stderr
+    assert _files(example_ws) == before
+
+
+@pytest.mark.parametrize("toml", ['[recall]\nmode = "fast"\n', "[core]\nmax_chars = -1\n", "[sync]\nauto = 1\n",
+                                  "[reflect]\nfold_cosine = 2\n", '[trust]\nlegal = "bank/*"\n'])
+def test_every_refused_setting_says_what_to_do(example_ws, toml):
+    """Some refusals had no hint line at all."""
+    write(example_ws, "memtool.toml", toml)
+    proc = run_mem("-w", example_ws, "status")
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stderr.startswith("error: memtool.toml") and "\nhint: " in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
