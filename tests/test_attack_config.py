@@ -45,3 +45,12 @@ def test_every_refused_setting_says_what_to_do(example_ws, toml):
     assert proc.returncode == 4, proc.stderr
     assert proc.stderr.startswith("error: memtool.toml") and "\nhint: " in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("columns", ["0", "00"])
+def test_columns_zero_still_shows_answers_and_errors(example_ws, tmp_path, columns):
+    """rich printed nothing at all with COLUMNS=0: recall looked like "nothing", an error had no reason."""
+    proc = run_mem("-w", example_ws, "recall", "Peter", env=mem_env(COLUMNS=columns))
+    assert proc.returncode == 0 and "@Peter" in proc.stdout, proc.stdout + proc.stderr
+    proc = run_mem("-w", tmp_path / "nowhere", "recall", "Peter", env=mem_env(COLUMNS=columns))
+    assert proc.returncode == 3 and proc.stderr.startswith("error: ") and "hint: " in proc.stderr, proc.stderr

@@ -21,7 +21,18 @@ def _console(stderr: bool):
     # NO_COLOR (no-color.org) asks for no styling at all: rich's own no_color keeps bold, dim and reverse.
     plain = bool(os.environ.get("NO_COLOR"))
     return Console(stderr=stderr, highlight=False, soft_wrap=True,  # the terminal wraps; pipes get whole lines
-                   **({"color_system": None} if plain else {}))
+                   **({"color_system": None} if plain else {}), **_width())
+
+
+def _width() -> dict:
+    """rich takes COLUMNS=0 for a width of nothing and prints nothing at all, errors included: such a
+    value (as `shutil` does) counts as unset."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) == 0:
+        import shutil
+
+        return {"width": shutil.get_terminal_size().columns}
+    return {}
 
 
 def __getattr__(name: str):
