@@ -157,6 +157,26 @@ def test_20_a_file_posted_as_a_decision_field_is_refused(served):
     assert (decisions.read_bytes() if decisions.exists() else None) == before
 
 
+def test_a_citation_deep_in_a_long_file_opens_at_its_lines(tmp_path):
+    """A daily log past what one read shows (100,000 characters): a citation of line 3000 opened the
+    file's first ~1,500 lines, the cited line neither shown nor marked (qa39)."""
+    lines = ["# 2026-11-01"] + [f"- line {i} of a long agent log, with a few more words to fill it" for i in range(2, 4001)]
+    lines[2999] = "- W @Kenji: Kenji moved the CITEDWORD meeting to Friday."
+    write(tmp_path / "ws", "memory/2026-11-01.md", "\n".join(lines) + "\n")
+    server = Served(tmp_path / "ws")
+    try:
+        page = server.get("/file?path=memory/2026-11-01.md&lines=3000")
+        assert page.status_code == 200
+        assert '<li id="L3000" class="cited">' in page.text and "CITEDWORD" in page.text, page.text[:400]
+        assert "lines 2900–" in page.text and "of 4000 are shown" in page.text
+        whole = server.get("/file?path=memory/2026-11-01.md")  # no citation: the beginning, said so
+        assert 'id="L2"' in whole.text and "CITEDWORD" not in whole.text and "lines 1–" in whole.text
+    finally:
+        server.stop()
+    html = views.render_markdown("- a\n- b\n", "memory/x.md", (11, 11), start=10)
+    assert '<li id="L10">' in html and '<li id="L11" class="cited">' in html
+
+
 def test_20_a_path_too_long_for_the_file_system_is_an_error_page(served):
     """/file?path=xxxx… (5000 characters) raised OSError past the handler: a bare 500 and a traceback."""
     answer = served.get("/file?path=" + "x" * 5000)

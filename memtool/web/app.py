@@ -66,8 +66,11 @@ def build_app(mem, token: str, port: int) -> Starlette:
         path = request.query_params.get("path", "")
         span = views.line_span(request.query_params.get("lines"))
         data = mem.get(path, max_lines=1_000_000, follow=False)
-        return page(request, "file.html", file=data["path"], span=span, truncated=data["truncated"],
-                    html=views.render_markdown(data["text"], data["path"], span),
+        if span and data["truncated"] and span[0] > data["end"]:  # a long file: show the cited lines
+            data = mem.get(f"{data['path']}#L{views.window_start(span[0])}-L{data['total_lines']}", max_lines=1_000_000,
+                           follow=False)
+        return page(request, "file.html", file=data["path"], span=span, shown=data,
+                    html=views.render_markdown(data["text"], data["path"], span, start=data["start"]),
                     editors=views.editor_links(str(mem.ws.root), data["path"], span[0] if span else None))
 
     def timeline(request: Request) -> HTMLResponse:
