@@ -64,3 +64,35 @@ def test_a_bad_environment_value_is_refused_by_recall_with_vectors(example_ws, v
     assert proc.returncode == 2, proc.stdout + proc.stderr
     said = proc.stderr.strip().splitlines()
     assert "bogus" in said[0] and said[1].startswith("hint: "), proc.stderr
+
+
+@pytest.mark.parametrize("host", ["localhost:abc", "http://[bad", "http://127.0.0.1:99999", "::::"])
+def test_a_malformed_ollama_host_is_one_line_never_a_traceback(example_ws, host):
+    """The `ollama` package fails at import on such an OLLAMA_HOST: summarize, status and recall with
+    the Ollama embedder ended in a ValueError traceback (qa39)."""
+    env = mem_env(OLLAMA_HOST=host)
+    proc = run_mem("-w", example_ws, "summarize", "2026-11-28", env=env)
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 6 and said[0].startswith("error: the Ollama address") and said[1].startswith("hint: "), proc.stderr
+    proc = run_mem("-w", example_ws, "status", env=env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and f"at {host}: not reachable" in proc.stdout, proc
+    proc = run_mem("-w", example_ws, "recall", "Peter", env=mem_env(OLLAMA_HOST=host, MEM_EMBEDDER="ollama"))
+    assert proc.returncode == 0 and "@Peter" in proc.stdout, proc.stderr
+    assert "answering by words only: the Ollama address" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_password_in_ollama_host_stays_out_of_messages_and_status(example_ws):
+    env = mem_env(OLLAMA_HOST="http://me:s3cretpw@127.0.0.1:9")
+    for args in (["summarize", "2026-11-28"], ["status"], ["status", "--json"]):
+        proc = run_mem("-w", example_ws, *args, env=env)
+        assert "s3cretpw" not in proc.stdout + proc.stderr and "127.0.0.1:9" in proc.stdout + proc.stderr, (args, proc)
+
+
+def test_text_that_looks_like_an_emoji_code_is_shown_as_written(example_ws):
+    """rich turned `:smile:` in a note into 😄 and `localhost:abc:` into `localhost🔤` (mem get, episodes,
+    status): what a person read was not what the file holds (qa39)."""
+    write(example_ws, "memory/2026-11-30.md", "# 2026-11-30\n- Tried the :smile: shortcode on localhost:abc: today.\n")
+    proc = run_mem("-w", example_ws, "get", "memory/2026-11-30.md#L2", check=0)
+    assert ":smile: shortcode on localhost:abc: today" in proc.stdout, proc.stdout
+    proc = run_mem("-w", example_ws, "episodes", "shortcode", check=0)
+    assert ":smile: shortcode" in proc.stdout, proc.stdout

@@ -20,7 +20,8 @@ def _console(stderr: bool):
 
     # NO_COLOR (no-color.org) asks for no styling at all: rich's own no_color keeps bold, dim and reverse.
     plain = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, highlight=False, soft_wrap=True,  # the terminal wraps; pipes get whole lines
+    # emoji=False: text such as `localhost:abc:` or a note's `:smile:` is shown as written, never as an emoji
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False,  # the terminal wraps; pipes get whole lines
                    **({"color_system": None} if plain else {}), **_width())
 
 
@@ -225,7 +226,7 @@ def status(data: dict) -> None:
     _status_providers(o, data)
     sync = data["memory"]["sync"]
     o.print("[bold]sync[/bold]      " + ("not set up (mem sync REMOTE)" if not sync["remote"] else
-            f"{sync['remote']}" + (", [yellow]off[/yellow]" if sync["off"] else "")
+            escape(sync["remote"]) + (", [yellow]off[/yellow]" if sync["off"] else "")
             + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")
             + f", last sync {sync.get('last_sync') or 'never'}"))
     auto = sync.get("auto")
@@ -255,7 +256,7 @@ def _count(n: int, what: str) -> str:
 
 def _status_providers(o, data: dict) -> None:
     e = data["embedder"]
-    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {e['problem']}"
+    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {escape(e['problem'])}"
     withheld = f", {e['withheld']} withheld by trust tier (found by words only)" if e["withheld"] else ""
     o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting{withheld},"
             f" search via {e['vector_search']}")
@@ -263,7 +264,7 @@ def _status_providers(o, data: dict) -> None:
     o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")
             + f", default mode {s['default_mode']}")
     llm = data["llm"]
-    o.print(f"[bold]llm[/bold]       {llm['provider']} {llm['model']} at {llm['host']}: "
+    o.print(f"[bold]llm[/bold]       {llm['provider']} {escape(llm['model'])} at {escape(llm['host'])}: "
             + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
 
 

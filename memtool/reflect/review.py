@@ -40,7 +40,7 @@ def ask(src: Sources, by_key: dict, near: list, unclear: list, deadline: Deadlin
     cfg = src.config
     llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers)
     tier_of = src.tier_lookup()
-    out = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
+    out = {"model": llm.model, "host": trust.shown(llm.host), "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
            "withheld": 0, "warning": None}
     decisions = []
     items = [("near-duplicate", a, b) for a, b, *_ in near] + [("contradiction", o, n) for o, n in unclear]
