@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from memtool.errors import UsageError, WorkspaceError
-from memtool.trust import TIERS
+from memtool.trust import TIERS, url_problem
 
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
@@ -292,6 +292,10 @@ def _trust_settings(section: dict, name: str) -> dict:
     if not isinstance(work_providers, list) or not all(isinstance(u, str) and u.strip() for u in work_providers):
         raise WorkspaceError(f"{name}: trust.work_providers must be a list of provider URLs, "
                              f"not {work_providers!r}", 'e.g. work_providers = ["http://gpu-box:11434"]')
+    for url in work_providers:
+        if url_problem(url) is not None:
+            raise WorkspaceError(f"{name}: trust.work_providers holds {url!r}, not a provider URL ({url_problem(url)})",
+                                 'e.g. work_providers = ["http://gpu-box:11434"]')
     for tier, globs in trust.items():
         if tier not in TIERS or not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise WorkspaceError(f"{name}: [trust] takes {', '.join(TIERS)} = [\"glob\", …] or "
