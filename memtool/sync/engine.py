@@ -239,6 +239,10 @@ def key_info(ws: Workspace, key_file: Path | None, show: bool = False) -> dict:
     info = {"remote": binding.get("remote"), "encrypted": bool(binding.get("encrypted")), "kdf": None,
             "key_source": None, "key_path": None, "key": None}
     if not info["encrypted"]:
+        if show:  # printing nothing (or "None") into the file meant to carry the key would look like success
+            raise UsageError(f"there is no key to show: {info['remote'] or 'this workspace'} is not "
+                             f"{'encrypted' if info['remote'] else 'bound to a remote yet'}",
+                             "mem sync NEW-REMOTE --encrypt makes an encrypted remote; mem sync key says where things stand")
         return info
     marker = parse_marker(state.marker() or b"", info["remote"]) if state.marker() else None
     info["kdf"] = marker["kdf"]["name"] if marker else None
