@@ -265,7 +265,7 @@ def _status_providers(o, data: dict) -> None:
             + f", default mode {s['default_mode']}")
     llm = data["llm"]
     o.print(f"[bold]llm[/bold]       {llm['provider']} {escape(llm['model'])} at {escape(llm['host'])}: "
-            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
+            + (f"answers (Ollama {escape(str(llm['version']))})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
 
 
 def diagnostics(data: dict) -> None:
