@@ -149,7 +149,7 @@ class Config:
     def load(cls, path: Path) -> "Config":
         """Read `memtool.toml`; a missing file means defaults, a broken one is a clear error."""
         try:
-            raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
+            raw = _settings_bytes(path).removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
         except FileNotFoundError:
             return cls()
         data = _parse(raw, path)
@@ -174,6 +174,24 @@ class Config:
                    **_trust_settings(data.get("trust", {}), name),
                    **_access_settings(data.get("recall", {}), name),
                    warnings=warnings)
+
+
+MAX_SETTINGS_BYTES = 1_000_000  # a memtool.toml is a few hundred bytes; a link to /dev/zero is not one
+
+
+def _settings_bytes(path: Path) -> bytes:
+    """The bytes of memtool.toml: a regular file of at most MAX_SETTINGS_BYTES. A link to a device
+    read forever (all memory gone) and a named pipe blocked every command; both are refused."""
+    import stat
+
+    mode = path.stat().st_mode  # FileNotFoundError (also for a dangling link): no settings
+    if not stat.S_ISREG(mode):
+        raise WorkspaceError(f"{path.name} is not a regular file", f"make {path} a plain text file, or remove it")
+    with path.open("rb") as f:
+        raw = f.read(MAX_SETTINGS_BYTES + 1)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise WorkspaceError(f"{path.name} is larger than {MAX_SETTINGS_BYTES:,} bytes", f"settings are a few lines: fix {path}")
+    return raw
 
 
 def _parse(raw: bytes, path: Path) -> dict:

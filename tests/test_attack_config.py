@@ -98,3 +98,24 @@ def test_text_that_looks_like_an_emoji_code_is_shown_as_written(example_ws):
     assert ":smile: shortcode on localhost:abc: today" in proc.stdout, proc.stdout
     proc = run_mem("-w", example_ws, "episodes", "shortcode", check=0)
     assert ":smile: shortcode" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("make", ["device", "fifo", "folder", "huge"])
+def test_a_settings_file_that_is_no_plain_file_is_refused_at_once(example_ws, make):
+    """memtool.toml linked to /dev/zero read until memory ran out (MemoryError, or the machine's RAM);
+    a named pipe there blocked every command for ever (qa39)."""
+    import os
+
+    toml = example_ws / "memtool.toml"
+    toml.unlink(missing_ok=True)
+    if make == "device":
+        toml.symlink_to("/dev/zero")
+    elif make == "fifo":
+        os.mkfifo(toml)
+    elif make == "folder":
+        toml.mkdir()
+    else:
+        toml.write_text("# " + "x" * 2_000_000 + "\n", encoding="utf-8")
+    proc = run_mem("-w", example_ws, "status")
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 4 and said[0].startswith("error: memtool.toml is ") and said[1].startswith("hint: "), proc.stderr
