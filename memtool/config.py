@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
@@ -247,8 +246,8 @@ def _core_settings(core: dict, name: str) -> dict:
 
 def _llm_settings(llm: dict, name: str) -> dict:
     timeout, model = llm.get("timeout", 60.0), llm.get("model", "llama3.2")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:  # nan too
-        raise WorkspaceError(f"{name}: llm.timeout must be a positive number of seconds, not {timeout!r}", "e.g. timeout = 60")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:  # nan too
+        raise WorkspaceError(f"{name}: llm.timeout must be seconds from 0 to 86400, not {timeout!r}", "e.g. timeout = 60")
     if not isinstance(model, str) or not model.strip():
         raise WorkspaceError(f"{name}: llm.model must be a model's name, not {model!r}", 'e.g. model = "llama3.2"')
     return {"llm_model": model, "llm_timeout": float(timeout)}

@@ -19,6 +19,7 @@ def _files(ws):
     ("[llm]\ntimeout = nan\n", "llm.timeout"),
     ("[llm]\ntimeout = inf\n", "llm.timeout"),
     ("[llm]\ntimeout = true\n", "llm.timeout"),
+    ("[llm]\ntimeout = 1e10\n", "llm.timeout"),  # was "Ollama sent an answer memtool cannot read" (time_t overflow)
     ("[llm]\nmodel = 5\n", "llm.model"),  # was the model "5"
     ("[llm]\nmodel = \"\"\n", "llm.model"),
     ("[embedder]\nmodel = 5\n", "embedder.model"),
@@ -119,3 +120,11 @@ def test_a_settings_file_that_is_no_plain_file_is_refused_at_once(example_ws, ma
     proc = run_mem("-w", example_ws, "status")
     said = proc.stderr.strip().splitlines()
     assert proc.returncode == 4 and said[0].startswith("error: memtool.toml is ") and said[1].startswith("hint: "), proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--interval", "nan", "--poll"], ["--interval", "inf"], ["--sync", "--sync-interval", "nan"]])
+def test_watch_refuses_an_interval_that_is_no_number_of_seconds(example_ws, args):
+    """--interval nan --poll was a ValueError traceback; --sync-interval nan ran, "a pull every nans" (qa39)."""
+    proc = run_mem("-w", example_ws, "watch", *args)
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and said[0].startswith("error: Invalid value for --") and said[1].startswith("hint:"), proc.stderr
