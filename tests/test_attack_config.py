@@ -128,3 +128,12 @@ def test_watch_refuses_an_interval_that_is_no_number_of_seconds(example_ws, args
     proc = run_mem("-w", example_ws, "watch", *args)
     said = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and said[0].startswith("error: Invalid value for --") and said[1].startswith("hint:"), proc.stderr
+
+
+@pytest.mark.parametrize("limit", ["nan", "-1", "0", "inf"])
+def test_reflect_refuses_a_time_limit_that_is_no_number_of_seconds(example_ws, limit):
+    """--time-limit nan ran with no limit at all (every comparison with nan is false), -1 and 0 too (qa39)."""
+    proc = run_mem("-w", example_ws, "reflect", "--force", "--time-limit", limit)
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and said[0].startswith("error: Invalid value for --time-limit"), proc.stderr
+    assert not (example_ws / "bank" / "journal.md").exists()

@@ -141,6 +141,8 @@ def reflect(
 
     For cron, take the line `mem schedule` prints (absolute paths). Example: mem reflect --dry-run
     """
+    if time_limit is not None and not 0 < time_limit <= 1e6:  # nan ran without a limit
+        raise typer.BadParameter(f"must be seconds, more than 0 and at most 1e6, not {time_limit}", param_hint="--time-limit")
     data = memory(embedder).reflect(dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
                                     review=review, time_limit=time_limit)
     if data.get("gated"):
