@@ -144,7 +144,7 @@ def test_reflect_refuses_a_time_limit_that_is_no_number_of_seconds(example_ws, l
 def test_an_s3_setting_boto_cannot_use_is_one_line_and_binds_nothing(example_ws, var, value):
     """Each was a traceback from boto3's client (ValueError, InvalidRegionError, …) (qa39)."""
     pytest.importorskip("boto3")
-    env = mem_env(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="y", AWS_ENDPOINT_URL="http://127.0.0.1:9", **{var: value})
+    env = mem_env(**{"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y", "AWS_ENDPOINT_URL": "http://127.0.0.1:9", var: value})
     proc = run_mem("-w", example_ws, "sync", "s3://bucket/memory", env=env)
     said = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and said[0].startswith("error: ") and said[1].startswith("hint: "), proc.stderr
