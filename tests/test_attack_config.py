@@ -149,3 +149,14 @@ def test_an_s3_setting_boto_cannot_use_is_one_line_and_binds_nothing(example_ws,
     said = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and said[0].startswith("error: ") and said[1].startswith("hint: "), proc.stderr
     assert not (example_ws / ".memory" / "sync").exists()
+
+
+def test_paths_with_brackets_are_shown_as_written(example_ws):
+    """rich took `[archive]` in a page's path for markup: `mem episodes` showed `bank//trip.md`, and a
+    page at `bank/[/x].md` was a MarkupError traceback (qa39)."""
+    write(example_ws, "bank/[archive]/trip.md", "# Trip\n- Zanzibar trip was lovely.\n")
+    write(example_ws, "bank/[/x].md", "# X\n- Quokka sightings here.\n")
+    proc = run_mem("-w", example_ws, "episodes", "Zanzibar", check=0)
+    assert "bank/[archive]/trip.md  bank/[archive]/trip.md" in proc.stdout, proc.stdout
+    proc = run_mem("-w", example_ws, "episodes", "Quokka", check=0)
+    assert "bank/[/x].md" in proc.stdout and "Traceback" not in proc.stderr, proc.stderr

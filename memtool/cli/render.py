@@ -300,7 +300,7 @@ def file_lines(data: dict) -> None:
         if "error" in link:
             warn(f"because {link['ref']}: {link['error']}")
             continue
-        out.print(f"[dim]because → {link['path']}#L{link['start']}[/dim]")
+        out.print(f"[dim]because → {escape(link['path'])}#L{link['start']}[/dim]")
         for n, text in enumerate(link["text"].split("\n"), link["start"]):
             out.print(f"[dim]{n:>5}[/dim]  {escape(text)}")
 
@@ -330,7 +330,7 @@ def opinions(data: dict) -> None:
                   f"{escape(o['statement'])}")
         evidence = (f"  +{len(o['supporting'])} / −{len(o['contradicting'])} evidence"
                     if o["supporting"] or o["contradicting"] else "")
-        out.print(f"    [underline]{o['source']}[/underline]  [dim]{o['last_updated'] or ''}{evidence}[/dim]")
+        out.print(f"    [underline]{escape(o['source'])}[/underline]  [dim]{escape(o['last_updated'] or '')}{evidence}[/dim]")
 
 
 def episodes(data: dict) -> None:
@@ -339,7 +339,7 @@ def episodes(data: dict) -> None:
     o.print(f"[bold]{escape(data['timeline'])}[/bold]")
     for day in data["days"]:
         counts = ", ".join(f"{n} {kind}" for kind, n in day["buckets"].items())
-        o.print(f"\n[bold cyan]{day['date'] or day['path']}[/bold cyan]  [dim]{day['path']} · {counts}[/dim]")
+        o.print(f"\n[bold cyan]{escape(day['date'] or day['path'])}[/bold cyan]  [dim]{escape(day['path'])} · {counts}[/dim]")
         for section in day["sections"]:
             if isinstance(section["lines"], str):  # fitted to a budget: already numbered, hits marked
                 o.print(escape(section["lines"]))
@@ -382,7 +382,7 @@ def entities(data: dict) -> None:
 def summary(data: dict) -> None:
     """`mem summarize`: the recap (stdout), the model and the days it used (stderr)."""
     _console(False).print(escape(data["summary"]))
-    _console(True).print(f"[dim]{data['model']} · from {', '.join(data['sources'])}[/dim]")
+    _console(True).print(f"[dim]{escape(data['model'] + ' · from ' + ', '.join(data['sources']))}[/dim]")
 
 
 def reflect_warnings(data: dict) -> None:
