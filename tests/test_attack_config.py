@@ -160,3 +160,13 @@ def test_paths_with_brackets_are_shown_as_written(example_ws):
     assert "bank/[archive]/trip.md  bank/[archive]/trip.md" in proc.stdout, proc.stdout
     proc = run_mem("-w", example_ws, "episodes", "Quokka", check=0)
     assert "bank/[/x].md" in proc.stdout and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_stderr_to_a_file_starts_with_what_is_said_not_a_blank_line(example_ws):
+    """The progress bar, in a pipe, left only a blank first line: `mem index --rebuild 2>log` began with
+    one, and so did an error after indexing (`mem recall` with MEM_EMBEDDER=bogus) (qa39)."""
+    proc = run_mem("-w", example_ws, "index", "--rebuild", check=0)
+    assert proc.stderr[:1].isdigit() and " files: " in proc.stderr.splitlines()[0], repr(proc.stderr[:80])
+    (example_ws / ".memory" / "index.sqlite").unlink()
+    proc = run_mem("-w", example_ws, "recall", "Peter", env=mem_env(MEM_EMBEDDER="bogus"))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: "), repr(proc.stderr[:80])

@@ -88,7 +88,7 @@ def progress_bar(label: str, threshold: int = 50):
 
     def update(done: int, total: int) -> None:
         nonlocal progress, task
-        if total < threshold:
+        if total < threshold or not _console(True).is_terminal:  # a pipe or log file got only a blank line
             return
         if progress is None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
