@@ -183,7 +183,13 @@ def _settings_bytes(path: Path) -> bytes:
     read forever (all memory gone) and a named pipe blocked every command; both are refused."""
     import stat
 
-    mode = path.stat().st_mode  # FileNotFoundError (also for a dangling link): no settings
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():  # settings (trust tiers among them) silently gone would be the worst reading
+            raise WorkspaceError(f"{path.name} is a link to {os.readlink(path)}, which does not exist",
+                                 f"restore what it points to, or remove {path}") from None
+        raise  # no settings
     if not stat.S_ISREG(mode):
         raise WorkspaceError(f"{path.name} is not a regular file", f"make {path} a plain text file, or remove it")
     with path.open("rb") as f:

@@ -101,7 +101,7 @@ def test_text_that_looks_like_an_emoji_code_is_shown_as_written(example_ws):
     assert ":smile: shortcode" in proc.stdout, proc.stdout
 
 
-@pytest.mark.parametrize("make", ["device", "fifo", "folder", "huge"])
+@pytest.mark.parametrize("make", ["device", "fifo", "folder", "huge", "dangling"])
 def test_a_settings_file_that_is_no_plain_file_is_refused_at_once(example_ws, make):
     """memtool.toml linked to /dev/zero read until memory ran out (MemoryError, or the machine's RAM);
     a named pipe there blocked every command for ever (qa39)."""
@@ -115,6 +115,8 @@ def test_a_settings_file_that_is_no_plain_file_is_refused_at_once(example_ws, ma
         os.mkfifo(toml)
     elif make == "folder":
         toml.mkdir()
+    elif make == "dangling":  # its [trust] tiers were silently gone: legal text free to leave
+        toml.symlink_to(example_ws / "settings" / "memtool.toml")
     else:
         toml.write_text("# " + "x" * 2_000_000 + "\n", encoding="utf-8")
     proc = run_mem("-w", example_ws, "status")
