@@ -432,3 +432,16 @@ def test_item2_what_a_chatgpt_conversation_says_never_becomes_a_typed_fact(empty
         hits = run_json("-w", empty_ws, "recall", query, "--min-score", "0", env=UTC)[1]["results"]
         assert hits and all(h["kind"] == "log" for h in hits), (query, hits)
     assert "```markdown\n  ## Retain\n" in next((empty_ws / "memory").glob("*.md")).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["obsidian", "basic-memory", "claude-code"])
+def test_a_source_that_is_no_folder_nor_file_is_refused(empty_ws, tmp_path, fmt):
+    """`mem import obsidian /dev/null` said "skipped : cannot be read (Not a directory)" and exited 0,
+    as if an empty vault had been imported (qa39)."""
+    import os
+
+    pipe = tmp_path / "vault"
+    os.mkfifo(pipe)
+    for source in ("/dev/null", pipe):
+        proc = run_mem("-w", empty_ws, "import", fmt, source, "--dry-run")
+        assert proc.returncode == 2 and "is neither a folder nor a file" in proc.stderr and "hint:" in proc.stderr, proc
