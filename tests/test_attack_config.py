@@ -172,3 +172,21 @@ def test_stderr_to_a_file_starts_with_what_is_said_not_a_blank_line(example_ws):
     (example_ws / ".memory" / "index.sqlite").unlink()
     proc = run_mem("-w", example_ws, "recall", "Peter", env=mem_env(MEM_EMBEDDER="bogus"))
     assert proc.returncode == 2 and proc.stderr.startswith("error: "), repr(proc.stderr[:80])
+
+
+def test_a_pipe_where_a_note_was_never_blocks_a_command(example_ws):
+    """A daily log mem retain had written to, replaced by a named pipe, made every recall wait for ever
+    (the check for vanished retained lines opened it); memory.md as a pipe did so for mem core (qa39)."""
+    import os
+    from datetime import date
+
+    run_mem("-w", example_ws, "retain", "W @Peter: Pipes are odd.", check=0)
+    log = example_ws / "memory" / f"{date.today().isoformat()}.md"
+    log.unlink()
+    os.mkfifo(log)
+    proc = run_mem("-w", example_ws, "recall", "Peter")
+    assert proc.returncode == 0 and "gone from" in proc.stderr, proc.stderr
+    (example_ws / "memory.md").unlink()
+    os.mkfifo(example_ws / "memory.md")
+    proc = run_mem("-w", example_ws, "core", "show")
+    assert proc.returncode == 4 and "memory.md is not a regular file" in proc.stderr and "hint:" in proc.stderr, proc.stderr
