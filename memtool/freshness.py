@@ -19,7 +19,7 @@ from memtool.config import Config, env_choice
 from memtool.embedding import Embedding
 from memtool.errors import Busy, MemError, ProviderUnavailable
 from memtool.kinds import PARSER_VERSION
-from memtool.scan_aside import ScanAside
+from memtool.scan_aside import STAT_CHECKS, ScanAside
 from memtool.store import Store
 from memtool.workspace import Workspace
 
@@ -35,7 +35,6 @@ SIZE_LIMIT = "max_file_bytes"  # meta key: the [index] max_file_bytes the files 
 EMBED_LOCK = "embed"  # held while a process embeds: a second one answers with what is there instead
 SETTLE_BY_STAT_MAX = 5000  # files: a stat of each (~9 µs) is cheaper than waiting for a marker event (~50 ms)
 ASIDE_MIN_FILES = 10_000  # from here a read's stat check runs in a child process beside the query (`checked_read`)
-STAT_CHECKS = ("auto", "child", "ahead", "inline")  # $MEM_STAT_CHECK (docs/configuration.md)
 
 
 class Scan:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memtool import TYPE_CHECKING, __version__, retain_log
+from memtool import TYPE_CHECKING, __version__, retain_log, trust
 from memtool.analyzer import ANALYZER_VERSION
 from memtool.errors import ProviderUnavailable, WorkspaceError
 from memtool.freshness import Freshness
@@ -73,7 +73,7 @@ def status(fresh: Freshness, local: LocalStateFile, probe: bool = True) -> dict:
                      "problem": problem, "vectors": embedded, "missing": missing, "withheld": withheld,
                      "vector_search": vectors.search_path()},
         "search": {"lexical": True, "semantic": problem is None, "default_mode": config.recall_mode},
-        "llm": {"provider": "ollama", "host": llm.host, "local": llm.local, "model": llm.model,
+        "llm": {"provider": "ollama", "host": trust.shown(llm.host), "local": llm.local, "model": llm.model,
                 "answers": llm_version is not None, "version": llm_version,
                 "used_by": "mem summarize, mem reflect --review"},
         "memory": _local_summary(ws, local),

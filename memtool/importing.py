@@ -96,6 +96,8 @@ def read_source(module, path: Path, max_bytes: int) -> tuple[Source, list]:
         files = {}
         _read_one(path, path.name, files, max_bytes, problems, big_ok=path.suffix == ".json")
         return Source(path.parent.name, files), problems
+    if not path.is_dir():  # a device or pipe: os.walk said only "cannot be read (Not a directory)"
+        raise UsageError(f"{path} is neither a folder nor a file", f"give the path of {module.EXPECTS}")
     files, others = {}, []
     for here, dirs, names in os.walk(path, onerror=lambda exc: problems.append(
             Skipped(_rel(path, Path(exc.filename or path)), f"cannot be read ({exc.strerror})"))):

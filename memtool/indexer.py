@@ -14,6 +14,7 @@ from memtool import trust
 from memtool.analyzer import index_terms
 from memtool.digests import blake2b
 from memtool.embedders import BATCH, embed_text
+from memtool.errors import WorkspaceError
 from memtool.index_plan import STALE_MTIME, IndexPlan, IndexReport, Progress
 from memtool.records import Diagnostic, ParsedFile
 from memtool.store import Store
@@ -82,6 +83,8 @@ def load(root: str, f: FileStat, max_bytes: int, known_digest: str | None = None
         return None  # vanished between scan and read: the next refresh drops it
     except OSError as exc:
         return Loaded(f, "", error=exc.strerror or type(exc).__name__)
+    except WorkspaceError as exc:  # became a pipe or device after the scan
+        return Loaded(f, "", error=exc.message)
     h = digest(raw)
     if h == known_digest:
         return Loaded(f, h)

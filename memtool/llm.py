@@ -53,6 +53,8 @@ class OllamaChat:
         import socket
         from urllib.parse import urlsplit
 
+        if trust.url_problem(self.host) is not None:
+            return None
         url = urlsplit(self.destination.url)
         try:
             if url.scheme == "https":
@@ -77,10 +79,10 @@ class OllamaChat:
     def chat(self, system: str, user: str, *, tier: str) -> str:
         """The model's answer to `user` (text of trust tier `tier`) under the `system` prompt.
         Raises EgressRefused, before anything is sent, when `tier` may not go to this server."""
+        unusable(self.host)
+        trust.check_egress([(system, "normal"), (user, tier)], self.destination)
         import httpx
         import ollama
-
-        trust.check_egress([(system, "normal"), (user, tier)], self.destination)
 
         hint = (f"install and start Ollama, run 'ollama pull {self.model}', or point OLLAMA_HOST at a server;"
                 " recall and everything else work without it")
@@ -89,21 +91,30 @@ class OllamaChat:
             response = client.chat(model=self.model, messages=[{"role": "system", "content": system},
                                                                {"role": "user", "content": user}])
         except httpx.TimeoutException:
-            raise ProviderUnavailable(f"Ollama at {self.host} did not answer within {self.timeout:.0f}s", hint) from None
+            raise ProviderUnavailable(f"Ollama at {trust.shown(self.host)} did not answer within {self.timeout:.0f}s", hint) from None
         except (httpx.HTTPError, ConnectionError) as exc:
-            raise ProviderUnavailable(f"Ollama is not reachable at {self.host} ({_first_line(exc)})", hint) from None
+            raise ProviderUnavailable(f"Ollama is not reachable at {trust.shown(self.host)} ({_first_line(exc)})", hint) from None
         except ollama.ResponseError as exc:
             raise ProviderUnavailable(f"Ollama refused: {_first_line(exc)}", hint) from None
         except Exception as exc:  # a malformed answer: the ollama package fails to parse it
-            raise ProviderUnavailable(f"Ollama at {self.host} sent an answer memtool cannot read ({_first_line(exc)})",
+            raise ProviderUnavailable(f"Ollama at {trust.shown(self.host)} sent an answer memtool cannot read ({_first_line(exc)})",
                                       hint) from None
         try:
             text = response["message"]["content"]
         except (KeyError, TypeError):
             text = None
         if not isinstance(text, str) or not text.strip():
-            raise ProviderUnavailable(f"Ollama at {self.host} returned no text for model {self.model!r}", hint)
+            raise ProviderUnavailable(f"Ollama at {trust.shown(self.host)} returned no text for model {self.model!r}", hint)
         return text.strip()
+
+
+def unusable(host: str) -> None:
+    """Raise ProviderUnavailable, before anything is imported or sent, when `host` (OLLAMA_HOST) does
+    not parse: the `ollama` package would fail with a traceback at import."""
+    problem = trust.url_problem(host)
+    if problem is not None:
+        raise ProviderUnavailable(f"the Ollama address {trust.shown(host)!r} cannot be used ({problem})",
+                                  "set OLLAMA_HOST to http://HOST:PORT, e.g. http://127.0.0.1:11434, or unset it")
 
 
 def _first_line(exc: Exception) -> str:

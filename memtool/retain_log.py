@@ -398,7 +398,7 @@ def _stat(ws: Workspace, rel: str) -> list[int] | None:
 
 def _read(ws: Workspace, rel: str) -> str:
     try:
-        return ws.resolve(rel).read_text(encoding="utf-8", errors="replace")
+        return ws.read_bytes(rel).decode("utf-8", errors="replace")
     except (OSError, MemError):
         return ""  # gone or unreadable: every line retained there is reported
 

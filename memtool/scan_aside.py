@@ -22,8 +22,11 @@ import marshal
 import os
 import sys
 
+from memtool.config import env_choice
 from memtool.errors import MemError
 from memtool.workspace import ScanProblem, Workspace, discover
+
+STAT_CHECKS = ("auto", "child", "ahead", "inline")  # $MEM_STAT_CHECK (docs/configuration.md)
 
 
 class ScanAside:
@@ -130,7 +133,8 @@ def ahead(workspace) -> ScanAside | None:
     the read itself). The child is ended at exit if nothing took its scan (an error before the read)."""
     from memtool import search_aside
 
-    how = os.environ.get("MEM_STAT_CHECK", "").strip().lower() or "auto"  # (validated by the read)
+    how = env_choice("MEM_STAT_CHECK", STAT_CHECKS, "a way to check the files", "auto")  # a recall that
+    # embeds its query never asks again
     if how not in ("auto", "ahead", "child") or (
             how == "auto" and (search_aside.started() is not None or not ScanAside.core_free())):
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePath
 
+from memtool.errors import UsageError
+
 
 def mem_command(argv0: str, executable: str) -> list[str]:
     """The absolute command that runs this memtool: the `mem` script itself when that is what is
@@ -23,6 +25,9 @@ def cron_lines(command: list[str], workspace: Path, sync_remote: str | None) -> 
     """One entry per job: when it runs, the crontab line, and what it does."""
     import shlex  # only to write a schedule: every `mem` command imports this module
 
+    if any(c in part for part in [*command, str(workspace)] for c in "\r\n"):
+        raise UsageError(f"{str(workspace)!r} holds a line break: a crontab line cannot name it",
+                         "rename the workspace's folder (or the program's) without line breaks")
     base = " ".join(shlex.quote(part) for part in [*command, "-w", str(workspace)])
     jobs = [{"job": "reflect", "when": "30 3 * * *", "command": f"{base} reflect",
              "about": "every night at 03:30: consolidate, entity pages, opinions, journal"}]

@@ -174,13 +174,40 @@ def loopback_address(host: str) -> str | None:
     return addresses[0] if ok else None
 
 
+def url_problem(url: str) -> str | None:
+    """Why a provider URL (`http://host:port`, or `host:port` as OLLAMA_HOST may be written) cannot be
+    parsed, as the `ollama` package would fail on it (a port that is no number or out of range, a
+    broken IPv6 address), or None."""
+    from urllib.parse import urlsplit
+
+    raw = url.strip()
+    try:
+        urlsplit(raw if "://" in raw else f"http://{raw}").port
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def shown(url: str) -> str:
+    """A provider URL as messages and `mem status` show it: without user info (a password in
+    OLLAMA_HOST stays out of output that gets pasted into bug reports)."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep:
+        scheme, rest = "", scheme
+    netloc, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{netloc.rpartition('@')[2]}{slash}{path}"
+
+
 def destination(url: str, work_providers: Iterable[str] = ()) -> Destination:
     """The destination a provider URL names (user info dropped: `http://127.0.0.1@host` is `host`).
 
     A host name that resolves to loopback only is replaced by that address, so the client connects
-    to what was checked (no second lookup that could answer differently)."""
+    to what was checked (no second lookup that could answer differently). A URL that does not parse
+    (`url_problem`) is a destination nothing may go to but normal text; providers refuse it first."""
     from urllib.parse import urlsplit
 
+    if url_problem(url) is not None:
+        return Destination(shown(url), loopback=False)
     target = normalize(url)
     parts = urlsplit(target)
     trusted = target in {normalize(w) for w in work_providers}

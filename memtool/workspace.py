@@ -280,13 +280,13 @@ class Workspace:
         return self.root in _real(path).parents
 
     def read_bytes(self, rel: str) -> bytes:
-        return self.resolve(rel).read_bytes()
+        return regular_bytes(self.resolve(rel), rel)
 
     def read_text(self, rel: str) -> str:
         """A file's text; a clear error if it is not UTF-8 (we never rewrite what we cannot read)."""
         path = self.resolve(rel)
         try:
-            raw = path.read_bytes()
+            raw = regular_bytes(path, rel)
         except FileNotFoundError:
             return ""
         try:
@@ -396,6 +396,16 @@ def home_path(path: str | os.PathLike) -> Path:
         text = os.fspath(path)
         raise UsageError(f"cannot find the home folder {text.split('/')[0]!r} names in {text!r}",
                          "write the full path") from None
+
+
+def regular_bytes(path: Path, rel: str) -> bytes:
+    """The bytes of a regular file. A named pipe (whose open waited for a writer for ever) or a device
+    (/dev/zero: read until memory ran out) where a note belongs is a WorkspaceError."""
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        if not S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise WorkspaceError(f"{rel} is not a regular file (a pipe, socket or device); memtool neither reads nor changes it",
+                                 "replace it with a plain file, or remove it")
+        return f.read()
 
 
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:

@@ -331,6 +331,14 @@ def test_schedule_escapes_a_percent_sign_cron_would_cut_the_command_at(tmp_path)
     assert "100\\%mine" in line and "100%mine" not in line.replace("\\%", ""), (data, proc.stderr)
 
 
+def test_schedule_refuses_a_workspace_path_with_a_line_break(tmp_path):
+    """The path was quoted across two lines: a crontab line cut in half, the rest a bad second entry (qa39)."""
+    ws = tmp_path / "notes\nold"
+    run_mem("init", ws, check=0)
+    proc = run_mem("-w", ws, "schedule")
+    assert proc.returncode == 2 and proc.stdout == "" and "line break" in proc.stderr and "hint:" in proc.stderr, proc
+
+
 def test_a_file_where_the_state_folder_belongs_is_named_as_such(tmp_path):
     write(tmp_path, "memory.md", "# Core\n")
     (tmp_path / ".memory").write_text("not a folder\n", encoding="utf-8")

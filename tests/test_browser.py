@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -105,3 +106,22 @@ def test_20_journey_a_review_decision_lands_in_the_markdown_and_survives_a_rebui
     assert f"decided: {action}" in b.text(b.find(f"#{item}"))
     _, listed = run_json("-w", workspace, "review", "list", "--status", "decided")
     assert item in [i["id"] for i in listed["items"]]
+
+
+def test_open_from_the_file_mem_serve_hands_the_browser(workspace, tmp_path):
+    """The browser `mem serve --open` starts gets a file, not the address with its token: from there
+    the first page must still let it in (qa39: a redirect from a file lost the strict cookie, 401)."""
+    from test_serve import _opened
+
+    proc, url, argv = _opened(workspace, tmp_path)
+    browser = webdriver.Browser()
+    try:
+        browser.get(argv)
+        browser.wait("location.pathname === '/' && document.querySelector('input[name=q]') !== null")
+        assert "token" not in browser.url and "refused" not in browser.text(browser.find("body"))
+    finally:
+        browser.quit()
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: the file goes too
+        proc.wait(15)
+        proc.stdout.close()
+        proc.stderr.close()

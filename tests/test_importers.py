@@ -466,3 +466,16 @@ def test_a_single_note_with_a_nul_byte_is_named_by_its_path_and_tab_and_crlf_are
     assert proc.returncode == 2 and f"{note} holds the control character \\x00 at line 3, column 7" in proc.stderr
     note.write_bytes(b"first\r\nsecond\twith a tab\r\n")
     assert imported(empty_ws, "obsidian", note)["counts"]["written"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["obsidian", "basic-memory", "claude-code"])
+def test_a_source_that_is_no_folder_nor_file_is_refused(empty_ws, tmp_path, fmt):
+    """`mem import obsidian /dev/null` said "skipped : cannot be read (Not a directory)" and exited 0,
+    as if an empty vault had been imported (qa39)."""
+    import os
+
+    pipe = tmp_path / "vault"
+    os.mkfifo(pipe)
+    for source in ("/dev/null", pipe):
+        proc = run_mem("-w", empty_ws, "import", fmt, source, "--dry-run")
+        assert proc.returncode == 2 and "is neither a folder nor a file" in proc.stderr and "hint:" in proc.stderr, proc

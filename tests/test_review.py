@@ -101,6 +101,17 @@ def test_20_bad_decisions_are_refused_or_reported_and_change_nothing(tmp_path):
     assert any("bank/decisions.md:3" in w and "stays open" in w for w in data["warnings"])
 
 
+def test_a_decision_note_with_an_escape_sequence_is_refused(tmp_path):
+    """A note with ESC (from the web form or the CLI) reached bank/decisions.md raw: `cat` of the page
+    ran the sequence (qa39). Retain and note refuse control characters; so does a decision's note."""
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    item = _item(ws)["items"][0]
+    proc = run_mem("-w", ws, "review", "decide", item["id"], "dismiss", "--note", "ok \x1b]0;owned\x07 fine")
+    assert proc.returncode == 2 and "control character" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert not (ws / decisions.PAGE).exists()
+
+
 def test_20_connections_are_linked_through_the_queue(tmp_path):
     ws = tmp_path / "ws"
     for i, line in enumerate(["- B @Anna @Ida: Took Anna and Ida to the zoo.", "- B @Anna @Ida: Anna and Ida baked a cake.",

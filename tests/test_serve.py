@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -78,6 +81,46 @@ def test_20_the_token_in_the_address_becomes_a_strict_cookie_and_leaves_the_addr
     assert page.status_code == 200 and "access-control-allow-origin" not in page.headers
     assert "script-src 'self'" in page.headers["content-security-policy"] and page.headers["x-frame-options"] == "DENY"
     assert httpx.options(served.base + "/", headers={"Origin": "http://evil.example"}, cookies=served.cookie).status_code == 405
+
+
+def _opened(ws, tmp_path):
+    """`mem serve --open` with a stand-in browser that notes the command line it was started with."""
+    seen = tmp_path / "argv"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$*" > {seen}\n', encoding="utf-8")
+    browser.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "serve", "--port", "0", "--open"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mem_env(BROWSER=str(browser)))
+    url = proc.stdout.readline().strip()
+    for _ in range(100):
+        if seen.exists():
+            break
+        time.sleep(0.1)
+    return proc, url, seen.read_text(encoding="utf-8")
+
+
+def test_open_never_puts_the_token_on_a_command_line(workspace, tmp_path):
+    """--open started the browser with the address, token and all: on its command line, where every
+    local user reads it (`ps`), against the promise of the Security section (qa39). The browser now
+    gets a file only this user can read, which goes on to the address."""
+    proc, url, argv = _opened(workspace, tmp_path)
+    try:
+        token = url.partition("?token=")[2]
+        assert token and token not in argv, argv
+        opener = Path(argv.removeprefix("file://"))
+        assert opener.is_file() and opener.stat().st_mode & 0o077 == 0 and url in opener.read_text(encoding="utf-8")
+        # the file's page is another site to the browser: the first answer moves on itself (a redirect of a
+        # cross-site navigation would not carry the strict cookie), and sets the cookie
+        first = httpx.get(url, headers={"Sec-Fetch-Site": "cross-site"})
+        assert first.status_code == 200 and 'http-equiv="refresh" content="0;url=/"' in first.text
+        assert token in first.headers["set-cookie"] and "SameSite=strict" in first.headers["set-cookie"]
+        assert "script-src 'self'" in first.headers["content-security-policy"]
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        proc.wait(15)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert not opener.exists()  # gone with the server
 
 
 def test_20_a_foreign_host_is_refused(served):
@@ -155,6 +198,26 @@ def test_20_a_file_posted_as_a_decision_field_is_refused(served):
                          headers={"Origin": served.base})
     assert answer.status_code == 400 and "not a file" in answer.text
     assert (decisions.read_bytes() if decisions.exists() else None) == before
+
+
+def test_a_citation_deep_in_a_long_file_opens_at_its_lines(tmp_path):
+    """A daily log past what one read shows (100,000 characters): a citation of line 3000 opened the
+    file's first ~1,500 lines, the cited line neither shown nor marked (qa39)."""
+    lines = ["# 2026-11-01"] + [f"- line {i} of a long agent log, with a few more words to fill it" for i in range(2, 4001)]
+    lines[2999] = "- W @Kenji: Kenji moved the CITEDWORD meeting to Friday."
+    write(tmp_path / "ws", "memory/2026-11-01.md", "\n".join(lines) + "\n")
+    server = Served(tmp_path / "ws")
+    try:
+        page = server.get("/file?path=memory/2026-11-01.md&lines=3000")
+        assert page.status_code == 200
+        assert '<li id="L3000" class="cited">' in page.text and "CITEDWORD" in page.text, page.text[:400]
+        assert "lines 2900–" in page.text and "of 4000 are shown" in page.text
+        whole = server.get("/file?path=memory/2026-11-01.md")  # no citation: the beginning, said so
+        assert 'id="L2"' in whole.text and "CITEDWORD" not in whole.text and "lines 1–" in whole.text
+    finally:
+        server.stop()
+    html = views.render_markdown("- a\n- b\n", "memory/x.md", (11, 11), start=10)
+    assert '<li id="L10">' in html and '<li id="L11" class="cited">' in html
 
 
 def test_20_a_path_too_long_for_the_file_system_is_an_error_page(served):

@@ -113,6 +113,37 @@ def test_1_key_file_made_on_first_sync_and_brought_to_a_second_machine(tmp_path)
     assert proc.returncode == 8 and "key file, not a passphrase" in proc.stderr
 
 
+def test_key_show_without_an_encrypted_remote_is_an_error_not_the_word_none(tmp_path):
+    """`mem sync key --show > /media/usb/memory.key` (the documented example) wrote "None" into the
+    file and exited 0 where no remote was encrypted: a key backup that holds nothing (qa39)."""
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n- a line\n")
+    for step in ("unbound", "plain"):
+        proc = run_mem("-w", ws, "sync", "key", "--show")
+        assert proc.returncode == 2 and proc.stdout == "", (step, proc)
+        assert "no key to show" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+        run_mem("-w", ws, "sync", tmp_path / "remote", check=0)  # bound, not encrypted
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_key_file_that_is_no_plain_file_is_refused_and_nothing_is_written(tmp_path, kind):
+    """[sync] key_file = "/dev/zero" read until memory ran out (MemoryError under a 2 GB limit, else the
+    machine's RAM); a named pipe blocked `mem sync` for ever (qa39)."""
+    import os
+
+    ws = tmp_path / "ws"
+    write(ws, "memory/2026-11-01.md", "# 2026-11-01\n- a line\n")
+    key = tmp_path / "key"
+    if kind == "fifo":
+        os.mkfifo(key)
+    else:
+        key.symlink_to("/dev/zero")
+    write(ws, "memtool.toml", f'[sync]\nkey_file = "{key}"\n')
+    proc = run_mem("-w", ws, "sync", tmp_path / "remote", "--encrypt")
+    assert proc.returncode == 8 and "is not a regular file" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert not (tmp_path / "remote").exists() or not any((tmp_path / "remote").iterdir())
+
+
 def test_1_encrypt_refused_on_a_remote_holding_plaintext(tmp_path):
     a, b, remote = make_ws(tmp_path / "a"), make_ws(tmp_path / "b"), tmp_path / "remote"
     run_mem("-w", a, "sync", remote, env=mem_env(), check=0)  # an existing unencrypted remote …

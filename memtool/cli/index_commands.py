@@ -66,10 +66,10 @@ def watch(
     second, and still checks every file once a minute; falls back to polling (and says so) where
     events are unavailable. Stop with Ctrl-C. Example: mem watch
     """
-    if interval <= 0:
-        raise typer.BadParameter("must be more than 0", param_hint="--interval")
-    if sync_interval is not None and sync_interval <= 0:
-        raise typer.BadParameter("must be more than 0", param_hint="--sync-interval")
+    if not 0.01 <= interval <= 86400:  # nan too: it was a traceback with --poll
+        raise typer.BadParameter(f"must be seconds from 0.01 to 86400, not {interval}", param_hint="--interval")
+    if sync_interval is not None and not 0.1 <= sync_interval <= 86400:  # nan pulled "every nans"
+        raise typer.BadParameter(f"must be seconds from 0.1 to 86400, not {sync_interval}", param_hint="--sync-interval")
     mem = memory(embedder)
     watching.run(mem, interval, poll, embedder, sync=sync or mem.config.sync_auto, sync_interval=sync_interval)
 
@@ -143,6 +143,8 @@ def reflect(
 
     For cron, take the line `mem schedule` prints (absolute paths). Example: mem reflect --dry-run
     """
+    if time_limit is not None and not 0 < time_limit <= 1e6:  # nan ran without a limit
+        raise typer.BadParameter(f"must be seconds, more than 0 and at most 1e6, not {time_limit}", param_hint="--time-limit")
     data = memory(embedder).reflect(dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits,
                                     review=review, time_limit=time_limit)
     if data.get("gated"):

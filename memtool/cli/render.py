@@ -20,8 +20,20 @@ def _console(stderr: bool):
 
     # NO_COLOR (no-color.org) asks for no styling at all: rich's own no_color keeps bold, dim and reverse.
     plain = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, highlight=False, soft_wrap=True,  # the terminal wraps; pipes get whole lines
-                   **({"color_system": None} if plain else {}))
+    # emoji=False: text such as `localhost:abc:` or a note's `:smile:` is shown as written, never as an emoji
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False,  # the terminal wraps; pipes get whole lines
+                   **({"color_system": None} if plain else {}), **_width())
+
+
+def _width() -> dict:
+    """rich takes COLUMNS=0 for a width of nothing and prints nothing at all, errors included: such a
+    value (as `shutil` does) counts as unset."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) == 0:
+        import shutil
+
+        return {"width": shutil.get_terminal_size().columns}
+    return {}
 
 
 def __getattr__(name: str):
@@ -78,7 +90,7 @@ def progress_bar(label: str, threshold: int = 50):
 
     def update(done: int, total: int) -> None:
         nonlocal progress, task
-        if total < threshold:
+        if total < threshold or not _console(True).is_terminal:  # a pipe or log file got only a blank line
             return
         if progress is None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -220,7 +232,7 @@ def status(data: dict) -> None:
     _status_providers(o, data)
     sync = data["memory"]["sync"]
     o.print("[bold]sync[/bold]      " + ("not set up (mem sync REMOTE)" if not sync["remote"] else
-            f"{sync['remote']}" + (", [yellow]off[/yellow]" if sync["off"] else "")
+            escape(sync["remote"]) + (", [yellow]off[/yellow]" if sync["off"] else "")
             + (f", [yellow]{sync['conflicts']} conflict(s)[/yellow]" if sync["conflicts"] else "")
             + f", last sync {sync.get('last_sync') or 'never'}"))
     auto = sync.get("auto")
@@ -256,7 +268,7 @@ def _count(n: int, what: str) -> str:
 
 def _status_providers(o, data: dict) -> None:
     e = data["embedder"]
-    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {e['problem']}"
+    state = "answers" if e["answers"] else f"[yellow]unavailable[/yellow]: {escape(e['problem'])}"
     withheld = f", {e['withheld']} withheld by trust tier (found by words only)" if e["withheld"] else ""
     o.print(f"[bold]embedder[/bold]  {e['name']} {state}; {e['vectors']} vectors, {e['missing']} records waiting{withheld},"
             f" search via {e['vector_search']}")
@@ -264,8 +276,8 @@ def _status_providers(o, data: dict) -> None:
     o.print("[bold]search[/bold]    " + ("hybrid (words + meaning)" if s["semantic"] else "lexical only")
             + f", default mode {s['default_mode']}")
     llm = data["llm"]
-    o.print(f"[bold]llm[/bold]       {llm['provider']} {llm['model']} at {llm['host']}: "
-            + (f"answers (Ollama {llm['version']})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
+    o.print(f"[bold]llm[/bold]       {llm['provider']} {escape(llm['model'])} at {escape(llm['host'])}: "
+            + (f"answers (Ollama {escape(str(llm['version']))})" if llm["answers"] else "not reachable (only mem summarize and mem reflect --review use it)"))
 
 
 def diagnostics(data: dict) -> None:
@@ -300,7 +312,7 @@ def file_lines(data: dict) -> None:
         if "error" in link:
             warn(f"because {link['ref']}: {link['error']}")
             continue
-        out.print(f"[dim]because → {link['path']}#L{link['start']}[/dim]")
+        out.print(f"[dim]because → {escape(link['path'])}#L{link['start']}[/dim]")
         for n, text in enumerate(link["text"].split("\n"), link["start"]):
             out.print(f"[dim]{n:>5}[/dim]  {escape(text)}")
 
@@ -330,7 +342,7 @@ def opinions(data: dict) -> None:
                   f"{escape(o['statement'])}")
         evidence = (f"  +{len(o['supporting'])} / −{len(o['contradicting'])} evidence"
                     if o["supporting"] or o["contradicting"] else "")
-        out.print(f"    [underline]{o['source']}[/underline]  [dim]{o['last_updated'] or ''}{evidence}[/dim]")
+        out.print(f"    [underline]{escape(o['source'])}[/underline]  [dim]{escape(o['last_updated'] or '')}{evidence}[/dim]")
 
 
 def episodes(data: dict) -> None:
@@ -339,7 +351,7 @@ def episodes(data: dict) -> None:
     o.print(f"[bold]{escape(data['timeline'])}[/bold]")
     for day in data["days"]:
         counts = ", ".join(f"{n} {kind}" for kind, n in day["buckets"].items())
-        o.print(f"\n[bold cyan]{day['date'] or day['path']}[/bold cyan]  [dim]{day['path']} · {counts}[/dim]")
+        o.print(f"\n[bold cyan]{escape(day['date'] or day['path'])}[/bold cyan]  [dim]{escape(day['path'])} · {counts}[/dim]")
         for section in day["sections"]:
             if isinstance(section["lines"], str):  # fitted to a budget: already numbered, hits marked
                 o.print(escape(section["lines"]))
@@ -382,7 +394,7 @@ def entities(data: dict) -> None:
 def summary(data: dict) -> None:
     """`mem summarize`: the recap (stdout), the model and the days it used (stderr)."""
     _console(False).print(escape(data["summary"]))
-    _console(True).print(f"[dim]{data['model']} · from {', '.join(data['sources'])}[/dim]")
+    _console(True).print(f"[dim]{escape(data['model'] + ' · from ' + ', '.join(data['sources']))}[/dim]")
 
 
 def reflect_warnings(data: dict) -> None:

@@ -30,7 +30,7 @@ def review_list(
         render.emit_json(data)
         return
     if not data["items"]:
-        render.err.print(f"no {status} review items ({data['open']} open, {data['decided']} decided)")
+        render.err.print(f"no {'' if status == 'all' else status + ' '}review items ({data['open']} open, {data['decided']} decided)")
     for item in data["items"]:
         render.out.print(_one_line(item))
 

@@ -124,7 +124,7 @@ def run(src: Sources, facts: list[dict], decided: dict[str, Decision], deadline:
 
     cfg, local = src.config, src.local
     llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers)
-    report = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "proposed": 0,
+    report = {"model": llm.model, "host": trust.shown(llm.host), "local": llm.local, "asked": 0, "proposed": 0,
               "observation": None, "rejected": 0, "withheld": 0, "warning": None}
     examined = set(json.loads(local.meta(EXAMINED, "[]") or "[]"))
     pending = {decisions.item_id(p["kind"], p["a"]["key"], p["b"]["key"]) for p in queue.proposals(local)}

@@ -13,7 +13,7 @@ import json
 from datetime import date
 from typing import Callable
 
-from memtool import retain_log
+from memtool import control_chars, retain_log
 from memtool.errors import UsageError
 from memtool.reflect import decisions
 from memtool.reflect.decisions import Decision
@@ -82,6 +82,7 @@ def decide(ws: Workspace, local: LocalState, item: dict, action: str, note: str 
         raise UsageError(f"'{action}' is not an action for a {item['kind']}", f"choose one of: {', '.join(allowed)}")
     if any(c in note for c in "\r\n\x00"):
         raise UsageError("the note must be one line", "leave out line breaks")
+    control_chars.refuse(note, "the note")  # an escape sequence would reach whoever reads bank/decisions.md
     if text is not None and action != "accept":
         raise UsageError("an edited text goes only with accept", "leave out the text, or accept the proposal")
     if item["kind"] in decisions.PROPOSALS:

@@ -6,7 +6,7 @@ rule-based results standing."""
 
 from __future__ import annotations
 
-from memtool import trust
+from memtool import control_chars, trust
 from memtool.errors import ProviderUnavailable
 from memtool.llm import OllamaChat, json_object
 from memtool.reflect.deadline import Deadline
@@ -30,8 +30,14 @@ def parse_decision(text: str) -> dict | None:
     if data is None or data.get("decision") not in DECISIONS or not isinstance(data.get("reason"), str):
         return None
     narrative = data.get("narrative")
-    return {"decision": data["decision"], "reason": data["reason"].strip()[:300],
-            "narrative": narrative.strip()[:400] if isinstance(narrative, str) else ""}
+    return {"decision": data["decision"], "reason": _one_line(data["reason"])[:300],
+            "narrative": _one_line(narrative)[:400] if isinstance(narrative, str) else ""}
+
+
+def _one_line(text: str) -> str:
+    """A model's text as one journal line: line breaks folded (a note the model read could have it write
+    headings and bullets into bank/journal.md), control characters shown as escapes."""
+    return control_chars.visible(" ".join(text.split()))
 
 
 def ask(src: Sources, by_key: dict, near: list, unclear: list, deadline: Deadline) -> tuple[dict, list]:
@@ -40,7 +46,7 @@ def ask(src: Sources, by_key: dict, near: list, unclear: list, deadline: Deadlin
     cfg = src.config
     llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers)
     tier_of = src.tier_lookup()
-    out = {"model": llm.model, "host": llm.host, "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
+    out = {"model": llm.model, "host": trust.shown(llm.host), "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
            "withheld": 0, "warning": None}
     decisions = []
     items = [("near-duplicate", a, b) for a, b, *_ in near] + [("contradiction", o, n) for o, n in unclear]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.encryption import SyncKeyError, key_line, parse_marker
-from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed
+from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed, read_key_file
 from memtool.sync.local import sync_files
 from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe_device, shown
 from memtool.sync.merge import merge3
@@ -239,12 +239,16 @@ def key_info(ws: Workspace, key_file: Path | None, show: bool = False) -> dict:
     info = {"remote": binding.get("remote"), "encrypted": bool(binding.get("encrypted")), "kdf": None,
             "key_source": None, "key_path": None, "key": None}
     if not info["encrypted"]:
+        if show:  # printing nothing (or "None") into the file meant to carry the key would look like success
+            raise UsageError(f"there is no key to show: {info['remote'] or 'this workspace'} is not "
+                             f"{'encrypted' if info['remote'] else 'bound to a remote yet'}",
+                             "mem sync NEW-REMOTE --encrypt makes an encrypted remote; mem sync key says where things stand")
         return info
     marker = parse_marker(state.marker() or b"", info["remote"]) if state.marker() else None
     info["kdf"] = marker["kdf"]["name"] if marker else None
     if key_file is not None:
         info.update(key_source="key file", key_path=str(key_file))
-        line = key_file.read_text(encoding="utf-8").strip() if show and key_file.exists() else None
+        line = key_line(read_key_file(key_file)) if show and key_file.exists() else None  # only ever a key
     else:
         line = (state.saved_key() or "").strip() or None
         info.update(key_source="saved" if line else None, key_path=str(state.key_path) if line else None)

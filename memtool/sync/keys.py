@@ -57,7 +57,7 @@ def open_remote_keyed(remote: Remote, state: SyncState, *, encrypt: bool = False
 
 def _unlock(marker: dict, state: SyncState, key_file: Path | None, passphrase: str | None, url: str) -> tuple[bytes, str]:
     if key_file is not None:
-        key = _read_key_file(key_file)
+        key = read_key_file(key_file)
         if not enc.fits(marker, key):
             raise enc.SyncKeyError(f"the key file {key_file} is not the key of {url}",
                                    "name the right key file in memtool.toml ([sync] key_file)")
@@ -93,7 +93,7 @@ def _create(remote: Remote, key_file: Path | None, passphrase: str | None) -> Un
     if key_file is not None:
         kdf = {"name": "key-file"}
         if key_file.exists():
-            key = _read_key_file(key_file)
+            key = read_key_file(key_file)
         else:
             key = enc.new_master()
             key_file.parent.mkdir(parents=True, exist_ok=True)
@@ -119,12 +119,30 @@ def _create(remote: Remote, key_file: Path | None, passphrase: str | None) -> Un
     return Unlocked(enc.SealedRemote(remote, enc.keys_of(key)), data, key, "key file" if key_file else "passphrase")
 
 
-def _read_key_file(path: Path) -> bytes:
+KEY_FILE_MAX = 4096  # a key file is one line of ~50 characters
+
+
+def read_key_file(path: Path) -> bytes:
+    """The key a key file holds (one line, see `enc.parse_key_line`). A file that is not a regular one
+    (a link to /dev/zero was read until memory ran out, a named pipe blocked) or is far too long is refused."""
+    return enc.parse_key_line(_key_file_text(path), str(path))
+
+
+def _key_file_text(path: Path) -> str:
+    import stat
+
     try:
-        text = path.read_text(encoding="utf-8")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise enc.SyncKeyError(f"the key file {path} is not a regular file", "name a key file in memtool.toml ([sync] key_file)")
+        with path.open("rb") as f:
+            data = f.read(KEY_FILE_MAX + 1)
+        if len(data) > KEY_FILE_MAX:
+            raise enc.SyncKeyError(f"{path} does not hold a memtool sync key (it is far too long)",
+                                   f"a key file holds one line starting with {enc.KEY_PREFIX} (mem sync key --show prints it)")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise enc.SyncKeyError(f"the key file {path} (named in memtool.toml) does not exist; nothing was written",
                                "copy it from a machine that syncs this remote (mem sync key explains)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise enc.SyncKeyError(f"cannot read the key file {path}: {exc}", "check its permissions") from None
-    return enc.parse_key_line(text, str(path))
+    return text

@@ -236,10 +236,19 @@ class S3Remote:
         except ImportError:
             raise UsageError("the S3 remote needs boto3, which is not installed",
                              "pip install 'memtool[s3]'") from None
-        self._client = boto3.client(
-            "s3", endpoint_url=self.endpoint_url, region_name=region or os.environ.get("AWS_REGION"),
-            config=Config(retries={"max_attempts": int(os.environ.get("AWS_MAX_ATTEMPTS", 3)), "mode": "standard"},
-                          connect_timeout=10, read_timeout=30, max_pool_connections=16))
+        from botocore.exceptions import BotoCoreError
+
+        attempts = os.environ.get("AWS_MAX_ATTEMPTS", "3").strip()
+        if not attempts.isdigit():
+            raise UsageError(f"AWS_MAX_ATTEMPTS={attempts!r} is not a number of attempts", "e.g. AWS_MAX_ATTEMPTS=3, or unset it")
+        try:
+            self._client = boto3.client(
+                "s3", endpoint_url=self.endpoint_url, region_name=region or os.environ.get("AWS_REGION"),
+                config=Config(retries={"max_attempts": int(attempts), "mode": "standard"},
+                              connect_timeout=10, read_timeout=30, max_pool_connections=16))
+        except (BotoCoreError, ValueError) as exc:  # an endpoint or region that is no such thing
+            raise UsageError(f"cannot reach {self.url} as set up: {_first_line(exc)}",
+                             "check [sync] endpoint_url and region in memtool.toml, and AWS_ENDPOINT_URL, AWS_REGION") from None
 
     def _key(self, name: str) -> str:
         return f"{self.prefix}/{name}" if self.prefix else name
@@ -374,3 +383,8 @@ class S3Remote:
             return self._body("download", response, MAX_OBJECT_BYTES)
         except Oversize as exc:  # more than the response announced
             raise _oversize(rev, exc.args[0], self.url) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:200]

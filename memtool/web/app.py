@@ -66,8 +66,11 @@ def build_app(mem, token: str, port: int) -> Starlette:
         path = request.query_params.get("path", "")
         span = views.line_span(request.query_params.get("lines"))
         data = mem.get(path, max_lines=1_000_000, follow=False)
-        return page(request, "file.html", file=data["path"], span=span, truncated=data["truncated"],
-                    html=views.render_markdown(data["text"], data["path"], span),
+        if span and data["truncated"] and span[0] > data["end"]:  # a long file: show the cited lines
+            data = mem.get(f"{data['path']}#L{views.window_start(span[0])}-L{data['total_lines']}", max_lines=1_000_000,
+                           follow=False)
+        return page(request, "file.html", file=data["path"], span=span, shown=data,
+                    html=views.render_markdown(data["text"], data["path"], span, start=data["start"]),
                     editors=views.editor_links(str(mem.ws.root), data["path"], span[0] if span else None))
 
     def timeline(request: Request) -> HTMLResponse:
@@ -171,6 +174,14 @@ def _as_of_facts(mem, day: str | None) -> list[dict]:
     return mem.recall("", as_of=day, k=30).results if day else []
 
 
+def _moving_on(target: str) -> str:
+    """A page that goes on to `target` (same-site) at once, with a link in case it does not."""
+    from html import escape
+
+    return (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={escape(target)}">'
+            f'<title>mem serve</title><p><a href="{escape(target)}">Open your memory</a></p>\n')
+
+
 class Memo:
     """Answers computed from the index, kept while the index stays the same (its state version):
     entity counts and co-mentions (a pass over every mention) and an entity's newest opinion
@@ -209,7 +220,13 @@ class Guarded:
                                request.query_params.get("token"), request.cookies.get(self.cookie), self.token, self.port)
         if verdict.status == 303:
             rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            response: Response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), status_code=303)
+            target = request.url.path + (f"?{rest}" if rest else "")
+            if request.headers.get("sec-fetch-site") == "cross-site":
+                # Opened from a file (`mem serve --open`) or another site: the browser would not send the strict
+                # cookie on a redirect of that navigation (401); a page that moves on by itself is same-site.
+                response: Response = HTMLResponse(_moving_on(target), headers={k.decode(): v.decode() for k, v in self.HEADERS})
+            else:
+                response = RedirectResponse(target, status_code=303)
             response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
         elif verdict.status != 200:
             response = PlainTextResponse(f"refused: {verdict.reason}\n", status_code=verdict.status)

@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 KINDS = ("world", "experience", "opinion", "observation", "log", "page")
 HEAT_DAYS = 182  # the heat map shows 26 weeks ending at `until`
 GRAPH_NODES = 30
+WINDOW_BEFORE = 100  # lines shown before a citation in a file too long to show whole
 CHART_SERIES = 8  # opinions drawn in one confidence chart (more lines cannot be told apart)
 _LEAVES = {"paragraph_open", "heading_open", "fence", "code_block", "hr", "tr_open", "html_block"}
 
@@ -103,15 +104,20 @@ def citation(source: str) -> dict:
     return {"path": path, "lines": frag.replace("L", "") if frag else ""}
 
 
-def render_markdown(text: str, path: str, span: tuple[int, int] | None = None) -> str:
-    """HTML of a workspace file (raw HTML in it is shown as text); the blocks holding lines of `span`
-    (1-based, inclusive) get class `cited`, every block an id `L<n>` of its first line, and links to
-    other workspace files open them here."""
+def window_start(line: int) -> int:
+    """The first line shown of a file too long to show whole, for a citation of `line`: a little before it."""
+    return max(1, line - WINDOW_BEFORE)
+
+
+def render_markdown(text: str, path: str, span: tuple[int, int] | None = None, start: int = 1) -> str:
+    """HTML of a workspace file, or of its lines from `start` on (raw HTML in it is shown as text);
+    the blocks holding lines of `span` (1-based, inclusive, in the file) get class `cited`, every
+    block an id `L<n>` of its first line in the file, and links to other workspace files open them here."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = md.parse(text)
     for t in tokens:
         if t.map and (t.type in _LEAVES and not t.hidden or t.type == "list_item_open"):
-            first, end = t.map[0] + 1, t.map[1]
+            first, end = t.map[0] + start, t.map[1] + start - 1
             t.attrSet("id", f"L{first}")
             # a list item is cited when it starts in the span (its map covers its sub-items too)
             if span and (span[0] <= first <= span[1] if t.type == "list_item_open" else first <= span[1] and end >= span[0]):
