@@ -122,3 +122,16 @@ def test_a_check_cache_another_memtool_wrote_is_not_trusted(tmp_path):
     cache["files"]["memory.md"]["missing"] = [{k: entry[k] for k in ("id", "at", "path", "line", "text", "kind")}]
     checked.write_text(json.dumps(cache), encoding="utf-8")
     assert _gone(ws) == []
+
+
+@pytest.mark.parametrize("verb", ["--restore", "--ack"])
+def test_check_restore_and_ack_show_a_core_line_as_it_was_written(tmp_path, verb):
+    """A line of memory.md is recorded whole: `mem check --restore` showed `- ## Likes` and
+    `- - Green tea.` for `## Likes` and `- Green tea.` (a list marker the file never had)."""
+    ws = _ws(tmp_path)
+    core = ws / "memory.md"
+    stale = core.read_bytes()
+    run_mem("-w", ws, "core", "append", "## Likes\n- Green tea.", check=0, env=ENV)
+    _save(core, stale, "rename")
+    shown = run_mem("-w", ws, "check", verb, check=0, env=ENV).stdout.splitlines()
+    assert [line.split("  ", 1)[1] for line in shown] == ["## Likes", "- Green tea."], shown
