@@ -135,3 +135,22 @@ def test_check_restore_and_ack_show_a_core_line_as_it_was_written(tmp_path, verb
     _save(core, stale, "rename")
     shown = run_mem("-w", ws, "check", verb, check=0, env=ENV).stdout.splitlines()
     assert [line.split("  ", 1)[1] for line in shown] == ["## Likes", "- Green tea."], shown
+
+
+def test_a_code_block_core_append_wrote_is_restored_whole(tmp_path):
+    """`mem core append` of a fenced block records its three lines; an editor's stale save drops them.
+    `mem check --restore` put them back one line at a time, and the first, an opening fence alone, was
+    refused (exit 2): nothing was restored, not even a later line of another edit. Now the lines one
+    edit wrote are put back together, as one append."""
+    ws = _ws(tmp_path)
+    core = ws / "memory.md"
+    stale = core.read_bytes()
+    run_mem("-w", ws, "core", "append", "```\nssh me@host\n```", check=0, env=ENV)
+    run_mem("-w", ws, "core", "append", "- Likes figs.", check=0, env=ENV)
+    _save(core, stale, "rename")
+    proc, restored = run_json("-w", ws, "check", "--restore", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    lines = core.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == CORE_TEXT.splitlines() and lines[3:] == ["```", "ssh me@host", "```", "- Likes figs."]
+    assert [r["restored"] for r in restored["restored"]] == [f"memory.md#L{n}" for n in (4, 5, 6, 7)]
+    assert _gone(ws) == []
