@@ -154,3 +154,31 @@ def test_a_code_block_core_append_wrote_is_restored_whole(tmp_path):
     assert lines[:3] == CORE_TEXT.splitlines() and lines[3:] == ["```", "ssh me@host", "```", "- Likes figs."]
     assert [r["restored"] for r in restored["restored"]] == [f"memory.md#L{n}" for n in (4, 5, 6, 7)]
     assert _gone(ws) == []
+
+
+@pytest.mark.parametrize("rel,args", [(TODAY, ["note", "Jonas moved the meeting to Friday."]),
+                                      ("memory.md", ["core", "append", "- Prefers tea in the afternoon."])])
+def test_two_restores_at_once_put_a_line_back_once(tmp_path, rel, args):
+    """Two `mem check --restore` (two terminals, or a person and an agent's hook) both found the line
+    gone, then each appended it under the file's lock: it was back twice. Under the lock each now
+    looks again whether the line is still gone."""
+    import subprocess
+    import sys
+    import time
+
+    from memtool.workspace import Workspace
+
+    ws = _ws(tmp_path)
+    path = ws / rel
+    stale = path.read_bytes()
+    run_mem("-w", ws, *args, check=0, env=ENV)
+    line = path.read_text(encoding="utf-8").splitlines()[-1]
+    _save(path, stale, "rename")
+    with Workspace(ws).lock(rel):  # both restores find the line gone, then wait here for the lock
+        procs = [subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "check", "--restore"], env=ENV,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        time.sleep(3)
+        assert [p.poll() for p in procs] == [None, None]
+    assert [p.wait(60) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
+    assert path.read_text(encoding="utf-8").splitlines().count(line) == 1
+    assert _gone(ws) == []
