@@ -441,23 +441,67 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
 
 
 def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) -> list[dict]:
-    """Put vanished retained lines back at the end of their files (nothing else moves); a line of core
-    memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept)."""
+    """Put vanished retained lines back at the end of their files (nothing else moves); lines of core
+    memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept), the
+    lines one edit wrote together (a fenced block's opening line alone would be refused)."""
     done = []
-    for e in select(vanished(ws, fresh=True), list(refs)):
-        if e.kind == CORE:
-            from memtool import core_memory, writing
-
-            new = writing.core_edit(ws, lambda current, name: core_memory.append(current, e.text, name),
-                                    core_limit or core_memory.DEFAULT_LIMIT)["text"]
-            line = line_of(new, e.text, True)
+    for group in _by_edit(select(vanished(ws, fresh=True), list(refs))):
+        if group[0].kind == CORE:
+            lines = _restore_core(ws, group, core_limit)
         else:
-            day_title = e.path.rsplit("/", 1)[-1].removesuffix(".md")
-            with ws.lock(e.path):
-                line = _append(ws, e.path, e.text, e.kind, day_title)
-        _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
-        done.append(dict(e.to_dict(), restored=f"{e.path}#L{line}"))
+            e = group[0]
+            with ws.lock(e.path):  # looked at again under the lock: another restore may have put it back
+                lines = [_append(ws, e.path, e.text, e.kind, e.path.rsplit("/", 1)[-1].removesuffix(".md"))
+                         ] if _still_gone(ws, group, _read(ws, e.path)) else []
+        for e, line in zip(group, lines):
+            _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
+            done.append(dict(e.to_dict(), restored=f"{e.path}#L{line}"))
     return done
+
+
+def _by_edit(gone: list[Retained]) -> list[list[Retained]]:
+    """`gone` in runs to restore at once: the core-memory lines of one edit (same file, time and
+    command, in their order) together, every other line alone. Pure."""
+    runs: list[list[Retained]] = []
+    for e in gone:
+        last = runs[-1][-1] if runs else None
+        if (e.kind == CORE and last is not None and last.kind == CORE
+                and (last.path, last.at, last.by) == (e.path, e.at, e.by)):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+class _Back(Exception):
+    """The lines to restore are back already (another restore, meanwhile): nothing to write."""
+
+
+def _still_gone(ws: Workspace, group: list[Retained], current: str) -> bool:
+    """Whether every line of `group` is still looked after and missing from its file's text `current`."""
+    entries = [e for e in read_log(ws).values() if e.path == group[0].path]
+    return {e.id for e in group} <= {e.id for e in missing(entries, current)}
+
+
+def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None) -> list[int]:
+    """Append the lines of `group` to core memory as one edit; the lines they landed on (the file's
+    last ones), none when they are back already."""
+    from memtool import core_memory, writing
+    from memtool.document import split_lines
+
+    text = "\n".join(e.text for e in group)
+
+    def change(current: str, name: str) -> str:
+        if not _still_gone(ws, group, current):  # under memory.md's lock
+            raise _Back
+        return core_memory.append(current, text, name)
+
+    try:
+        new = writing.core_edit(ws, change, core_limit or core_memory.DEFAULT_LIMIT)["text"]
+    except _Back:
+        return []
+    last = len(split_lines(new))  # lines as editors count them (core_memory.append's count)
+    return list(range(last - len(group) + 1, last + 1))
 
 
 def acknowledge(ws: Workspace, refs: list[str] = ()) -> list[dict]:

@@ -922,3 +922,28 @@ def test_a_local_file_over_the_size_limit_is_named_not_published_and_never_taken
     proc, report = sync_json(a, folder)
     assert proc.returncode == 0 and report["deleted"] == [] and (a / DAY).read_text() == LOG
     assert (a / "bank/world.md").read_text().endswith("desktop.\n")
+
+
+def test_a_local_file_over_the_size_limit_is_neither_a_deletion_in_status_nor_a_change_for_auto_sync(folder, tmp_path):
+    """A file sync leaves alone because it is too big was reported by `mem sync status` as deleted
+    since the last sync, and kept auto-sync's files "changed" for ever (a round each second: a request
+    to the remote each time, on S3 a bill)."""
+    import threading
+
+    from memtool.sync.auto import AutoSync
+    from memtool.workspace import Workspace
+
+    a, b = pair_on(folder, tmp_path)
+    with open(b / DAY, "r+b") as fh:
+        fh.truncate(64 * 2**20)  # sparse
+    assert sync(b, folder).returncode == 0
+    proc, status = sync_json(b, folder, "status")
+    assert proc.returncode == 0 and status["local_deletions"] == [] and status["local_changes"] == [], status
+    rounds = []
+    nothing = {k: [] for k in ("pulled", "pushed", "merged", "deleted", "tombstoned", "new_conflicts", "damaged",
+                               "refused", "collisions", "not_synced")}
+    auto = AutoSync(Workspace(b), lambda: rounds.append(1) or nothing, 3600.0, lambda line: None, threading.Event())
+    auto.schedule.next_pull = float("inf")  # only a local change may start a round here
+    for now in (100.0, 200.0, 300.0):
+        auto.tick(now)
+    assert rounds == []

@@ -122,3 +122,63 @@ def test_a_check_cache_another_memtool_wrote_is_not_trusted(tmp_path):
     cache["files"]["memory.md"]["missing"] = [{k: entry[k] for k in ("id", "at", "path", "line", "text", "kind")}]
     checked.write_text(json.dumps(cache), encoding="utf-8")
     assert _gone(ws) == []
+
+
+@pytest.mark.parametrize("verb", ["--restore", "--ack"])
+def test_check_restore_and_ack_show_a_core_line_as_it_was_written(tmp_path, verb):
+    """A line of memory.md is recorded whole: `mem check --restore` showed `- ## Likes` and
+    `- - Green tea.` for `## Likes` and `- Green tea.` (a list marker the file never had)."""
+    ws = _ws(tmp_path)
+    core = ws / "memory.md"
+    stale = core.read_bytes()
+    run_mem("-w", ws, "core", "append", "## Likes\n- Green tea.", check=0, env=ENV)
+    _save(core, stale, "rename")
+    shown = run_mem("-w", ws, "check", verb, check=0, env=ENV).stdout.splitlines()
+    assert [line.split("  ", 1)[1] for line in shown] == ["## Likes", "- Green tea."], shown
+
+
+def test_a_code_block_core_append_wrote_is_restored_whole(tmp_path):
+    """`mem core append` of a fenced block records its three lines; an editor's stale save drops them.
+    `mem check --restore` put them back one line at a time, and the first, an opening fence alone, was
+    refused (exit 2): nothing was restored, not even a later line of another edit. Now the lines one
+    edit wrote are put back together, as one append."""
+    ws = _ws(tmp_path)
+    core = ws / "memory.md"
+    stale = core.read_bytes()
+    run_mem("-w", ws, "core", "append", "```\nssh me@host\n```", check=0, env=ENV)
+    run_mem("-w", ws, "core", "append", "- Likes figs.", check=0, env=ENV)
+    _save(core, stale, "rename")
+    proc, restored = run_json("-w", ws, "check", "--restore", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    lines = core.read_text(encoding="utf-8").splitlines()
+    assert lines[:3] == CORE_TEXT.splitlines() and lines[3:] == ["```", "ssh me@host", "```", "- Likes figs."]
+    assert [r["restored"] for r in restored["restored"]] == [f"memory.md#L{n}" for n in (4, 5, 6, 7)]
+    assert _gone(ws) == []
+
+
+@pytest.mark.parametrize("rel,args", [(TODAY, ["note", "Jonas moved the meeting to Friday."]),
+                                      ("memory.md", ["core", "append", "- Prefers tea in the afternoon."])])
+def test_two_restores_at_once_put_a_line_back_once(tmp_path, rel, args):
+    """Two `mem check --restore` (two terminals, or a person and an agent's hook) both found the line
+    gone, then each appended it under the file's lock: it was back twice. Under the lock each now
+    looks again whether the line is still gone."""
+    import subprocess
+    import sys
+    import time
+
+    from memtool.workspace import Workspace
+
+    ws = _ws(tmp_path)
+    path = ws / rel
+    stale = path.read_bytes()
+    run_mem("-w", ws, *args, check=0, env=ENV)
+    line = path.read_text(encoding="utf-8").splitlines()[-1]
+    _save(path, stale, "rename")
+    with Workspace(ws).lock(rel):  # both restores find the line gone, then wait here for the lock
+        procs = [subprocess.Popen([sys.executable, "-m", "memtool", "-w", str(ws), "check", "--restore"], env=ENV,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        time.sleep(3)
+        assert [p.poll() for p in procs] == [None, None]
+    assert [p.wait(60) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
+    assert path.read_text(encoding="utf-8").splitlines().count(line) == 1
+    assert _gone(ws) == []

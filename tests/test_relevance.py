@@ -193,3 +193,17 @@ def test_a_query_of_stopwords_only_is_nothing_relevant_with_the_reason_whatever_
     assert shown["results"] and shown["below_floor"] == 0
     _, answered = run_json("recall", "where does Peter live", cwd=tmp_path, env=ENV)
     assert answered["results"] and "reason" not in answered
+
+
+@pytest.mark.parametrize("query", ["Will", "who is Will", "what about Sie"])
+def test_a_stopword_that_names_an_entity_of_the_workspace_is_a_content_word(tmp_path, query):
+    """`Will` (an English stopword) and `Sie` (a German one) are also people's names: a query of
+    stopwords that names an entity the notes mention is answered, not "nothing relevant"."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n## Retain\n- W @Will: Works at the harbour office in Hamburg.\n"
+                                            "- W @Sie: Runs the bakery on the corner.\n"
+                                            "- W @Peter: Moved to Lisbon in November.\n")
+    run_mem("index", cwd=tmp_path, env=ENV, check=0)
+    for mode in ("hybrid", "lexical"):
+        _, data = run_json("recall", query, "--mode", mode, cwd=tmp_path, env=ENV)
+        assert "reason" not in data and data["results"], (mode, data)
+        assert any(("@" + query.split()[-1]) in r["content"] for r in data["results"]), (mode, data)

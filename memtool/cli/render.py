@@ -293,7 +293,8 @@ def retained(done: list[dict], verb: str) -> None:
     """`mem check --restore/--ack`: the vanished lines put back or accepted."""
     for e in done:
         where = f"{e['source']} → {e['restored']}" if "restored" in e else e["source"]
-        _console(False).print(f"{escape(where)}  - {escape(e['text'])}")
+        shown = e["text"] if e["kind"] == "core" else f"- {e['text']}"  # a line of memory.md is recorded whole
+        _console(False).print(f"{escape(where)}  {escape(shown)}")
     _console(True).print(f"{len(done)} line(s) {verb}" if done else "no retained line has vanished")
 
 

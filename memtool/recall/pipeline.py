@@ -44,7 +44,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
                       q.timeframe.priors if q.timeframe else (), expansion, q.terms)
         verdict = _verdict(found, q, store, floor, warnings)
-        if not has_content_words(q.text):
+        if not has_content_words(q.text) and not store.names_an_entity(q.text):  # `Will`: a stopword and a name
             verdict = without_content_words(verdict, floor if q.min_score is None else q.min_score)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)

@@ -37,14 +37,27 @@ def entity_match(conn, name: str) -> EntityMatch:
     return EntityMatch(keys, plain_name_match(keys), page["entity"]) if page else EntityMatch(keys)
 
 
-def facts_naming(conn, query: str, ids: list[int]) -> set[int]:
-    """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
+def _named_keys(conn, query: str) -> set[str]:
+    """The mention keys of every entity `query` may name (a word or two, or an alias)."""
     tokens = [w for _, _, w in words(query)]
     names = set(tokens) | {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
     keys: set[str] = set()
     for name in names:
         if len(name) >= 2:
             keys.update(entity_keys(conn, name))
+    return keys
+
+
+def names_an_entity(conn, query: str) -> bool:
+    """Whether `query` names an entity that a fact mentions (`Will`, `Sie`: a name that is also a stopword)."""
+    keys = _named_keys(conn, query)
+    return bool(keys) and conn.execute(f"SELECT 1 FROM fact_entities WHERE key IN ({','.join('?' * len(keys))}) LIMIT 1",
+                                       list(keys)).fetchone() is not None
+
+
+def facts_naming(conn, query: str, ids: list[int]) -> set[int]:
+    """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
+    keys = _named_keys(conn, query)
     if not keys or not ids:
         return set()
     sql = (f"SELECT DISTINCT fact_id FROM fact_entities WHERE key IN ({','.join('?' * len(keys))})"

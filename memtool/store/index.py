@@ -728,6 +728,10 @@ class Store:
         sql = f"SELECT f.id FROM facts f WHERE f.id IN ({{marks}}) AND {where}"
         return {r[0] for r in select_in(self.conn, sql, ids, after=params)}
 
+    def names_an_entity(self, query: str) -> bool:
+        """Whether `query` names an entity that a fact mentions."""
+        return entities.names_an_entity(self.conn, query)
+
     def facts_naming(self, query: str, ids: list[int]) -> set[int]:
         """The facts among `ids` that mention an entity named in `query` (a word or two, or an alias)."""
         return entities.facts_naming(self.conn, query, ids)

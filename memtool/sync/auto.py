@@ -77,12 +77,13 @@ class AutoSync:
             self._save()
 
     def tick(self, now: float) -> None:
-        stats = sync_files(self.ws)
+        too_big: set[str] = set()
+        stats = sync_files(self.ws, None, too_big)
         signature = hash(frozenset(stats.items()))
         changed, self.signature = signature != self.signature and self.signature is not None, signature
         if self.state.off():
             return
-        if not self.schedule.due(now, not unchanged(stats, self.state.base()), changed):
+        if not self.schedule.due(now, not unchanged(stats, self.state.base(), too_big), changed):
             return
         try:
             report = self.run_round()

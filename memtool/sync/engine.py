@@ -145,7 +145,8 @@ def status(ws: Workspace) -> dict:
     """What sync knows without asking the remote: binding, off switch, conflicts, local changes."""
     state = SyncState(ws)
     base = state.base()
-    stats = sync_files(ws)
+    too_big: set[str] = set()
+    stats = sync_files(ws, None, too_big)
     changed = []
     for path, stat in sorted(stats.items()):
         entry = base.get(path)
@@ -153,7 +154,7 @@ def status(ws: Workspace) -> dict:
             continue
         if entry is None or rev_of(ws.resolve(path).read_bytes()) != entry.rev:
             changed.append(path)
-    deleted = sorted(p for p in base if p not in stats)
+    deleted = sorted(p for p in base if p not in stats and p not in too_big)  # too big: left alone, not deleted
     binding = state.binding()
     identity = state.identity(create=False)
     return {"off": state.off(), "remote": (binding or {}).get("remote"),

@@ -59,8 +59,11 @@ def sync_files(ws: Workspace, skipped: list | None = None, too_big: set | None =
     return out
 
 
-def unchanged(stats: dict[str, tuple[int, int, int]], base: dict[str, BaseEntry]) -> bool:
-    """Every local file has the stat recorded when both sides last agreed, and none is gone."""
+def unchanged(stats: dict[str, tuple[int, int, int]], base: dict[str, BaseEntry], too_big=frozenset()) -> bool:
+    """Every local file has the stat recorded when both sides last agreed, and none is gone (a file
+    in `too_big`, which `sync_files` leaves out and a round leaves alone, is not gone)."""
+    if too_big:
+        base = {path: entry for path, entry in base.items() if path not in too_big}
     if len(stats) != len(base):
         return False
     for path, stat in stats.items():
