@@ -154,11 +154,12 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
     """The dates `text` names; the bounds it states ("since Monday") become filters unless
     --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
     tf = read_dates(text, today)
+    q.notices.extend(f"'{x}' is not a day; searched as words" for x in tf.unread)
     if not tf.spans:
         return None
     if tf.only_dates:
-        tf = tf.replace(spans=tuple(s.replace(use="filter") for s in tf.spans),
-                        since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
+        spans = tuple(s.as_filter(today) for s in tf.spans)
+        tf = tf.replace(spans=spans, since=min(s.first for s in spans), until=max(s.last for s in spans))
     if flags:  # the options win: the text's dates only rank
         return tf.replace(spans=tuple(s.replace(use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
                           since=None, until=None)
