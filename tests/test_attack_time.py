@@ -79,3 +79,10 @@ def test_cli_text_output_names_the_impossible_date(empty_ws):
     proc = run_mem("recall", "Anna since 2026-02-30", "--as-of", "2026-12-02", cwd=empty_ws, check=0)
     assert "Anna moved to Berlin" in proc.stdout
     assert "2026-02-30" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_since_after_as_of_names_the_option_given(empty_ws):
+    proc = run_mem("recall", "Anna", "--as-of", "2026-02", "--since", "2026-03-01", cwd=empty_ws, check=2)
+    assert "--since 2026-03-01 is after --as-of 2026-02" in proc.stderr, proc.stderr
+    proc = run_mem("recall", "Anna", "--until", "2026-02-01", "--since", "2026-03-01", cwd=empty_ws, check=2)
+    assert "--since 2026-03-01 is after --until 2026-02-01" in proc.stderr, proc.stderr

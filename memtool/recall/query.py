@@ -101,10 +101,11 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     length = len(text)
     if length > MAX_QUERY_CHARS:
         text = shortened(text, MAX_QUERY_CHARS)
+    bound = "--until"
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
         if until is None or parse_until(until, today) > as_of_day:
-            until = as_of_day.isoformat()
+            until, bound = as_of_day.isoformat(), "--as-of"
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
     if min_score is not None and not 0.0 <= min_score <= 1.0:
@@ -124,7 +125,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     q.since = parse_since(since, today) if since else None
     q.until = parse_until(until, today) if until else None
     if q.since and q.until and q.since > q.until:
-        raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
+        raise UsageError(f"--since {since} is after {bound} {as_of if bound == '--as-of' else until}",
+                         "swap them, or drop one")
     if length > len(text):
         q.notices.append(f"the query is {length:,} characters long; searched its first {len(text):,}")
     q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
