@@ -86,3 +86,17 @@ def test_cli_since_after_as_of_names_the_option_given(empty_ws):
     assert "--since 2026-03-01 is after --as-of 2026-02" in proc.stderr, proc.stderr
     proc = run_mem("recall", "Anna", "--until", "2026-02-01", "--since", "2026-03-01", cwd=empty_ws, check=2)
     assert "--since 2026-03-01 is after --until 2026-02-01" in proc.stderr, proc.stderr
+
+
+def test_cli_a_relative_since_counts_back_from_as_of(empty_ws):
+    """`--as-of` is "today" for the question: `--since 30d` is the 30 days before it, as "last month"
+    in the text is, not the 30 days before the real today (which hid the month asked about)."""
+    _log(empty_ws, date(2026, 10, 25), "Heating repaired by the landlord.")
+    _log(empty_ws, date(2026, 11, 25), "Heating broke again.")
+    proc, data = run_json("recall", "heating", "--as-of", "2026-11-20", "--since", "30d", "--min-score", "0",
+                          cwd=empty_ws)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["timestamp"] for r in data["results"]] == ["2026-10-25"], (data, proc.stderr)
+    proc, data = run_json("recall", "heating", "--as-of", "2026-11-20", "--until", "yesterday", "--min-score", "0",
+                          cwd=empty_ws)
+    assert [r["timestamp"] for r in data["results"]] == ["2026-10-25"], (data, proc.stderr)

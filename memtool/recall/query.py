@@ -95,7 +95,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     """Validate recall options; raise UsageError with a hint for anything malformed.
 
     `as_of` answers as of a date: only facts written by then (it bounds `until`); dates in the
-    text ("last week") are read relative to it, else to `today`."""
+    text ("last week") and relative `since`/`until` ("30d", "yesterday") are read relative to it,
+    else to `today`."""
     as_of_day = None
     flags = bool(since or until)
     length = len(text)
@@ -104,7 +105,7 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     bound = "--until"
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
-        if until is None or parse_until(until, today) > as_of_day:
+        if until is None or parse_until(until, as_of_day) > as_of_day:
             until, bound = as_of_day.isoformat(), "--as-of"
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
@@ -122,8 +123,8 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
               min_score=min_score,
               entities=[e.lstrip("@").strip() for e in entities],
               fields=[parse_field_filter(f) for f in fields], tags=[_tag_filter(t) for t in tags])
-    q.since = parse_since(since, today) if since else None
-    q.until = parse_until(until, today) if until else None
+    q.since = parse_since(since, as_of_day or today) if since else None
+    q.until = parse_until(until, as_of_day or today) if until else None
     if q.since and q.until and q.since > q.until:
         raise UsageError(f"--since {since} is after {bound} {as_of if bound == '--as-of' else until}",
                          "swap them, or drop one")
