@@ -50,7 +50,7 @@ def test_cli_an_impossible_date_in_the_question_hides_nothing_and_says_so(empty_
         proc, data = run_json("recall", query, "--as-of", "2026-12-02", "--min-score", "0", cwd=empty_ws)
         assert proc.returncode == 0, proc.stderr
         assert len(data["results"]) == 2, (query, data.get("dates"), proc.stderr)
-        assert "not a day" in proc.stderr, proc.stderr
+        assert "not read as a day" in proc.stderr, proc.stderr
         assert not [d for d in data.get("dates", []) if d["use"] == "filter"], data["dates"]
 
 

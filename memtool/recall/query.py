@@ -157,7 +157,7 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
     """The dates `text` names; the bounds it states ("since Monday") become filters unless
     --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
     tf = read_dates(text, today)
-    q.notices.extend(f"'{x}' is not a day; searched as words" for x in tf.unread)
+    q.notices.extend(f"'{x}' was not read as a day; searched as words" for x in tf.unread)
     if not tf.spans:
         return None
     if tf.only_dates:
