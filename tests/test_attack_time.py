@@ -100,3 +100,12 @@ def test_cli_a_relative_since_counts_back_from_as_of(empty_ws):
     proc, data = run_json("recall", "heating", "--as-of", "2026-11-20", "--until", "yesterday", "--min-score", "0",
                           cwd=empty_ws)
     assert [r["timestamp"] for r in data["results"]] == ["2026-10-25"], (data, proc.stderr)
+
+
+def test_cli_bounds_in_the_question_that_cross_say_so(empty_ws):
+    _log(empty_ws, date(2026, 11, 5), "Heating repaired by the landlord.")
+    _log(empty_ws, date(2026, 11, 3), "Heating broke.")
+    proc, data = run_json("recall", "heating since 2026-11-05 until 2026-11-01", "--as-of", "2026-12-02",
+                          "--min-score", "0", cwd=empty_ws)
+    assert [r["timestamp"] for r in data["results"]] == ["2026-11-05"], data
+    assert "end (2026-11-01) before they begin (2026-11-05)" in proc.stderr, proc.stderr

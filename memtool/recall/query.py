@@ -170,6 +170,7 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
         q.since = tf.since
     if tf.until:
         q.until = min(tf.until, q.until) if q.until else tf.until
-    if q.since and q.until and q.since > q.until:
-        q.until = q.since  # "since Monday" asked --as-of last Friday: that day alone, not an error
+    if q.since and q.until and q.since > q.until:  # "since Monday" asked --as-of last Friday: not an error
+        q.notices.append(f"the question's dates end ({q.until}) before they begin ({q.since}); searched {q.since} alone")
+        q.until = q.since
     return tf
