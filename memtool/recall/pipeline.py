@@ -14,7 +14,7 @@ from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
 from memtool.recall.history import consolidated, fold_duplicates
 from memtool.recall.opinions import with_opinions
-from memtool.recall.pack import pack
+from memtool.recall.pack import cost, pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
 from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind, without_content_words
@@ -56,7 +56,12 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         if not verdict.relevant:
             verdict.below, hits = len(hits), []
     if q.budget:
-        hits = pack(hits, q.budget)
+        packed = pack(hits, q.budget)
+        if hits and not packed:  # not "nothing found": the answer did not fit
+            least = min(cost(h) for h in hits)
+            notice(f"no result fits in a budget of {q.budget} token{'s' if q.budget != 1 else ''} (the smallest needs "
+                   f"about {least}); give a larger budget")
+        hits = packed
     with_opinions(hits, store, notice, tiers)
     stale = set(store.paths_with_status("stale"))
     for h in hits:

@@ -1,0 +1,18 @@
+"""The recall output contract under hostile options (qc39): an answer emptied by an option says so;
+it never looks like "nothing found"."""
+
+from __future__ import annotations
+
+from conftest import run_json, run_mem, write
+
+
+def test_cli_a_budget_too_small_for_any_result_says_so(empty_ws):
+    write(empty_ws, "memory/2026-11-20.md", "# 2026-11-20\n\n- @Peter moved to Lisbon for good.\n")
+    proc, data = run_json("recall", "Peter Lisbon", "--budget", "1", "--min-score", "0", cwd=empty_ws)
+    assert proc.returncode == 0 and data["results"] == []
+    assert any("budget of 1 token" in w for w in data["warnings"]), data
+    assert "budget of 1 token" in proc.stderr
+    text = run_mem("recall", "Peter Lisbon", "--budget", "1", "--min-score", "0", cwd=empty_ws, check=0)
+    assert "budget of 1 token" in text.stderr, text.stderr
+    _, fits = run_json("recall", "Peter Lisbon", "--budget", "200", "--min-score", "0", cwd=empty_ws)
+    assert len(fits["results"]) == 1 and not [w for w in fits["warnings"] if "budget" in w]
