@@ -16,3 +16,14 @@ def test_cli_a_budget_too_small_for_any_result_says_so(empty_ws):
     assert "budget of 1 token" in text.stderr, text.stderr
     _, fits = run_json("recall", "Peter Lisbon", "--budget", "200", "--min-score", "0", cwd=empty_ws)
     assert len(fits["results"]) == 1 and not [w for w in fits["warnings"] if "budget" in w]
+
+
+def test_cli_an_entity_the_memory_never_names_says_so(empty_ws):
+    write(empty_ws, "memory/2026-11-20.md", "# 2026-11-20\n\n- @Peter moved to Lisbon for good.\n")
+    for args in (("Lisbon", "--entity", "Petr"), ("--entity", "../x"), ("Lisbon", "--entity", "Peter", "--entity", "Kim")):
+        proc, data = run_json("recall", *args, "--min-score", "0", cwd=empty_ws)
+        assert proc.returncode == 0 and data["results"] == [], data
+        name = args[-1]
+        assert any(f"no fact mentions {name!r}" in w for w in data["warnings"]), (args, data["warnings"])
+    _, known = run_json("recall", "Berlin", "--entity", "Peter", "--min-score", "0", cwd=empty_ws)
+    assert not [w for w in known["warnings"] if "no fact mentions" in w], known

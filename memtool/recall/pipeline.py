@@ -46,6 +46,11 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         verdict = _verdict(found, q, store, floor, warnings)
         if not has_content_words(q.text):
             verdict = without_content_words(verdict, floor if q.min_score is None else q.min_score)
+    if not hits:  # not "nothing found" when the entity asked for is one the memory never names
+        for name, match in zip(q.entities, filters.entities):
+            if not store.entity_known(match):
+                notice(f"no fact mentions {name!r} (entities are @mentions, [[links]] or pages in bank/entities/; "
+                       "mem recall without --entity searches the words)")
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]
