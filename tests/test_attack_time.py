@@ -109,3 +109,12 @@ def test_cli_bounds_in_the_question_that_cross_say_so(empty_ws):
                           "--min-score", "0", cwd=empty_ws)
     assert [r["timestamp"] for r in data["results"]] == ["2026-11-05"], data
     assert "end (2026-11-01) before they begin (2026-11-05)" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("query", ["upgrade to Python 3.11.10", "season 2025/26 tickets", "release 10.2.3"])
+def test_numbers_that_are_no_dates_raise_no_note(query):
+    assert read(query, TODAY).unread == ()
+
+
+def test_a_year_range_still_reads_its_first_year():
+    assert [(s.first, s.last) for s in read("Anna in 2020-2024", TODAY).spans] == [(date(2020, 1, 1), date(2020, 12, 31))]

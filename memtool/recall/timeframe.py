@@ -281,8 +281,8 @@ def _year(m, today):
 
 _NOT_IN_DATE = r"(?<!\d[-./])"  # a year or a month inside "2026-02-30" or "30.02.2026" is no date of its own
 # what is shaped like a date: when no rule reads it as a day, it stays words whole
-_SHAPED = (r"\b(?:19|20)\d\d[-/]\d{1,2}(?:[-/]\d{1,2})?\b(?![-./]\d)|\b\d{1,2}[./]\d{1,2}[./](?:19|20)?\d\d\b"
-           r"(?![-./]\d)")
+_SHAPED = (r"\b(?:19|20)\d\d(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}/\d{1,2})\b(?![-./]\d)"
+           r"|\b\d{1,2}[./]\d{1,2}[./](?:19|20)\d\d\b(?![-./]\d)")
 _YEAR = r"(?:,?\s*\b((?:19|20)\d\d)\b)?"  # "1 February, 2023", "January, 2023"
 _MONTH_WORDS = tuple(_MONTHS)
 # (pattern, span maker, needs a word before it: "in", "im", "since", …, words it cannot match without)
@@ -301,8 +301,8 @@ _RULES = [
     (rf"\b{_MON}\s+{_DAY}(?!\d|\.\d)\b", _month_day, False, _MONTH_WORDS),
     (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü]){_YEAR}", _day_month, False, _MONTH_WORDS),
     (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü]){_YEAR}", _month_only, True, _MONTH_WORDS),
-    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)-(\d{{1,2}})\b(?![-./]\d)", _year_month, True, ("19", "20")),
-    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)\b(?![-./]\d)", _year, True, ("19", "20")),
+    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)-(\d{{1,2}})\b(?![-./]\d{{1,2}}\b)", _year_month, True, ("19", "20")),
+    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)\b(?![-./]\d{{1,2}}\b)", _year, True, ("19", "20")),
 ]
 
 
