@@ -27,3 +27,14 @@ def test_cli_an_entity_the_memory_never_names_says_so(empty_ws):
         assert any(f"no fact mentions {name!r}" in w for w in data["warnings"]), (args, data["warnings"])
     _, known = run_json("recall", "Berlin", "--entity", "Peter", "--min-score", "0", cwd=empty_ws)
     assert not [w for w in known["warnings"] if "no fact mentions" in w], known
+
+
+def test_cli_a_tag_or_field_no_fact_has_says_so(empty_ws):
+    write(empty_ws, "memory/2026-11-20.md", "# 2026-11-20\n\n- Fixed the crash #work [outcome:: fixed]\n")
+    for args, said in ((("crash", "--tag", "wrok"), "no fact has the tag #wrok"),
+                       (("crash", "--field", "outcome=broken"), "no fact has the field [outcome:: broken]"),
+                       (("--field", "cots"), "no fact has the field [cots:: …]")):
+        proc, data = run_json("recall", *args, "--min-score", "0", cwd=empty_ws)
+        assert data["results"] == [] and said in data["warnings"], (args, data["warnings"])
+    _, fine = run_json("recall", "crash", "--tag", "work", "--field", "outcome=fixed", "--min-score", "0", cwd=empty_ws)
+    assert len(fine["results"]) == 1 and fine["warnings"] == [], fine

@@ -23,14 +23,6 @@ def entity_keys(conn, name: str) -> list[str]:
     return sorted(keys)
 
 
-def known(conn, match: EntityMatch) -> bool:
-    """Whether any fact mentions the entity `match` is for, or it has a page."""
-    if match.name is not None or not match.keys:
-        return True
-    return conn.execute(f"SELECT 1 FROM fact_entities WHERE key IN ({','.join('?' * len(match.keys))}) LIMIT 1",
-                        match.keys).fetchone() is not None
-
-
 def entity_page(conn, name: str) -> dict | None:
     """The entity page `name` resolves to (by slug, title or alias): its slug and path."""
     row = conn.execute("SELECT entity, path FROM aliases WHERE key = ? ORDER BY path LIMIT 1",

@@ -934,10 +934,6 @@ class Store:
         """Which facts are about the entity `name`: by mention, and by plain name once it has a page."""
         return entities.entity_match(self.conn, name)
 
-    def entity_known(self, match: EntityMatch) -> bool:
-        """Whether any fact mentions the entity `match` is for, or it has a page."""
-        return entities.known(self.conn, match)
-
     def canonical_names(self, names: Iterable[str]) -> dict[str, str]:
         """Mention → entity page slug, for mentions that resolve to a page."""
         return entities.canonical_names(self.conn, names)
