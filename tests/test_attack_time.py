@@ -118,3 +118,11 @@ def test_numbers_that_are_no_dates_raise_no_note(query):
 
 def test_a_year_range_still_reads_its_first_year():
     assert [(s.first, s.last) for s in read("Anna in 2020-2024", TODAY).spans] == [(date(2020, 1, 1), date(2020, 12, 31))]
+
+
+@pytest.mark.parametrize("query, first", [("was passiert nächsten März", date(2027, 3, 1)),
+                                          ("what happened last March", date(2026, 3, 1)),
+                                          ("was war im März", date(2026, 3, 1))])
+def test_a_month_the_question_says_which_of_keeps_it_as_a_filter(query, first):
+    tf = read(query, TODAY)
+    assert tf.only_dates and tf.spans[0].as_filter(TODAY).first == first, tf.spans

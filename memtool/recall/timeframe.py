@@ -357,7 +357,8 @@ def _atoms(text: str, today: date, unread: list[tuple[int, int]]) -> list[_Atom]
             if span is None:  # "Feb 29" in 2026, "31 April": not "Feb" alone either
                 unread.append((m.start(), m.end()))
             else:
-                yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3))
+                yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3)) \
+                    and not modified  # "next March" says which one
                 found.append(_Atom(m.start(), m.end(), *span, yearless=yearless))
     unread += [m.span() for m in _rx(_SHAPED).finditer(text)
                if not any(m.start() < x.end and x.start < m.end() for x in found)]
