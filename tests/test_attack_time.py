@@ -126,3 +126,11 @@ def test_a_year_range_still_reads_its_first_year():
 def test_a_month_the_question_says_which_of_keeps_it_as_a_filter(query, first):
     tf = read(query, TODAY)
     assert tf.only_dates and tf.spans[0].as_filter(TODAY).first == first, tf.spans
+
+
+def test_cli_many_impossible_dates_make_one_short_note(empty_ws):
+    _log(empty_ws, date(2026, 3, 5), "@Anna moved to Berlin.")
+    query = "Anna " + " ".join(f"2026-02-{d}" for d in range(30, 32)) + " " + " ".join(f"2026-13-{d:02}" for d in range(1, 29))
+    proc, data = run_json("recall", query, "--as-of", "2026-12-02", "--min-score", "0", cwd=empty_ws)
+    notes = [w for w in data["warnings"] if "not read as a day" in w]
+    assert notes == ["'2026-02-30', '2026-02-31', '2026-13-01' and 27 more were not read as a day; searched as words"], notes

@@ -157,7 +157,9 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
     """The dates `text` names; the bounds it states ("since Monday") become filters unless
     --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
     tf = read_dates(text, today)
-    q.notices.extend(f"'{x}' was not read as a day; searched as words" for x in tf.unread)
+    if tf.unread:
+        named = ", ".join(f"'{x}'" for x in tf.unread[:3]) + (f" and {len(tf.unread) - 3} more" if len(tf.unread) > 3 else "")
+        q.notices.append(f"{named} {'was' if len(tf.unread) == 1 else 'were'} not read as a day; searched as words")
     if not tf.spans:
         return None
     if tf.only_dates:
