@@ -38,3 +38,4 @@ def test_cli_a_tag_or_field_no_fact_has_says_so(empty_ws):
         assert data["results"] == [] and said in data["warnings"], (args, data["warnings"])
     _, fine = run_json("recall", "crash", "--tag", "work", "--field", "outcome=fixed", "--min-score", "0", cwd=empty_ws)
     assert len(fine["results"]) == 1 and fine["warnings"] == [], fine
+
