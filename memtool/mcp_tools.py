@@ -194,7 +194,7 @@ def _add_search_tools(server, mem, call, ann) -> None:
         entity: OPT_ENTITY = None,
         as_of: Annotated[Optional[str], Field(description=(
             "Answer as of this day ('what was true then'): facts written by then, minus those superseded by then. "
-            "Same forms as since."))] = None,
+            "Same forms as since; a relative since (30d) and dates in the query count back from it."))] = None,
         field: Annotated[Optional[str], Field(description=(
             "Only facts with this [key:: value] field: 'outcome=fixed', or 'cost' for any value."))] = None,
         tag: Annotated[Optional[str], Field(description="Only facts with this #tag ('project' also matches 'project/alpha').")] = None,

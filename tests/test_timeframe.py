@@ -26,7 +26,7 @@ TODAY = date(2026, 12, 1)  # a Tuesday
     ("dentist two days ago", "two days ago", "2026-11-29", "2026-11-29", "prior", "dentist"),
     ("dentist since Monday", "since Monday", "2026-11-30", "2026-12-01", "filter", "dentist"),
     ("Lisbon in March 2026", "in March 2026", "2026-03-01", "2026-03-31", "prior", "Lisbon"),
-    ("Lisbon between May 1 and May 10", "between May 1 and May 10", "2027-05-01", "2027-05-10", "filter", "Lisbon"),
+    ("Lisbon between May 1 and May 10", "between May 1 and May 10", "2026-05-01", "2026-05-10", "filter", "Lisbon"),
     ("Urlaub vom 1. Mai bis 3. Mai 2026", "vom 1. Mai bis 3. Mai 2026", "2026-05-01", "2026-05-03", "filter", "Urlaub"),
     ("Steuer seit dem 3. März", "seit dem 3. März", "2026-03-03", "2026-12-01", "filter", "Steuer"),
     ("leave the flat before March", "before March", "2026-12-01", "2027-03-01", "filter", "leave the flat"),

@@ -97,7 +97,7 @@ def recall(
     k: int = typer.Option(10, "--k", "-k", help="How many results."),
     since: Optional[str] = typer.Option(None, "--since", help="Only facts from or about this time on: 30d, 2w, 6m, 1y, 2025-11-01, 2025-11."),
     until: Optional[str] = typer.Option(None, "--until", help="Only facts up to this day (same forms as --since)."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect); dates in the query count from it."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Answer as of this day: facts written by then, minus those already superseded then (see mem reflect); dates in the query and a relative --since/--until (30d, yesterday) count from it."),
     kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): world, experience, opinion, observation, log, page.", autocompletion=complete_kinds),
     entity: List[str] = typer.Option([], "--entity", "-e", help="Only facts mentioning this entity (repeatable, all must match; aliases resolve).", autocompletion=complete_entities),
     field_: List[str] = typer.Option([], "--field", help="Only facts with this [key:: value] field: outcome=fixed, or just cost for any value (repeatable, all must match; values ignore case)."),

@@ -400,7 +400,7 @@ def summary(data: dict) -> None:
 
 def reflect_warnings(data: dict) -> None:
     """`mem reflect`: pages left alone because a person edited them, and the model's trouble."""
-    from memtool.reflect.pages import BROKEN, EDITED, TOO_LONG
+    from memtool.reflect.pages import BROKEN, EDITED, NAME_TAKEN, TOO_LONG
 
     for page in data["pages"]:
         if page["action"] == "skipped" and page["reason"] == TOO_LONG:
@@ -410,6 +410,8 @@ def reflect_warnings(data: dict) -> None:
         elif page["action"] == "skipped" and page["reason"].startswith(BROKEN):
             warn(f"{page['path']}: {page['reason']}; left alone (fix the marker lines or close the code fence; "
                  "deleting the block's lines makes the next run write a new one)")
+        elif page["action"] == "skipped" and page["reason"].startswith(NAME_TAKEN):
+            warn(f"{page['path']}: {page['reason']}; no page made for {page['entity']!r} (its facts are still recalled)")
         elif page["action"] == "skipped" and "legal" not in page["reason"]:
             warn(f"{page['path']}: {page['reason']}; left alone")
     if data.get("reused", {}).get("notice"):

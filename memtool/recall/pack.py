@@ -10,13 +10,18 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+def cost(hit: Hit) -> int:
+    """The tokens `hit` takes in a packed answer: its content, its source, and a little framing."""
+    return estimate_tokens(hit.content) + estimate_tokens(hit.source) + 4
+
+
 def pack(hits: list[Hit], budget: int) -> list[Hit]:
     """The best hits, in rank order, whose content and source fit in `budget` tokens."""
     out, used = [], 0
     for h in hits:
-        cost = estimate_tokens(h.content) + estimate_tokens(h.source) + 4
-        if used + cost > budget:
+        cost_ = cost(h)
+        if used + cost_ > budget:
             continue
         out.append(h)
-        used += cost
+        used += cost_
     return out

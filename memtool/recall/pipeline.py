@@ -14,7 +14,7 @@ from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
 from memtool.recall.history import consolidated, fold_duplicates
 from memtool.recall.opinions import with_opinions
-from memtool.recall.pack import pack
+from memtool.recall.pack import cost, pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
 from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind, without_content_words
@@ -46,6 +46,8 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         verdict = _verdict(found, q, store, floor, warnings)
         if not has_content_words(q.text) and not store.names_an_entity(q.text):  # `Will`: a stopword and a name
             verdict = without_content_words(verdict, floor if q.min_score is None else q.min_score)
+    if not hits:  # not "nothing found" when a filter asks for what no fact has
+        _say_unmatched(q, filters, store, notice)
     hits = consolidated(hits, local, q.as_of, reorder=bool(q.terms), notice=notice)
     _name(hits, store, filters)
     hits = fold_duplicates(hits)[: q.k]
@@ -56,7 +58,12 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         if not verdict.relevant:
             verdict.below, hits = len(hits), []
     if q.budget:
-        hits = pack(hits, q.budget)
+        packed = pack(hits, q.budget)
+        if hits and not packed:  # not "nothing found": the answer did not fit
+            least = min(cost(h) for h in hits)
+            notice(f"no result fits in a budget of {q.budget} token{'s' if q.budget != 1 else ''} (the smallest needs "
+                   f"about {least}); give a larger budget")
+        hits = packed
     with_opinions(hits, store, notice, tiers)
     stale = set(store.paths_with_status("stale"))
     for h in hits:
@@ -111,6 +118,18 @@ def listed(store: Store, local: LocalStateFile, filters: Filters, k: int, notice
 def _filters(q: Query, store: Store) -> Filters:
     return Filters(kinds=q.kinds, since=q.since, until=q.until, entities=[store.entity_match(e) for e in q.entities],
                    fields=q.fields, tags=q.tags)
+
+
+def _say_unmatched(q: Query, filters: Filters, store: Store, notice: Callable[[str], None]) -> None:
+    """Name each --entity, --tag and --field that no fact matches even alone (a typo, most often)."""
+    alone = [(f"no fact mentions {name!r} (entities are @mentions, [[links]] or pages in bank/entities/)",
+              Filters(entities=[match])) for name, match in zip(q.entities, filters.entities)]
+    alone += [(f"no fact has the tag #{tag}", Filters(tags=[tag])) for tag in q.tags]
+    alone += [(f"no fact has the field [{key}:: {value if value is not None else '…'}]", Filters(fields=[(key, value)]))
+              for key, value in q.fields]
+    for message, only in alone:
+        if not store.latest_ids(only, 1):
+            notice(message)
 
 
 def _name(hits: list[Hit], store: Store, filters: Filters) -> None:

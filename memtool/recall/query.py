@@ -95,16 +95,18 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     """Validate recall options; raise UsageError with a hint for anything malformed.
 
     `as_of` answers as of a date: only facts written by then (it bounds `until`); dates in the
-    text ("last week") are read relative to it, else to `today`."""
+    text ("last week") and relative `since`/`until` ("30d", "yesterday") are read relative to it,
+    else to `today`."""
     as_of_day = None
     flags = bool(since or until)
     length = len(text)
     if length > MAX_QUERY_CHARS:
         text = shortened(text, MAX_QUERY_CHARS)
+    bound = "--until"
     if as_of:
         as_of_day = parse_until(as_of, today, option="--as-of")
-        if until is None or parse_until(until, today) > as_of_day:
-            until = as_of_day.isoformat()
+        if until is None or parse_until(until, as_of_day) > as_of_day:
+            until, bound = as_of_day.isoformat(), "--as-of"
     if not 1 <= k <= MAX_K:
         raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
     if min_score is not None and not 0.0 <= min_score <= 1.0:
@@ -121,10 +123,11 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
               min_score=min_score,
               entities=[e.lstrip("@").strip() for e in entities],
               fields=[parse_field_filter(f) for f in fields], tags=[_tag_filter(t) for t in tags])
-    q.since = parse_since(since, today) if since else None
-    q.until = parse_until(until, today) if until else None
+    q.since = parse_since(since, as_of_day or today) if since else None
+    q.until = parse_until(until, as_of_day or today) if until else None
     if q.since and q.until and q.since > q.until:
-        raise UsageError(f"--since {since} is after --until {until}", "swap them, or drop one")
+        raise UsageError(f"--since {since} is after {bound} {as_of if bound == '--as-of' else until}",
+                         "swap them, or drop one")
     if length > len(text):
         q.notices.append(f"the query is {length:,} characters long; searched its first {len(text):,}")
     q.timeframe = _dates_in(q, text, today=as_of_day or today, flags=flags)
@@ -154,11 +157,14 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
     """The dates `text` names; the bounds it states ("since Monday") become filters unless
     --since/--until were given, and so do all its dates when nothing else is asked ("last week")."""
     tf = read_dates(text, today)
+    if tf.unread:
+        named = ", ".join(f"'{x}'" for x in tf.unread[:3]) + (f" and {len(tf.unread) - 3} more" if len(tf.unread) > 3 else "")
+        q.notices.append(f"{named} {'was' if len(tf.unread) == 1 else 'were'} not read as a day; searched as words")
     if not tf.spans:
         return None
     if tf.only_dates:
-        tf = tf.replace(spans=tuple(s.replace(use="filter") for s in tf.spans),
-                        since=min(s.first for s in tf.spans), until=max(s.last for s in tf.spans))
+        spans = tuple(s.as_filter(today) for s in tf.spans)
+        tf = tf.replace(spans=spans, since=min(s.first for s in spans), until=max(s.last for s in spans))
     if flags:  # the options win: the text's dates only rank
         return tf.replace(spans=tuple(s.replace(use="prior", fuzz=0) if s.use == "filter" else s for s in tf.spans),
                           since=None, until=None)
@@ -166,6 +172,7 @@ def _dates_in(q: Query, text: str, today: date, flags: bool) -> Timeframe | None
         q.since = tf.since
     if tf.until:
         q.until = min(tf.until, q.until) if q.until else tf.until
-    if q.since and q.until and q.since > q.until:
-        q.until = q.since  # "since Monday" asked --as-of last Friday: that day alone, not an error
+    if q.since and q.until and q.since > q.until:  # "since Monday" asked --as-of last Friday: not an error
+        q.notices.append(f"the question's dates end ({q.until}) before they begin ({q.since}); searched {q.since} alone")
+        q.until = q.since
     return tf

@@ -34,10 +34,11 @@ class Span(FrozenValue):
     """A stretch of days a query names, `phrase` as written in the query: `use` is "prior" (a ranking
     boost) or "filter"; `fuzz` days outside the span still count, fading."""
 
-    __slots__ = ("first", "last", "phrase", "use", "fuzz")
+    __slots__ = ("first", "last", "phrase", "use", "fuzz", "around", "yearless")
 
-    def __init__(self, first: date, last: date, phrase: str, use: str = PRIOR, fuzz: int = 1):
-        self._set(first, last, phrase, use, fuzz)
+    def __init__(self, first: date, last: date, phrase: str, use: str = PRIOR, fuzz: int = 1, around: bool = False,
+                 yearless: bool = False):
+        self._set(first, last, phrase, use, fuzz, around, yearless)
 
     def to_dict(self) -> dict:
         return {"phrase": self.phrase, "from": self.first.isoformat(), "to": self.last.isoformat(), "use": self.use}
@@ -52,17 +53,29 @@ class Span(FrozenValue):
             gap, allowed = (first - self.last).days, self.fuzz + WRITTEN_AFTER
         return max(0.0, 1.0 - gap / (allowed + 1))
 
+    def as_filter(self, today: date) -> Span:
+        """This span as a filter (a question of nothing but dates): "around" keeps the days either side
+        it counts in full, and a year-less date wholly after `today` is the one a year before — a filter
+        on a coming January would hide every January a memory holds."""
+        first, last = self.first, self.last
+        if self.yearless and first > today:
+            first, last = _year_before(first), _year_before(last)
+        if self.around:
+            first, last = first - timedelta(days=AROUND), last + timedelta(days=AROUND)
+        return self.replace(first=first, last=last, use="filter")
+
 
 class Timeframe(FrozenValue):
     """What `read` found: the query without its date words, the spans, and the bounds they set
     (`since`, `until`: from "since X", "between X and Y", …); `only_dates`: nothing but dates and
-    generic words were asked ("what did I do last week")."""
+    generic words were asked ("what did I do last week"); `unread`: what looks like a date but is no
+    day ("2026-02-30", "Feb 29" in 2026), kept whole as words."""
 
-    __slots__ = ("text", "spans", "since", "until", "only_dates")
+    __slots__ = ("text", "spans", "since", "until", "only_dates", "unread")
 
     def __init__(self, text: str, spans: tuple[Span, ...] = (), since: date | None = None, until: date | None = None,
-                 only_dates: bool = False):
-        self._set(text, spans, since, until, only_dates)
+                 only_dates: bool = False, unread: tuple[str, ...] = ()):
+        self._set(text, spans, since, until, only_dates, unread)
 
     @property
     def priors(self) -> list[Span]:
@@ -124,6 +137,13 @@ def _week_of(day: date) -> tuple[date, date]:
 
 def _month_span(y: int, m: int) -> tuple[date, date]:
     return date(y, m, 1), date(y, m, month_end(y, m))
+
+
+def _year_before(day: date) -> date:
+    try:
+        return day.replace(year=day.year - 1)
+    except ValueError:  # Feb 29
+        return day.replace(year=day.year - 1, day=28)
 
 
 def _nearest(candidates: list[tuple[date, date]], today: date) -> tuple[date, date]:
@@ -249,11 +269,20 @@ def _month_only(m, today):
 
 
 @_safe
+def _year_month(m, today):
+    return (*_month_span(int(m.group(1)), int(m.group(2))), 7)
+
+
+@_safe
 def _year(m, today):
     y = int(m.group(1))
     return date(y, 1, 1), date(y, 12, 31), 30
 
 
+_NOT_IN_DATE = r"(?<!\d[-./])"  # a year or a month inside "2026-02-30" or "30.02.2026" is no date of its own
+# what is shaped like a date: when no rule reads it as a day, it stays words whole
+_SHAPED = (r"\b(?:19|20)\d\d(?:-\d{1,2}(?:-\d{1,2})?|/\d{1,2}/\d{1,2})\b(?![-./]\d)"
+           r"|\b\d{1,2}[./]\d{1,2}[./](?:19|20)\d\d\b(?![-./]\d)")
 _YEAR = r"(?:,?\s*\b((?:19|20)\d\d)\b)?"  # "1 February, 2023", "January, 2023"
 _MONTH_WORDS = tuple(_MONTHS)
 # (pattern, span maker, needs a word before it: "in", "im", "since", …, words it cannot match without)
@@ -272,7 +301,8 @@ _RULES = [
     (rf"\b{_MON}\s+{_DAY}(?!\d|\.\d)\b", _month_day, False, _MONTH_WORDS),
     (rf"\b{_DAY}\s*(?:of\s+)?{_MON}(?![a-zäöü]){_YEAR}", _day_month, False, _MONTH_WORDS),
     (rf"\b(?:({_PAST[1:-1]}|{_NEXT[1:-1]})\s+)?{_MON}(?![a-zäöü]){_YEAR}", _month_only, True, _MONTH_WORDS),
-    (r"\b((?:19|20)\d\d)\b", _year, True, ("19", "20")),
+    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)-(\d{{1,2}})\b(?![-./]\d{{1,2}}\b)", _year_month, True, ("19", "20")),
+    (rf"{_NOT_IN_DATE}\b((?:19|20)\d\d)\b(?![-./]\d{{1,2}}\b)", _year, True, ("19", "20")),
 ]
 
 
@@ -308,12 +338,14 @@ class _Atom:
         self.role, self.around, self.yearless = role, around, yearless
 
 
-def _atoms(text: str, today: date) -> list[_Atom]:
-    """Every date expression in `text`, with the word before it that says how to use it."""
+def _atoms(text: str, today: date, unread: list[tuple[int, int]]) -> list[_Atom]:
+    """Every date expression in `text`, with the word before it that says how to use it; what looks
+    like a date but names no day goes to `unread` (start, end), and no part of it is read."""
     found = [_Atom(s, e, a, b, 0) for s, e, a, b in find_dates(text)]
     for pattern, make, needs_pre in _rules(text):
         for m in pattern.finditer(text):
-            if any(m.start() < x.end and x.start < m.end() for x in found):
+            if any(m.start() < x.end and x.start < m.end() for x in found) or \
+                    any(m.start() < e and s < m.end() for s, e in unread):
                 continue
             pre = _rx(_PRE).search(text[max(0, m.start() - 16):m.start()]) or _joined(text, m.start(), found)
             modified = bool(m.groups() and m.group(1) and not m.group(1).isdigit()) and make in (_weekday, _month_only)
@@ -322,9 +354,14 @@ def _atoms(text: str, today: date) -> list[_Atom]:
             if not pre and any(g in ("may", "mar", "mai") for g in m.groups()):
                 continue  # "version 4 may break": a lower-case modal verb, not a month
             span = make(m, today)
-            if span:
-                yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3))
+            if span is None:  # "Feb 29" in 2026, "31 April": not "Feb" alone either
+                unread.append((m.start(), m.end()))
+            else:
+                yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3)) \
+                    and not modified  # "next March" says which one
                 found.append(_Atom(m.start(), m.end(), *span, yearless=yearless))
+    unread += [m.span() for m in _rx(_SHAPED).finditer(text)
+               if not any(m.start() < x.end and x.start < m.end() for x in found)]
     for x in found:
         offset = _rx(_OFFSET).search(text[max(0, x.start - 40):x.start])
         if offset and any(y is not x and y.start < x.start and y.end > x.start - len(offset.group(0)) for y in found):
@@ -389,12 +426,14 @@ def read(text: str, today: date) -> Timeframe:
         cut = cut if cut > 0 else MAX_CHARS
         head = read(text[:cut], today)
         return head.replace(text=f"{head.text} {text[cut:].lstrip()}", only_dates=False)
+    unread: list[tuple[int, int]] = []
     try:
-        atoms = _atoms(text, today)
+        atoms = _atoms(text, today, unread)
     except (ValueError, OverflowError):  # a date past year 9999 and the like: keep the words
         return Timeframe(text=text)
+    not_days = tuple(dict.fromkeys(_phrase(text, s, e) for s, e in sorted(unread)))
     if not atoms:
-        return Timeframe(text=text, only_dates=False)
+        return Timeframe(text=text, only_dates=False, unread=not_days)
     spans, since, until, joins = [], None, None, []
     i = 0
     while i < len(atoms):
@@ -407,6 +446,8 @@ def read(text: str, today: date) -> Timeframe:
                 atoms[i + 1].role = PRIOR
                 a.role = PRIOR
                 continue
+            if a.yearless and b.yearless and a.first > today:  # "from Dec 30 to Jan 2" asked Dec 2: the past one
+                a.first, b.last = _year_before(a.first), _year_before(b.last)
             spans.append(Span(a.first, b.last, _phrase(text, a.start, b.end), "filter", 0))
             joins.append((a.end, b.start))
             since, until = _earliest(since, a.first), _latest(until, b.last)
@@ -428,10 +469,11 @@ def read(text: str, today: date) -> Timeframe:
             since, until = _earliest(since, a.first), _latest(until, a.last)
         else:
             fuzz = max(a.fuzz, AROUND) if a.around else a.fuzz
-            spans.append(Span(a.first, a.last, phrase, PRIOR, fuzz))
+            spans.append(Span(a.first, a.last, phrase, PRIOR, fuzz, a.around, a.yearless))
         i += 1
     rest = _without(text, [(x.start, x.end) for x in atoms] + joins)
-    return Timeframe(text=rest, spans=tuple(spans), since=since, until=until, only_dates=not _asks_more(rest))
+    return Timeframe(text=rest, spans=tuple(spans), since=since, until=until, only_dates=not _asks_more(rest),
+                     unread=not_days)
 
 
 def asks_when(text: str) -> bool:
