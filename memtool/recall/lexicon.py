@@ -10,7 +10,9 @@ and only when no entry is written so, by its Snowball stem in the entry's langua
 stem it is); a word found in the English column yields its German words and vice versa (recall
 translates from the query's language only). The lexicon is read when a query first needs a
 translation (recall asks only in a workspace that holds both languages), and only the lines
-holding a word that starts like the query's words are parsed (`buckets`).
+holding a word that starts like the query's words are decoded and parsed (`buckets`), found by
+bisecting a shipped index of word starts (`lexicon_en_de.starts`, `index`; written again by
+`write_starts` after an edit of the lexicon, and built in process where it was not).
 """
 
 from __future__ import annotations
