@@ -156,7 +156,7 @@ def test_4_larger_lexicon_a_word_spelt_alike_is_no_false_friend_of_another_entry
     assert german in translations(text, "en")
 
 def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
-    """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
+    """Recall reads the lexicon (its bytes and its index of starts) only where the notes hold both languages."""
     write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
     probe = ("import sys; from pathlib import Path; from memtool.memory import Memory; from memtool.workspace import Workspace; "
              "from memtool.recall import lexicon; mem = Memory(Workspace(Path(sys.argv[1])), embedder='none'); mem.index(); "
@@ -169,7 +169,8 @@ def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
 
 def test_4_general_lexicon_read_by_start_is_the_whole_lexicon():
     """Only the lines holding a word that starts like the query's are parsed (reading all ~4,000
-    costs ~10 ms): for every start, the entries found so are those of the whole list, in order."""
+    costs ~10 ms; they are found by the shipped index of starts): for every start, the entries found so
+    are those of the whole list, in order."""
     from memtool.analyzer import fold
     from memtool.recall.lexicon import buckets
 
