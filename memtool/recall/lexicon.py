@@ -51,7 +51,7 @@ FUNCTION_WORDS = frozenset(
 @lru_cache(maxsize=1)
 def _lexicon() -> tuple[bytes, bytes]:
     """The lexicon's bytes and its index of starts (`index`): STARTS when it was built from these
-    bytes (its CRC-32), else built now (~20 ms), so the answers never depend on the shipped index.
+    bytes (its CRC-32), else built now (~22 ms), so the answers never depend on the shipped index.
     Neither is decoded or split whole (~1 ms): a query's starts are found by bisection (`_offsets`)
     and only their lines decoded."""
     here = Path(__file__)  # importlib.resources: ~2 ms more to import
