@@ -13,7 +13,7 @@ from conftest import ROOT, mem_env, run_json, write
 
 from memtool.memory import Memory
 from memtool.recall.candidates import translated
-from memtool.recall.lexicon import parse, translations
+from memtool.recall.lexicon import buckets, parse, translations
 from memtool.store.driver import sqlite
 from memtool.workspace import Workspace
 
@@ -75,7 +75,7 @@ def test_4_translations_the_index_does_not_hold_are_left_out(tmp_path):
 
 def test_4_the_lexicon_ships_inside_the_package():
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert "lexicon_en_de.txt" in package_data["memtool.recall"]
+    assert {"lexicon_en_de.txt", "lexicon_en_de.starts"} <= set(package_data["memtool.recall"])
     assert ("passport", ["Reisepass", "Pass"]) in parse((ROOT / "memtool" / "recall" / "lexicon_en_de.txt").read_text())
     assert {"flat", "apartment"} <= set(translations("Wohnung"))
 
@@ -156,7 +156,7 @@ def test_4_larger_lexicon_a_word_spelt_alike_is_no_false_friend_of_another_entry
     assert german in translations(text, "en")
 
 def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
-    """Reading the lexicon costs ~10 ms; recall reads it only where the notes hold both languages."""
+    """Recall reads the lexicon (its bytes and its index of starts) only where the notes hold both languages."""
     write(tmp_path, "memory/2026-11-09.md", "# 2026-11-09\n- The old bridge over the river was built in 1890.\n")
     probe = ("import sys; from pathlib import Path; from memtool.memory import Memory; from memtool.workspace import Workspace; "
              "from memtool.recall import lexicon; mem = Memory(Workspace(Path(sys.argv[1])), embedder='none'); mem.index(); "
@@ -169,7 +169,8 @@ def test_4_a_one_language_workspace_never_reads_the_lexicon(tmp_path):
 
 def test_4_general_lexicon_read_by_start_is_the_whole_lexicon():
     """Only the lines holding a word that starts like the query's are parsed (reading all ~4,000
-    costs ~10 ms): for every start, the entries found so are those of the whole list, in order."""
+    costs ~10 ms; they are found by the shipped index of starts): for every start, the entries found so
+    are those of the whole list, in order."""
     from memtool.analyzer import fold
     from memtool.recall.lexicon import buckets
 
@@ -181,6 +182,49 @@ def test_4_general_lexicon_read_by_start_is_the_whole_lexicon():
     assert len(whole) > 1000  # the general part is there
     read = buckets(set(whole) | {"zzq"})
     assert {start: list(entries) for start, entries in read.items()} == {**whole, "zzq": []}
+
+
+def test_xl39_the_shipped_index_of_starts_is_built_from_the_lexicon():
+    """A query finds its starts' lines by the shipped index (`lexicon_en_de.starts`), not by folding
+    and searching the whole lexicon; after an edit of the lexicon it is written again."""
+    from memtool.recall.lexicon import index
+
+    folder = ROOT / "memtool" / "recall"
+    assert (folder / "lexicon_en_de.starts").read_bytes().decode("utf-8") == index((folder / "lexicon_en_de.txt").read_bytes()), \
+        'the lexicon changed: python3 -c "from memtool.recall.lexicon import write_starts; write_starts()"'
+
+
+def test_xl39_a_start_is_found_by_bisection_as_the_index_lists_it():
+    """`_offsets` bisects the sorted lines of the index: every start listed, and starts listed by
+    none (before the first, after the last, between two, a prefix of one), as a full read says."""
+    from memtool.recall.lexicon import _lexicon, _offsets
+
+    starts = _lexicon()[1]
+    listed = {start: [int(o) for o in offsets.split()]
+              for start, offsets in (line.split("\t") for line in starts.decode("utf-8").splitlines()[1:])}
+    assert len(listed) > 1000
+    absent = ["", "a", "aaa", "zzz", "~~~", "ab", "abd", "abdz", "brü"]
+    for start in [*listed, *absent]:
+        assert _offsets(starts, start) == listed.get(start, []), start
+    assert _offsets(b"# head\n", "abc") == [] and _offsets(b"# head\nabc\t1 2\n", "abc") == [1, 2]
+
+
+def test_xl39_an_index_of_starts_not_built_from_the_lexicon_is_not_trusted(tmp_path):
+    """The index names the lexicon it was built from (CRC-32): a lexicon edited without writing the
+    index again (its offsets now point at other lines) is read by an index built in process, so the
+    answers stay those of the whole list."""
+    import importlib.util
+
+    folder = ROOT / "memtool" / "recall"
+    for name in ("lexicon.py", "lexicon_en_de.starts"):
+        shutil.copy(folder / name, tmp_path / name)
+    (tmp_path / "lexicon_en_de.txt").write_bytes(b"tessellation: Parkettierung\n" + (folder / "lexicon_en_de.txt").read_bytes())
+    spec = importlib.util.spec_from_file_location("lexicon_copy", tmp_path / "lexicon.py")
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    assert copy.translations("tessellation", "en") == ["Parkettierung"]
+    assert copy.translations("Wohnung", "de") == translations("Wohnung", "de") != []
+    assert copy.buckets({"bru", "rei", "abd"}) == buckets({"bru", "rei", "abd"})
 
 
 # Review of the general lexicon (lex3): false friends and the bilingual test.

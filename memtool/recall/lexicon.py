@@ -1,6 +1,6 @@
 """Query-side translation between English and German with a bundled lexicon. Pure but for
-reading the list once (`lexicon_en_de.txt` beside this module: ~7,400 English words, the most
-frequent by rank (to rank 20,000) and the everyday ones, with their German words, written by hand for memtool, MIT;
+reading the list once (`lexicon_en_de.txt` beside this module: ~8,660 English words, the most
+frequent by rank (to rank 25,372) and the everyday ones, with their German words, written by hand for memtool, MIT;
 its header tells how the words were chosen).
 
 A query's words cannot find a note written in the other language; its translated content words
@@ -10,19 +10,22 @@ and only when no entry is written so, by its Snowball stem in the entry's langua
 stem it is); a word found in the English column yields its German words and vice versa (recall
 translates from the query's language only). The lexicon is read when a query first needs a
 translation (recall asks only in a workspace that holds both languages), and only the lines
-holding a word that starts like the query's words are parsed (`buckets`).
+holding a word that starts like the query's words are decoded and parsed (`buckets`), found by
+bisecting a shipped index of word starts (`lexicon_en_de.starts`, `index`; written again by
+`write_starts` after an edit of the lexicon, and built in process where it was not).
 """
 
 from __future__ import annotations
 
-import re
+import zlib
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from memtool.analyzer import STOPWORDS, fold, fold_text, stem, word_terms, words
+from memtool.analyzer import STOPWORDS, fold, stem, word_terms, words
 
 LEXICON = "lexicon_en_de.txt"
+STARTS = "lexicon_en_de.starts"  # its index of word starts (`index`), written at development time
 # Whether a German word no entry is written as nor stems like is looked up as the regular verb form it
 # may be (`infinitives`: `schützt` → `schützen` → protect). Off, as shipped: measured on the three
 # bilingual sets it gains three cross-lingual questions and loses one (a half of the example set),
@@ -46,23 +49,68 @@ FUNCTION_WORDS = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _lexicon() -> tuple[list[str], str]:
-    """The lexicon's lines as written and the whole text folded (`analyzer.fold_text`; line for
-    line, after a newline). Whole-text string operations: ~5 ms, where parsing all ~7,500 lines
-    costs ~8 ms more."""
-    text = Path(__file__).with_name(LEXICON).read_text(encoding="utf-8")  # importlib.resources: ~2 ms more to import
-    return text.split("\n"), fold_text("\n" + text)
+def _lexicon() -> tuple[bytes, bytes]:
+    """The lexicon's bytes and its index of starts (`index`): STARTS when it was built from these
+    bytes (its CRC-32), else built now (~22 ms), so the answers never depend on the shipped index.
+    Neither is decoded or split whole (reading both: ~0.2 ms): a query's starts are found by
+    bisection (`_offsets`) and only their lines decoded."""
+    here = Path(__file__)  # importlib.resources: ~2 ms more to import
+    data = here.with_name(LEXICON).read_bytes()
+    try:
+        starts = here.with_name(STARTS).read_bytes()
+    except FileNotFoundError:
+        starts = b""
+    return data, starts if starts.startswith(_head(data).encode()) else index(data).encode()
 
 
-def _lines_at(folded: str, positions: set[int]) -> list[int]:
-    """The lines (0 the first, after the leading newline) of `folded` that hold these positions,
-    counting newlines once from the start to the last (a list of all ~7,500 line starts: ~1.3 ms)."""
-    lines, seen, at = set(), 0, 0
-    for position in sorted(positions):
-        seen += folded.count("\n", at, position + 1)
-        at = position + 1
-        lines.add(seen - 1)
-    return sorted(lines)
+def _head(data: bytes) -> str:
+    """The first line of STARTS: which lexicon, by the CRC-32 of its bytes, it was built from."""
+    return f"# {LEXICON} by word start (written by lexicon.write_starts); CRC-32 {zlib.crc32(data):08x}\n"
+
+
+def index(data: bytes) -> str:
+    """STARTS for the lexicon `data` (UTF-8): after `_head`, per start (the first three folded
+    letters of a word; sorted) the byte offsets in `data` of the lines holding a word that folds to
+    it, in order (`start<TAB>offset offset …`); phrases are targets only and count for no start.
+    Pure; written at development time (`write_starts`), so that a query finds its starts' lines
+    without folding or searching the whole lexicon."""
+    offsets: dict[str, list[int]] = {}
+    at = 0
+    for line in data.split(b"\n"):
+        for english, german in parse(line.decode("utf-8")):
+            for start in {fold(source)[:3] for source in (english, *german) if " " not in source}:
+                offsets.setdefault(start, []).append(at)
+        at += len(line) + 1
+    return _head(data) + "".join(f"{start}\t{' '.join(map(str, found))}\n" for start, found in sorted(offsets.items()))
+
+
+def write_starts() -> None:
+    """Write STARTS beside this module for its lexicon: at development time, after editing the lexicon
+    (`python3 -c "from memtool.recall.lexicon import write_starts; write_starts()"`)."""
+    here = Path(__file__)
+    here.with_name(STARTS).write_bytes(index(here.with_name(LEXICON).read_bytes()).encode("utf-8"))
+
+
+def _offsets(starts: bytes, start: str) -> list[int]:
+    """The offsets an index of starts (`index`) lists for `start`, none if it lists none: found by
+    bisecting its sorted lines (UTF-8 bytes sort as the code points of `sorted`), so the cost does
+    not grow with the lexicon."""
+    key = start.encode("utf-8")
+    lo, hi = starts.find(b"\n") + 1, len(starts)  # line starts; the line sought, if listed, starts in [lo, hi)
+    while lo < hi:
+        mid = starts.rfind(b"\n", lo, (lo + hi) // 2) + 1 or lo  # the start of the line around the middle
+        end = starts.find(b"\n", mid)
+        tab = starts.find(b"\t", mid, end)
+        if starts[mid:tab] == key:
+            return [int(o) for o in starts[tab + 1:end].split()]
+        lo, hi = (end + 1, hi) if starts[mid:tab] < key else (lo, mid)
+    return []
+
+
+def _line(data: bytes, offset: int) -> str:
+    """The line of the lexicon's bytes that starts at `offset`, decoded."""
+    end = data.find(b"\n", offset)
+    return data[offset:end if end >= 0 else len(data)].decode("utf-8")
 
 
 _BUCKETS: dict[str, tuple[tuple[str, str, list[str]], ...]] = {}
@@ -71,15 +119,14 @@ _BUCKETS: dict[str, tuple[tuple[str, str, list[str]], ...]] = {}
 def buckets(starts: set[str]) -> dict[str, tuple[tuple[str, str, list[str]], ...]]:
     """Per start (the first three folded letters of a word), the entries, both directions, whose
     word folds to the same start: (language of the word, word, the other language's words), in
-    the file's order. Only the lines holding such a word are parsed, found by one search of the
-    folded text for all the starts not read before (~1 ms); a query stems only these entries."""
+    the file's order. Only the lines holding such a word are read and parsed, found by the index of
+    starts (`index`) for all the starts not read before; a query stems only these entries."""
     missing = sorted(set(starts) - _BUCKETS.keys())
     if missing:
-        lines, folded = _lexicon()
-        pattern = "|".join(map(re.escape, missing))
-        found = _lines_at(folded, {m.start() for m in re.finditer(f"[:,\n][ \t]*(?:{pattern})", folded)})
+        data, by_start = _lexicon()
+        found = sorted({o for start in missing for o in _offsets(by_start, start)})
         read: dict[str, list] = {start: [] for start in missing}
-        for english, german in parse("\n".join(lines[i] for i in found)):
+        for english, german in parse("\n".join(_line(data, o) for o in found)):
             for lang, source, targets in [("en", english, german), *(("de", g, [english]) for g in german)]:
                 if " " not in source and (start := fold(source)[:3]) in read:  # phrases are targets only
                     read[start].append((lang, source, targets))
