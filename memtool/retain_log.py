@@ -14,7 +14,12 @@ line afterwards, though; so every line they write is also recorded in `.memory/r
                                                              which knows only "retain", ignores it
     {"op": "restore", "id": "…", "at": "…Z", "line": 42}     put back by `mem check --restore`
     {"op": "ack",     "id": "…", "at": "…Z"}                 deleted on purpose (or replaced by `mem core
-                                                             replace`): never reported again
+                                                             replace`, then with "by"): never reported again
+    {"op": "ack",     "id": "…", "at": "…Z", "by": "sync"}   removed on another machine: `mem sync` wrote a
+                                                             file here without it and said so; not reported
+                                                             (an older memtool reads a plain ack), but
+                                                             `mem check --restore PATH#Lline` naming it still
+                                                             puts it back (its "restore" revives the entry)
 
 A line is present while its file holds a list item with the same text (`memory.md`: a line with the
 same text), wherever it has moved. One that is not is reported by `mem check`, `mem status` and
@@ -305,15 +310,37 @@ def _key(line: str, whole: bool) -> str | None:
 
 def read_log(ws: Workspace) -> dict[str, Retained]:
     """The retained lines still looked after (not acknowledged as deleted), by id."""
+    return _replay(_log_lines(ws))[0]
+
+
+def by_path(ws: Workspace) -> dict[str, list[Retained]]:
+    """The retained lines still looked after, by file."""
+    out: dict[str, list[Retained]] = {}
+    for e in read_log(ws).values():
+        out.setdefault(e.path, []).append(e)
+    return out
+
+
+def removed_elsewhere(ws: Workspace) -> dict[str, Retained]:
+    """The retained lines `mem sync` found removed on another machine and not put back since, by id."""
+    return _replay(_log_lines(ws))[1]
+
+
+def _log_lines(ws: Workspace) -> list[str]:
     try:
-        raw = ws.resolve(LOG).read_text(encoding="utf-8", errors="replace")
+        return ws.resolve(LOG).read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:
-        return {}
-    return fold(raw.splitlines())
+        return []
 
 
 def fold(lines: list[str]) -> dict[str, Retained]:
-    """Replay the log's events (pure); a line that is not a whole JSON event (torn by a crash) is skipped."""
+    """Replay the log's events (pure): the lines still looked after, by id."""
+    return _replay(lines)[0]
+
+
+def _replay(lines: list[str]) -> tuple[dict[str, Retained], dict[str, Retained]]:
+    """Replay the log's events (pure): the lines looked after, and those removed on another machine
+    (acknowledged by sync); a line that is not a whole JSON event (torn by a crash) is skipped."""
     lines = [line for line in lines if line.strip()]
     try:
         events = json.loads("[" + ",".join(lines) + "]")  # one parse: ~10x faster than one per line
@@ -325,19 +352,39 @@ def fold(lines: list[str]) -> dict[str, Retained]:
             except ValueError:
                 continue
     out: dict[str, Retained] = {}
+    away: dict[str, Retained] = {}
     for e in events:
         try:
             op, entry_id = e["op"], e["id"]
             if op in ("retain", "write"):
                 out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
                                          str(e.get("by", "retain")))
-            elif op == "restore" and entry_id in out:
-                out[entry_id].line = int(e["line"])
+            elif op == "restore" and (entry_id in out or entry_id in away):
+                line = int(e["line"])
+                out[entry_id] = out.get(entry_id) or away.pop(entry_id)
+                out[entry_id].line = line
             elif op == "ack":
-                out.pop(entry_id, None)
+                acked = out.pop(entry_id, None)
+                away.pop(entry_id, None)
+                if acked is not None and e.get("by") == "sync":
+                    away[entry_id] = acked
         except (ValueError, KeyError, TypeError):
             continue
-    return out
+    return out, away
+
+
+def synced_away(ws: Workspace, rel: str, entries: list[Retained], before: str, after: str) -> list[Retained]:
+    """`mem sync` replaces `rel`'s text `before` by `after` (None: deletes it), as another machine has
+    it: the lines of `entries` (the retain log's for `rel`) that `before` holds and `after` does not
+    were removed there. They are acknowledged as removed by sync (no editor loss to report) and
+    returned, for sync to say so."""
+    if not entries:
+        return []
+    had = {e.id for e in missing(entries, before)}
+    gone = [e for e in missing(entries, after or "") if e.id not in had]
+    for e in gone:
+        _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": "sync"})
+    return gone
 
 
 def missing(entries: list[Retained], text: str) -> list[Retained]:
@@ -367,11 +414,8 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
     now = {rel: _stat(ws, rel) for rel in files}
     if cache.get("log") == log_stat and all(now[rel] == files[rel]["stat"] for rel in files):
         return [Retained(**e) for f in files.values() for e in f["missing"]]
-    by_path: dict[str, list[Retained]] = {}
-    for e in read_log(ws).values():
-        by_path.setdefault(e.path, []).append(e)
     fresh_files = {}
-    for rel, entries in by_path.items():
+    for rel, entries in by_path(ws).items():
         ids = blake2b("\n".join(sorted(e.id for e in entries)).encode(), digest_size=8).hexdigest()
         stat = now[rel] if rel in now else _stat(ws, rel)
         old = files.get(rel)
@@ -444,8 +488,11 @@ def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) 
     """Put vanished retained lines back at the end of their files (nothing else moves); lines of core
     memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept), the
     lines one edit wrote together (a fenced block's opening line alone would be refused)."""
+    gone = vanished(ws, fresh=True)
+    if refs:  # a line removed on another machine goes back only when named (as `mem sync` listed it)
+        gone += _away_missing(ws)
     done = []
-    for group in _by_edit(select(vanished(ws, fresh=True), list(refs))):
+    for group in _by_edit(select(gone, list(refs))):
         if group[0].kind == CORE:
             lines = _restore_core(ws, group, core_limit)
         else:
@@ -457,6 +504,24 @@ def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) 
             _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
             done.append(dict(e.to_dict(), restored=f"{e.path}#L{line}"))
     return done
+
+
+def removed_note(removed: list[dict]) -> str:
+    """What `mem sync` says once about lines this machine wrote that another machine removed (`to_dict`s)."""
+    import shlex
+
+    shown = "; ".join(f"'{e['text'] if e['kind'] == CORE else '- ' + e['text']}' ({e['source']})" for e in removed)
+    refs = " ".join(shlex.quote(e["source"]) for e in removed)
+    return (f"{len(removed)} line(s) this machine wrote were removed on another machine: {shown}; "
+            f"mem check --restore {refs} puts them back")
+
+
+def _away_missing(ws: Workspace) -> list[Retained]:
+    """The lines removed on another machine that are still missing from their files."""
+    by_path: dict[str, list[Retained]] = {}
+    for e in removed_elsewhere(ws).values():
+        by_path.setdefault(e.path, []).append(e)
+    return [e for rel, entries in sorted(by_path.items()) for e in missing(entries, _read(ws, rel))]
 
 
 def _by_edit(gone: list[Retained]) -> list[list[Retained]]:
@@ -479,7 +544,8 @@ class _Back(Exception):
 
 def _still_gone(ws: Workspace, group: list[Retained], current: str) -> bool:
     """Whether every line of `group` is still looked after and missing from its file's text `current`."""
-    entries = [e for e in read_log(ws).values() if e.path == group[0].path]
+    looked_after, away = _replay(_log_lines(ws))
+    entries = [e for e in (*looked_after.values(), *away.values()) if e.path == group[0].path]
     return {e.id for e in group} <= {e.id for e in missing(entries, current)}
 
 
