@@ -8,6 +8,7 @@ line afterwards, though; so every line they write is also recorded in `.memory/r
 
     {"op": "retain",  "id": "…", "at": "…Z", "path": "memory/2026-11-30.md", "line": 17, "text": "W: …",
      "kind": "world", "by": "retain"}                        a daily log's line; by: retain, note, review decide
+                                                             (+ "via": "mcp" when an agent wrote it through MCP)
     {"op": "write", …, "path": "memory.md", "kind": "core", "by": "core append"}
                                                              a line of a bank page (kind "page") or of core
                                                              memory: restored otherwise, so an older memtool,
@@ -27,8 +28,8 @@ recall's warnings. Checking is cheap: `.memory/retained-checked.json` keeps, per
 mtime and ctime when it was last checked and what was missing then, so only files changed since are read again.
 
 The log also tells a retried write from a new one: `write_once` (the MCP tools) answers with the
-line already there when the same text was written to the same file a moment ago (`recent`) and is
-still there, instead of writing it twice.
+line already there when the same text was written through MCP (`"via": "mcp"` in its entry) to the
+same file a moment ago (`recent`) and is still there, instead of writing it twice.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall
 
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
-CHECKED_FORMAT = 2  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line
+CHECKED_FORMAT = 3  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line; 3 through what
 CODE = "retained-line-missing"
+MCP = "mcp"  # `via` of a write an agent made through `mem mcp`
 CORE = "core"  # the kind of a line written to core memory: matched as a whole line, restored through its edit
 _MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
@@ -60,9 +62,10 @@ class Retained(Value):
     """One `retain` entry of the log: where the line was written, what it said (`text`: the item as
     written, without the `- ` marker; in core memory the whole line) and which command wrote it (`by`)."""
 
-    __slots__ = ("id", "at", "path", "line", "text", "kind", "by")
+    __slots__ = ("id", "at", "path", "line", "text", "kind", "by", "via")
 
-    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain"):
+    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain",
+                 via: str = ""):
         self.id = id
         self.at = at
         self.path = path
@@ -70,6 +73,7 @@ class Retained(Value):
         self.text = text
         self.kind = kind
         self.by = by
+        self.via = via  # "mcp" for a write an agent made through `mem mcp`; "" for a person's (the CLI)
 
     @property
     def source(self) -> str:
@@ -99,29 +103,30 @@ def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str
     """Append `- item` (a record of `kind`; `page` for a bank page) to the daily log or page `rel`
     (see `retain.append_item`) and record it in the retain log as written `by` a command; returns its
     line. Never replaces the file: no one's save is lost."""
-    return write_once(ws, rel, item, kind, day_title, by, 0)[0]
+    return write_once(ws, rel, item, kind, day_title, by, None)[0]
 
 
 def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str,
-               within: float) -> tuple[int, str | None]:
-    """As `write`, unless the same item was written to `rel` in the last `within` seconds and is still
-    there (a client retrying a call it gave up on): then nothing is written. Returns the line and,
-    for such a repeat, when the line was written."""
+               within: float | None) -> tuple[int, str | None]:
+    """As `write`; `within` not None marks a write through MCP, which is not made when the same item
+    was written through MCP to `rel` in the last `within` seconds and is still there (a client
+    retrying a call it gave up on). Returns the line and, for such a repeat, when it was written."""
     with ws.lock(rel):
         if within:
             earlier = repeated(ws, rel, [item], kind, within, _read(ws, rel))
             if earlier:
                 return earlier
         line = _append(ws, rel, item, kind, day_title)
-        _log(ws, _entry(rel, line, item, kind, by))
+        _log(ws, _entry(rel, line, item, kind, by, MCP if within is not None else ""))
     return line, None
 
 
-def _entry(rel: str, line: int, text: str, kind: str, by: str) -> dict:
+def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "") -> dict:
     entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                        digest_size=8).hexdigest()
     op = "retain" if kind not in ("page", CORE) else "write"
-    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by}
+    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by,
+            **({"via": via} if via else {})}
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
@@ -218,7 +223,7 @@ def added_lines(current: str, new: str) -> list[tuple[int, str]]:
     return out
 
 
-def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str) -> None:
+def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: str = "") -> None:
     """After `by` (a `mem core …` edit) replaced `current` by `new` in `rel`: record the lines it added,
     and accept as deleted the recorded lines it removed (memtool removed them: nothing vanished)."""
     gone = Counter(line.strip() for line in current.splitlines())
@@ -229,7 +234,7 @@ def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str) -> Non
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
     for line, text in added_lines(current, new):
-        _log(ws, _entry(rel, line, text, CORE, by))
+        _log(ws, _entry(rel, line, text, CORE, by, via))
 
 
 # --- telling a retry from a new write -------------------------------------------------------------
@@ -275,14 +280,15 @@ def _seconds(at: str) -> float:
 
 def repeated(ws: Workspace, rel: str, texts: list[str], kind: str, within: float,
              current: str) -> tuple[int, str] | None:
-    """When every one of `texts` was written to `rel` in the last `within` seconds and `current` (the
-    file's text) still holds it: the line of the last one and when it was written; else None."""
+    """When every one of `texts` (each as often as it occurs there) was written through MCP to `rel` in
+    the last `within` seconds and `current` (the file's text) still holds it: the line of the last one
+    and when it was written; else None. A person's writes (the CLI) never make an MCP write a repeat."""
     if not texts:
         return None
-    mine = [e for e in recent(ws, within) if e.path == rel and e.text in texts]
+    mine = [e for e in recent(ws, within) if e.path == rel and e.via == MCP and e.text in texts]
     gone = missing(mine, current)
     held = [e for e in mine if e not in gone]
-    if {e.text for e in held} != set(texts):
+    if Counter(texts) - Counter(e.text for e in held):  # one "- x" written is no repeat of "- x\n- x"
         return None
     newest = max(held, key=lambda e: e.at)
     return line_of(current, texts[-1], kind == CORE), newest.at
@@ -358,7 +364,7 @@ def _replay(lines: list[str]) -> tuple[dict[str, Retained], dict[str, Retained]]
             op, entry_id = e["op"], e["id"]
             if op in ("retain", "write"):
                 out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
-                                         str(e.get("by", "retain")))
+                                         str(e.get("by", "retain")), str(e.get("via", "")))
             elif op == "restore" and (entry_id in out or entry_id in away):
                 line = int(e["line"])
                 out[entry_id] = out.get(entry_id) or away.pop(entry_id)
