@@ -62,10 +62,10 @@ class Retained(Value):
     """One `retain` entry of the log: where the line was written, what it said (`text`: the item as
     written, without the `- ` marker; in core memory the whole line) and which command wrote it (`by`)."""
 
-    __slots__ = ("id", "at", "path", "line", "text", "kind", "by", "via")
+    __slots__ = ("id", "at", "path", "line", "text", "kind", "by", "via", "indent")
 
     def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain",
-                 via: str = ""):
+                 via: str = "", indent: str = ""):
         self.id = id
         self.at = at
         self.path = path
@@ -74,6 +74,7 @@ class Retained(Value):
         self.kind = kind
         self.by = by
         self.via = via  # "mcp" for a write an agent made through `mem mcp`; "" for a person's (the CLI)
+        self.indent = indent  # a core-memory line's leading white space as written (a nested list item)
 
     @property
     def source(self) -> str:
@@ -86,7 +87,7 @@ class Retained(Value):
     @property
     def shown(self) -> str:
         """The line as it was written."""
-        return self.text if self.kind == CORE else f"- {self.text}"
+        return self.indent + self.text if self.kind == CORE else f"- {self.text}"
 
     def diagnostic(self) -> Diagnostic:
         from memtool.records import Diagnostic
@@ -121,12 +122,12 @@ def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by
     return line, None
 
 
-def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "") -> dict:
+def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", indent: str = "") -> dict:
     entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                        digest_size=8).hexdigest()
     op = "retain" if kind not in ("page", CORE) else "write"
     return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by,
-            **({"via": via} if via else {})}
+            **({"via": via} if via else {}), **({"indent": indent} if indent else {})}
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
@@ -233,8 +234,10 @@ def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: s
             if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
+    lines = new.splitlines()
     for line, text in added_lines(current, new):
-        _log(ws, _entry(rel, line, text, CORE, by, via))
+        written = lines[line - 1]
+        _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())]))
 
 
 # --- telling a retry from a new write -------------------------------------------------------------
@@ -364,7 +367,7 @@ def _replay(lines: list[str]) -> tuple[dict[str, Retained], dict[str, Retained]]
             op, entry_id = e["op"], e["id"]
             if op in ("retain", "write"):
                 out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
-                                         str(e.get("by", "retain")), str(e.get("via", "")))
+                                         str(e.get("by", "retain")), str(e.get("via", "")), str(e.get("indent", "")))
             elif op == "restore" and (entry_id in out or entry_id in away):
                 line = int(e["line"])
                 out[entry_id] = out.get(entry_id) or away.pop(entry_id)
@@ -561,7 +564,7 @@ def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None) 
     from memtool import core_memory, writing
     from memtool.document import split_lines
 
-    text = "\n".join(e.text for e in group)
+    text = "\n".join(e.indent + e.text for e in group)
 
     def change(current: str, name: str) -> str:
         if not _still_gone(ws, group, current):  # under memory.md's lock
