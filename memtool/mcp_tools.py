@@ -105,6 +105,11 @@ class Turns:
                           "reflect and summarize can take a minute")
 
 
+# Resources read without waiting for a turn: a plain read of one file (no SQLite) that edits replace
+# atomically (a rename), so a read sees the old text or the new, never half of one.
+UNQUEUED = frozenset({"memory://core"})
+
+
 def _server_class(turns: Turns):
     """MCPServer, with argument errors said in plain words (the SDK passes the validator's text on),
     and each tool call and resource read in its turn (`turns`)."""
@@ -127,6 +132,8 @@ def _server_class(turns: Turns):
                 raise
 
         async def read_resource(self, uri, context=None):
+            if str(uri) in UNQUEUED:
+                return await super().read_resource(uri, context)
             async with turns.turn(f"reading {uri}", ResourceError):
                 return await super().read_resource(uri, context)
 

@@ -96,6 +96,27 @@ def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, st
     assert _left_behind(example_ws) == []
 
 
+def test_core_memory_is_read_while_a_long_call_runs(example_ws, stub):
+    """memory://core waited behind summarize and failed busy: it is a plain file read, not queued."""
+    _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
+    release = _held(stub)
+
+    async def script(s):
+        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
+        await _until(lambda: stub.chats)
+        try:
+            core = await asyncio.wait_for(s.read_resource("memory://core"), 15)
+        except Exception as exc:  # busy (an MCP error) or hung
+            core = exc
+        release.set()
+        await long
+        return core
+
+    core = _session(example_ws, script)
+    assert not isinstance(core, Exception), core
+    assert core.contents[0].text == (example_ws / "memory.md").read_text(encoding="utf-8")
+
+
 def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stub):
     release = _held(stub)
 
