@@ -155,7 +155,7 @@ NO_CONTENT_WORDS = "the query has no content words (only words such as 'the', 'u
 # A stopword of one language is often a word of another: `war`, `hat`, `man`, `bin`, `die`, `will`
 # in English. Where such a word is rare, it is that word: a stopword-only query counts as naming
 # something when every one of its words is held by at most this share of the workspace's facts.
-# Measured (exact index terms; docs/recall.md): examples/workspace (312 facts, English and German):
+# Measured (exact index terms; docs/cli.md, recall JSON `reason`): examples/workspace (312 facts, English and German):
 # the 36 %, is 14 %, it 8.7 %, die 8 %, und 6.7 %, hat 5.1 %, der 4.2 %, will 2.6 % (stopwords there)
 # against war 0.6 %, man 0.3 %, bin 0.3 %; a German-only set of 16 facts: die 50 %, der 12 %, every
 # stopword it holds >= 6 %; an English-only one: the 81 %, is 6 %.
