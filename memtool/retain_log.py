@@ -122,11 +122,12 @@ def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by
     return line, None
 
 
-def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", indent: str = "") -> dict:
+def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", indent: str = "",
+           at: str | None = None) -> dict:
     entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                        digest_size=8).hexdigest()
     op = "retain" if kind not in ("page", CORE) else "write"
-    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by,
+    return {"op": op, "id": entry_id, "at": at or _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by,
             **({"via": via} if via else {}), **({"indent": indent} if indent else {})}
 
 
@@ -234,10 +235,10 @@ def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: s
             if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
-    lines = new.splitlines()
+    lines, at = new.splitlines(), _now()  # one time for the edit's lines: `restore` puts them back together
     for line, text in added_lines(current, new):
         written = lines[line - 1]
-        _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())]))
+        _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())], at))
 
 
 # --- telling a retry from a new write -------------------------------------------------------------
@@ -484,7 +485,7 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
     """The vanished lines named by `refs` (`path#Lline` as `mem check` lists them, or a path); all without refs."""
     if not refs:
         return gone
-    wanted = {re.sub(r"^(.+):(\d+)$", r"\1#L\2", r.strip()) for r in refs}
+    wanted = _named(refs)
     chosen = [e for e in gone if e.source in wanted or e.path in wanted or e.id in wanted]
     unknown = wanted - {e.source for e in chosen} - {e.path for e in chosen} - {e.id for e in chosen}
     if unknown:
@@ -493,13 +494,18 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
     return chosen
 
 
+def _named(refs: list[str]) -> set[str]:
+    """The refs as sources (`path:17` → `path#L17`), paths or ids. Pure."""
+    return {re.sub(r"^(.+):(\d+)$", r"\1#L\2", r.strip()) for r in refs}
+
+
 def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) -> list[dict]:
     """Put vanished retained lines back at the end of their files (nothing else moves); lines of core
     memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept), the
     lines one edit wrote together (a fenced block's opening line alone would be refused)."""
     gone = vanished(ws, fresh=True)
     if refs:  # a line removed on another machine goes back only when named (as `mem sync` listed it)
-        gone += _away_missing(ws)
+        gone += [e for e in _away_missing(ws) if {e.source, e.id} & _named(list(refs))]
     done = []
     for group in _by_edit(select(gone, list(refs))):
         if group[0].kind == CORE:

@@ -49,7 +49,8 @@ def test_a_core_line_replaced_on_another_machine_is_said_by_sync_not_by_check(tm
     again = run_mem("-w", a, "sync", env=ENV)
     assert again.returncode == 0 and "removed on another machine" not in again.stderr
     # a plain restore puts back only editor losses; naming the line brings it back
-    _, none = run_json("-w", a, "check", "--restore", env=ENV)
+    run_mem("-w", a, "check", "--restore", env=ENV)
+    run_mem("-w", a, "check", "--restore", "memory.md", env=ENV)  # a path names the file's editor losses only
     assert "tea" not in (a / "memory.md").read_text()
     proc = run_mem("-w", a, "check", "--restore", "memory.md#L4", env=ENV)
     assert proc.returncode == 0, proc.stderr
