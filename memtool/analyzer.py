@@ -198,8 +198,14 @@ MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `
 
 
 def has_content_words(text: str) -> bool:
-    """Whether `text` holds a word that is not a stopword (in any language memtool knows them of)."""
-    return any(fold(w) not in STOPWORDS for _, _, w in words(text))
+    """Whether `text` holds a word that is not a stopword (in any language memtool knows them of); a
+    word in capitals of two letters or more (`IT`, `US`) is an abbreviation, not a stopword."""
+    return any(fold(w) not in STOPWORDS or (len(w) >= 2 and w.isupper()) for _, _, w in words(text))
+
+
+def exact_terms(text: str) -> list[str]:
+    """Each word's folded index term (no stems, no prefixes): what the index counts facts of."""
+    return [t[0] for t in (word_terms(w) for _, _, w in words(text)) if t]
 
 
 def query_terms(text: str) -> list[str]:

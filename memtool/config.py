@@ -96,7 +96,7 @@ class Config:
     llm_model: str = "llama3.2"  # the Ollama model for `mem summarize`
     llm_timeout: float = 60.0
     mcp_wait: float = 10.0  # seconds an MCP tool call waits for the one running, then answers "busy"
-    mcp_repeat: float = 600.0  # seconds within which an MCP write of the same line is a retry, answered not repeated
+    mcp_repeat: float = 120.0  # seconds within which an MCP write of the same line (after one through MCP) is a retry
     reflect_min_hours: float = 12.0  # gates: a run does work only this long after the last one …
     reflect_min_new: int = 3  # … and with at least this many new facts (--force overrides both)
     reflect_time_limit: float = 60.0  # seconds; a run stops cleanly at this point
@@ -266,7 +266,7 @@ def _llm_settings(llm: dict, name: str) -> dict:
 def _mcp_settings(mcp: dict, name: str) -> dict:
     """[mcp] wait_seconds (how long a tool call waits for the one running) and repeat_seconds (0: off)."""
     out = {}
-    for key, default, low, high in (("wait_seconds", 10.0, 0, 3600), ("repeat_seconds", 600.0, 0, 86400)):
+    for key, default, low, high in (("wait_seconds", 10.0, 0, 3600), ("repeat_seconds", 120.0, 0, 86400)):
         value = mcp.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise WorkspaceError(f"{name}: mcp.{key} must be a number of seconds from {low} to {high}, not {value!r}")

@@ -44,6 +44,8 @@ BUDGET = Annotated[int, Field(ge=BUDGET_MIN, le=BUDGET_MAX, description=(
     "not cut mid-line."))]
 ENTITY = Annotated[str, Field(description="An entity's name, @slug or alias (e.g. 'Peter', '@warelay').")]
 OPT_ENTITY = Annotated[Optional[str], Field(description="Only facts about this entity: a name, @slug or alias.")]
+AgainArg = Annotated[bool, Field(description=(
+    "true: write it even when the same text was just written through MCP (on purpose, not a retry)."))]
 
 
 def build_server(mem):
@@ -103,6 +105,11 @@ class Turns:
                           "reflect and summarize can take a minute")
 
 
+# Resources read without waiting for a turn: a plain read of one file (no SQLite) that edits replace
+# atomically (a rename), so a read sees the old text or the new, never half of one.
+UNQUEUED = frozenset({"memory://core"})
+
+
 def _server_class(turns: Turns):
     """MCPServer, with argument errors said in plain words (the SDK passes the validator's text on),
     and each tool call and resource read in its turn (`turns`)."""
@@ -125,6 +132,8 @@ def _server_class(turns: Turns):
                 raise
 
         async def read_resource(self, uri, context=None):
+            if str(uri) in UNQUEUED:
+                return await super().read_resource(uri, context)
             async with turns.turn(f"reading {uri}", ResourceError):
                 return await super().read_resource(uri, context)
 
@@ -267,6 +276,16 @@ def _add_lookup_tools(server, mem, call, ann) -> None:
         return call(mem.status)
 
 
+REPEAT_NOTE = ("The same text sent through this tool again within [mcp] repeat_seconds (default 120 s) and still there is "
+               "taken for a retry and not written twice: the answer says 'repeated' and where it is; to write it "
+               "once more on purpose, call with again=true.")
+
+
+def _repeat(mem, again: bool) -> float:
+    """The seconds within which an MCP write of the same text is a retry (0 with `again`: written anyway)."""
+    return 0.0 if again else mem.config.mcp_repeat
+
+
 def _add_write_tools(server, mem, call, ann) -> None:
     """Write tools for the daily log and bank pages: `note` and `retain` (both only append)."""
     from mcp.types import CallToolResult
@@ -274,23 +293,24 @@ def _add_write_tools(server, mem, call, ann) -> None:
     @server.tool(annotations=ann["appends"], description=(
         "Write down something worth remembering, in free words (no format): appended as one line to today's "
         "log, or to the end of a bank page. Make it self-contained, e.g. 'Jonas prefers calls to messages; he "
-        "reads mail only on Mondays.' Returns where it landed (path#Lline)."))
+        "reads mail only on Mondays.' Returns where it landed (path#Lline). " + REPEAT_NOTE))
     def note(text: Annotated[str, Field(description="One line of text. Control characters are refused.")],
              page: Annotated[Optional[str], Field(description=(
                  "A bank page instead of today's log: 'bank/world.md', or an entity's name (its page in "
-                 "bank/entities/, created if missing)."))] = None) -> CallToolResult:
-        return call(mem.note, text, page=page, repeat=mem.config.mcp_repeat)
+                 "bank/entities/, created if missing)."))] = None,
+             again: AgainArg = False) -> CallToolResult:
+        return call(mem.note, text, page=page, repeat=_repeat(mem, again))
 
     @server.tool(annotations=ann["appends"], description=(
         "Store one typed fact under '## Retain' in today's log: 'W|B|O|S[(c=0..1)] [@Entity ...]: text' — W world "
         "fact, B experience (first person), O opinion with optional confidence, S observation. Example: "
         "'O(c=0.8) @Peter: Prefers short WhatsApp messages.' Explain the mechanism, not just the event. "
-        "For free text use note. Returns where it was written; the same fact sent again within minutes (a retry) is "
-        "not written twice: the answer says 'repeated' and where it is."))
+        "For free text use note. Returns where it was written. " + REPEAT_NOTE))
     def retain(bullet: Annotated[str, Field(description="The fact, in the format above, one line.")],
-               date: Annotated[Optional[str], Field(description="The day's log to write to: YYYY-MM-DD, today or yesterday.")] = None) -> CallToolResult:
+               date: Annotated[Optional[str], Field(description="The day's log to write to: YYYY-MM-DD, today or yesterday.")] = None,
+               again: AgainArg = False) -> CallToolResult:
         return call(lambda: mem.retain(bullet, parse_day(date, _date.today()) if date else None,
-                                       repeat=mem.config.mcp_repeat))
+                                       repeat=_repeat(mem, again)))
 
 
 def _add_core_tools(server, mem, call, ann) -> None:
@@ -302,9 +322,10 @@ def _add_core_tools(server, mem, call, ann) -> None:
 
     @server.tool(annotations=ann["appends"], description=(
         f"Append to core memory ({core}: small, durable facts and preferences for every conversation). Fails "
-        f"without changing anything if {core} would exceed its size limit."))
-    def core_append(text: Annotated[str, Field(description="One or more lines, e.g. '- Prefers tea.'")]) -> CallToolResult:
-        return call(mem.core_append, text, repeat=mem.config.mcp_repeat)
+        f"without changing anything if {core} would exceed its size limit. " + REPEAT_NOTE))
+    def core_append(text: Annotated[str, Field(description="One or more lines, e.g. '- Prefers tea.'")],
+                    again: AgainArg = False) -> CallToolResult:
+        return call(mem.core_append, text, repeat=_repeat(mem, again))
 
     @server.tool(annotations=ann["rewrites"], description=(
         f"Replace text in core memory ({core}). The previous version is backed up under .memory/backups/."))
@@ -312,10 +333,12 @@ def _add_core_tools(server, mem, call, ann) -> None:
                      new: Annotated[str, Field(description="The replacement; empty to delete.")]) -> CallToolResult:
         return call(mem.core_replace, old, new)
 
-    @server.tool(annotations=ann["appends"], description=f"Insert text into core memory ({core}) before a line.")
+    @server.tool(annotations=ann["appends"], description=(
+        f"Insert text into core memory ({core}) before a line. " + REPEAT_NOTE))
     def core_insert(line: Annotated[int, Field(ge=1, description="1-based line to insert before (the number of lines + 1 appends).")],
-                    text: Annotated[str, Field(description="One or more lines.")]) -> CallToolResult:
-        return call(mem.core_insert, line, text, repeat=mem.config.mcp_repeat)
+                    text: Annotated[str, Field(description="One or more lines.")],
+                    again: AgainArg = False) -> CallToolResult:
+        return call(mem.core_insert, line, text, repeat=_repeat(mem, again))
 
 
 def _add_upkeep_tools(server, mem, call, ann) -> None:

@@ -269,17 +269,18 @@ class Memory:
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
 
-    def note(self, text: str, page: str | None = None, day: date | None = None, repeat: float = 0) -> dict:
+    def note(self, text: str, page: str | None = None, day: date | None = None, repeat: float | None = None) -> dict:
         """Append free, untyped text to a day's log (today by default), or to the end of a bank page
-        (`bank/…md`, or an entity's name: its page, created when it has none). `repeat`: seconds within
-        which the same line, written before and still there, is answered instead of written again."""
+        (`bank/…md`, or an entity's name: its page, created when it has none). `repeat`, for a write through
+        MCP (None: a person's): seconds within which the same line, written through MCP before and still
+        there, is answered instead of written again (0: always written)."""
         from memtool import reading, writing
 
         if page is None:
             return self._searchable(writing.note(self.ws, text, day, repeat))
         return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat))
 
-    def retain(self, bullet: str, day: date | None = None, repeat: float = 0) -> dict:
+    def retain(self, bullet: str, day: date | None = None, repeat: float | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed
         (`repeat` as for `note`)."""
         from memtool import writing
@@ -311,7 +312,7 @@ class Memory:
 
         return writing.core_read(self.ws, self.config.core_max_chars)
 
-    def core_append(self, text: str, repeat: float = 0) -> dict:
+    def core_append(self, text: str, repeat: float | None = None) -> dict:
         """Append to memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
@@ -323,14 +324,14 @@ class Memory:
 
         return self._core_edit(lambda current, name: core_memory.replace(current, old, new, name), "core replace")
 
-    def core_insert(self, line: int, text: str, repeat: float = 0) -> dict:
+    def core_insert(self, line: int, text: str, repeat: float | None = None) -> dict:
         """Insert before 1-based `line` of memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
         return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name), "core insert",
                                repeat)
 
-    def _core_edit(self, change, by: str, repeat: float = 0) -> dict:
+    def _core_edit(self, change, by: str, repeat: float | None = None) -> dict:
         from memtool import writing
 
         return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat)

@@ -8,13 +8,19 @@ line afterwards, though; so every line they write is also recorded in `.memory/r
 
     {"op": "retain",  "id": "…", "at": "…Z", "path": "memory/2026-11-30.md", "line": 17, "text": "W: …",
      "kind": "world", "by": "retain"}                        a daily log's line; by: retain, note, review decide
+                                                             (+ "via": "mcp" when an agent wrote it through MCP)
     {"op": "write", …, "path": "memory.md", "kind": "core", "by": "core append"}
                                                              a line of a bank page (kind "page") or of core
                                                              memory: restored otherwise, so an older memtool,
                                                              which knows only "retain", ignores it
     {"op": "restore", "id": "…", "at": "…Z", "line": 42}     put back by `mem check --restore`
     {"op": "ack",     "id": "…", "at": "…Z"}                 deleted on purpose (or replaced by `mem core
-                                                             replace`): never reported again
+                                                             replace`, then with "by"): never reported again
+    {"op": "ack",     "id": "…", "at": "…Z", "by": "sync"}   removed on another machine: `mem sync` wrote a
+                                                             file here without it and said so; not reported
+                                                             (an older memtool reads a plain ack), but
+                                                             `mem check --restore PATH#Lline` naming it still
+                                                             puts it back (its "restore" revives the entry)
 
 A line is present while its file holds a list item with the same text (`memory.md`: a line with the
 same text), wherever it has moved. One that is not is reported by `mem check`, `mem status` and
@@ -22,8 +28,8 @@ recall's warnings. Checking is cheap: `.memory/retained-checked.json` keeps, per
 mtime and ctime when it was last checked and what was missing then, so only files changed since are read again.
 
 The log also tells a retried write from a new one: `write_once` (the MCP tools) answers with the
-line already there when the same text was written to the same file a moment ago (`recent`) and is
-still there, instead of writing it twice.
+line already there when the same text was written through MCP (`"via": "mcp"` in its entry) to the
+same file a moment ago (`recent`) and is still there, instead of writing it twice.
 """
 
 from __future__ import annotations
@@ -45,8 +51,9 @@ if TYPE_CHECKING:  # the parser's types and retain's writer where used: a recall
 
 LOG = ".memory/retained.jsonl"
 CHECKED = ".memory/retained-checked.json"
-CHECKED_FORMAT = 2  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line
+CHECKED_FORMAT = 3  # of CHECKED: 2 matches core memory's lines whole and records who wrote each line; 3 through what
 CODE = "retained-line-missing"
+MCP = "mcp"  # `via` of a write an agent made through `mem mcp`
 CORE = "core"  # the kind of a line written to core memory: matched as a whole line, restored through its edit
 _MARKER = r"^[ \t]*[-*+][ \t]+"  # compiled by `re` on first use: a recall reads no log line
 
@@ -55,9 +62,10 @@ class Retained(Value):
     """One `retain` entry of the log: where the line was written, what it said (`text`: the item as
     written, without the `- ` marker; in core memory the whole line) and which command wrote it (`by`)."""
 
-    __slots__ = ("id", "at", "path", "line", "text", "kind", "by")
+    __slots__ = ("id", "at", "path", "line", "text", "kind", "by", "via", "indent")
 
-    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain"):
+    def __init__(self, id: str, at: str, path: str, line: int, text: str, kind: str, by: str = "retain",
+                 via: str = "", indent: str = ""):
         self.id = id
         self.at = at
         self.path = path
@@ -65,6 +73,8 @@ class Retained(Value):
         self.text = text
         self.kind = kind
         self.by = by
+        self.via = via  # "mcp" for a write an agent made through `mem mcp`; "" for a person's (the CLI)
+        self.indent = indent  # a core-memory line's leading white space as written (a nested list item)
 
     @property
     def source(self) -> str:
@@ -77,7 +87,7 @@ class Retained(Value):
     @property
     def shown(self) -> str:
         """The line as it was written."""
-        return self.text if self.kind == CORE else f"- {self.text}"
+        return self.indent + self.text if self.kind == CORE else f"- {self.text}"
 
     def diagnostic(self) -> Diagnostic:
         from memtool.records import Diagnostic
@@ -94,29 +104,31 @@ def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str
     """Append `- item` (a record of `kind`; `page` for a bank page) to the daily log or page `rel`
     (see `retain.append_item`) and record it in the retain log as written `by` a command; returns its
     line. Never replaces the file: no one's save is lost."""
-    return write_once(ws, rel, item, kind, day_title, by, 0)[0]
+    return write_once(ws, rel, item, kind, day_title, by, None)[0]
 
 
 def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str,
-               within: float) -> tuple[int, str | None]:
-    """As `write`, unless the same item was written to `rel` in the last `within` seconds and is still
-    there (a client retrying a call it gave up on): then nothing is written. Returns the line and,
-    for such a repeat, when the line was written."""
+               within: float | None) -> tuple[int, str | None]:
+    """As `write`; `within` not None marks a write through MCP, which is not made when the same item
+    was written through MCP to `rel` in the last `within` seconds and is still there (a client
+    retrying a call it gave up on). Returns the line and, for such a repeat, when it was written."""
     with ws.lock(rel):
         if within:
             earlier = repeated(ws, rel, [item], kind, within, _read(ws, rel))
             if earlier:
                 return earlier
         line = _append(ws, rel, item, kind, day_title)
-        _log(ws, _entry(rel, line, item, kind, by))
+        _log(ws, _entry(rel, line, item, kind, by, MCP if within is not None else ""))
     return line, None
 
 
-def _entry(rel: str, line: int, text: str, kind: str, by: str) -> dict:
+def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", indent: str = "",
+           at: str | None = None) -> dict:
     entry_id = blake2b(f"{rel}\x1f{line}\x1f{text}\x1f{time.time_ns()}\x1f{os.getpid()}".encode(),
                        digest_size=8).hexdigest()
     op = "retain" if kind not in ("page", CORE) else "write"
-    return {"op": op, "id": entry_id, "at": _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by}
+    return {"op": op, "id": entry_id, "at": at or _now(), "path": rel, "line": line, "text": text, "kind": kind, "by": by,
+            **({"via": via} if via else {}), **({"indent": indent} if indent else {})}
 
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
@@ -213,7 +225,7 @@ def added_lines(current: str, new: str) -> list[tuple[int, str]]:
     return out
 
 
-def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str) -> None:
+def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: str = "") -> None:
     """After `by` (a `mem core …` edit) replaced `current` by `new` in `rel`: record the lines it added,
     and accept as deleted the recorded lines it removed (memtool removed them: nothing vanished)."""
     gone = Counter(line.strip() for line in current.splitlines())
@@ -223,8 +235,10 @@ def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str) -> Non
             if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
+    lines, at = new.splitlines(), _now()  # one time for the edit's lines: `restore` puts them back together
     for line, text in added_lines(current, new):
-        _log(ws, _entry(rel, line, text, CORE, by))
+        written = lines[line - 1]
+        _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())], at))
 
 
 # --- telling a retry from a new write -------------------------------------------------------------
@@ -270,14 +284,15 @@ def _seconds(at: str) -> float:
 
 def repeated(ws: Workspace, rel: str, texts: list[str], kind: str, within: float,
              current: str) -> tuple[int, str] | None:
-    """When every one of `texts` was written to `rel` in the last `within` seconds and `current` (the
-    file's text) still holds it: the line of the last one and when it was written; else None."""
+    """When every one of `texts` (each as often as it occurs there) was written through MCP to `rel` in
+    the last `within` seconds and `current` (the file's text) still holds it: the line of the last one
+    and when it was written; else None. A person's writes (the CLI) never make an MCP write a repeat."""
     if not texts:
         return None
-    mine = [e for e in recent(ws, within) if e.path == rel and e.text in texts]
+    mine = [e for e in recent(ws, within) if e.path == rel and e.via == MCP and e.text in texts]
     gone = missing(mine, current)
     held = [e for e in mine if e not in gone]
-    if {e.text for e in held} != set(texts):
+    if Counter(texts) - Counter(e.text for e in held):  # one "- x" written is no repeat of "- x\n- x"
         return None
     newest = max(held, key=lambda e: e.at)
     return line_of(current, texts[-1], kind == CORE), newest.at
@@ -305,15 +320,37 @@ def _key(line: str, whole: bool) -> str | None:
 
 def read_log(ws: Workspace) -> dict[str, Retained]:
     """The retained lines still looked after (not acknowledged as deleted), by id."""
+    return _replay(_log_lines(ws))[0]
+
+
+def by_path(ws: Workspace) -> dict[str, list[Retained]]:
+    """The retained lines still looked after, by file."""
+    out: dict[str, list[Retained]] = {}
+    for e in read_log(ws).values():
+        out.setdefault(e.path, []).append(e)
+    return out
+
+
+def removed_elsewhere(ws: Workspace) -> dict[str, Retained]:
+    """The retained lines `mem sync` found removed on another machine and not put back since, by id."""
+    return _replay(_log_lines(ws))[1]
+
+
+def _log_lines(ws: Workspace) -> list[str]:
     try:
-        raw = ws.resolve(LOG).read_text(encoding="utf-8", errors="replace")
+        return ws.resolve(LOG).read_text(encoding="utf-8", errors="replace").splitlines()
     except FileNotFoundError:
-        return {}
-    return fold(raw.splitlines())
+        return []
 
 
 def fold(lines: list[str]) -> dict[str, Retained]:
-    """Replay the log's events (pure); a line that is not a whole JSON event (torn by a crash) is skipped."""
+    """Replay the log's events (pure): the lines still looked after, by id."""
+    return _replay(lines)[0]
+
+
+def _replay(lines: list[str]) -> tuple[dict[str, Retained], dict[str, Retained]]:
+    """Replay the log's events (pure): the lines looked after, and those removed on another machine
+    (acknowledged by sync); a line that is not a whole JSON event (torn by a crash) is skipped."""
     lines = [line for line in lines if line.strip()]
     try:
         events = json.loads("[" + ",".join(lines) + "]")  # one parse: ~10x faster than one per line
@@ -325,19 +362,39 @@ def fold(lines: list[str]) -> dict[str, Retained]:
             except ValueError:
                 continue
     out: dict[str, Retained] = {}
+    away: dict[str, Retained] = {}
     for e in events:
         try:
             op, entry_id = e["op"], e["id"]
             if op in ("retain", "write"):
                 out[entry_id] = Retained(entry_id, e["at"], e["path"], int(e["line"]), e["text"], e.get("kind", "log"),
-                                         str(e.get("by", "retain")))
-            elif op == "restore" and entry_id in out:
-                out[entry_id].line = int(e["line"])
+                                         str(e.get("by", "retain")), str(e.get("via", "")), str(e.get("indent", "")))
+            elif op == "restore" and (entry_id in out or entry_id in away):
+                line = int(e["line"])
+                out[entry_id] = out.get(entry_id) or away.pop(entry_id)
+                out[entry_id].line = line
             elif op == "ack":
-                out.pop(entry_id, None)
+                acked = out.pop(entry_id, None)
+                away.pop(entry_id, None)
+                if acked is not None and e.get("by") == "sync":
+                    away[entry_id] = acked
         except (ValueError, KeyError, TypeError):
             continue
-    return out
+    return out, away
+
+
+def synced_away(ws: Workspace, rel: str, entries: list[Retained], before: str, after: str) -> list[Retained]:
+    """`mem sync` replaces `rel`'s text `before` by `after` (None: deletes it), as another machine has
+    it: the lines of `entries` (the retain log's for `rel`) that `before` holds and `after` does not
+    were removed there. They are acknowledged as removed by sync (no editor loss to report) and
+    returned, for sync to say so."""
+    if not entries:
+        return []
+    had = {e.id for e in missing(entries, before)}
+    gone = [e for e in missing(entries, after or "") if e.id not in had]
+    for e in gone:
+        _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": "sync"})
+    return gone
 
 
 def missing(entries: list[Retained], text: str) -> list[Retained]:
@@ -367,11 +424,8 @@ def vanished(ws: Workspace, fresh: bool = False) -> list[Retained]:
     now = {rel: _stat(ws, rel) for rel in files}
     if cache.get("log") == log_stat and all(now[rel] == files[rel]["stat"] for rel in files):
         return [Retained(**e) for f in files.values() for e in f["missing"]]
-    by_path: dict[str, list[Retained]] = {}
-    for e in read_log(ws).values():
-        by_path.setdefault(e.path, []).append(e)
     fresh_files = {}
-    for rel, entries in by_path.items():
+    for rel, entries in by_path(ws).items():
         ids = blake2b("\n".join(sorted(e.id for e in entries)).encode(), digest_size=8).hexdigest()
         stat = now[rel] if rel in now else _stat(ws, rel)
         old = files.get(rel)
@@ -431,7 +485,7 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
     """The vanished lines named by `refs` (`path#Lline` as `mem check` lists them, or a path); all without refs."""
     if not refs:
         return gone
-    wanted = {re.sub(r"^(.+):(\d+)$", r"\1#L\2", r.strip()) for r in refs}
+    wanted = _named(refs)
     chosen = [e for e in gone if e.source in wanted or e.path in wanted or e.id in wanted]
     unknown = wanted - {e.source for e in chosen} - {e.path for e in chosen} - {e.id for e in chosen}
     if unknown:
@@ -440,12 +494,20 @@ def select(gone: list[Retained], refs: list[str]) -> list[Retained]:
     return chosen
 
 
+def _named(refs: list[str]) -> set[str]:
+    """The refs as sources (`path:17` → `path#L17`), paths or ids. Pure."""
+    return {re.sub(r"^(.+):(\d+)$", r"\1#L\2", r.strip()) for r in refs}
+
+
 def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) -> list[dict]:
     """Put vanished retained lines back at the end of their files (nothing else moves); lines of core
     memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept), the
     lines one edit wrote together (a fenced block's opening line alone would be refused)."""
+    gone = vanished(ws, fresh=True)
+    if refs:  # a line removed on another machine goes back only when named (as `mem sync` listed it)
+        gone += [e for e in _away_missing(ws) if {e.source, e.id} & _named(list(refs))]
     done = []
-    for group in _by_edit(select(vanished(ws, fresh=True), list(refs))):
+    for group in _by_edit(select(gone, list(refs))):
         if group[0].kind == CORE:
             lines = _restore_core(ws, group, core_limit)
         else:
@@ -457,6 +519,24 @@ def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) 
             _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
             done.append(dict(e.to_dict(), restored=f"{e.path}#L{line}"))
     return done
+
+
+def removed_note(removed: list[dict]) -> str:
+    """What `mem sync` says once about lines this machine wrote that another machine removed (`to_dict`s)."""
+    import shlex
+
+    shown = "; ".join(f"'{e['text'] if e['kind'] == CORE else '- ' + e['text']}' ({e['source']})" for e in removed)
+    refs = " ".join(shlex.quote(e["source"]) for e in removed)
+    return (f"{len(removed)} line(s) this machine wrote were removed on another machine: {shown}; "
+            f"mem check --restore {refs} puts them back")
+
+
+def _away_missing(ws: Workspace) -> list[Retained]:
+    """The lines removed on another machine that are still missing from their files."""
+    by_path: dict[str, list[Retained]] = {}
+    for e in removed_elsewhere(ws).values():
+        by_path.setdefault(e.path, []).append(e)
+    return [e for rel, entries in sorted(by_path.items()) for e in missing(entries, _read(ws, rel))]
 
 
 def _by_edit(gone: list[Retained]) -> list[list[Retained]]:
@@ -479,7 +559,8 @@ class _Back(Exception):
 
 def _still_gone(ws: Workspace, group: list[Retained], current: str) -> bool:
     """Whether every line of `group` is still looked after and missing from its file's text `current`."""
-    entries = [e for e in read_log(ws).values() if e.path == group[0].path]
+    looked_after, away = _replay(_log_lines(ws))
+    entries = [e for e in (*looked_after.values(), *away.values()) if e.path == group[0].path]
     return {e.id for e in group} <= {e.id for e in missing(entries, current)}
 
 
@@ -489,7 +570,7 @@ def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None) 
     from memtool import core_memory, writing
     from memtool.document import split_lines
 
-    text = "\n".join(e.text for e in group)
+    text = "\n".join(e.indent + e.text for e in group)
 
     def change(current: str, name: str) -> str:
         if not _still_gone(ws, group, current):  # under memory.md's lock

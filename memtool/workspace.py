@@ -470,12 +470,13 @@ def _not_logs(folder: Path) -> str | None:
     return code
 
 
-def init_path(path: Path | None, explicit: Path | None) -> Path:
-    """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else the current one;
-    a usage error when PATH and -w name different folders."""
-    if path is not None and explicit is not None and home_path(path).resolve() != home_path(explicit).resolve():
-        raise UsageError(f"mem init got two folders: {path} and -w {explicit}", "give one of them")
-    return path if path is not None else explicit if explicit is not None else Path(".")
+def init_path(path: Path | None, explicit: Path | None, env: str | None = None) -> Path:
+    """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else $MEM_WORKSPACE's
+    (`env`), else the current one; a usage error when PATH and -w (or $MEM_WORKSPACE) name different folders."""
+    named, how = (explicit, "-w") if explicit is not None else (Path(env), f"${ENV_VAR}") if env else (None, "")
+    if path is not None and named is not None and home_path(path).resolve() != home_path(named).resolve():
+        raise UsageError(f"mem init got two folders: {path} and {how} {named}", "give one of them")
+    return path if path is not None else named if named is not None else Path(".")
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:

@@ -15,11 +15,12 @@ from memtool.workspace import Workspace
 CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 
 
-def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float = 0) -> dict:
+def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | None = None) -> dict:
     """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
     line when it has no type letter. Only appends, so no line moves; returns where it landed.
-    `repeat`: seconds within which the same line, written before and still there, is not written
-    again (a retried call; see `retain_log.write_once`)."""
+    `repeat`, for a write through MCP (None: a person's): seconds within which the same line, written
+    through MCP before and still there, is not written again (a retried call; 0: always written; see
+    `retain_log.write_once`)."""
     text = bullet.strip()
     if text.startswith(("- ", "* ")):
         text = text[2:].strip()
@@ -47,7 +48,7 @@ def _repeat(answer: dict, earlier: str | None) -> dict:
     return answer if earlier is None else answer | {"repeated": True, "written_at": earlier}
 
 
-def note(ws: Workspace, text: str, day: date | None = None, repeat: float = 0) -> dict:
+def note(ws: Workspace, text: str, day: date | None = None, repeat: float | None = None) -> dict:
     """Append free text as one untyped line to a day's log (today by default); returns where it landed."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
@@ -57,7 +58,7 @@ def note(ws: Workspace, text: str, day: date | None = None, repeat: float = 0) -
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
 
-def note_page(ws: Workspace, text: str, rel: str, repeat: float = 0) -> dict:
+def note_page(ws: Workspace, text: str, rel: str, repeat: float | None = None) -> dict:
     """Append free text as one line at the end of the bank page `rel` (created when missing)."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
@@ -85,13 +86,14 @@ def core_read(ws: Workspace, limit: int) -> dict:
 
 
 def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: str | None = None,
-              repeat: float = 0) -> dict:
+              repeat: float | None = None) -> dict:
     """Apply `change(text, file name)` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md;
     size-limited, the previous file backed up); an editor's save in between makes it start again on that save.
 
     `by` (the command, e.g. "core append") records the lines the edit adds in the retain log, so one an
-    editor's stale save drops later is reported (`retain_log.record_edit`). `repeat`: seconds within
-    which lines to add that were added before and are still there are not added again (a retried call)."""
+    editor's stale save drops later is reported (`retain_log.record_edit`). `repeat`, for an edit through
+    MCP (None: a person's): seconds within which lines to add that were added through MCP before and are
+    still there are not added again (a retried call; 0: always added)."""
     core = ws.core_path
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
@@ -113,5 +115,5 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: 
                 if attempt == CORE_EDIT_ATTEMPTS - 1:
                     raise
         if by:
-            retain_log.record_edit(ws, core, current, new, by)
+            retain_log.record_edit(ws, core, current, new, by, retain_log.MCP if repeat is not None else "")
     return {"path": core, "chars": len(new), "limit": limit, "backup": backup, "text": new}

@@ -73,6 +73,20 @@ def test_mem_w_dir_init_creates_that_folder_and_a_second_folder_is_a_usage_error
     assert proc.returncode == 2 and "two folders" in proc.stderr and not (tmp_path / "other").exists()
 
 
+def test_mem_workspace_init_creates_that_folder_and_a_second_folder_is_a_usage_error(tmp_path):
+    """`MEM_WORKSPACE=X mem init` made the current folder a workspace, not X."""
+    from conftest import mem_env
+
+    target, here = tmp_path / "brain", tmp_path / "here"
+    here.mkdir()
+    env = mem_env(MEM_WORKSPACE=str(target))
+    assert run_mem("init", cwd=here, env=env).returncode == 0
+    assert (target / "memory.md").is_file() and list(here.iterdir()) == []
+    assert run_mem("init", target, cwd=here, env=env).returncode == 0  # the same folder: fine
+    proc = run_mem("init", tmp_path / "other", cwd=here, env=env)
+    assert proc.returncode == 2 and "$MEM_WORKSPACE" in proc.stderr and not (tmp_path / "other").exists()
+
+
 def test_retain_then_recall_cites_the_new_line(example_ws):
     proc, data = run_json("retain", "W @Peter: Adopted a cat named Pixel.", "--date", "2026-11-29", cwd=example_ws)
     assert proc.returncode == 0, proc.stderr

@@ -156,6 +156,22 @@ def test_a_code_block_core_append_wrote_is_restored_whole(tmp_path):
     assert _gone(ws) == []
 
 
+def test_a_nested_core_line_is_restored_with_its_indentation(tmp_path):
+    """`mem core append` of a nested list item; an editor's stale save drops it; `mem check --restore`
+    put it back as `- Green tea.`, no longer nested under its parent."""
+    ws = _ws(tmp_path)
+    core = ws / "memory.md"
+    stale = core.read_bytes()
+    run_mem("-w", ws, "core", "append", "- Drinks:\n  - Green tea.\n\t- Mate.", check=0, env=ENV)
+    _save(core, stale, "rename")
+    shown = run_mem("-w", ws, "check", env=ENV).stdout
+    assert "'  - Green tea.'" in shown
+    proc = run_mem("-w", ws, "check", "--restore", env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert core.read_text(encoding="utf-8").splitlines()[3:] == ["- Drinks:", "  - Green tea.", "\t- Mate."]
+    assert _gone(ws) == []
+
+
 @pytest.mark.parametrize("rel,args", [(TODAY, ["note", "Jonas moved the meeting to Friday."]),
                                       ("memory.md", ["core", "append", "- Prefers tea in the afternoon."])])
 def test_two_restores_at_once_put_a_line_back_once(tmp_path, rel, args):

@@ -96,6 +96,27 @@ def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, st
     assert _left_behind(example_ws) == []
 
 
+def test_core_memory_is_read_while_a_long_call_runs(example_ws, stub):
+    """memory://core waited behind summarize and failed busy: it is a plain file read, not queued."""
+    _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
+    release = _held(stub)
+
+    async def script(s):
+        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
+        await _until(lambda: stub.chats)
+        try:
+            core = await asyncio.wait_for(s.read_resource("memory://core"), 15)
+        except Exception as exc:  # busy (an MCP error) or hung
+            core = exc
+        release.set()
+        await long
+        return core
+
+    core = _session(example_ws, script)
+    assert not isinstance(core, Exception), core
+    assert core.contents[0].text == (example_ws / "memory.md").read_text(encoding="utf-8")
+
+
 def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stub):
     release = _held(stub)
 
@@ -167,3 +188,39 @@ def test_mcp_settings_are_checked(tmp_path):
     path.write_text("[mcp]\nwait_seconds = -1\n", encoding="utf-8")
     with pytest.raises(WorkspaceError, match="mcp.wait_seconds must be a number of seconds from 0 to 3600"):
         Config.load(path)
+
+
+def test_a_person_s_write_does_not_make_an_agent_s_write_a_repeat(example_ws):
+    """`mem note` then MCP `note` of the same text: the agent's is written (only MCP writes count);
+    a second MCP call is a retry; `again: true` writes it anyway."""
+    from conftest import run_mem
+
+    text = "Took ibuprofen 400 mg."
+    run_mem("-w", example_ws, "note", text, check=0, env=mem_env(MEM_EMBEDDER="none"))
+
+    async def calls(s):
+        return [await s.call_tool("note", {"text": text}), await s.call_tool("note", {"text": text}),
+                await s.call_tool("note", {"text": text, "again": True})]
+
+    answers = [json.loads(r.content[0].text) for r in _session(example_ws, calls)]
+    assert [bool(a.get("repeated")) for a in answers] == [False, True, False]
+    assert (example_ws / answers[0]["path"]).read_text(encoding="utf-8").count(text) == 3
+
+
+def test_two_copies_appended_are_no_repeat_of_one(example_ws):
+    async def calls(s):
+        return [await s.call_tool("core_append", {"text": "- Likes rain."}),
+                await s.call_tool("core_append", {"text": "- Likes rain.\n- Likes rain."})]
+
+    answers = [json.loads(r.content[0].text) for r in _session(example_ws, calls)]
+    assert [bool(a.get("repeated")) for a in answers] == [False, False]
+    assert (example_ws / "memory.md").read_text(encoding="utf-8").count("- Likes rain.") == 3
+
+
+def test_the_write_tools_say_how_a_repeat_is_told_and_forced(example_ws):
+    async def tools(s):
+        return (await s.list_tools()).tools
+
+    described = {t.name: t for t in _session(example_ws, tools)}
+    for name in ("note", "retain", "core_append", "core_insert"):
+        assert "again=true" in described[name].description and "again" in described[name].input_schema["properties"]

@@ -207,3 +207,34 @@ def test_a_stopword_that_names_an_entity_of_the_workspace_is_a_content_word(tmp_
         _, data = run_json("recall", query, "--mode", mode, cwd=tmp_path, env=ENV)
         assert "reason" not in data and data["results"], (mode, data)
         assert any(("@" + query.split()[-1]) in r["content"] for r in data["results"]), (mode, data)
+
+
+ENGLISH_NOTES = ["My grandfather fought in the war and never talked about it.", "Lost my hat on the train to Leeds.",
+                 "Asked IT to reset the VPN token.", "The bin collection moved to Tuesday."] + [
+    f"Bought {item} at the market for the {n}th time." for n, item in enumerate(
+        ["apples", "bread", "cheese", "eggs", "fish", "garlic", "honey", "jam", "kale", "leeks", "milk", "nuts",
+         "olives", "pears", "quinoa", "rice", "salt", "tea", "udon", "vinegar", "walnuts", "yoghurt", "zucchini",
+         "basil", "carrots", "dates", "figs", "ginger", "hummus", "lentils", "mint", "oats", "plums", "radish",
+         "spinach", "tofu", "beans", "cocoa", "dill", "endive", "fennel", "grapes", "herbs", "limes", "mango",
+         "onions", "peas", "rye", "sage"], start=4)]
+GERMAN_NOTES = [f"Ich war am {n}. Tag bei {who}, die Stimmung war gut und {who} hat die Suppe gekocht."
+                for n, who in enumerate(["Anna", "Jonas", "Lena", "Peter", "Tom", "Mia", "Paul", "Lea", "Ben", "Emma",
+                                         "Finn", "Lina", "Noah", "Ida", "Max"] * 4, start=1)]
+
+
+@pytest.mark.parametrize("query", ["war", "hat", "bin", "IT"])
+def test_a_stopword_of_one_language_rare_in_the_notes_is_a_content_word(tmp_path, query):
+    """`war`, `hat`, `bin` (German stopwords) and `IT` answered "nothing relevant" in English notes.
+    A stopword-only query whose words at most 2 % of the facts hold (or a word in capitals) is answered;
+    in German notes, where such a word is common, it is still refused; so are "the" and "what is it"."""
+    en, de = tmp_path / "en", tmp_path / "de"
+    write(en, "memory/2026-11-02.md", "# 2026-11-02\n\n" + "".join(f"- {n}\n" for n in ENGLISH_NOTES))
+    write(de, "memory/2026-11-02.md", "# 2026-11-02\n\n" + "".join(f"- {n}\n" for n in GERMAN_NOTES))
+    for ws in (en, de):
+        run_mem("-w", ws, "index", env=ENV, check=0)
+    _, data = run_json("-w", en, "recall", query, "--mode", "lexical", env=ENV)
+    assert "reason" not in data and data["results"], data
+    assert query.lower() in data["results"][0]["content"].lower()
+    for ws, refused in ((en, "the"), (en, "what is it"), (de, "war"), (de, "die")):
+        _, data = run_json("-w", ws, "recall", refused, "--mode", "lexical", env=ENV)
+        assert data["results"] == [] and "no content words" in data["reason"], (ws.name, refused, data)

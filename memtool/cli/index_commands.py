@@ -3,6 +3,7 @@ schedule and mcp. Each parses its options, calls `Memory` (or the workspace) and
 
 # Annotations are not strings here: typer evaluates each string annotation (see memory_commands.py).
 
+import os
 import sys
 from datetime import date
 from pathlib import Path
@@ -16,17 +17,17 @@ from memtool.cli.common import EmbedderOpt, JsonOpt
 from memtool.errors import ExitStatus
 from memtool.mcp_server import serve
 from memtool.schedule import cron_lines, mem_command
-from memtool.workspace import init as create_workspace, init_path
+from memtool.workspace import ENV_VAR, init as create_workspace, init_path
 
 
-def init(path: Optional[Path] = typer.Argument(None, help="Folder to create or complete (default: -w's, else the current folder)."),
+def init(path: Optional[Path] = typer.Argument(None, help="Folder to create or complete (default: -w's, else $MEM_WORKSPACE, else the current folder)."),
          json_: bool = JsonOpt) -> None:
     """Create a workspace: memory.md, memory/, bank/, memtool.toml and a .gitignore for .memory/.
 
     Only init makes a workspace of a folder; other commands refuse one that is not. Existing files
     are never changed. Example: mem init ~/memory
     """
-    ws, created = create_workspace(init_path(path, state.workspace), date.today())
+    ws, created = create_workspace(init_path(path, state.workspace, os.environ.get(ENV_VAR)), date.today())
     if json_:
         render.emit_json({"workspace": str(ws.root), "created": created})
     else:

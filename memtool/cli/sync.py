@@ -14,6 +14,7 @@ from memtool.cli.call import memory
 from memtool.cli.common import JsonOpt
 from memtool.cli.render import escape
 from memtool.errors import ExitStatus
+from memtool.retain_log import removed_note
 
 
 class _SyncGroup(TyperGroup):
@@ -106,6 +107,8 @@ def _show_notes(report: dict) -> None:
         render.warn(f"not synced: {note} (this machine does not publish it; rename the file or fix the link)")
     for path in report["deferred"]:
         render.warn(f"{path} changed during the sync; the next sync merges it")
+    if report.get("removed_elsewhere"):
+        render.warn(escape(removed_note(report["removed_elsewhere"])))
     for path in report["damaged"]:
         render.warn(f"the remote's copy of {path} is missing or damaged (its bytes do not match their hash); "
                     "every other file synced; a machine holding the right version repairs it on its next sync")

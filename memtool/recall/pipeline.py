@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memtool.analyzer import has_content_words
+from memtool.analyzer import exact_terms, has_content_words
 from memtool.embedding import Embedding
 from memtool.recall.candidates import CANDIDATES, candidates
 from memtool.recall.expansion import RECALL, Expansion
@@ -17,11 +17,17 @@ from memtool.recall.opinions import with_opinions
 from memtool.recall.pack import cost, pack
 from memtool.recall.query import Query
 from memtool.recall.ranking import content_first, ranked
-from memtool.recall.relevance import Verdict, calibration_for, scaled, text_kind, without_content_words
+from memtool.recall.relevance import Verdict, calibration_for, rare_words, scaled, text_kind, without_content_words
 from memtool.recall.results import Hit, RecallResult
 from memtool.recall.worker import LexicalWorker
 from memtool.store import Filters, Store
 from memtool.store.local import LocalStateFile
+
+
+def _rare(store: Store, text: str) -> bool:
+    """Whether a stopword-only query's words are rare in this workspace (`war` in English notes), so
+    it names something after all (`Will`, `Sie`: a name, checked before)."""
+    return rare_words(*store.doc_counts(set(exact_terms(text))))
 
 
 def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, notices: list[str],
@@ -44,7 +50,7 @@ def run(q: Query, *, store: Store, local: LocalStateFile, embedding: Embedding, 
         hits = ranked(store, found.scores, filters, q.search_text, q.k * 3,
                       q.timeframe.priors if q.timeframe else (), expansion, q.terms)
         verdict = _verdict(found, q, store, floor, warnings)
-        if not has_content_words(q.text) and not store.names_an_entity(q.text):  # `Will`: a stopword and a name
+        if not has_content_words(q.text) and not store.names_an_entity(q.text) and not _rare(store, q.text):
             verdict = without_content_words(verdict, floor if q.min_score is None else q.min_score)
     if not hits:  # not "nothing found" when a filter asks for what no fact has
         _say_unmatched(q, filters, store, notice)

@@ -152,6 +152,22 @@ class Verdict:
 NO_CONTENT_WORDS = "the query has no content words (only words such as 'the', 'und', 'what is' that any text holds)"
 
 
+# A stopword of one language is often a word of another: `war`, `hat`, `man`, `bin`, `die`, `will`
+# in English. Where such a word is rare, it is that word: a stopword-only query counts as naming
+# something when every one of its words is held by at most this share of the workspace's facts.
+# Measured (exact index terms; docs/cli.md, recall JSON `reason`): examples/workspace (312 facts, English and German):
+# the 36 %, is 14 %, it 8.7 %, die 8 %, und 6.7 %, hat 5.1 %, der 4.2 %, will 2.6 % (stopwords there)
+# against war 0.6 %, man 0.3 %, bin 0.3 %; a German-only set of 16 facts: die 50 %, der 12 %, every
+# stopword it holds >= 6 %; an English-only one: the 81 %, is 6 %.
+RARE_WORD_SHARE = 0.02
+
+
+def rare_words(counts: dict[str, int], facts: int) -> bool:
+    """Whether every term of a stopword-only query is held by some facts, but at most `RARE_WORD_SHARE`
+    of the `facts` (`counts`: facts per term; a word no fact holds names nothing here). Pure."""
+    return bool(counts) and all(0 < n <= RARE_WORD_SHARE * facts for n in counts.values())
+
+
 def without_content_words(verdict: Verdict, floor: float) -> Verdict:
     """`verdict` for a query with no content word: nothing is relevant above a `floor` of 0."""
     verdict.reason, verdict.floor = NO_CONTENT_WORDS, floor

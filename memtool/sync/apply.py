@@ -3,6 +3,7 @@ edit (backed up first), conflict copies beside the file, and the symbolic-link c
 
 from __future__ import annotations
 
+from memtool import retain_log
 from memtool.errors import UsageError, WorkspaceError
 from memtool.safe_writes import MAX_NAME_BYTES
 from memtool.sync.manifest import rev_of, safe_device
@@ -45,6 +46,7 @@ def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list], stop=No
             st = ws.resolve(path).stat()
             new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             done["pulled"].append(path)
+    watched = None  # the retain log's lines, by file: read once, when a file here is first replaced
     for path, expected, blob in writes:
         if path in fresh:
             continue
@@ -54,14 +56,21 @@ def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list], stop=No
         with ws.lock(path):
             target = ws.resolve(path)
             try:
-                current = rev_of(target.read_bytes())
+                before = target.read_bytes()
             except FileNotFoundError:
-                current = None
+                before = None
+            current = None if before is None else rev_of(before)
             if current != expected:
                 done["deferred"].append(path)  # edited during the sync: the next run merges it
                 continue
             if current is not None:
                 done["backups"].append(ws.backup(path))
+                if watched is None:
+                    watched = retain_log.by_path(ws)
+                done["removed_elsewhere"].extend(
+                    e.to_dict() for e in retain_log.synced_away(
+                        ws, path, watched.get(path, []), before.decode("utf-8", "replace"),
+                        None if blob is None else blob.decode("utf-8", "replace")))
             if blob is None:
                 target.unlink()
                 new_base.pop(path, None)

@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Callable
 
+from memtool import retain_log
 from memtool.errors import MemError
 from memtool.sync.local import sync_files, unchanged
 from memtool.sync.state import SyncBlocked, SyncState, now_iso
@@ -101,6 +102,8 @@ class AutoSync:
             if moved or report["new_conflicts"]:
                 self.say("synced: " + ", ".join(f"{n} {k}" for k, n in moved.items())
                          + (f"; new conflict(s): {', '.join(report['new_conflicts'])}" if report["new_conflicts"] else ""))
+            if report["removed_elsewhere"]:  # said once: the round acknowledged them
+                self.say(retain_log.removed_note(report["removed_elsewhere"]))
             self._note_left_out(report)
 
     def _note_left_out(self, report: dict) -> None:

@@ -59,7 +59,8 @@ class Round:
         self.done: dict[str, list] = {k: [] for k in
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
-                                       "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced")}
+                                       "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced",
+                                       "removed_elsewhere")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
 
     # --- remote calls, counted ----------------------------------------------------------------
@@ -327,7 +328,7 @@ class Round:
         return out
 
     def _report(self, stats, started: float) -> dict:
-        report = {k: sorted(v) for k, v in self.done.items()}
+        report = {k: sorted(v, key=lambda x: x["source"] if isinstance(x, dict) else x) for k, v in self.done.items()}
         report["new_conflicts"] = report["conflicts"]  # made by this round
         report["conflicts"] = sorted(self.state.conflicts())  # all waiting
         traffic = getattr(self.remote, "traffic", Counter())
