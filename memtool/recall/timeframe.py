@@ -360,8 +360,9 @@ def _atoms(text: str, today: date, unread: list[tuple[int, int]]) -> list[_Atom]
                 yearless = make in (_month_day, _day_month, _month_only) and not (m.lastindex == 3 and m.group(3)) \
                     and not modified  # "next March" says which one
                 found.append(_Atom(m.start(), m.end(), *span, yearless=yearless))
-    unread += [m.span() for m in _rx(_SHAPED).finditer(text)
-               if not any(m.start() < x.end and x.start < m.end() for x in found)]
+    if "19" in text or "20" in text:  # the guard's pattern compiled only when a year may be there (one-shot cost)
+        unread += [m.span() for m in _rx(_SHAPED).finditer(text)
+                   if not any(m.start() < x.end and x.start < m.end() for x in found)]
     for x in found:
         offset = _rx(_OFFSET).search(text[max(0, x.start - 40):x.start])
         if offset and any(y is not x and y.start < x.start and y.end > x.start - len(offset.group(0)) for y in found):
