@@ -479,34 +479,73 @@ def init_path(path: Path | None, explicit: Path | None) -> Path:
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:
-    """Create the workspace layout at `root`; existing files are never touched. Returns what was created."""
+    """Create the workspace layout at `root`; existing files are never touched. Returns what was created.
+
+    Every target is checked before anything is written (`_init_plan`): a refusal changes nothing."""
     root = home_path(root)
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder", "choose another path for the workspace")
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
+    folders, files, gitignore = _init_plan(ws, today)
     created: list[str] = []
-    for folder in FOLDERS:
-        target = ws.root / folder
-        if not target.exists():
-            target.mkdir(parents=True)
-            created.append(folder + "/")
-    files = dict(TEMPLATES)
-    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
-        files.pop(CORE_FILES[0], None)
-    if not any((ws.root / "memory").glob("*.md")):
-        files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
+    for folder in folders:
+        (ws.root / folder).mkdir(parents=True, exist_ok=True)
+        created.append(folder + "/")
     for rel, text in files.items():
-        target = ws.root / rel
-        if rel == ".gitignore" and target.exists():
-            current = target.read_text(encoding="utf-8", errors="replace")
-            if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
-                sep = "" if current.endswith("\n") or not current else "\n"
-                ws.write_atomic(rel, current + sep + text)
-                created.append(".gitignore (added .memory/)")
-            continue
-        if not target.exists():
-            ws.write_atomic(rel, text)
-            created.append(rel)
+        ws.write_atomic(rel, text)
+        created.append(rel)
+    if gitignore is not None:
+        ws.write_atomic(".gitignore", gitignore)
+        created.append(".gitignore (added .memory/)")
     ws.state_dir.mkdir(exist_ok=True)
     return ws, created
+
+
+def _init_plan(ws: Workspace, today) -> tuple[list[str], dict[str, str], str | None]:
+    """What `init` would create: folders, new files, and the completed .gitignore (None: nothing to
+    add). Raises, before anything is written, for a target that is a dangling symbolic link, leads
+    out of the workspace or cannot be read."""
+    for rel in (*FOLDERS, *TEMPLATES, STATE_DIR):
+        _init_target(ws, rel)
+    folders = [folder for folder in FOLDERS if not (ws.root / folder).exists()]
+    files = {rel: text for rel, text in TEMPLATES.items()
+             if rel != ".gitignore" and not (ws.root / rel).exists()}
+    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
+        files.pop(CORE_FILES[0], None)
+    memory = ws.root / "memory"
+    if not memory.is_dir() or not any(memory.glob("*.md")):
+        daily = ws.daily_path(today)
+        _init_target(ws, daily)
+        files[daily] = DAILY_EXAMPLE.format(day=today.isoformat())
+    gitignore = None
+    if ".gitignore" in TEMPLATES:
+        target = ws.root / ".gitignore"
+        if not target.exists():
+            files[".gitignore"] = TEMPLATES[".gitignore"]
+        else:
+            try:
+                current = regular_bytes(target, ".gitignore").decode("utf-8", errors="replace")
+            except OSError as exc:
+                raise WorkspaceError(f"cannot read .gitignore in {ws.root}: {_reason(exc)}; nothing was created",
+                                     "fix its permissions, then run mem init again") from None
+            if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
+                sep = "" if current.endswith("\n") or not current else "\n"
+                gitignore = current + sep + TEMPLATES[".gitignore"]
+    return folders, files, gitignore
+
+
+def _init_target(ws: Workspace, rel: str) -> None:
+    """Refuse a path `init` would create or complete that is a dangling symbolic link or leads out
+    of the workspace (`resolve` says so), before anything is written."""
+    parts = Path(rel).parts
+    for depth in range(1, len(parts) + 1):
+        target = ws.root.joinpath(*parts[:depth])
+        if target.is_symlink() and not target.exists():
+            raise WorkspaceError(f"{Path(*parts[:depth]).as_posix()} in {ws.root} is a symbolic link to "
+                                 f"{os.readlink(target)}, which does not exist; nothing was created",
+                                 f"remove the link (rm {target}) or create what it points to, then run mem init again")
+    try:
+        ws.resolve(rel)
+    except UsageError as exc:
+        raise UsageError(f"{exc.message}; nothing was created", exc.hint) from None
