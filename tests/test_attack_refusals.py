@@ -29,3 +29,37 @@ def test_init_refuses_a_link_out_of_the_workspace_before_creating_anything(tmp_p
     proc = run_mem("init", ws)
     assert proc.returncode != 0 and "nothing was created" in proc.stderr, proc.stderr
     assert sorted(os.listdir(ws)) == ["SOUL.md"] and not os.listdir(tmp_path / "elsewhere")
+
+
+NEAR_MISSES = ["W@Peter: Moved to Lisbon.", "B@warelay:fixed it", "W@Peter moved", "O (c=0.5): Likes tea.",
+               "O(c=0.5) Likes tea.", "O(c=1.5): Likes tea.", "O(c=abc): Likes tea.", "X @Peter: Likes tea."]
+
+
+@pytest.mark.parametrize("line", NEAR_MISSES)
+def test_retain_refuses_a_typed_bullet_with_a_malformed_prefix(empty_ws, line):
+    """`mem retain "W@Peter: …"` became an untyped log line without a word."""
+    before = {p: p.read_bytes() for p in (empty_ws / "memory").glob("*.md")}
+    proc = run_mem("-w", empty_ws, "retain", line)
+    assert proc.returncode == 2 and "not a valid Retain bullet" in proc.stderr and "hint:" in proc.stderr, proc.stderr
+    assert {p: p.read_bytes() for p in (empty_ws / "memory").glob("*.md")} == before
+
+
+def test_retain_names_the_fix_for_a_missing_space(empty_ws):
+    proc = run_mem("-w", empty_ws, "retain", "W@Peter: Moved to Lisbon.")
+    assert "put a space between the type letter and the entity, e.g. 'W @Peter: …'" in proc.stderr
+    proc = run_mem("-w", empty_ws, "retain", "O (c=0.5): Likes tea.")
+    assert "without a space, e.g. 'O(c=0.8)'" in proc.stderr
+
+
+@pytest.mark.parametrize("line", ["a@b.com: my address", "I @Peter said hi", "Peter: likes tea"])
+def test_retain_keeps_plain_text_that_only_resembles_a_bullet(empty_ws, line):
+    proc, data = run_json("-w", empty_ws, "retain", line)
+    assert proc.returncode == 0 and data["kind"] == "log", proc.stderr
+
+
+def test_check_reports_near_miss_bullets_written_by_hand_with_file_and_line(empty_ws):
+    (empty_ws / "memory" / "2026-01-05.md").write_text(
+        "# 2026-01-05\n\n## Retain\n" + "".join(f"- {line}\n" for line in NEAR_MISSES), encoding="utf-8")
+    proc = run_mem("-w", empty_ws, "check")
+    for n in range(len(NEAR_MISSES)):
+        assert f"memory/2026-01-05.md:{4 + n}: error " in proc.stdout + proc.stderr, (n, proc.stdout, proc.stderr)
