@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 from contextlib import AbstractContextManager
 from pathlib import Path
 from collections import namedtuple
@@ -408,20 +409,30 @@ def regular_bytes(path: Path, rel: str) -> bytes:
         return f.read()
 
 
+def blank(value: str | os.PathLike) -> bool:
+    """Whether a folder given as text is only white space (`MEM_WORKSPACE="  "`): no folder anyone means."""
+    text = os.fspath(value)
+    return bool(text) and not text.strip()
+
+
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
+        if value is not None and blank(value):
+            raise UsageError(f"{source} is blank ({os.fspath(value)!r}): it names no folder",
+                             f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
+                             if source == ENV_VAR else "give the workspace's folder, e.g. mem -w ~/memory status")
         if value:
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
-                                        if root.exists() else f"create one with: mem init {value}")
+                                        if root.exists() else f"create one with: mem init {shlex.quote(os.fspath(value))}")
             if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
                 raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
                                         "memory.md, memory/, bank/, .memory/, memtool.toml)",
-                                        f"create one with: mem init {value} (a second machine: mem sync clone REMOTE "
-                                        f"{value}), or give the workspace's folder")
+                                        f"create one with: mem init {shlex.quote(os.fspath(value))} (a second machine: "
+                                        f"mem sync clone REMOTE {shlex.quote(os.fspath(value))}), or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
@@ -473,6 +484,9 @@ def _not_logs(folder: Path) -> str | None:
 def init_path(path: Path | None, explicit: Path | None) -> Path:
     """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else the current one;
     a usage error when PATH and -w name different folders."""
+    for given in (path, explicit):
+        if given is not None and blank(given):
+            raise UsageError(f"the folder to create is blank ({os.fspath(given)!r})", "give a folder, e.g. mem init ~/memory")
     if path is not None and explicit is not None and home_path(path).resolve() != home_path(explicit).resolve():
         raise UsageError(f"mem init got two folders: {path} and -w {explicit}", "give one of them")
     return path if path is not None else explicit if explicit is not None else Path(".")

@@ -63,3 +63,19 @@ def test_check_reports_near_miss_bullets_written_by_hand_with_file_and_line(empt
     proc = run_mem("-w", empty_ws, "check")
     for n in range(len(NEAR_MISSES)):
         assert f"memory/2026-01-05.md:{4 + n}: error " in proc.stdout + proc.stderr, (n, proc.stdout, proc.stderr)
+
+
+def test_a_blank_workspace_variable_or_option_is_named_as_blank(tmp_path):
+    """MEM_WORKSPACE="  " answered "MEM_WORKSPACE    is not a folder" and the hint "mem init   "."""
+    proc = run_mem("status", cwd=tmp_path, env=mem_env(MEM_WORKSPACE="  "))
+    assert proc.returncode == 2 and "MEM_WORKSPACE is blank ('  ')" in proc.stderr, proc.stderr
+    assert "unset MEM_WORKSPACE" in proc.stderr and "mem init  " not in proc.stderr
+    proc = run_mem("-w", " ", "status", cwd=tmp_path)
+    assert proc.returncode == 2 and "--workspace is blank" in proc.stderr, proc.stderr
+    proc = run_mem("init", "  ", cwd=tmp_path)
+    assert proc.returncode == 2 and "blank" in proc.stderr and not os.listdir(tmp_path), proc.stderr
+
+
+def test_a_workspace_path_with_spaces_is_quoted_in_the_hint(tmp_path):
+    proc = run_mem("-w", tmp_path / "my brain", "status")
+    assert proc.returncode == 3 and f"mem init '{tmp_path / 'my brain'}'" in proc.stderr, proc.stderr
