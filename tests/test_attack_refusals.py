@@ -79,3 +79,23 @@ def test_a_blank_workspace_variable_or_option_is_named_as_blank(tmp_path):
 def test_a_workspace_path_with_spaces_is_quoted_in_the_hint(tmp_path):
     proc = run_mem("-w", tmp_path / "my brain", "status")
     assert proc.returncode == 3 and f"mem init '{tmp_path / 'my brain'}'" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["summarize", "2026-02-30"], ["summarize", "30.02.2026"], ["episodes", "2026-02-30"],
+                                  ["recall", "2026-13-01"], ["recall", "--json", "2025-02-29"]])
+def test_an_argument_shaped_like_a_date_that_is_no_day_is_a_usage_error(example_ws, args):
+    """`mem summarize 2026-02-30` searched for the words 2026, 02 and 30 (and asked Ollama about them)."""
+    proc = run_mem("-w", example_ws, *args, env=mem_env(OLLAMA_HOST="http://127.0.0.1:9"))
+    assert proc.returncode == 2 and "is shaped like a date but is not a day" in proc.stderr, proc.stderr
+    assert "hint: give a real day" in proc.stderr and (not proc.stdout or '"error": "UsageError"' in proc.stdout)
+
+
+@pytest.mark.parametrize("option", ["--since", "--until", "--as-of"])
+def test_recall_date_options_refuse_a_day_that_does_not_exist(example_ws, option):
+    proc = run_mem("-w", example_ws, "recall", "Peter", option, "2026-02-30")
+    assert proc.returncode == 2 and f"{option} '2026-02-30'" in proc.stderr, proc.stderr
+
+
+def test_a_real_leap_day_and_a_day_inside_longer_text_are_still_searched(example_ws):
+    assert run_mem("-w", example_ws, "recall", "2024-02-29").returncode == 0
+    assert run_mem("-w", example_ws, "recall", "Peter 2026-02-30").returncode == 0
