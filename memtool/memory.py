@@ -275,16 +275,18 @@ class Memory:
         which the same line, written before and still there, is answered instead of written again."""
         from memtool import reading, writing
 
+        limit = self.config.max_file_bytes
         if page is None:
-            return self._searchable(writing.note(self.ws, text, day, repeat))
-        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat))
+            return self._searchable(writing.note(self.ws, text, day, repeat, limit))
+        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat,
+                                                  limit))
 
     def retain(self, bullet: str, day: date | None = None, repeat: float = 0) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed
         (`repeat` as for `note`)."""
         from memtool import writing
 
-        return self._searchable(writing.retain(self.ws, bullet, day, repeat))
+        return self._searchable(writing.retain(self.ws, bullet, day, repeat, self.config.max_file_bytes))
 
     def _searchable(self, written: dict) -> dict:
         """A written line's answer, with `warnings` saying when its file is too large to be indexed."""

@@ -99,3 +99,41 @@ def test_recall_date_options_refuse_a_day_that_does_not_exist(example_ws, option
 def test_a_real_leap_day_and_a_day_inside_longer_text_are_still_searched(example_ws):
     assert run_mem("-w", example_ws, "recall", "2024-02-29").returncode == 0
     assert run_mem("-w", example_ws, "recall", "Peter 2026-02-30").returncode == 0
+
+
+@pytest.fixture()
+def small_limit(tmp_path):
+    """A workspace whose [index] max_file_bytes is 1,000, today's log a short one."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    (ws / "memtool.toml").write_text("[index]\nmax_file_bytes = 1000\n", encoding="utf-8")
+    return ws
+
+
+def _files(ws):
+    return {p: p.read_bytes() for p in ws.rglob("*.md") if ".memory" not in p.parts}
+
+
+@pytest.mark.parametrize("args", [["note", "x" * 1200], ["retain", "W: " + "x" * 1200],
+                                  ["note", "--page", "bank/world.md", "x" * 1200], ["note", "--page", "Newcomer", "x" * 1200]])
+def test_a_line_that_would_push_its_file_past_max_file_bytes_is_refused(small_limit, args):
+    """A note large enough to push the log past max_file_bytes was written, and recall then warned
+    that the file is no longer indexed."""
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, *args)
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert "nothing was written" in proc.stderr and "hint:" in proc.stderr
+    assert _files(small_limit) == before
+    assert not (small_limit / "bank" / "entities" / "Newcomer.md").exists()
+    assert run_mem("-w", small_limit, args[0], *args[1:-1], "A short one.").returncode == 0
+
+
+def test_mcp_retain_and_note_refuse_past_max_file_bytes(small_limit):
+    from test_mcp import answer, call, session
+
+    async def script(s):
+        return [await call(s, "retain", bullet="W: " + "x" * 1200), await call(s, "note", text="y" * 1200)]
+    before = _files(small_limit)
+    for result in session(small_limit, script):
+        assert result.is_error and "over [index] max_file_bytes (1,000)" in result.content[0].text
+    assert _files(small_limit) == before
