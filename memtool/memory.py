@@ -504,6 +504,10 @@ class Memory:
     def sync_key(self, show: bool = False) -> dict:
         return _sync().key_info(self.ws, self.sync_key_file, show)
 
+    def sync_key_create(self) -> dict:
+        """Create the key file memtool.toml names (`[sync] key_file`), a new random key; an existing one is kept."""
+        return _sync().create_key(self.sync_key_file)
+
     def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
         """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""
         return _sync().gc(self.ws, remote, endpoint_url=self.config.sync_endpoint_url, region=self.config.sync_region,
