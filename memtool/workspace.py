@@ -518,34 +518,29 @@ def init(root: Path, today) -> tuple[Workspace, list[str]]:
 
 def _init_plan(ws: Workspace, today) -> tuple[list[str], dict[str, str], str | None]:
     """What `init` would create: folders, new files, and the completed .gitignore (None: nothing to
-    add). Raises, before anything is written, for a target that is a dangling symbolic link, leads
-    out of the workspace or cannot be read."""
-    for rel in (*FOLDERS, *TEMPLATES, STATE_DIR):
-        _init_target(ws, rel)
+    add). Raises, before anything is written, for a path to write that is a dangling symbolic link,
+    leads out of the workspace or cannot be read; existing files are left as they are."""
     folders = [folder for folder in FOLDERS if not (ws.root / folder).exists()]
-    files = {rel: text for rel, text in TEMPLATES.items()
-             if rel != ".gitignore" and not (ws.root / rel).exists()}
+    files = {rel: text for rel, text in TEMPLATES.items() if not (ws.root / rel).exists()}
     if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
         files.pop(CORE_FILES[0], None)
     memory = ws.root / "memory"
     if not memory.is_dir() or not any(memory.glob("*.md")):
-        daily = ws.daily_path(today)
-        _init_target(ws, daily)
-        files[daily] = DAILY_EXAMPLE.format(day=today.isoformat())
+        files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
+    for rel in (*folders, *files, STATE_DIR):
+        _init_target(ws, rel)
     gitignore = None
-    if ".gitignore" in TEMPLATES:
-        target = ws.root / ".gitignore"
-        if not target.exists():
-            files[".gitignore"] = TEMPLATES[".gitignore"]
-        else:
-            try:
-                current = regular_bytes(target, ".gitignore").decode("utf-8", errors="replace")
-            except OSError as exc:
-                raise WorkspaceError(f"cannot read .gitignore in {ws.root}: {_reason(exc)}; nothing was created",
-                                     "fix its permissions, then run mem init again") from None
-            if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
-                sep = "" if current.endswith("\n") or not current else "\n"
-                gitignore = current + sep + TEMPLATES[".gitignore"]
+    target = ws.root / ".gitignore"
+    if ".gitignore" in TEMPLATES and ".gitignore" not in files:
+        try:
+            current = regular_bytes(target, ".gitignore").decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read .gitignore in {ws.root}: {_reason(exc)}; nothing was created",
+                                 "fix its permissions, then run mem init again") from None
+        if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
+            _init_target(ws, ".gitignore")
+            sep = "" if current.endswith("\n") or not current else "\n"
+            gitignore = current + sep + TEMPLATES[".gitignore"]
     return folders, files, gitignore
 
 

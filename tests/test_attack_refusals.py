@@ -137,3 +137,14 @@ def test_mcp_retain_and_note_refuse_past_max_file_bytes(small_limit):
     for result in session(small_limit, script):
         assert result.is_error and "over [index] max_file_bytes (1,000)" in result.content[0].text
     assert _files(small_limit) == before
+
+
+def test_init_leaves_an_existing_linked_file_alone_and_completes_the_rest(tmp_path):
+    """The checks cover only what init writes: a SOUL.md linked to a file elsewhere is kept as it is."""
+    (tmp_path / "dotfiles").mkdir()
+    (tmp_path / "dotfiles" / "SOUL.md").write_text("# mine\n", encoding="utf-8")
+    ws = tmp_path / "brain"
+    ws.mkdir()
+    (ws / "SOUL.md").symlink_to(tmp_path / "dotfiles" / "SOUL.md")
+    assert run_mem("init", ws).returncode == 0 and (ws / "memory.md").is_file()
+    assert (ws / "SOUL.md").is_symlink() and (tmp_path / "dotfiles" / "SOUL.md").read_text() == "# mine\n"
