@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shlex
 from contextlib import AbstractContextManager
 from pathlib import Path
 from collections import namedtuple
@@ -415,6 +414,13 @@ def blank(value: str | os.PathLike) -> bool:
     return bool(text) and not text.strip()
 
 
+def _quoted(value: str | os.PathLike) -> str:
+    """A path as a shell reads it back (quoted when it holds spaces); `shlex` loaded only for a message."""
+    import shlex
+
+    return shlex.quote(os.fspath(value))
+
+
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
@@ -427,12 +433,12 @@ def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
-                                        if root.exists() else f"create one with: mem init {shlex.quote(os.fspath(value))}")
+                                        if root.exists() else f"create one with: mem init {_quoted(value)}")
             if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
                 raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
                                         "memory.md, memory/, bank/, .memory/, memtool.toml)",
-                                        f"create one with: mem init {shlex.quote(os.fspath(value))} (a second machine: "
-                                        f"mem sync clone REMOTE {shlex.quote(os.fspath(value))}), or give the workspace's folder")
+                                        f"create one with: mem init {_quoted(value)} (a second machine: "
+                                        f"mem sync clone REMOTE {_quoted(value)}), or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
