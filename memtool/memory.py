@@ -276,16 +276,18 @@ class Memory:
         there, is answered instead of written again (0: always written)."""
         from memtool import reading, writing
 
+        limit = self.config.max_file_bytes
         if page is None:
-            return self._searchable(writing.note(self.ws, text, day, repeat))
-        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat))
+            return self._searchable(writing.note(self.ws, text, day, repeat, limit))
+        return self._searchable(writing.note_page(self.ws, text, reading.page_for(self.ws, self.store, page), repeat,
+                                                  limit))
 
     def retain(self, bullet: str, day: date | None = None, repeat: float | None = None) -> dict:
         """Append a Retain bullet (or a plain log line) to a day's log; returns where it landed
         (`repeat` as for `note`)."""
         from memtool import writing
 
-        return self._searchable(writing.retain(self.ws, bullet, day, repeat))
+        return self._searchable(writing.retain(self.ws, bullet, day, repeat, self.config.max_file_bytes))
 
     def _searchable(self, written: dict) -> dict:
         """A written line's answer, with `warnings` saying when its file is too large to be indexed."""
@@ -502,6 +504,10 @@ class Memory:
 
     def sync_key(self, show: bool = False) -> dict:
         return _sync().key_info(self.ws, self.sync_key_file, show)
+
+    def sync_key_create(self) -> dict:
+        """Create the key file memtool.toml names (`[sync] key_file`), a new random key; an existing one is kept."""
+        return _sync().create_key(self.sync_key_file)
 
     def sync_gc(self, remote: str | None = None, min_age: float | None = None, dry_run: bool = False) -> dict:
         """Delete the revisions on the remote that its manifest no longer names (see `memtool.sync.gc`)."""

@@ -28,7 +28,9 @@ _HEAD_RE = re.compile(
     r"(?P<subjects>(?:[ \t,]+@[^\s:,]+)*)[ \t]*:(?P<text>.*)$",
     re.S,
 )
-_LOOKS_TYPED = re.compile(r"^[A-Za-z](\([^)]*\))?(\s+@\S+)*\s*:")
+_LOOKS_TYPED = re.compile(r"^[A-Za-z](\([^)]*\))?(\s+@\S+)*\s*:"
+                          # near misses: `W@Peter …` (no space: no word starts so), `O (c=0.5) …`, `O(c=…)` with no colon
+                          r"|^[A-Z]@[^\W_]|^[A-Za-z]\s*\(\s*c\s*=")
 
 RETAIN_HEADING = "retain"
 
@@ -114,6 +116,11 @@ def parse_bullet(text: str) -> Bullet:
     s = text.strip()
     m = _HEAD_RE.match(s)
     if not m:
+        if s[1:2] == "@":
+            entity = re.match(r"@[^\s:,]*", s[1:]).group()
+            raise BulletError(f"put a space between the type letter and the entity, e.g. '{s[0]} {entity}: …'")
+        if re.match(r"[A-Za-z]\s+\(", s):
+            raise BulletError(f"write the confidence right after the type letter, without a space, e.g. '{s[0]}(c=0.8)'")
         if s[:1].isalpha() and (len(s) == 1 or s[1] in " (:"):
             raise BulletError("expected ':' after the type letter and @entities, e.g. 'W @Peter: text'")
         raise BulletError("a Retain bullet starts with a type letter W, B, O or S, e.g. 'W @Peter: text'")

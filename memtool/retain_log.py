@@ -108,16 +108,18 @@ def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str
 
 
 def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str,
-               within: float | None) -> tuple[int, str | None]:
+               within: float | None, max_bytes: int | None = None) -> tuple[int, str | None]:
     """As `write`; `within` not None marks a write through MCP, which is not made when the same item
     was written through MCP to `rel` in the last `within` seconds and is still there (a client
-    retrying a call it gave up on). Returns the line and, for such a repeat, when it was written."""
+    retrying a call it gave up on). Returns the line and, for such a repeat, when it was written.
+    With `max_bytes` ([index] max_file_bytes), an append that would leave the file larger (so no
+    longer indexed) is refused, nothing written."""
     with ws.lock(rel):
         if within:
             earlier = repeated(ws, rel, [item], kind, within, _read(ws, rel))
             if earlier:
                 return earlier
-        line = _append(ws, rel, item, kind, day_title)
+        line = _append(ws, rel, item, kind, day_title, max_bytes)
         _log(ws, _entry(rel, line, item, kind, by, MCP if within is not None else ""))
     return line, None
 
@@ -131,8 +133,8 @@ def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", in
             **({"via": via} if via else {}), **({"indent": indent} if indent else {})}
 
 
-def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> int:
-    """Append `- item` to `rel` (its lock held by the caller); returns its line."""
+def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_bytes: int | None = None) -> int:
+    """Append `- item` to `rel` (its lock held by the caller); returns its line. `max_bytes`: see `write_once`."""
     from memtool import retain
 
     landed: list[int] = []
@@ -141,11 +143,26 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str) -> in
         text = decoded(current, rel)
         suffix, line = retain.append_item(text, item, kind not in ("log", "page"), day_title)
         check_lands(rel, text + suffix, line, kind)
+        data = suffix.encode("utf-8")
+        if max_bytes is not None:
+            check_file_size(rel, len(current), len(data), max_bytes)
         landed[:] = [line]
-        return suffix.encode("utf-8")
+        return data
 
     ws.append(rel, plan)
     return landed[0]
+
+
+def check_file_size(rel: str, size: int, adding: int, max_bytes: int) -> None:
+    """Refuse (writing nothing) an append of `adding` bytes to a file of `size` that would leave it past
+    [index] max_file_bytes: a file that large is not indexed, so what is added could never be recalled."""
+    if size + adding <= max_bytes:
+        return
+    now = f"already has {size:,} bytes" if size > max_bytes else f"would have {size + adding:,} bytes"
+    raise WorkspaceError(f"{rel} {now}, over [index] max_file_bytes ({max_bytes:,}): it would not be indexed, "
+                         "so nothing could recall what was written; nothing was written",
+                         "write less at a time (or into another file), split the file, or raise "
+                         "[index] max_file_bytes in memtool.toml")
 
 
 def decoded(raw: bytes, rel: str) -> str:

@@ -11,7 +11,7 @@ from typing import Callable
 from memtool import summary, trust
 from memtool.analyzer import detect_language
 from memtool.config import Config
-from memtool.dates import parse_day
+from memtool.dates import parse_day, refuse_non_day
 from memtool.errors import UsageError
 from memtool.llm import OllamaChat
 from memtool.workspace import Workspace
@@ -22,11 +22,12 @@ def recap(ws: Workspace, config: Config, target: str, episodes: Callable[[str], 
     """Recap `target` (a day, else a query whose `episodes` are read); `tier_of` gives a file's trust tier."""
     if lang not in ("auto", "de", "en"):
         raise UsageError(f"unknown language {lang!r}", "use de, en or auto")
-    llm = OllamaChat(model or config.llm_model, timeout=config.llm_timeout, work_providers=config.work_providers)
+    refuse_non_day(target, "DAY")
     try:
         day = parse_day(target, date.today())
     except UsageError:
         day = None
+    llm = OllamaChat(model or config.llm_model, timeout=config.llm_timeout, work_providers=config.work_providers)
     sources, subject = _day(ws, day) if day is not None else _episodes(episodes(target), target)
     tiers = [trust.text_tier(tier_of(path), text, tier_of) for path, _, text in sources]
     withheld = [label for (_, label, _), tier in zip(sources, tiers) if not llm.destination.allows(tier)]

@@ -408,20 +408,37 @@ def regular_bytes(path: Path, rel: str) -> bytes:
         return f.read()
 
 
+def blank(value: str | os.PathLike) -> bool:
+    """Whether a folder given as text is only white space (`MEM_WORKSPACE="  "`): no folder anyone means."""
+    text = os.fspath(value)
+    return bool(text) and not text.strip()
+
+
+def _quoted(value: str | os.PathLike) -> str:
+    """A path as a shell reads it back (quoted when it holds spaces); `shlex` loaded only for a message."""
+    import shlex
+
+    return shlex.quote(os.fspath(value))
+
+
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
+        if value is not None and blank(value):
+            raise UsageError(f"{source} is blank ({os.fspath(value)!r}): it names no folder",
+                             f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
+                             if source == ENV_VAR else "give the workspace's folder, e.g. mem -w ~/memory status")
         if value:
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
                                         f"give the workspace's folder (the one holding memory.md), e.g. {root.resolve().parent}"
-                                        if root.exists() else f"create one with: mem init {value}")
+                                        if root.exists() else f"create one with: mem init {_quoted(value)}")
             if not any((root / mark).exists() for mark in WORKSPACE_MARKS):  # else a typo'd or empty folder
                 raise WorkspaceNotFound(f"not a memtool workspace: {value} (named by {source}; it holds none of "
                                         "memory.md, memory/, bank/, .memory/, memtool.toml)",
-                                        f"create one with: mem init {value} (a second machine: mem sync clone REMOTE "
-                                        f"{value}), or give the workspace's folder")
+                                        f"create one with: mem init {_quoted(value)} (a second machine: "
+                                        f"mem sync clone REMOTE {_quoted(value)}), or give the workspace's folder")
             return Workspace(root)
     here = (cwd or Path.cwd()).resolve()
     passed = []  # memory/ folders on the way that are not daily logs, and why
@@ -473,6 +490,9 @@ def _not_logs(folder: Path) -> str | None:
 def init_path(path: Path | None, explicit: Path | None, env: str | None = None) -> Path:
     """The folder `mem init` creates: its PATH, else -w's (`mem -w DIR init`), else $MEM_WORKSPACE's
     (`env`), else the current one; a usage error when PATH and -w (or $MEM_WORKSPACE) name different folders."""
+    for given in (path, explicit):
+        if given is not None and blank(given):
+            raise UsageError(f"the folder to create is blank ({os.fspath(given)!r})", "give a folder, e.g. mem init ~/memory")
     named, how = (explicit, "-w") if explicit is not None else (Path(env), f"${ENV_VAR}") if env else (None, "")
     if path is not None and named is not None and home_path(path).resolve() != home_path(named).resolve():
         raise UsageError(f"mem init got two folders: {path} and {how} {named}", "give one of them")
@@ -480,34 +500,68 @@ def init_path(path: Path | None, explicit: Path | None, env: str | None = None) 
 
 
 def init(root: Path, today) -> tuple[Workspace, list[str]]:
-    """Create the workspace layout at `root`; existing files are never touched. Returns what was created."""
+    """Create the workspace layout at `root`; existing files are never touched. Returns what was created.
+
+    Every target is checked before anything is written (`_init_plan`): a refusal changes nothing."""
     root = home_path(root)
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder", "choose another path for the workspace")
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
+    folders, files, gitignore = _init_plan(ws, today)
     created: list[str] = []
-    for folder in FOLDERS:
-        target = ws.root / folder
-        if not target.exists():
-            target.mkdir(parents=True)
-            created.append(folder + "/")
-    files = dict(TEMPLATES)
-    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
-        files.pop(CORE_FILES[0], None)
-    if not any((ws.root / "memory").glob("*.md")):
-        files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
+    for folder in folders:
+        (ws.root / folder).mkdir(parents=True, exist_ok=True)
+        created.append(folder + "/")
     for rel, text in files.items():
-        target = ws.root / rel
-        if rel == ".gitignore" and target.exists():
-            current = target.read_text(encoding="utf-8", errors="replace")
-            if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
-                sep = "" if current.endswith("\n") or not current else "\n"
-                ws.write_atomic(rel, current + sep + text)
-                created.append(".gitignore (added .memory/)")
-            continue
-        if not target.exists():
-            ws.write_atomic(rel, text)
-            created.append(rel)
+        ws.write_atomic(rel, text)
+        created.append(rel)
+    if gitignore is not None:
+        ws.write_atomic(".gitignore", gitignore)
+        created.append(".gitignore (added .memory/)")
     ws.state_dir.mkdir(exist_ok=True)
     return ws, created
+
+
+def _init_plan(ws: Workspace, today) -> tuple[list[str], dict[str, str], str | None]:
+    """What `init` would create: folders, new files, and the completed .gitignore (None: nothing to
+    add). Raises, before anything is written, for a path to write that is a dangling symbolic link,
+    leads out of the workspace or cannot be read; existing files are left as they are."""
+    folders = [folder for folder in FOLDERS if not (ws.root / folder).exists()]
+    files = {rel: text for rel, text in TEMPLATES.items() if not (ws.root / rel).exists()}
+    if ws.core_path != CORE_FILES[0]:  # an OpenClaw workspace: its MEMORY.md is the core memory
+        files.pop(CORE_FILES[0], None)
+    memory = ws.root / "memory"
+    if not memory.is_dir() or not any(memory.glob("*.md")):
+        files[ws.daily_path(today)] = DAILY_EXAMPLE.format(day=today.isoformat())
+    for rel in (*folders, *files, STATE_DIR):
+        _init_target(ws, rel)
+    gitignore = None
+    target = ws.root / ".gitignore"
+    if ".gitignore" in TEMPLATES and ".gitignore" not in files:
+        try:
+            current = regular_bytes(target, ".gitignore").decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read .gitignore in {ws.root}: {_reason(exc)}; nothing was created",
+                                 "fix its permissions, then run mem init again") from None
+        if not any(line.strip() in (".memory/", ".memory", "/.memory/") for line in current.splitlines()):
+            _init_target(ws, ".gitignore")
+            sep = "" if current.endswith("\n") or not current else "\n"
+            gitignore = current + sep + TEMPLATES[".gitignore"]
+    return folders, files, gitignore
+
+
+def _init_target(ws: Workspace, rel: str) -> None:
+    """Refuse a path `init` would create or complete that is a dangling symbolic link or leads out
+    of the workspace (`resolve` says so), before anything is written."""
+    parts = Path(rel).parts
+    for depth in range(1, len(parts) + 1):
+        target = ws.root.joinpath(*parts[:depth])
+        if target.is_symlink() and not target.exists():
+            raise WorkspaceError(f"{Path(*parts[:depth]).as_posix()} in {ws.root} is a symbolic link to "
+                                 f"{os.readlink(target)}, which does not exist; nothing was created",
+                                 f"remove the link (rm {target}) or create what it points to, then run mem init again")
+    try:
+        ws.resolve(rel)
+    except UsageError as exc:
+        raise UsageError(f"{exc.message}; nothing was created", exc.hint) from None

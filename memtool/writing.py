@@ -15,12 +15,14 @@ from memtool.workspace import Workspace
 CORE_EDIT_ATTEMPTS = 20  # an edit of memory.md re-read and re-applied when an editor saved it meanwhile
 
 
-def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | None = None) -> dict:
+def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | None = None,
+           max_bytes: int | None = None) -> dict:
     """Append a line to a day's log (today by default): a typed Retain bullet, or a plain `log`
     line when it has no type letter. Only appends, so no line moves; returns where it landed.
     `repeat`, for a write through MCP (None: a person's): seconds within which the same line, written
     through MCP before and still there, is not written again (a retried call; 0: always written; see
-    `retain_log.write_once`)."""
+    `retain_log.write_once`). `max_bytes`: [index] max_file_bytes, which the log may not pass
+    (refused, nothing written)."""
     text = bullet.strip()
     if text.startswith(("- ", "* ")):
         text = text[2:].strip()
@@ -38,7 +40,7 @@ def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | 
     retain_log.check_item(text, parsed.kind)
     day = day or date.today()
     rel = ws.daily_path(day)
-    line, earlier = retain_log.write_once(ws, rel, text, parsed.kind, day.isoformat(), "retain", repeat)
+    line, earlier = retain_log.write_once(ws, rel, text, parsed.kind, day.isoformat(), "retain", repeat, max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
                     "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}, earlier)
 
@@ -48,22 +50,24 @@ def _repeat(answer: dict, earlier: str | None) -> dict:
     return answer if earlier is None else answer | {"repeated": True, "written_at": earlier}
 
 
-def note(ws: Workspace, text: str, day: date | None = None, repeat: float | None = None) -> dict:
+def note(ws: Workspace, text: str, day: date | None = None, repeat: float | None = None,
+         max_bytes: int | None = None) -> dict:
     """Append free text as one untyped line to a day's log (today by default); returns where it landed."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
     day = day or date.today()
     rel = ws.daily_path(day)
-    line, earlier = retain_log.write_once(ws, rel, item, "log", day.isoformat(), "note", repeat)
+    line, earlier = retain_log.write_once(ws, rel, item, "log", day.isoformat(), "note", repeat, max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
 
-def note_page(ws: Workspace, text: str, rel: str, repeat: float | None = None) -> dict:
+def note_page(ws: Workspace, text: str, rel: str, repeat: float | None = None, max_bytes: int | None = None) -> dict:
     """Append free text as one line at the end of the bank page `rel` (created when missing)."""
     item = _note_text(text)
     retain_log.check_item(item, "log")
     ws.read_text(rel)  # refuses a file that is not UTF-8 before anything is written
-    line, earlier = retain_log.write_once(ws, rel, item, "page", rel.rsplit("/", 1)[-1][:-3], "note", repeat)
+    line, earlier = retain_log.write_once(ws, rel, item, "page", rel.rsplit("/", 1)[-1][:-3], "note", repeat,
+                                          max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
 

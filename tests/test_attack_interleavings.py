@@ -52,8 +52,9 @@ class World:
             ws = self.root / f"r{i}"
             (ws / "memory").mkdir(parents=True)
             (ws / "bank" / "entities").mkdir(parents=True)
-            if encrypted:  # both replicas name one key file; the first sync makes the remote encrypted
+            if encrypted:  # both replicas name one key file (made once); the first sync makes the remote encrypted
                 (ws / "memtool.toml").write_text(f'[sync]\nkey_file = "{self.root / "sync.key"}"\n')
+                Memory(Workspace(ws), embedder="none").sync_key_create()
             self.ws.append(ws)
         self.counter = 0
         self.kept: set[str] = set()  # lines that must survive somewhere

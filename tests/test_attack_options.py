@@ -46,18 +46,21 @@ def test_brackets_in_names_and_paths_are_shown_as_written(tmp_path):
     assert watch.returncode == 0 and f"watching {ws}" in err and "[reflect] auto" in err, err
 
 
-def test_writing_to_a_file_too_large_to_index_says_so(tmp_path):
+def test_writing_to_a_file_too_large_to_index_is_refused(tmp_path):
     """retain and note answered a citation for a line recall can never find (the file is past
-    [index] max_file_bytes and not indexed), and said nothing."""
+    [index] max_file_bytes and not indexed), and said nothing; then they wrote it with a warning.
+    Now the write is refused up front, with the limit and what to do, and nothing is written."""
     ws = tmp_path / "ws"
     run_mem("init", ws, check=0)
     (ws / "memtool.toml").write_text("[index]\nmax_file_bytes = 2000\n", encoding="utf-8")
-    (ws / "memory" / "2026-11-20.md").write_text("# 2026-11-20\n\n" + "- filler line\n" * 200, encoding="utf-8")
-    proc, out = run_json("retain", "W: The giraffe escaped.", "--date", "2026-11-20", cwd=ws)
-    assert proc.returncode == 0 and "max_file_bytes" in proc.stderr
-    assert len(out["warnings"]) == 1 and "not indexed" in out["warnings"][0]
-    proc = run_mem("note", "Okapi seen.", "--date", "2026-11-20", cwd=ws, check=0)
-    assert "warning:" in proc.stderr and "max_file_bytes" in proc.stderr
+    log = ws / "memory" / "2026-11-20.md"
+    log.write_text("# 2026-11-20\n\n" + "- filler line\n" * 200, encoding="utf-8")
+    before = log.read_bytes()
+    proc = run_mem("retain", "W: The giraffe escaped.", "--date", "2026-11-20", cwd=ws)
+    assert proc.returncode == 4 and "already has 2,814 bytes, over [index] max_file_bytes (2,000)" in proc.stderr
+    assert "nothing was written" in proc.stderr and "raise [index] max_file_bytes" in proc.stderr
+    proc = run_mem("note", "Okapi seen.", "--date", "2026-11-20", cwd=ws)
+    assert proc.returncode == 4 and "max_file_bytes" in proc.stderr and log.read_bytes() == before
     assert run_json("retain", "W: Small day.", "--date", "2026-11-21", cwd=ws)[1]["warnings"] == []
 
 

@@ -264,3 +264,28 @@ def test_20_review_decision_refreshes_the_header_counts(served):
     assert f"{item['kind']}: {open_of_kind - 1} open" in counts
     assert f"{before['open'] - 1} open, {before['decided'] + 1} decided" in served.get("/review").text
 
+
+
+def test_a_file_that_is_not_utf8_and_a_query_past_the_cap_are_4xx_pages_at_once(tmp_path):
+    """/file?path= of a Latin-1 page answered 500 (as if the server had failed); a 3,000-word query
+    held the one-at-a-time server for seconds (its first 2,000 characters embedded) to answer it."""
+    from memtool.recall.query import MAX_QUERY_CHARS
+
+    write(tmp_path / "ws", "memory/2026-11-01.md", "# 2026-11-01\n\n- W @Kenji: Kenji moved the meeting to Friday.\n")
+    (tmp_path / "ws" / "bank").mkdir()
+    (tmp_path / "ws" / "bank" / "latin.md").write_bytes("# Grüße\n".encode("latin-1"))
+    server = Served(tmp_path / "ws")
+    try:
+        page = server.get("/file?path=bank/latin.md")
+        assert page.status_code == 422 and "not valid UTF-8" in page.text and "hint:" in page.text, page.text[:300]
+        words = " ".join(f"Kenji{i} meeting{i}" for i in range(1500))
+        assert server.get("/search?q=Kenji").status_code == 200  # the model loaded
+        started = time.monotonic()
+        long = server.get("/search", params={"q": words}, headers={"HX-Request": "true"})
+        took = time.monotonic() - started
+        assert long.status_code == 400 and f"at most {MAX_QUERY_CHARS:,}" in long.text and "hint:" in long.text
+        assert took < 1.0, took
+        fits = server.get("/search", params={"q": "Kenji " + "x" * (MAX_QUERY_CHARS - 10)})
+        assert fits.status_code == 200
+    finally:
+        server.stop()

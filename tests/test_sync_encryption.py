@@ -89,10 +89,11 @@ def test_1_missing_or_wrong_key_refuses_and_writes_nothing(tmp_path, passphrase)
     assert "Traceback" not in proc.stderr
 
 
-def test_1_key_file_made_on_first_sync_and_brought_to_a_second_machine(tmp_path):
+def test_1_key_file_made_by_sync_key_create_and_brought_to_a_second_machine(tmp_path):
     a, b, remote = make_ws(tmp_path / "a"), tmp_path / "b", tmp_path / "remote"
     keyfile = tmp_path / "keys" / "sync.key"
     write(a, "memtool.toml", f'[sync]\nkey_file = "{keyfile}"\n')
+    assert run_mem("-w", a, "sync", "key", "--create", env=mem_env(), check=0).stdout.strip() == str(keyfile)
     run_mem("-w", a, "sync", remote, "--encrypt", env=mem_env(), check=0)
     assert keyfile.stat().st_mode & 0o777 == 0o600
     assert json.loads((remote / enc.MARKER).read_bytes())["kdf"] == {"name": "key-file"}
@@ -226,6 +227,7 @@ def test_1_gc_on_an_encrypted_sharded_remote_keeps_what_the_manifest_names(tmp_p
     a, b, remote = make_ws(tmp_path / "a"), tmp_path / "b", tmp_path / "remote"
     keyfile = tmp_path / "keys" / "sync.key"
     write(a, "memtool.toml", f'[sync]\nkey_file = "{keyfile}"\n')
+    run_mem("-w", a, "sync", "key", "--create", env=mem_env(), check=0)
     run_mem("-w", a, "sync", remote, "--encrypt", env=mem_env(), check=0)
     run_mem("-w", a, "forget", "PLAINMARKER-prefers tea", "--yes", env=mem_env(), check=0)
     run_mem("-w", a, "sync", env=mem_env(), check=0)
@@ -236,3 +238,30 @@ def test_1_gc_on_an_encrypted_sharded_remote_keeps_what_the_manifest_names(tmp_p
     assert (b / SECRET_FILE).read_text() == FILES[SECRET_FILE]
     assert (b / "memory/2026-11-30.md").read_text() == FILES["memory/2026-11-30.md"]
     assert "PLAINMARKER-prefers tea" not in (b / "memory.md").read_text()
+
+
+def test_a_key_file_named_in_memtool_toml_is_never_created_as_a_side_effect(tmp_path):
+    """[sync] key_file travels with the workspace (sync, git): `mem sync REMOTE --encrypt` created the
+    file it names wherever it pointed (and its folders). Now only `mem sync key --create` makes it."""
+    ws, remote = make_ws(tmp_path / "ws"), tmp_path / "remote"
+    keyfile = tmp_path / "elsewhere" / "deep" / "sync.key"
+    write(ws, "memtool.toml", f'[sync]\nkey_file = "{keyfile}"\n')
+    for args in (["sync", remote, "--encrypt"], ["sync", "key"], ["sync", "key", "--show"], ["status"], ["sync", "status"]):
+        run_mem("-w", ws, *args, env=mem_env())
+        assert not (tmp_path / "elsewhere").exists(), args
+    proc = run_mem("-w", ws, "sync", remote, "--encrypt", env=mem_env())
+    assert proc.returncode == 8 and "does not exist; nothing was written" in proc.stderr, proc.stderr
+    assert "mem sync key --create" in proc.stderr and not (remote / enc.MARKER).exists()
+    proc, made = run_json("-w", ws, "sync", "key", "--create", env=mem_env())
+    assert proc.returncode == 0 and made == {"key_path": str(keyfile), "created": True}
+    assert keyfile.stat().st_mode & 0o777 == 0o600 and keyfile.parent.stat().st_mode & 0o777 == 0o700
+    line = keyfile.read_bytes()
+    proc, again = run_json("-w", ws, "sync", "key", "--create", env=mem_env())
+    assert again["created"] is False and keyfile.read_bytes() == line  # an existing key is never replaced
+    assert run_mem("-w", ws, "sync", remote, "--encrypt", env=mem_env()).returncode == 0
+
+
+def test_sync_key_create_without_a_key_file_in_memtool_toml_says_what_to_add(tmp_path):
+    ws = make_ws(tmp_path / "ws")
+    proc = run_mem("-w", ws, "sync", "key", "--create", env=mem_env())
+    assert proc.returncode == 2 and "names no key file" in proc.stderr and "[sync] key_file" in proc.stderr

@@ -192,7 +192,7 @@ def episodes(
 
 
 def summarize(
-    target: str = typer.Argument(..., help="A day (2025-11-27, today, yesterday) or a query."),
+    target: str = typer.Argument(..., help="A day (2025-11-27, today, yesterday; a date that does not exist is refused) or a query."),
     lang: str = typer.Option("auto", "--lang", help="de, en or auto (the query's language)."),
     model: Optional[str] = typer.Option(None, "--model", help="Ollama model (else [llm] model, default llama3.2)."),
     json_: bool = JsonOpt,

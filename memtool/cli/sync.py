@@ -13,7 +13,7 @@ from memtool.cli import render
 from memtool.cli.call import memory
 from memtool.cli.common import JsonOpt
 from memtool.cli.render import escape
-from memtool.errors import ExitStatus
+from memtool.errors import ExitStatus, UsageError
 from memtool.retain_log import removed_note
 
 
@@ -230,12 +230,25 @@ def sync_clone(
 @sync_app.command("key")
 def sync_key(
     show: bool = typer.Option(False, "--show", help="Print the key itself (one line, a key file's content) on stdout."),
+    create: bool = typer.Option(False, "--create", help="Create the key file memtool.toml names ([sync] key_file) with a new random key (mode 600), before the first mem sync REMOTE --encrypt; an existing one is kept."),
     json_: bool = JsonOpt,
 ) -> None:
     """How to bring the encrypted remote's key to a second machine (and, with --show, the key).
 
     Example: mem sync key --show > /media/usb/memory.key
     """
+    if create and show:
+        raise UsageError("--create and --show are two steps", "create the key file first, then show it")
+    if create:
+        made = memory("none").sync_key_create()
+        if json_:
+            render.emit_json(made)
+        else:
+            render.err.print(escape(f"{'created' if made['created'] else 'kept the existing key file'} "
+                                    f"{made['key_path']}" + (" (a random key, mode 600): keep a copy somewhere safe; "
+                                    "without it the encrypted remote cannot be read" if made["created"] else "")))
+            print(made["key_path"])
+        return
     data = memory("none").sync_key(show)
     if json_:
         render.emit_json(data)

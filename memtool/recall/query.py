@@ -7,7 +7,7 @@ from datetime import date
 
 from memtool.analyzer import query_terms
 from memtool.config import MODES
-from memtool.dates import parse_since, parse_until
+from memtool.dates import parse_since, parse_until, refuse_non_day
 from memtool.errors import UsageError
 from memtool.kinds import KINDS
 from memtool.recall.timeframe import Timeframe, read as read_dates
@@ -99,6 +99,7 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
     else to `today`."""
     as_of_day = None
     flags = bool(since or until)
+    refuse_non_day(text, "the query")
     length = len(text)
     if length > MAX_QUERY_CHARS:
         text = shortened(text, MAX_QUERY_CHARS)

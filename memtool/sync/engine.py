@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memtool.errors import ProviderUnavailable, UsageError, WorkspaceError
 from memtool.sync.encryption import SyncKeyError, key_line, parse_marker
-from memtool.sync.keys import KEY_HINT, Unlocked, open_remote_keyed, read_key_file
+from memtool.sync.keys import KEY_HINT, Unlocked, create_key_file, open_remote_keyed, read_key_file
 from memtool.sync.local import sync_files
 from memtool.sync.manifest import conflict_listing, parse_manifest, rev_of, safe_device, shown
 from memtool.sync.merge import merge3
@@ -231,6 +231,15 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         del conflicts[rel]
         state.save_conflicts(conflicts)
     return {"resolved": rel, "kept": keep, "backups": backups, "remaining": sorted(conflicts)}
+
+
+def create_key(key_file: Path | None) -> dict:
+    """`mem sync key --create`: make the key file memtool.toml names (see `keys.create_key_file`)."""
+    if key_file is None:
+        raise UsageError("memtool.toml names no key file to create",
+                         'add [sync] key_file = "~/.config/memtool/sync.key" to memtool.toml (outside the '
+                         "workspace, never synced), then run mem sync key --create")
+    return {"key_path": str(key_file), "created": create_key_file(key_file)}
 
 
 def key_info(ws: Workspace, key_file: Path | None, show: bool = False) -> dict:

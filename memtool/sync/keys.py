@@ -92,16 +92,15 @@ def _create(remote: Remote, key_file: Path | None, passphrase: str | None) -> Un
                          "sync to a new folder or prefix with --encrypt (see 'Encryption' in docs/sync.md)")
     if key_file is not None:
         kdf = {"name": "key-file"}
-        if key_file.exists():
-            key = read_key_file(key_file)
-        else:
-            key = enc.new_master()
-            key_file.parent.mkdir(parents=True, exist_ok=True)
-            create_whole(key_file, enc.key_line(key).encode() + b"\n", mode=0o600)
+        if not key_file.exists():  # memtool.toml travels with the workspace: it never makes files elsewhere by itself
+            raise enc.SyncKeyError(f"the key file {key_file} (memtool.toml: [sync] key_file) does not exist; "
+                                   "nothing was written", "create it once with: mem sync key --create (a random "
+                                   "key, mode 600), or name the key file you have in memtool.toml")
+        key = read_key_file(key_file)
     elif passphrase is None:
         raise enc.SyncKeyError("--encrypt needs a passphrase or a key file; nothing was written",
                                "type one at the prompt, set MEM_SYNC_PASSPHRASE, or name a key file in memtool.toml "
-                               "([sync] key_file; a missing file is created with a random key)",
+                               "([sync] key_file; mem sync key --create makes it)",
                                wants_passphrase=True, new=True)
     else:
         if len(passphrase) < enc.MIN_PASSPHRASE:
@@ -117,6 +116,18 @@ def _create(remote: Remote, key_file: Path | None, passphrase: str | None) -> Un
             raise enc.SyncKeyError(f"{remote.url} was just made encrypted by another machine, with another key",
                                    "sync again with that machine's passphrase or key file")
     return Unlocked(enc.SealedRemote(remote, enc.keys_of(key)), data, key, "key file" if key_file else "passphrase")
+
+
+def create_key_file(path: Path) -> bool:
+    """Make the key file `path` with a new random key (mode 600; a missing folder made with mode 700):
+    what `mem sync key --create` asks for, the only way memtool writes a key file. An existing key
+    file is kept, and read to check it holds a key. Returns whether it was created."""
+    if not path.exists() and not path.is_symlink():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if create_whole(path, enc.key_line(enc.new_master()).encode() + b"\n", mode=0o600):
+            return True
+    read_key_file(path)
+    return False
 
 
 KEY_FILE_MAX = 4096  # a key file is one line of ~50 characters

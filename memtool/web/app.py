@@ -16,7 +16,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from memtool.errors import MemError, StorageError, UsageError
+from memtool.errors import MemError, StorageError, UsageError, WorkspaceError
+from memtool.recall.query import MAX_QUERY_CHARS
 from memtool.reflect import opinions
 from memtool.store import entity_key
 from memtool.web import guard, views
@@ -46,13 +47,17 @@ def build_app(mem, token: str, port: int) -> Starlette:
                 refused = StorageError.from_os(exc)
                 return page(request, "error.html", 500, error=refused.message, hint=refused.hint)
             except MemError as exc:  # the library's refusal: shown like the CLI's error and hint
-                return page(request, "error.html", 400 if exc.exit_code == 2 else 500, error=exc.message, hint=exc.hint)
+                return page(request, "error.html", _status(exc), error=exc.message, hint=exc.hint)
         return run
 
     def search(request: Request) -> HTMLResponse:
         q = request.query_params
         form = {k: q.get(k, "").strip() for k in ("q", "since", "kind", "entity", "as_of")}
         result, hint = None, None
+        if len(form["q"]) > MAX_QUERY_CHARS:  # embedding it all would hold the one-at-a-time server for seconds
+            raise UsageError(f"the query is {len(form['q']):,} characters long; the search takes at most "
+                             f"{MAX_QUERY_CHARS:,}", "search for the few words that matter (mem recall cuts a longer "
+                             f"query to its first {MAX_QUERY_CHARS:,} characters)")
         if form["q"] or form["entity"] or form["as_of"] or form["kind"] or form["since"]:
             result = mem.recall(form["q"], k=20, since=form["since"] or None, as_of=form["as_of"] or None,
                                 kinds=[form["kind"]] if form["kind"] else [],
@@ -143,6 +148,16 @@ def build_app(mem, token: str, port: int) -> Starlette:
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes)
     return Guarded(app, token, port)
+
+
+def _status(exc: MemError) -> int:
+    """The HTTP status of a refusal: bad input 400; a file memtool neither reads nor changes (not
+    UTF-8, not a regular file, a NUL byte) 422; the system, the index or a provider failing 500."""
+    if isinstance(exc, UsageError):
+        return 400
+    if isinstance(exc, WorkspaceError) and not isinstance(exc, StorageError):
+        return 422
+    return 500
 
 
 def _node(name: str, names: dict[str, str]) -> str:
