@@ -1,6 +1,6 @@
 """Query-side translation between English and German with a bundled lexicon. Pure but for
-reading the list once (`lexicon_en_de.txt` beside this module: ~8,660 English words, the most
-frequent by rank (to rank 25,372) and the everyday ones, with their German words, written by hand for memtool, MIT;
+reading the list once (`lexicon_en_de.txt` beside this module: ~7,400 English words, the most
+frequent by rank (to rank 20,000) and the everyday ones, with their German words, written by hand for memtool, MIT;
 its header tells how the words were chosen).
 
 A query's words cannot find a note written in the other language; its translated content words
