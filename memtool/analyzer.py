@@ -197,10 +197,15 @@ def _word_string(word: str) -> str:
 MIN_PREFIX = 4  # query words this long also match as prefixes: `Steuer` finds `Steuerberaterin`
 
 
+SEARCH_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})  # typed as search syntax, searched as words
+
+
 def has_content_words(text: str) -> bool:
     """Whether `text` holds a word that is not a stopword (in any language memtool knows them of); a
-    word in capitals of two letters or more (`IT`, `US`) is an abbreviation, not a stopword."""
-    return any(fold(w) not in STOPWORDS or (len(w) >= 2 and w.isupper()) for _, _, w in words(text))
+    word in capitals of two letters or more (`IT`, `US`) is an abbreviation, not a stopword, unless
+    it is a search operator (`AND`, `NOT`: syntax a person typed, not a topic)."""
+    return any(fold(w) not in STOPWORDS or (len(w) >= 2 and w.isupper() and w not in SEARCH_OPERATORS)
+               for _, _, w in words(text))
 
 
 def exact_terms(text: str) -> list[str]:
