@@ -5,14 +5,12 @@ stand-in (tests/ollama_stub.py) until the test lets it answer."""
 
 import asyncio
 import json
-import sys
 import threading
 import time
 
 from conftest import mem_env
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from test_mcp import session
 
 DAY = "2026-11-27"
 BULLET = "W @Peter: Keeps his surfboard in Ericeira."
@@ -28,17 +26,6 @@ def _held(stub) -> threading.Event:
 
     stub.chat_reply = reply
     return release
-
-
-def _session(ws, script):
-    async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "memtool", "-w", str(ws), "mcp"],
-                                       env=mem_env(MEM_EMBEDDER="none"))
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as s:
-                await s.initialize()
-                return await script(s)
-    return asyncio.run(main())
 
 
 async def _until(check, seconds=30.0):
@@ -87,7 +74,7 @@ def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, st
         assert _left_behind(example_ws)  # the server, seen while it runs
         return behind, waited, summary, after
 
-    behind, waited, summary, after = _session(example_ws, script)
+    behind, waited, summary, after = session(example_ws, script)
     assert behind is not None, "recall hung behind summarize"
     assert behind.is_error and waited < 10, (waited, behind.content)
     text = behind.content[0].text
@@ -112,7 +99,7 @@ def test_core_memory_is_read_while_a_long_call_runs(example_ws, stub):
         await long
         return core
 
-    core = _session(example_ws, script)
+    core = session(example_ws, script)
     assert not isinstance(core, Exception), core
     assert core.contents[0].text == (example_ws / "memory.md").read_text(encoding="utf-8")
 
@@ -133,7 +120,7 @@ def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stu
         await long
         return first, await retry
 
-    first, retry = _session(example_ws, script)
+    first, retry = session(example_ws, script)
     assert isinstance(first, Exception), first
     assert not retry.is_error, retry.content
     text = (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
@@ -154,8 +141,8 @@ def test_a_write_repeated_within_the_window_is_answered_not_written_again(exampl
             out.append(await s.call_tool("core_append", {"text": "- Prefers tea in the afternoon."}))
         return out
 
-    first = _session(example_ws, write_all)
-    second = _session(example_ws, write_all)  # a new server process
+    first = session(example_ws, write_all)
+    second = session(example_ws, write_all)  # a new server process
     answers = [json.loads(r.content[0].text) for r in first + second]
     assert not any(r.is_error for r in first + second), [r.content for r in first + second]
     day = (example_ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
@@ -202,7 +189,7 @@ def test_a_person_s_write_does_not_make_an_agent_s_write_a_repeat(example_ws):
         return [await s.call_tool("note", {"text": text}), await s.call_tool("note", {"text": text}),
                 await s.call_tool("note", {"text": text, "again": True})]
 
-    answers = [json.loads(r.content[0].text) for r in _session(example_ws, calls)]
+    answers = [json.loads(r.content[0].text) for r in session(example_ws, calls)]
     assert [bool(a.get("repeated")) for a in answers] == [False, True, False]
     assert (example_ws / answers[0]["path"]).read_text(encoding="utf-8").count(text) == 3
 
@@ -212,7 +199,7 @@ def test_two_copies_appended_are_no_repeat_of_one(example_ws):
         return [await s.call_tool("core_append", {"text": "- Likes rain."}),
                 await s.call_tool("core_append", {"text": "- Likes rain.\n- Likes rain."})]
 
-    answers = [json.loads(r.content[0].text) for r in _session(example_ws, calls)]
+    answers = [json.loads(r.content[0].text) for r in session(example_ws, calls)]
     assert [bool(a.get("repeated")) for a in answers] == [False, False]
     assert (example_ws / "memory.md").read_text(encoding="utf-8").count("- Likes rain.") == 3
 
@@ -221,6 +208,6 @@ def test_the_write_tools_say_how_a_repeat_is_told_and_forced(example_ws):
     async def tools(s):
         return (await s.list_tools()).tools
 
-    described = {t.name: t for t in _session(example_ws, tools)}
+    described = {t.name: t for t in session(example_ws, tools)}
     for name in ("note", "retain", "core_append", "core_insert"):
         assert "again=true" in described[name].description and "again" in described[name].input_schema["properties"]
