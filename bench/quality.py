@@ -257,8 +257,8 @@ def main() -> None:
                     help="for --report turn-alone: the first sweep (max, means), the second (finer, discounted, "
                          "named) or the third (reciprocal-rank fusion)")
     ap.add_argument("--json", help="write all rows and tables to this file")
-    ap.add_argument("--verb-forms", action="store_true",
-                    help="read a German word without a lexicon entry as a regular verb form (memtool.recall.lexicon.VERB_FORMS; off, as shipped)")
+    ap.add_argument("--verb-forms", choices=("on", "off"),
+                    help="whether a German word without a lexicon entry is read as a regular verb form (memtool.recall.lexicon.VERB_FORMS; on, as shipped)")
     ap.add_argument("--compounds", action="store_true",
                     help="read a German word without a lexicon entry as a compound of words with one, for the ranking (memtool.recall.lexicon.COMPOUNDS; off, as shipped)")
     ap.add_argument("--foreign-semantic", type=float, default=None,
@@ -266,14 +266,14 @@ def main() -> None:
     ap.add_argument("--centring", type=float, default=None,
                     help="language centring's share of the mean taken away (memtool.recall.candidates.CENTRING; 0: off, as shipped)")
     ap.add_argument("--foreign-lift", type=float, default=None,
-                    help="what a semantic candidate in the other language adds to its cosine (memtool.recall.candidates.FOREIGN_LIFT; 0: off, as shipped; .015 measured best)")
+                    help="what a semantic candidate in the other language adds to its cosine (memtool.recall.candidates.FOREIGN_LIFT; .015 as shipped; 0: off)")
     ap.add_argument("--twin", type=float, default=None,
                     help="the cosine from which a candidate in the other language is a twin of one in the query's, and not lifted (memtool.recall.candidates.TWIN; 0.88 as shipped)")
     args = ap.parse_args()
     if args.verb_forms:
         from memtool.recall import lexicon
 
-        lexicon.VERB_FORMS = True
+        lexicon.VERB_FORMS = args.verb_forms == "on"
     if args.compounds:
         from memtool.recall import lexicon
 

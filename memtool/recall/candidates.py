@@ -38,11 +38,10 @@ ACROSS_LIFT = 0.012
 # German question's nearest lines are German ones, an answer in English sits .03-.05 lower
 # (docs/recall-experiments.md, "Language centring"). Not for a candidate whose twin in the query's language is a
 # candidate too (their vectors' cosine TWIN or more: one sentence in two languages, whichever the
-# question's own words find answers). Measured on the three bilingual sets (.015 and .88 best), and
-# off as shipped: the twins are read from the candidates' vectors, which would import numpy into the
-# parent of a one-shot read whose child searches (memtool.search_aside); docs/recall-experiments.md, "A lift
-# across languages, twins excepted". bench.quality --foreign-lift L --twin T sets them.
-FOREIGN_LIFT = 0.0
+# question's own words find answers; `Vectors.twins` compares them inside SQLite). Measured on the
+# three bilingual sets (.015 and .88 best; docs/recall-experiments.md, "A lift across languages, twins
+# excepted", and "The lift and the verb forms, shipped"). bench.quality --foreign-lift L --twin T sets them.
+FOREIGN_LIFT = 0.015
 TWIN = 0.88
 
 
@@ -96,21 +95,14 @@ def semantic(store: Store, embedding: Embedding, query: str, filters: Filters, n
 def lifted(store: Store, ranked: list[tuple[str, float]], lang: str) -> list[tuple[str, float]]:
     """`ranked` (vector hash, cosine) with FOREIGN_LIFT added to the cosine of the records written
     in the other language than `lang`, except those whose twin in `lang` is among `ranked` (their
-    vectors' cosine TWIN or more), best first."""
-    import numpy as np
-
+    vectors' cosine TWIN or more: `Vectors.twins`), best first."""
     texts = store.texts_for_hashes([h for h, _ in ranked])
-    index, matrix = store.vectors.for_hashes(list(texts))
-    if matrix is None:
-        return ranked
-    matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
-    langs = {h: written_language(text) for h, text in texts.items() if h in index}
-    own = matrix[[index[h] for h, written in langs.items() if written == lang]]
+    langs = {h: written_language(text) for h, text in texts.items()}
     foreign = [h for h, written in langs.items() if written != lang]
     if not foreign:
         return ranked
-    twins = (matrix[[index[h] for h in foreign]] @ own.T).max(axis=1) >= TWIN if len(own) else np.zeros(len(foreign), bool)
-    lift = {h: FOREIGN_LIFT for h, twin in zip(foreign, twins) if not twin}
+    twins = store.vectors.twins(foreign, [h for h, written in langs.items() if written == lang], TWIN)
+    lift = {h: FOREIGN_LIFT for h in foreign if h not in twins}
     return sorted(((h, c + lift.get(h, 0.0)) for h, c in ranked), key=lambda x: -x[1])
 
 
@@ -340,7 +332,7 @@ def candidates(store: Store, embedding: Embedding, query: str, terms: list[str],
         if mode != "lexical":
             if degraded is None:
                 # which translations the index holds tells of the notes (any trust tier): only in-process;
-                # the lift across languages (off) is measured for the bundled model only
+                # the lift across languages is measured for the bundled model only
                 inside = embedding.embedder.destination.in_process
                 try:
                     found, nearest, across = semantic(store, embedding, query, filters, n, also if inside else [],

@@ -27,10 +27,11 @@ from memtool.analyzer import STOPWORDS, fold, stem, word_terms, words
 LEXICON = "lexicon_en_de.txt"
 STARTS = "lexicon_en_de.starts"  # its index of word starts (`index`), written at development time
 # Whether a German word no entry is written as nor stems like is looked up as the regular verb form it
-# may be (`infinitives`: `schützt` → `schützen` → protect). Off, as shipped: measured on the three
-# bilingual sets it gains three cross-lingual questions and loses one (a half of the example set),
-# docs/recall-experiments.md "Cross-lingual: the floor and the remaining misses". bench.quality --verb-forms sets it.
-VERB_FORMS = False
+# may be (`infinitives`: `schützt` → `schützen` → protect). Measured on the three bilingual sets with
+# the larger lexicon and the lift across languages: German questions about English notes gain on all
+# three, two questions are lost (docs/recall-experiments.md "The lift and the verb forms, shipped").
+# bench.quality --verb-forms off|on sets it.
+VERB_FORMS = True
 # Whether a German word no entry is written as nor stems like (nor is a verb form, with VERB_FORMS) is
 # read as a compound (`_by_parts`: `Sturmfluten` → `Sturm`, `Fluten`), for the ranking's translations
 # only. Off, as shipped: on the three bilingual sets it gains German questions about English notes on
@@ -160,7 +161,7 @@ def translations(text: str, lang: str | None = None, held: Callable[[set[str]], 
     set of folded words, those the notes hold (`Store.known_terms`); only those are returned (and
     only those are checked for false friends: ~5 ms less on a query's first translation). `verbs`:
     whether a German word without an entry is read as a regular verb form (`infinitives`; by default
-    VERB_FORMS, off); only with `lang` "de". `compounds`: whether a German word still without an
+    VERB_FORMS, on); only with `lang` "de". `compounds`: whether a German word still without an
     entry is read as a compound of words that have one (`_by_parts`; by default COMPOUNDS, off),
     unless the notes hold it (`held`)."""
     content = [(word, folded) for start, _, word in words(text)

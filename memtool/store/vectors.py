@@ -552,6 +552,31 @@ class Vectors:
         matrix = dequantize(blobs, self.dim() or 0) if blobs else None
         return found, matrix
 
+    def twins(self, hashes: list[str], others: list[str], threshold: float) -> set[str]:
+        """Those of `hashes` whose stored vector has a cosine of `threshold` or more with that of
+        any of `others`. sqlite-vec compares the int8 BLOBs in SQLite (a one-shot read whose vectors a
+        child searched never imports numpy: memtool.search_aside); without it, numpy over the same
+        BLOBs. Both read the same cosine (to float rounding: int8 rows, each scale cancels)."""
+        if not hashes or not others:
+            return set()
+        if self.accelerated:
+            limit = 1.0 - threshold  # cosine distance
+            found: set[str] = set()
+            for h, in select_in(self.conn, "SELECT DISTINCT a.hash FROM embeddings a JOIN embeddings b "
+                                "ON b.hash IN (" + ",".join("?" * len(others)) + ") "
+                                "WHERE a.hash IN ({marks}) "
+                                "AND vec_distance_cosine(vec_int8(a.vec), vec_int8(b.vec)) <= ?",
+                                hashes, before=others, after=[limit]):
+                found.add(h)
+            return found
+        index, matrix = self.for_hashes(list(dict.fromkeys([*hashes, *others])))
+        mine = [h for h in hashes if h in index]
+        theirs = [index[h] for h in others if h in index]
+        if matrix is None or not mine or not theirs:
+            return set()
+        near = (matrix[[index[h] for h in mine]] @ matrix[theirs].T).max(axis=1) >= threshold
+        return {h for h, twin in zip(mine, near) if twin}
+
 
 def _cosines(blobs: list[bytes], unit):
     """Cosines of int8 BLOBs to a unit query."""
