@@ -6,7 +6,9 @@ memtool.writing, memtool.summarize, memtool.reflect, memtool.health, memtool.syn
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager, nullcontext
 from datetime import date
+from typing import Callable
 from pathlib import Path
 
 from memtool import TYPE_CHECKING, health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
@@ -52,6 +54,8 @@ class Memory:
         self.recall_expansion = RECALL
         self.recall_threads = cores() > 1
         self._lexical_worker = LexicalWorker()  # its thread starts with the first hybrid recall
+        # Entered while summarize or reflect waits on a model: `mem mcp` lets other calls run meanwhile.
+        self.model_wait: Callable[[], AbstractContextManager] = nullcontext
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
@@ -265,7 +269,7 @@ class Memory:
         from memtool.summarize import recap
 
         return recap(self.ws, self.config, target, lambda query: self.episodes(query, k=20), self.tier_lookup(),
-                     lang=lang, model=model)
+                     lang=lang, model=model, waiting=self.model_wait)
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
 
@@ -414,7 +418,7 @@ class Memory:
 
         return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
                                            refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
-                                           vectors_usable=self.vectors_usable),
+                                           vectors_usable=self.vectors_usable, model_wait=self.model_wait),
                            dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits, review=review,
                            time_limit=time_limit)
 
