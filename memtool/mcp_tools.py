@@ -6,7 +6,9 @@ is that command's `--json` document as one compact JSON text (`memtool.mcp_answe
 the tool's own terms, with a hint.
 """
 
+import threading
 import time
+from collections import deque
 from contextlib import asynccontextmanager, contextmanager
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Optional
@@ -74,7 +76,8 @@ class Turns:
     def __init__(self, wait: float):
         self.wait = wait
         self.running: tuple[str, float] | None = None  # the call that has its turn, and since when
-        self._free = None  # an anyio.Semaphore(1), made in the server's event loop (no owner: `aside` hands it on)
+        self._free = None  # an anyio.Semaphore(1), made in the server's event loop (no owner: the turn is handed on)
+        self._back: deque[threading.Event] = deque()  # calls back from a model's answer, served before the queue
 
     @asynccontextmanager
     async def turn(self, what: str, refused: type[Exception]):
@@ -96,27 +99,51 @@ class Turns:
             yield
         finally:
             self.running = None
-            self._free.release()
+            self._pass_on()
 
     @contextmanager
     def aside(self):
         """Give the turn up while the calling worker thread waits on something outside the workspace and
-        index (a model's answer), and take it back after, behind the calls that came meanwhile (it waits
-        as long as they take: a call with a model's answer in hand is not refused). What the caller read
-        before may have changed when it gets its turn back: it checks before it writes. Outside a turn
-        (no worker thread of the server's) it does nothing."""
-        from anyio import from_thread
+        index (a model's answer), and take it back after, before the calls still queued (it has work in
+        hand; it waits for the one that runs). What the caller read before may have changed when it has
+        its turn back: it checks before it writes. Outside a turn it does nothing.
+
+        The thread waits on its own event, not in the event loop: a loop that is ending (the client
+        went away) keeps no call from finishing."""
+        from anyio import RunFinishedError, from_thread
 
         held, self.running = self.running, None
         if held is None:
             yield
             return
-        from_thread.run_sync(self._free.release)
+        from_thread.run_sync(self._pass_on)
         try:
             yield
         finally:
-            from_thread.run(self._free.acquire)
+            back = threading.Event()
+            try:
+                from_thread.run_sync(self._claim, back)
+            except RunFinishedError:  # the server has stopped: no other call runs
+                back.set()
+            back.wait()
             self.running = held
+
+    def _pass_on(self) -> None:
+        """(In the event loop.) The turn to the first call back from a model, else to the queue."""
+        if self._back:
+            self._back.popleft().set()
+        else:
+            self._free.release()
+
+    def _claim(self, back: threading.Event) -> None:
+        """(In the event loop.) The turn for a call back from a model: now if free, else next."""
+        import anyio
+
+        try:
+            self._free.acquire_nowait()
+            back.set()
+        except anyio.WouldBlock:
+            self._back.append(back)
 
     def busy(self) -> str:
         what, since = self.running or ("another call", time.monotonic())

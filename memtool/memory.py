@@ -322,7 +322,8 @@ class Memory:
         """Append to memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current, name: core_memory.append(current, text, name), "core append", repeat)
+        return self._core_edit(lambda current, name: core_memory.append(current, text, name), "core append", repeat,
+                               text)
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
@@ -335,12 +336,12 @@ class Memory:
         from memtool import core_memory
 
         return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name), "core insert",
-                               repeat)
+                               repeat, text)
 
-    def _core_edit(self, change, by: str, repeat: float | None = None) -> dict:
+    def _core_edit(self, change, by: str, repeat: float | None = None, adding: str = "") -> dict:
         from memtool import writing
 
-        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat)
+        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat, adding)
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 
