@@ -6,9 +6,8 @@ memtool.writing, memtool.summarize, memtool.reflect, memtool.health, memtool.syn
 from __future__ import annotations
 
 import os
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from datetime import date
-from typing import Callable
 from pathlib import Path
 
 from memtool import TYPE_CHECKING, health, retain_log  # the rest where used: ~12 ms of a one-shot `mem recall` (forget, reading, …)
@@ -27,6 +26,9 @@ from memtool.store.local import LocalState, LocalStateFile
 from memtool.workspace import Workspace, discover, home_path
 
 if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds); file events
+    from contextlib import AbstractContextManager
+    from typing import Callable
+
     from memtool.changes import ChangeFeed
     from memtool.records import Diagnostic
     from memtool.scan_aside import ScanAside

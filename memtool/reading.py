@@ -150,12 +150,12 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
     found = store.entity_page(name)
     if found:
         return found["path"]
-    if _PATH_LIKE.search(name):  # '../../etc/passwd' would become bank/entities/etc-passwd.md
-        raise UsageError(f"{name!r} is a path, not an entity's name, and not a page under bank/",
-                         "give a bank page (bank/world.md) or an entity's name (Peter)")
     if not any(c.isalnum() for c in name):  # `..` would become bank/entities/entity.md
         raise UsageError(f"{name!r} names no entity (no letter or digit)",
                          "give an entity's name (Peter) or a bank page (bank/world.md)")
+    if _PATH_LIKE.search(name):  # '../../etc/passwd' would become bank/entities/etc-passwd.md
+        raise UsageError(f"{name!r} is a path, not an entity's name, and not a page under bank/",
+                         "give a bank page (bank/world.md) or an entity's name (Peter)")
     return f"bank/entities/{slug_for(name)}.md"
 
 
