@@ -404,7 +404,7 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
                confirm: Annotated[bool, Field(description="true: remove now. false (default): only list what would go.")] = False,
                plan: Annotated[str | None, Field(description=(
                    "The 'plan' the listing answered: the removal applies only to the lines listed."))] = None) -> CallToolResult:
-        return call(mem.forget, target, confirm=confirm, plan=plan)
+        return call(mem.forget, target, confirm=confirm, plan=plan, wait=False)
 
     @server.tool(annotations=ann["consolidates"], description=(
         "Consolidate memory now: fold duplicates, mark superseded facts, update entity pages and opinions, write "

@@ -347,11 +347,13 @@ class Memory:
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 
-    def forget(self, target: str, confirm: bool = False, plan: str | None = None) -> dict:
+    def forget(self, target: str, confirm: bool = False, plan: str | None = None, wait: bool = True) -> dict:
         """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed with the plan's
         fingerprint, and with `confirm` removed from the Markdown and purged from the index, local
         state, backups and logs. `plan`: the fingerprint of the listing that was shown; the removal is
-        refused, nothing changed, when the lines it would remove are no longer those."""
+        refused, nothing changed, when the lines it would remove are no longer those. Without `wait`, a
+        reflect run going on refuses it at once (`mem mcp`: the run may be this server's, waiting for its
+        turn back from the model's answer)."""
         from memtool import forget as forgetting, purge
 
         parsed = forgetting.parse_target(target)
@@ -362,7 +364,8 @@ class Memory:
         # Under reflect's lock: a run going on would otherwise write its record, windows and ledger
         # (entity names and sources of the facts read before) back after the purge, and its pages
         # between the plan and the removal.
-        with self.ws.lock("reflect"):
+        with self.ws.lock("reflect", busy=None if wait else "a mem reflect or mem forget is running in this "
+                                                                "workspace; nothing was removed"):
             planned = forgetting.plan(self.ws, parsed)
             if plan is not None and planned.fingerprint() != plan:
                 raise WorkspaceError("the lines to forget changed since they were listed (a file was edited "

@@ -69,3 +69,52 @@ def test_writes_during_a_slow_reflect_are_kept_and_on_its_pages(example_ws, stub
     assert {p["path"] for p in answer["pages"]} >= {"bank/entities/Peter.md", "bank/world.md"}
     assert set(answer["written_meanwhile"]) >= {f"memory/{DAY}.md", "bank/entities/Peter.md", "bank/world.md"}
     assert _left_behind(example_ws) == []
+
+
+def test_a_summarize_given_up_on_during_the_model_s_answer_leaves_the_turn_free(example_ws, stub):
+    """The client stops waiting while the model answers: the call finishes in the server, hands its turn
+    on, and every later call is answered (none waits for a turn that was never given back)."""
+    _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
+    release = _held(stub)
+
+    async def script(s):
+        try:
+            gone = await s.call_tool("summarize", {"target": DAY}, read_timeout_seconds=1.0)
+        except Exception as exc:  # the SDK's timeout error (it sends notifications/cancelled)
+            gone = exc
+        during = await asyncio.wait_for(s.call_tool("recall", {"query": "Peter Lisbon"}), 15)
+        release.set()
+        await asyncio.sleep(0.5)
+        after = [await asyncio.wait_for(s.call_tool(*c), 15) for c in
+                 (("retain", {"bullet": BULLET, "date": DAY}), ("summarize", {"target": DAY}),
+                  ("recall", {"query": "surfboard Ericeira"}))]
+        return gone, during, after
+
+    gone, during, after = session(example_ws, script)
+    assert isinstance(gone, Exception), gone
+    assert not during.is_error and not any(a.is_error for a in after), [a.content for a in after]
+    assert _left_behind(example_ws) == []
+
+
+def test_forget_and_a_second_reflect_during_a_slow_reflect_are_refused_loudly(example_ws, stub):
+    """Both need reflect's own lock, which the slow run holds: refused at once, nothing removed. (forget
+    waited for the lock up to 30 s in its turn, so the run could not take its turn back meanwhile.)"""
+    _settings(example_ws, REVIEWED)
+    release = _held(stub)
+
+    async def script(s):
+        long = asyncio.create_task(s.call_tool("reflect", {"force": True}))
+        await _until(lambda: stub.chats)
+        listed = await asyncio.wait_for(s.call_tool("forget", {"target": "Ericeira"}), 15)
+        forgot = await asyncio.wait_for(s.call_tool("forget", {"target": "Ericeira", "confirm": True,
+                                                                "plan": json.loads(listed.content[0].text)["plan"]}), 15)
+        again = await asyncio.wait_for(s.call_tool("reflect", {"force": True}), 15)
+        release.set()
+        return forgot, again, await long
+
+    before = {p: p.read_bytes() for p in (example_ws / "memory").glob("*.md")}
+    forgot, again, reflected = session(example_ws, script)
+    for refused in (forgot, again):
+        assert refused.is_error and "mem reflect or mem forget is running" in refused.content[0].text
+    assert not reflected.is_error, reflected.content
+    assert {p: p.read_bytes() for p in (example_ws / "memory").glob("*.md")} == before
