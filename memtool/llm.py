@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import AbstractContextManager, nullcontext
+from typing import Callable
 
 from memtool import trust
 from memtool.errors import ProviderUnavailable
@@ -32,8 +34,9 @@ class OllamaChat:
     name = "ollama"
 
     def __init__(self, model: str | None = None, host: str | None = None, timeout: float | None = None,
-                 work_providers: tuple = ()):
+                 work_providers: tuple = (), waiting: Callable[[], AbstractContextManager] = nullcontext):
         self.model = model or DEFAULT_MODEL
+        self.waiting = waiting  # entered while the answer is awaited (`mem mcp`: other calls run meanwhile)
         self.host = host or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
         self.timeout = timeout or DEFAULT_TIMEOUT
         self.destination = trust.destination(self.host, work_providers)
@@ -88,8 +91,9 @@ class OllamaChat:
                 " recall and everything else work without it")
         try:
             client = ollama.Client(host=self.destination.url, timeout=self.timeout, follow_redirects=False)
-            response = client.chat(model=self.model, messages=[{"role": "system", "content": system},
-                                                               {"role": "user", "content": user}])
+            with self.waiting():
+                response = client.chat(model=self.model, messages=[{"role": "system", "content": system},
+                                                                   {"role": "user", "content": user}])
         except httpx.TimeoutException:
             raise ProviderUnavailable(f"Ollama at {trust.shown(self.host)} did not answer within {self.timeout:.0f}s", hint) from None
         except (httpx.HTTPError, ConnectionError) as exc:

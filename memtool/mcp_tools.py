@@ -6,8 +6,10 @@ is that command's `--json` document as one compact JSON text (`memtool.mcp_answe
 the tool's own terms, with a hint.
 """
 
+import threading
 import time
-from contextlib import asynccontextmanager
+from collections import deque
+from contextlib import asynccontextmanager, contextmanager
 from datetime import date as _date
 from typing import Annotated, Any, Literal, Optional
 
@@ -50,8 +52,9 @@ AgainArg = Annotated[bool, Field(description=(
 
 def build_server(mem):
     """An MCPServer whose tools call `mem` (a `memtool.memory.Memory`)."""
-    server = _server_class(Turns(mem.config.mcp_wait))(name="memtool", version=__version__, instructions=INSTRUCTIONS,
-                                                       log_level="WARNING")
+    turns = Turns(mem.config.mcp_wait)
+    mem.model_wait = turns.aside  # summarize and reflect let other calls run while a model answers
+    server = _server_class(turns)(name="memtool", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     call, ann = _caller(), _annotations()
     # Registered in this order: clients list the tools as registered (reads first, then writes).
     _add_search_tools(server, mem, call, ann)
@@ -68,25 +71,26 @@ class Turns:
     """One tool call at a time (one `Memory`: one SQLite connection, one index lock), in the order they
     came. A call waits at most `wait` seconds for its turn, then is refused as busy, naming what runs;
     a call whose client gave up while it waited (a cancellation) never runs, so a retry cannot follow
-    a late first try."""
+    a late first try. A call waiting on a language model gives its turn up meanwhile (`aside`)."""
 
     def __init__(self, wait: float):
         self.wait = wait
         self.running: tuple[str, float] | None = None  # the call that has its turn, and since when
-        self._lock = None  # an anyio.Lock, made in the server's event loop
+        self._free = None  # an anyio.Semaphore(1), made in the server's event loop (no owner: the turn is handed on)
+        self._back: deque[threading.Event] = deque()  # calls back from a model's answer, served before the queue
 
     @asynccontextmanager
     async def turn(self, what: str, refused: type[Exception]):
         import anyio
 
-        if self._lock is None:
-            self._lock = anyio.Lock()
+        if self._free is None:
+            self._free = anyio.Semaphore(1)
         try:
-            self._lock.acquire_nowait()  # free: no wait, even with wait_seconds = 0
+            self._free.acquire_nowait()  # free: no wait, even with wait_seconds = 0
         except anyio.WouldBlock:
             got = False
             with anyio.move_on_after(self.wait):
-                await self._lock.acquire()
+                await self._free.acquire()
                 got = True
             if not got:
                 raise refused(self.busy()) from None
@@ -95,14 +99,57 @@ class Turns:
             yield
         finally:
             self.running = None
-            self._lock.release()
+            self._pass_on()
+
+    @contextmanager
+    def aside(self):
+        """Give the turn up while the calling worker thread waits on something outside the workspace and
+        index (a model's answer), and take it back after, before the calls still queued (it has work in
+        hand; it waits for the one that runs). What the caller read before may have changed when it has
+        its turn back: it checks before it writes. Outside a turn it does nothing.
+
+        The thread waits on its own event, not in the event loop: a loop that is ending (the client
+        went away) keeps no call from finishing."""
+        from anyio import RunFinishedError, from_thread
+
+        held, self.running = self.running, None
+        if held is None:
+            yield
+            return
+        from_thread.run_sync(self._pass_on)
+        try:
+            yield
+        finally:
+            back = threading.Event()
+            try:
+                from_thread.run_sync(self._claim, back)
+            except RunFinishedError:  # the server has stopped: no other call runs
+                back.set()
+            back.wait()
+            self.running = held
+
+    def _pass_on(self) -> None:
+        """(In the event loop.) The turn to the first call back from a model, else to the queue."""
+        if self._back:
+            self._back.popleft().set()
+        else:
+            self._free.release()
+
+    def _claim(self, back: threading.Event) -> None:
+        """(In the event loop.) The turn for a call back from a model: now if free, else next."""
+        import anyio
+
+        try:
+            self._free.acquire_nowait()
+            back.set()
+        except anyio.WouldBlock:
+            self._back.append(back)
 
     def busy(self) -> str:
         what, since = self.running or ("another call", time.monotonic())
         return error_text(f"busy: {what} is running (for {time.monotonic() - since:.0f} s; calls are answered one at "
                           "a time), retry in a moment",
-                          f"a call waits up to {self.wait:g} s for the one before it ([mcp] wait_seconds in memtool.toml); "
-                          "reflect and summarize can take a minute")
+                          f"a call waits up to {self.wait:g} s for the one before it ([mcp] wait_seconds in memtool.toml)")
 
 
 # Resources read without waiting for a turn: a plain read of one file (no SQLite) that edits replace
@@ -357,7 +404,7 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
                confirm: Annotated[bool, Field(description="true: remove now. false (default): only list what would go.")] = False,
                plan: Annotated[str | None, Field(description=(
                    "The 'plan' the listing answered: the removal applies only to the lines listed."))] = None) -> CallToolResult:
-        return call(mem.forget, target, confirm=confirm, plan=plan)
+        return call(mem.forget, target, confirm=confirm, plan=plan, wait=False)
 
     @server.tool(annotations=ann["consolidates"], description=(
         "Consolidate memory now: fold duplicates, mark superseded facts, update entity pages and opinions, write "
@@ -399,11 +446,17 @@ def _add_upkeep_tools(server, mem, call, ann) -> None:
 
 
 def reflect_summary(report: dict) -> dict:
-    """A reflect report as an agent needs it: whether it ran, what changed, counts (no journal prose)."""
+    """A reflect report as an agent needs it: whether it ran, what changed, counts (no journal prose);
+    the pages not written because they were saved meanwhile, and the files written while a model answered."""
+    from memtool.reflect.pages import CHANGED
+
     found = report.get("consolidation") or {}
     return {"changed": report["changed"], "dry_run": report["dry_run"],
             **({"gated": report["gated"]} if report.get("gated") else {}),
             "pages": [p for p in report["pages"] if p["action"] in ("create", "update")],
+            **({"not_written": [p for p in report["pages"] if p["reason"] == CHANGED]}
+               if any(p["reason"] == CHANGED for p in report["pages"]) else {}),
+            **({"written_meanwhile": report["written_meanwhile"]} if report.get("written_meanwhile") else {}),
             "consolidation": {k: len(v) if isinstance(v, (list, dict)) else v for k, v in found.items()},
             "opinion_moves": len(report["opinion_moves"]), "suggestions": report["suggestions"],
             "seconds": report["seconds"]}

@@ -6,6 +6,7 @@ memtool.writing, memtool.summarize, memtool.reflect, memtool.health, memtool.syn
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from memtool.store.local import LocalState, LocalStateFile
 from memtool.workspace import Workspace, discover, home_path
 
 if TYPE_CHECKING:  # the parser's record classes: not created by a read (see memtool.kinds); file events
+    from contextlib import AbstractContextManager
+    from typing import Callable
+
     from memtool.changes import ChangeFeed
     from memtool.records import Diagnostic
     from memtool.scan_aside import ScanAside
@@ -52,6 +56,8 @@ class Memory:
         self.recall_expansion = RECALL
         self.recall_threads = cores() > 1
         self._lexical_worker = LexicalWorker()  # its thread starts with the first hybrid recall
+        # Entered while summarize or reflect waits on a model: `mem mcp` lets other calls run meanwhile.
+        self.model_wait: Callable[[], AbstractContextManager] = nullcontext
 
     @classmethod
     def open(cls, workspace: str | os.PathLike | None = None, embedder: str | None = None) -> "Memory":
@@ -265,7 +271,7 @@ class Memory:
         from memtool.summarize import recap
 
         return recap(self.ws, self.config, target, lambda query: self.episodes(query, k=20), self.tier_lookup(),
-                     lang=lang, model=model)
+                     lang=lang, model=model, waiting=self.model_wait)
 
     # --- writing (memtool.writing, memtool.retain_log) --------------------------------------------
 
@@ -318,7 +324,8 @@ class Memory:
         """Append to memory.md (size-limited; `repeat` as for `note`)."""
         from memtool import core_memory
 
-        return self._core_edit(lambda current, name: core_memory.append(current, text, name), "core append", repeat)
+        return self._core_edit(lambda current, name: core_memory.append(current, text, name), "core append", repeat,
+                               text)
 
     def core_replace(self, old: str, new: str) -> dict:
         """Replace the one occurrence of `old` in memory.md (the previous file is backed up)."""
@@ -331,20 +338,22 @@ class Memory:
         from memtool import core_memory
 
         return self._core_edit(lambda current, name: core_memory.insert(current, line, text, name), "core insert",
-                               repeat)
+                               repeat, text)
 
-    def _core_edit(self, change, by: str, repeat: float | None = None) -> dict:
+    def _core_edit(self, change, by: str, repeat: float | None = None, adding: str = "") -> dict:
         from memtool import writing
 
-        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat)
+        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat, adding)
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 
-    def forget(self, target: str, confirm: bool = False, plan: str | None = None) -> dict:
+    def forget(self, target: str, confirm: bool = False, plan: str | None = None, wait: bool = True) -> dict:
         """Lines holding a text (any case), or cited as `path#Lx[-Ly]`: listed with the plan's
         fingerprint, and with `confirm` removed from the Markdown and purged from the index, local
         state, backups and logs. `plan`: the fingerprint of the listing that was shown; the removal is
-        refused, nothing changed, when the lines it would remove are no longer those."""
+        refused, nothing changed, when the lines it would remove are no longer those. Without `wait`, a
+        reflect run going on refuses it at once (`mem mcp`: the run may be this server's, waiting for its
+        turn back from the model's answer)."""
         from memtool import forget as forgetting, purge
 
         parsed = forgetting.parse_target(target)
@@ -355,7 +364,8 @@ class Memory:
         # Under reflect's lock: a run going on would otherwise write its record, windows and ledger
         # (entity names and sources of the facts read before) back after the purge, and its pages
         # between the plan and the removal.
-        with self.ws.lock("reflect"):
+        with self.ws.lock("reflect", busy=None if wait else "a mem reflect or mem forget is running in this "
+                                                                "workspace; nothing was removed"):
             planned = forgetting.plan(self.ws, parsed)
             if plan is not None and planned.fingerprint() != plan:
                 raise WorkspaceError("the lines to forget changed since they were listed (a file was edited "
@@ -414,7 +424,7 @@ class Memory:
 
         return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
                                            refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
-                                           vectors_usable=self.vectors_usable),
+                                           vectors_usable=self.vectors_usable, model_wait=self.model_wait),
                            dry_run=dry_run, force=force, since=since, overwrite_edits=overwrite_edits, review=review,
                            time_limit=time_limit)
 

@@ -19,6 +19,9 @@ GET_MAX_CHARS = 100_000  # characters one `get` returns at most (a 20 MB line wo
 _DAILY = re.compile(r"^memory/(?:[^/]+/)*(\d{4}-\d{2}-\d{2})\.md$")  # as document.classify reads them
 _REF = re.compile(r"(.+?)(?:#L(\d+)(?:-L?(\d+))?)?")
 _LOCATION = re.compile(r"(.+\.md):(\d+)")  # how mem check names a line (path:12)
+# A page name that is a path (a `.` or `..` part, from the root or a home folder), not an entity's name
+# (`AC/DC` and `.NET` are names).
+_PATH_LIKE = re.compile(r"(?:^|[/\\])\.{1,2}(?:[/\\]|$)|^(?:[/\\]|~[^/\\]*[/\\])")
 
 
 def split_lines(text: str) -> list[str]:
@@ -55,8 +58,8 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     if max_lines < 1:
         raise UsageError("--max-lines must be at least 1")
     text = lines(ws, ws.relative(path))
-    start = int(m.group(2) or 1)
-    end = int(m.group(3) or (m.group(2) or len(text)))
+    start = _line_number(m.group(2) or "1")
+    end = _line_number(m.group(3) or (m.group(2) or str(len(text))))
     if end < start:
         raise UsageError(f"lines {start}-{end} run backwards", f"write the first line first: {rel}#L{end}-L{start}")
     if start < 1 or start > max(1, len(text)):
@@ -70,6 +73,14 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     if follow:
         data["because"] = because(ws, data["text"])
     return data
+
+
+MAX_LINE_DIGITS = 18  # a line number longer than this is past any file (and past what int() reads: 4,300 digits)
+
+
+def _line_number(digits: str) -> int:
+    """A cited line number; one longer than any file reads as 10^18 (it is past the end all the same)."""
+    return int(digits) if len(digits) <= MAX_LINE_DIGITS else 10 ** MAX_LINE_DIGITS
 
 
 def _numbered(lines: list[str], start: int, shown: int) -> tuple[list[dict], int, dict | None]:
@@ -142,6 +153,9 @@ def page_for(ws: Workspace, store: Store, page: str) -> str:
     if not any(c.isalnum() for c in name):  # `..` would become bank/entities/entity.md
         raise UsageError(f"{name!r} names no entity (no letter or digit)",
                          "give an entity's name (Peter) or a bank page (bank/world.md)")
+    if _PATH_LIKE.search(name):  # '../../etc/passwd' would become bank/entities/etc-passwd.md
+        raise UsageError(f"{name!r} is a path, not an entity's name, and not a page under bank/",
+                         "give a bank page (bank/world.md) or an entity's name (Peter)")
     return f"bank/entities/{slug_for(name)}.md"
 
 

@@ -142,10 +142,10 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_b
     def plan(current: bytes) -> bytes:
         text = decoded(current, rel)
         suffix, line = retain.append_item(text, item, kind not in ("log", "page"), day_title)
-        check_lands(rel, text + suffix, line, kind)
         data = suffix.encode("utf-8")
-        if max_bytes is not None:
+        if max_bytes is not None:  # first: what is refused is not read as Markdown
             check_file_size(rel, len(current), len(data), max_bytes)
+        check_lands(rel, text + suffix, line, kind)
         landed[:] = [line]
         return data
 
@@ -225,15 +225,23 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def file_lines(text: str) -> list[str]:
+    """A file's lines as editors, Markdown and `mem get` count them: split at LF, CRLF or CR only
+    (`str.splitlines` also splits at U+2028, form feeds and more, which a written line may hold). The
+    log's own lines are split at LF: JSON escapes every other line end. (memtool.document.split_lines,
+    not imported: a recall's check of retained lines does not load the parser.)"""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 # --- core memory: lines its edits add, and lines its edits remove ----------------------------------
 
 
 def added_lines(current: str, new: str) -> list[tuple[int, str]]:
     """The lines of `new` that `current` does not hold (a copy more counts), as (1-based line, text
     stripped); blank lines are no lines to keep. Pure."""
-    have = Counter(line.strip() for line in current.splitlines())
+    have = Counter(line.strip() for line in file_lines(current))
     out = []
-    for n, line in enumerate(new.splitlines(), start=1):
+    for n, line in enumerate(file_lines(new), start=1):
         key = line.strip()
         if have[key] > 0:
             have[key] -= 1
@@ -245,14 +253,14 @@ def added_lines(current: str, new: str) -> list[tuple[int, str]]:
 def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: str = "") -> None:
     """After `by` (a `mem core …` edit) replaced `current` by `new` in `rel`: record the lines it added,
     and accept as deleted the recorded lines it removed (memtool removed them: nothing vanished)."""
-    gone = Counter(line.strip() for line in current.splitlines())
-    gone.subtract(line.strip() for line in new.splitlines())
+    gone = Counter(line.strip() for line in file_lines(current))
+    gone.subtract(line.strip() for line in file_lines(new))
     if any(n > 0 for n in gone.values()):
         for e in sorted(read_log(ws).values(), key=lambda e: e.at, reverse=True):
             if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
-    lines, at = new.splitlines(), _now()  # one time for the edit's lines: `restore` puts them back together
+    lines, at = file_lines(new), _now()  # one time for the edit's lines: `restore` puts them back together
     for line, text in added_lines(current, new):
         written = lines[line - 1]
         _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())], at))
@@ -274,7 +282,7 @@ def recent(ws: Workspace, within: float, now: float | None = None) -> list[Retai
             while True:
                 start = max(0, size - chunk)
                 f.seek(start)
-                lines = f.read().decode("utf-8", errors="replace").splitlines()[1 if start else 0:]
+                lines = f.read().decode("utf-8", errors="replace").split("\n")[1 if start else 0:]
                 if not start or _time_of(lines[0] if lines else "") < cutoff:
                     break
                 chunk *= 4
@@ -318,7 +326,7 @@ def repeated(ws: Workspace, rel: str, texts: list[str], kind: str, within: float
 def line_of(text: str, item: str, whole: bool) -> int:
     """The 1-based line of the last line of `text` reading `item` (as a list item unless `whole`); 0 if none."""
     found = 0
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(file_lines(text), start=1):
         if _key(line, whole) == item:
             found = n
     return found
@@ -355,7 +363,7 @@ def removed_elsewhere(ws: Workspace) -> dict[str, Retained]:
 
 def _log_lines(ws: Workspace) -> list[str]:
     try:
-        return ws.resolve(LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+        return ws.resolve(LOG).read_text(encoding="utf-8", errors="replace").split("\n")
     except FileNotFoundError:
         return []
 
@@ -418,7 +426,7 @@ def missing(entries: list[Retained], text: str) -> list[Retained]:
     """Which retained lines a file's text no longer holds (pure). Each needs a list item of its own
     (a line of its own in core memory): a line retained twice must occur twice; when one copy is
     gone, the newest entry is reported."""
-    lines = text.splitlines()
+    lines = file_lines(text)
     have = {whole: Counter(_key(line, whole) for line in lines) for whole in {e.kind == CORE for e in entries}}
     out = []
     for e in sorted(entries, key=lambda e: (e.at, e.line)):

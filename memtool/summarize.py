@@ -5,6 +5,7 @@ and what may not go is left out and named (prompts and material: memtool.summary
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from datetime import date
 from typing import Callable
 
@@ -18,8 +19,10 @@ from memtool.workspace import Workspace
 
 
 def recap(ws: Workspace, config: Config, target: str, episodes: Callable[[str], dict],
-              tier_of: Callable[[str], str], lang: str = "auto", model: str | None = None) -> dict:
-    """Recap `target` (a day, else a query whose `episodes` are read); `tier_of` gives a file's trust tier."""
+              tier_of: Callable[[str], str], lang: str = "auto", model: str | None = None,
+              waiting: Callable[[], AbstractContextManager] = nullcontext) -> dict:
+    """Recap `target` (a day, else a query whose `episodes` are read); `tier_of` gives a file's trust tier;
+    `waiting` is entered while the model answers (everything is read before: nothing is read or written after)."""
     if lang not in ("auto", "de", "en"):
         raise UsageError(f"unknown language {lang!r}", "use de, en or auto")
     refuse_non_day(target, "DAY")
@@ -27,7 +30,8 @@ def recap(ws: Workspace, config: Config, target: str, episodes: Callable[[str], 
         day = parse_day(target, date.today())
     except UsageError:
         day = None
-    llm = OllamaChat(model or config.llm_model, timeout=config.llm_timeout, work_providers=config.work_providers)
+    llm = OllamaChat(model or config.llm_model, timeout=config.llm_timeout, work_providers=config.work_providers,
+                     waiting=waiting)
     sources, subject = _day(ws, day) if day is not None else _episodes(episodes(target), target)
     tiers = [trust.text_tier(tier_of(path), text, tier_of) for path, _, text in sources]
     withheld = [label for (_, label, _), tier in zip(sources, tiers) if not llm.destination.allows(tier)]

@@ -31,6 +31,9 @@ def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | 
     if "\n" in text or "\r" in text:
         raise UsageError("a Retain bullet is one line", "join the lines, or write longer notes into the daily log")
     control_chars.refuse(text, "the bullet")
+    day = day or date.today()
+    rel = ws.daily_path(day)
+    _refuse_past_limit(rel, text, max_bytes)
     try:
         parsed = parse_line(text)
     except BulletError as exc:
@@ -38,8 +41,6 @@ def retain(ws: Workspace, bullet: str, day: date | None = None, repeat: float | 
                          'format: "W|B|O|S[(c=0..1)] [@Entity…]: text", e.g. "O(c=0.8) @Peter: Prefers short replies."'
                          ' (a line without a type letter is kept as a plain log line)') from None
     retain_log.check_item(text, parsed.kind)
-    day = day or date.today()
-    rel = ws.daily_path(day)
     line, earlier = retain_log.write_once(ws, rel, text, parsed.kind, day.isoformat(), "retain", repeat, max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}", "kind": parsed.kind,
                     "entities": parsed.entities, "confidence": parsed.confidence, "content": parsed.text}, earlier)
@@ -54,9 +55,10 @@ def note(ws: Workspace, text: str, day: date | None = None, repeat: float | None
          max_bytes: int | None = None) -> dict:
     """Append free text as one untyped line to a day's log (today by default); returns where it landed."""
     item = _note_text(text)
-    retain_log.check_item(item, "log")
     day = day or date.today()
     rel = ws.daily_path(day)
+    _refuse_past_limit(rel, item, max_bytes)
+    retain_log.check_item(item, "log")
     line, earlier = retain_log.write_once(ws, rel, item, "log", day.isoformat(), "note", repeat, max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
 
@@ -64,11 +66,19 @@ def note(ws: Workspace, text: str, day: date | None = None, repeat: float | None
 def note_page(ws: Workspace, text: str, rel: str, repeat: float | None = None, max_bytes: int | None = None) -> dict:
     """Append free text as one line at the end of the bank page `rel` (created when missing)."""
     item = _note_text(text)
+    _refuse_past_limit(rel, item, max_bytes)
     retain_log.check_item(item, "log")
     ws.read_text(rel)  # refuses a file that is not UTF-8 before anything is written
     line, earlier = retain_log.write_once(ws, rel, item, "page", rel.rsplit("/", 1)[-1][:-3], "note", repeat,
                                           max_bytes)
     return _repeat({"path": rel, "line": line, "source": f"{rel}#L{line}"}, earlier)
+
+
+def _refuse_past_limit(rel: str, item: str, max_bytes: int | None) -> None:
+    """Refuse at once a line that alone would take `rel` past [index] max_file_bytes, before it is read
+    as Markdown (a line of megabytes takes the parser seconds; the append would be refused after)."""
+    if max_bytes is not None and len(item) > max_bytes // 4:  # (a character is at most 4 bytes)
+        retain_log.check_file_size(rel, 0, len(item.encode("utf-8")), max_bytes)
 
 
 def _note_text(text: str) -> str:
@@ -90,15 +100,18 @@ def core_read(ws: Workspace, limit: int) -> dict:
 
 
 def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: str | None = None,
-              repeat: float | None = None) -> dict:
+              repeat: float | None = None, adding: str = "") -> dict:
     """Apply `change(text, file name)` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md;
     size-limited, the previous file backed up); an editor's save in between makes it start again on that save.
 
     `by` (the command, e.g. "core append") records the lines the edit adds in the retain log, so one an
     editor's stale save drops later is reported (`retain_log.record_edit`). `repeat`, for an edit through
     MCP (None: a person's): seconds within which lines to add that were added through MCP before and are
-    still there are not added again (a retried call; 0: always added)."""
+    still there are not added again (a retried call; 0: always added). `adding`, the text an append or
+    insert adds: refused at once when it alone is over the limit (before it is read as Markdown)."""
     core = ws.core_path
+    if len(adding) > limit:
+        core_memory.check_size(ws.read_text(core) + adding, limit, core)
     with ws.lock("memory.md"):
         for attempt in range(CORE_EDIT_ATTEMPTS):
             current = ws.read_text(core)  # valid UTF-8: encoding it gives back the bytes read

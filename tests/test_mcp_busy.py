@@ -1,19 +1,36 @@
 """`mem mcp` under a long call: a call waits at most `[mcp] wait_seconds` behind it, then answers "busy"
 (never hangs), and a retried write never writes its line twice. Driven by the official MCP SDK client
-against `mem mcp` as a real subprocess; the long call is `summarize`, held inside the Ollama
-stand-in (tests/ollama_stub.py) until the test lets it answer."""
+against `mem mcp` as a real subprocess; the long call is a `retain` to a daily log whose lock another
+writer (this test) holds until it lets go. (A call waiting on a model gives its turn up meanwhile:
+tests/test_mcp_aside.py.)"""
 
 import asyncio
 import json
 import threading
 import time
+from contextlib import contextmanager
 
 from conftest import mem_env
 
 from test_mcp import session
 
 DAY = "2026-11-27"
+HELD_DAY = "2026-11-28"  # the long call's log: its lock is held by the test
 BULLET = "W @Peter: Keeps his surfboard in Ericeira."
+
+
+@contextmanager
+def _log_locked(ws):
+    """Hold the lock of HELD_DAY's log as another mem process would (memtool's own lock)."""
+    from memtool.safe_writes import lock
+
+    with lock(ws / ".memory" / "locks", f"memory/{HELD_DAY}.md"):
+        yield
+
+
+def _long_call(s):
+    """A retain to HELD_DAY: it waits for the log's lock in its turn."""
+    return asyncio.create_task(s.call_tool("retain", {"bullet": "S: written once the lock is free.", "date": HELD_DAY}))
 
 
 def _held(stub) -> threading.Event:
@@ -55,47 +72,45 @@ def _settings(ws, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
-def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws, stub):
+def test_a_call_behind_a_long_one_answers_busy_instead_of_hanging(example_ws):
     _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
-    release = _held(stub)
 
     async def script(s):
-        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
-        await _until(lambda: stub.chats)  # summarize is inside its model call now
-        started = time.monotonic()
-        try:
-            behind = await asyncio.wait_for(s.call_tool("recall", {"query": "Peter Lisbon"}), 15)
-        except asyncio.TimeoutError:
-            behind = None  # hung behind summarize
-        waited = time.monotonic() - started
-        release.set()
-        summary = await long
+        with _log_locked(example_ws):
+            long = _long_call(s)
+            await asyncio.sleep(1.0)  # the retain has its turn and waits for the lock
+            started = time.monotonic()
+            try:
+                behind = await asyncio.wait_for(s.call_tool("recall", {"query": "Peter Lisbon"}), 15)
+            except asyncio.TimeoutError:
+                behind = None  # hung behind the retain
+            waited = time.monotonic() - started
+        written = await long
         after = await s.call_tool("recall", {"query": "Peter Lisbon"})
         assert _left_behind(example_ws)  # the server, seen while it runs
-        return behind, waited, summary, after
+        return behind, waited, written, after
 
-    behind, waited, summary, after = session(example_ws, script)
-    assert behind is not None, "recall hung behind summarize"
+    behind, waited, written, after = session(example_ws, script)
+    assert behind is not None, "recall hung behind the retain"
     assert behind.is_error and waited < 10, (waited, behind.content)
     text = behind.content[0].text
-    assert text.startswith("busy: summarize is running") and "retry in a moment" in text, text
-    assert not summary.is_error and not after.is_error  # the long call finished; the next one is answered
+    assert text.startswith("busy: retain is running") and "retry in a moment" in text, text
+    assert not written.is_error and not after.is_error  # the long call finished; the next one is answered
     assert _left_behind(example_ws) == []
 
 
-def test_core_memory_is_read_while_a_long_call_runs(example_ws, stub):
-    """memory://core waited behind summarize and failed busy: it is a plain file read, not queued."""
+def test_core_memory_is_read_while_a_long_call_runs(example_ws):
+    """memory://core waited behind a long call and failed busy: it is a plain file read, not queued."""
     _settings(example_ws, "\n[mcp]\nwait_seconds = 1\n")
-    release = _held(stub)
 
     async def script(s):
-        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
-        await _until(lambda: stub.chats)
-        try:
-            core = await asyncio.wait_for(s.read_resource("memory://core"), 15)
-        except Exception as exc:  # busy (an MCP error) or hung
-            core = exc
-        release.set()
+        with _log_locked(example_ws):
+            long = _long_call(s)
+            await asyncio.sleep(1.0)
+            try:
+                core = await asyncio.wait_for(s.read_resource("memory://core"), 15)
+            except Exception as exc:  # busy (an MCP error) or hung
+                core = exc
         await long
         return core
 
@@ -104,19 +119,17 @@ def test_core_memory_is_read_while_a_long_call_runs(example_ws, stub):
     assert core.contents[0].text == (example_ws / "memory.md").read_text(encoding="utf-8")
 
 
-def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws, stub):
-    release = _held(stub)
-
+def test_a_retain_retried_after_a_client_timeout_is_written_once(example_ws):
     async def script(s):
-        long = asyncio.create_task(s.call_tool("summarize", {"target": DAY}))
-        await _until(lambda: stub.chats)
-        try:  # the client gives up on the first try while it waits behind summarize …
-            first = await s.call_tool("retain", {"bullet": BULLET, "date": DAY}, read_timeout_seconds=0.5)
-        except Exception as exc:  # the SDK's timeout error
-            first = exc
-        retry = asyncio.create_task(s.call_tool("retain", {"bullet": BULLET, "date": DAY}))  # … and tries again
-        await asyncio.sleep(1.0)
-        release.set()
+        with _log_locked(example_ws):
+            long = _long_call(s)
+            await asyncio.sleep(1.0)
+            try:  # the client gives up on the first try while it waits behind the long call …
+                first = await s.call_tool("retain", {"bullet": BULLET, "date": DAY}, read_timeout_seconds=0.5)
+            except Exception as exc:  # the SDK's timeout error
+                first = exc
+            retry = asyncio.create_task(s.call_tool("retain", {"bullet": BULLET, "date": DAY}))  # … and tries again
+            await asyncio.sleep(1.0)
         await long
         return first, await retry
 

@@ -123,7 +123,7 @@ def run(src: Sources, facts: list[dict], decided: dict[str, Decision], deadline:
     from memtool.llm import OllamaChat
 
     cfg, local = src.config, src.local
-    llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers)
+    llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers, waiting=src.model_wait)
     report = {"model": llm.model, "host": trust.shown(llm.host), "local": llm.local, "asked": 0, "proposed": 0,
               "observation": None, "rejected": 0, "withheld": 0, "warning": None}
     examined = set(json.loads(local.meta(EXAMINED, "[]") or "[]"))

@@ -44,7 +44,7 @@ def ask(src: Sources, by_key: dict, near: list, unclear: list, deadline: Deadlin
     """Send this run's open items (and those left open by earlier runs) to the local model; returns the
     report of the review and its decisions (kind, older key, newer key, decision, reason)."""
     cfg = src.config
-    llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers)
+    llm = OllamaChat(cfg.llm_model, timeout=cfg.llm_timeout, work_providers=cfg.work_providers, waiting=src.model_wait)
     tier_of = src.tier_lookup()
     out = {"model": llm.model, "host": trust.shown(llm.host), "local": llm.local, "asked": 0, "decided": [], "rejected": 0,
            "withheld": 0, "warning": None}

@@ -177,6 +177,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             return {"dry_run": dry_run, "changed": False, "gated": gate, "entry": None, "opinion_moves": [],
                     "suggestions": [], "pages": [], "seconds": round(time.perf_counter() - started, 3)}
         changes, made, evidence, reused, notice, listings, weighed, known = None, {}, {}, 0, None, {}, {}, None
+        meanwhile: list[str] = []
         windows = evidence_windows = None
         if replay:
             found = consolidation.replay(src, record["orient"], record["skipped_legal"], dry_run=dry_run)
@@ -190,14 +191,17 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
             found = consolidation.run(src, deadline=deadline, dry_run=dry_run, review=review,
                                       ran_before=state.get("last_run") is not None)
             notice = found.pop("notice")
+            meanwhile = _written_meanwhile(src, files) if found["llm"] or found["proposals"] else []
+            if meanwhile:  # what the last run left is not what this one read: no reuse, no record (see below)
+                changes = None
             if changes is not None:
                 changes.paths |= cache.superseded_paths(before, src.local.supersessions())
             plan = pages.Plan(consolidation=found)
             known = cache.weighed(src, record, changes)
             usable = changes is not None and kept_evidence.usable(src, record, changes.files)
             evidence_windows = kept_evidence.Windows(src, changes.files if usable else None)
-            # Refreshed at the start; nothing since wrote Markdown (consolidation keeps its decisions in
-            # .memory/), and the record holds the files as the run found them.
+            # Refreshed at the start, and again after a model's answers (`_written_meanwhile`): the run writes
+            # no Markdown before its pages (consolidation keeps its decisions in .memory/).
             threads = opinion_threads(src.store, refresh=lambda: None, tier_of=tier_of,
                                       reuse=_reuse_evidence(changes, known) if changes is not None else None,
                                       known=known, weighed=weighed, windows=evidence_windows)
@@ -231,7 +235,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
                 written.append(JOURNAL)
             _save_state(src.ws, {"opinions": confidences, "last_run": time.time(),
                                  "suggested": sorted(plan.suggested_before | {x["source"] for x in plan.suggestions})})
-            if deadline.hit_at is None and not review:  # recorded after the Markdown: a killed run leaves none
+            if deadline.hit_at is None and not review and not meanwhile:  # recorded after the Markdown: a killed run leaves none
                 if written:
                     src.refresh()  # what this run wrote is part of the next run's inputs
                 if replay:
@@ -245,7 +249,7 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
                     cache.save(src, opts, files, [w for w in written if w not in created], plan, found, confidences,
                                made, evidence, changes, weighed, windows, evidence_windows)
     return {"dry_run": dry_run, "changed": bool(changed or consolidated), "entry": entry, "opinion_moves": plan.moves,
-            "suggestions": plan.suggestions, "consolidation": found,
+            "suggestions": plan.suggestions, "consolidation": found, "written_meanwhile": meanwhile,
             "pages": [{"entity": p.entity, "path": p.path, "action": p.action, "reason": p.reason}
                       for p in plan.pages],
             "reused": {"replayed": replay, "entity_pages": len(record["entities"]) if replay else reused,
@@ -253,6 +257,16 @@ def _run(src: Sources, dry_run: bool, force: bool, since: str | None, overwrite_
                        "evidence_verdicts": known.taken if known else 0,
                        **({"notice": notice} if notice else {})},
             "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _written_meanwhile(src: Sources, files: dict[str, list]) -> list[str]:
+    """The files that changed since the run read `files` (the index's rows then), with the index brought
+    in step: while a model answered, other calls (`mem mcp` gives them the turn) or programs may have
+    written. The pages are planned from the files as they are now, each written only if unchanged
+    since (`_write_pages`); the run leaves no record to reuse (it read some files as they were before)."""
+    src.refresh()
+    now = src.store.file_rows()
+    return sorted(p for p in files.keys() | now.keys() if files.get(p) != now.get(p))
 
 
 def _fits(tier_of: Callable[[str], str]) -> Callable[[str], Callable[[str], bool]]:

@@ -5,6 +5,7 @@ into `Memory`."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +25,8 @@ class Sources:
     facts: Callable[..., list[dict]]  # (kinds=, entities=, since=, k=) → facts as recall results, newest first
     tier_lookup: Callable[[], Callable[[str], str]]  # a new path → trust tier function (it remembers per path)
     vectors_usable: Callable[[], str | None]  # None when stored vectors can be compared, else why not
+    # Entered while a model answers: in `mem mcp` other calls read and write meanwhile (see runner._run)
+    model_wait: Callable[[], AbstractContextManager] = nullcontext
 
     @property
     def local(self) -> LocalState:
