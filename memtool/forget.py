@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from memtool import blocks
 from memtool.errors import UsageError, WorkspaceError
+from memtool.reading import lines_hint
 from memtool.retain import BulletError, looks_like_bullet, parse_bullet
 from memtool.safe_writes import FileChanged
 from memtool.sections import lines_keepends
@@ -236,7 +237,7 @@ def plan(ws: Workspace, target: Target) -> Plan:
                              "cite a file under memory/ or bank/, or memory.md, e.g. memory/2026-11-27.md#L9")
         lines = lines_keepends(ws.read_text(rel))
         if target.end > len(lines):
-            raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
+            raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})", lines_hint(rel, len(lines)))
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
         result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
         copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY]))  # generated blocks, the journal

@@ -53,14 +53,14 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
         raise UsageError(f"{rel} is hidden or machine-local state (.memory/, .git/, …), not a note",
                          "mem get reads the workspace's notes, e.g. memory.md or memory/2026-10-27.md#L10")
     if max_lines < 1:
-        raise UsageError("--max-lines must be at least 1")
+        raise UsageError("--max-lines must be at least 1", "leave --max-lines out for up to 200 lines")
     text = lines(ws, ws.relative(path))
     start = int(m.group(2) or 1)
     end = int(m.group(3) or (m.group(2) or len(text)))
     if end < start:
         raise UsageError(f"lines {start}-{end} run backwards", f"write the first line first: {rel}#L{end}-L{start}")
     if start < 1 or start > max(1, len(text)):
-        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})")
+        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})", lines_hint(rel, len(text)))
     end = min(end, len(text))
     out, shown, cut = _numbered(text, start, min(end, start + max_lines - 1))
     data = {"path": ws.relative(path), "start": start, "end": shown, "total_lines": len(text),
@@ -70,6 +70,13 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     if follow:
         data["because"] = because(ws, data["text"])
     return data
+
+
+def lines_hint(rel: str, count: int) -> str:
+    """What to cite instead of lines past the end of `rel` (of `count` lines)."""
+    if not count:
+        return f"{rel} is empty"
+    return f"{rel} has {count} line{'s' if count != 1 else ''}: cite one of them, e.g. {rel}#L{count}"
 
 
 def _numbered(lines: list[str], start: int, shown: int) -> tuple[list[dict], int, dict | None]:
