@@ -181,6 +181,10 @@ def test_14_1_typos_and_missing_arguments_are_one_line_and_a_hint_exit_2(example
         assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint: "), (args, lines)
     proc = run_mem("recall", "-Peter", cwd=example_ws)
     assert "mem recall -- -Peter" in proc.stderr
+    # `--` only where the command takes text: `mem -- -V` and `mem status -- -x` would be nonsense
+    for args, hint in ((["-V"], "hint: see mem --help"), (["status", "-x"], "hint: see mem status --help")):
+        proc = run_mem(*args, cwd=example_ws)
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == hint, proc.stderr
     assert "Did you mean 'recall'" in run_mem("recal", "x", cwd=example_ws).stderr
     proc, data = run_json("recall", "x", "--bogus", cwd=example_ws)
     assert proc.returncode == 2 and data["error"] == "UsageError" and "--bogus" in data["message"]
@@ -207,3 +211,14 @@ def test_15_errors_are_json_only_when_the_json_option_was_given(example_ws):
     for args in (["get", "nothing.md"], ["recall", "x", "--bogus"]):  # the option: after or before click parsed it
         proc, data = run_json(*args, cwd=example_ws)
         assert proc.returncode == 2 and data["error"] == "UsageError" and proc.stderr.startswith("error: "), args
+
+
+@pytest.mark.parametrize("args", [[], ["core"], ["review"]], ids=lambda a: " ".join(["mem", *a]))
+def test_a_group_without_its_command_shows_its_help_not_an_error(tmp_path, args):
+    """`mem` alone printed `error: Usage: mem [OPTIONS] …`, the whole help as an error message, then
+    `hint: see mem --help` (the help it had just shown). Now the help as click shows it: on stderr
+    (nothing ran: exit 2, stdout empty), starting with its usage line and listing the commands."""
+    proc = run_mem(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and not proc.stdout
+    assert proc.stderr.startswith(f"Usage: {' '.join(['mem', *args])} [OPTIONS] COMMAND"), proc.stderr
+    assert "Commands:" in proc.stderr and "error:" not in proc.stderr and "hint:" not in proc.stderr
