@@ -2,7 +2,7 @@
 
 
 import pytest
-from conftest import run_json, run_mem
+from conftest import run_json, run_mem, write
 
 
 def test_init_creates_layout_and_never_overwrites(tmp_path):
@@ -222,3 +222,25 @@ def test_a_group_without_its_command_shows_its_help_not_an_error(tmp_path, args)
     assert proc.returncode == 2 and not proc.stdout
     assert proc.stderr.startswith(f"Usage: {' '.join(['mem', *args])} [OPTIONS] COMMAND"), proc.stderr
     assert "Commands:" in proc.stderr and "error:" not in proc.stderr and "hint:" not in proc.stderr
+
+
+def test_init_refuses_a_folder_whose_memory_folder_is_a_workspace_or_code(tmp_path):
+    """`mem init ~/memory`, later `mem init` in ~ by mistake: it made ~ a workspace whose daily logs
+    folder was the other workspace (its memory.md and bank pages counted as 6 daily logs, a retain
+    wrote into its root). Discovery already refuses that layout; init now refuses it too, and a
+    `memory/` code package likewise, creating nothing. A memory/ of daily logs is taken as before."""
+    home = tmp_path / "home"
+    run_mem("init", home / "memory", cwd=tmp_path, check=0)
+    proc = run_mem("init", cwd=home)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{home / 'memory'} is a memtool workspace itself" in proc.stderr and "hint: " in proc.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["memory"]
+    code = tmp_path / "project"
+    write(code, "memory/__init__.py", "")
+    proc, data = run_json("init", code, cwd=tmp_path)
+    assert proc.returncode == 2 and "__init__.py" in data["message"], data
+    assert sorted(p.relative_to(code).as_posix() for p in code.rglob("*")) == ["memory", "memory/__init__.py"]
+    logs = tmp_path / "logs"
+    write(logs, "memory/2026-11-02.md", "# 2026-11-02\n\n- a line\n")
+    run_mem("init", logs, cwd=tmp_path, check=0)
+    assert (logs / "memory.md").is_file()
