@@ -47,6 +47,9 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     rel = m.group(1)
     path = ws.resolve(rel)
     if not path.is_file():
+        head, mark, anchor = ref.strip().partition("#")
+        if mark and head and ws.resolve(head).is_file():  # `memory.md#Lx`: the file is there, the lines are not named
+            raise UsageError(f"'#{anchor}' names no lines of {head}", f"use {head}#L12 or {head}#L12-L20")
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
     if any(part.startswith(".") for part in ws.relative(path).split("/")):
         # .memory/ holds the sync key, backups of legal files, logs; .git/config may hold a token
