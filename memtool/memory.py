@@ -245,8 +245,10 @@ class Memory:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
         if not 1 <= k <= MAX_K:
             raise UsageError(f"--k must be from 1 to {MAX_K}, not {k}", "leave --k out for the default")
-        if entity is not None and not entity.strip().lstrip("@").strip():
-            raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
+        if entity is not None:
+            entity = entity.strip().lstrip("@").strip()  # `@Peter`, as a mention is written
+            if not entity:
+                raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
         from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
 
         return opinions.listing(self.opinion_threads(entity, newest=k), entity, k)

@@ -119,3 +119,13 @@ def test_every_usage_error_says_what_to_do(example_ws, args):
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "\nhint: " in proc.stderr, proc.stderr
     proc, data = run_json(*args, cwd=example_ws)
     assert proc.returncode == 2 and data["error"] == "UsageError" and data["hint"], data
+
+
+def test_opinions_takes_an_entity_written_as_a_mention(example_ws):
+    """`mem opinions -e @Peter` said "no opinions about @Peter" where `-e Peter` listed them; recall's
+    `--entity @Peter` and `mem about @Peter` take the @ as written."""
+    _, plain = run_json("opinions", "--entity", "Peter", cwd=example_ws)
+    assert plain["opinions"]
+    for spelled in ("@Peter", " @Peter "):
+        proc, data = run_json("opinions", "--entity", spelled, cwd=example_ws)
+        assert proc.returncode == 0 and data["opinions"] == plain["opinions"], (spelled, data)
