@@ -26,6 +26,7 @@ MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (gene
 _QUOTE = re.compile(r'"([^"]{%d,}?)…"' % MIN_COPY)  # how reflect's journal quotes the start of a fact
 _CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"#{1,6}(?:\s|$)")  # an ATX heading, as `bare` leaves it
 _BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
 
 
@@ -240,7 +241,9 @@ def plan(ws: Workspace, target: Target) -> Plan:
             raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})", lines_hint(rel, len(lines)))
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
         result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
-        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY]))  # generated blocks, the journal
+        # generated blocks, the journal: copies of a fact's text (a heading is none: `# 2026-12-02` is
+        # also the start of every journal heading written that day)
+        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY and not _HEADING.match(c)]))
         result.needles = list(dict.fromkeys(result.needles + copies))
         _add(result, ws, rel, list(range(target.start, target.end + 1)))
         files = [f for f in files if f != rel]
