@@ -261,7 +261,7 @@ def test_a_query_of_pictographs_or_symbols_only_has_no_content_words(tmp_path, q
     for mode in ("hybrid", "lexical"):
         proc, data = run_json("recall", query, "--mode", mode, cwd=tmp_path, env=ENV)
         assert proc.returncode == 0 and data["results"] == [], (mode, data)
-        assert "no content words" in data["reason"], (mode, data)
+        assert "no content words" in data["reason"] and "emoji and symbols" in data["reason"], (mode, data)
     _, shown = run_json("recall", query, "--min-score", "0", cwd=tmp_path, env=ENV)
     assert shown["results"] and shown["below_floor"] == 0
     for searched in ("5555555", "Peter 🎉", "Лиссабон", "東京"):
