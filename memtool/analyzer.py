@@ -201,11 +201,27 @@ SEARCH_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})  # typed as search sy
 
 
 def has_content_words(text: str) -> bool:
-    """Whether `text` holds a word that is not a stopword (in any language memtool knows them of); a
-    word in capitals of two letters or more (`IT`, `US`) is an abbreviation, not a stopword, unless
-    it is a search operator (`AND`, `NOT`: syntax a person typed, not a topic)."""
-    return any(fold(w) not in STOPWORDS or (len(w) >= 2 and w.isupper() and w not in SEARCH_OPERATORS)
-               for _, _, w in words(text))
+    """Whether `text` names something to look for: a word that is not a stopword (in any language
+    memtool knows them of; see `_content`), nor a pictograph (`🎉`, `→`, `✅`: they set a mood, a
+    row of them names no topic). Digits are content (`5555555`: the floor judges them)."""
+    found = words(text)
+    shouted = _shouted(found)
+    return any(_content(w, shouted) and not _is_pictograph(w) for _, _, w in found)
+
+
+def _shouted(found: list[tuple[int, int, str]]) -> bool:
+    """Whether a query of several words is written in capitals throughout (`WHAT IS THE BUDGET`)."""
+    return len(found) > 1 and not any(c.islower() for _, _, w in found for c in w)
+
+
+def _content(word: str, shouted: bool) -> bool:
+    """Whether `word` is no stopword: its folded form is none, or it is written in capitals, two
+    letters or more, in a query that is not (`IT`, `US`: abbreviations; not the search operators
+    `AND`, `NOT`: syntax a person typed, not a topic). A combining mark alone is no word."""
+    folded = fold(word)
+    if folded not in STOPWORDS:
+        return bool(folded)
+    return not shouted and len(word) >= 2 and word.isupper() and word not in SEARCH_OPERATORS
 
 
 def exact_terms(text: str) -> list[str]:
@@ -214,13 +230,16 @@ def exact_terms(text: str) -> list[str]:
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct search terms for a query, stopwords dropped unless nothing else is left.
+    """Distinct search terms for a query, stopwords dropped unless nothing else is left (a word in
+    capitals is none: `IT budget` searches `it` too; see `_content`).
 
     A term ending in `*` is a prefix (the folded word as typed), so the head of a German
     compound finds the compound.
     """
-    all_words = [w for _, _, w in words(text)]
-    content = [w for w in all_words if fold(w) not in STOPWORDS]
+    found = words(text)
+    shouted = _shouted(found)
+    all_words = [w for _, _, w in found]
+    content = [w for w in all_words if _content(w, shouted)]
     chosen = content or all_words
     seen: dict[str, None] = {}
     for w in chosen:

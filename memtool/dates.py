@@ -201,10 +201,12 @@ def _bound(spec: str, today: date, *, end: bool, option: str) -> date:
         d = _iso(s)
         if d:
             return d
+        _refuse_shaped(spec, option, int(s[:4]), int(s[5:7]), int(s[8:]))
     elif re.fullmatch(r"\d{4}-\d{2}", s):
         y, mo = int(s[:4]), int(s[5:])
         if 1 <= mo <= 12 and y >= 1:
             return date(y, mo, month_end(y, mo) if end else 1)
+        _refuse_shaped(spec, option, y, mo)
     elif re.fullmatch(r"\d{4}", s) and int(s) >= 1:
         return date(int(s), 12, 31) if end else date(int(s), 1, 1)
     raise UsageError(
@@ -227,9 +229,21 @@ def refuse_non_day(text: str, what: str) -> None:
     y, mo, d = int(y), int(mo), int(d)
     if 1 <= mo <= 12 and 1 <= d <= month_end(max(y, 1), mo) and y >= 1:
         return
-    why = f"month {mo} does not exist" if not 1 <= mo <= 12 else f"{y:04d}-{mo:02d} has {month_end(max(y, 1), mo)} days"
-    raise UsageError(f"{what} {text!r} is shaped like a date but is not a day ({why})",
+    raise UsageError(f"{what} {text!r} is shaped like a date but is not a day ({_no_day(y, mo)})",
                      "give a real day, e.g. 2025-11-27 (YYYY-MM-DD), or words to search for")
+
+
+def _no_day(year: int, month: int) -> str:
+    """Why a date-shaped text whose day or month does not exist names no day."""
+    return f"month {month} does not exist" if not 1 <= month <= 12 else f"{year:04d}-{month:02d} has {month_end(max(year, 1), month)} days"
+
+
+def _refuse_shaped(spec: str, option: str, year: int, month: int, day: int | None = None) -> None:
+    """A UsageError for an option's date-shaped `spec` that names no day (`2026-02-30`, `2025-13`),
+    saying why; nothing for one whose only fault is its year (0000: the range check names it)."""
+    if year >= 1 and (not 1 <= month <= 12 or (day is not None and not 1 <= day <= month_end(year, month))):
+        raise UsageError(f"{option} {spec!r} is shaped like a date but is not a day ({_no_day(year, month)})",
+                         "use e.g. 30d, 2w, 6m, 1y, 2025-11-01, 2025-11 or 2025")
 
 
 def parse_day(spec: str, today: date) -> date:

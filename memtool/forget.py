@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from memtool import blocks
 from memtool.errors import UsageError, WorkspaceError
+from memtool.reading import lines_hint
 from memtool.retain import BulletError, looks_like_bullet, parse_bullet
 from memtool.safe_writes import FileChanged
 from memtool.sections import lines_keepends
@@ -25,6 +26,7 @@ MIN_COPY = 12  # characters a cited line needs before its copies elsewhere (gene
 _QUOTE = re.compile(r'"([^"]{%d,}?)…"' % MIN_COPY)  # how reflect's journal quotes the start of a fact
 _CITATION = re.compile(r"(?P<path>[^#\s]+\.md)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?")
 _MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"#{1,6}(?:\s|$)")  # an ATX heading, as `bare` leaves it
 _BLOCK_BEGIN = re.compile(r"^<!-- memtool:begin (\S+)(?: sha=[0-9a-f]+)? -->")
 
 
@@ -236,10 +238,12 @@ def plan(ws: Workspace, target: Target) -> Plan:
                              "cite a file under memory/ or bank/, or memory.md, e.g. memory/2026-11-27.md#L9")
         lines = lines_keepends(ws.read_text(rel))
         if target.end > len(lines):
-            raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})")
+            raise UsageError(f"lines {target.start}-{target.end} are outside {rel} (1-{len(lines)})", lines_hint(rel, len(lines)))
         cited = [bare(lines[n - 1]) for n in range(target.start, target.end + 1)]
         result.needles = spellings([c for c in cited if len(c) >= MIN_TEXT])
-        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY]))  # generated blocks, the journal
+        # generated blocks, the journal: copies of a fact's text (a heading is none: `# 2026-12-02` is
+        # also the start of every journal heading written that day)
+        copies = spellings(copies_of([c for c in cited if len(c) >= MIN_COPY and not _HEADING.match(c)]))
         result.needles = list(dict.fromkeys(result.needles + copies))
         _add(result, ws, rel, list(range(target.start, target.end + 1)))
         files = [f for f in files if f != rel]

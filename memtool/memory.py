@@ -210,7 +210,7 @@ class Memory:
         """What was added or changed in the last `days` days: facts grouped by day and file (cited),
         then bank pages and core memory changed since, newest first."""
         if not 1 <= days <= MAX_DAYS:
-            raise UsageError(f"days must be from 1 to {MAX_DAYS}, not {days}")
+            raise UsageError(f"--days must be from 1 to {MAX_DAYS}, not {days}", "leave --days out for the default, 7")
         from memtool import budget as budgets, reading
 
         self.refresh()
@@ -223,7 +223,7 @@ class Memory:
         """Entities the memory knows: name, aliases, how many facts mention them, their page; most
         mentioned first, optionally only those whose name or alias contains `query`."""
         if not 1 <= k <= MAX_K:
-            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
+            raise UsageError(f"--k must be from 1 to {MAX_K}, not {k}", "leave --k out for the default")
         from memtool import reading
 
         self.refresh()
@@ -250,9 +250,11 @@ class Memory:
     def opinions(self, entity: str | None = None, k: int = 50) -> dict:
         """Opinions with confidence (moved by evidence since the last explicit c=…), trend and evidence."""
         if not 1 <= k <= MAX_K:
-            raise UsageError(f"k must be from 1 to {MAX_K}, not {k}")
-        if entity is not None and not entity.strip().lstrip("@").strip():
-            raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
+            raise UsageError(f"--k must be from 1 to {MAX_K}, not {k}", "leave --k out for the default")
+        if entity is not None:
+            entity = entity.strip().lstrip("@").strip()  # `@Peter`, as a mention is written
+            if not entity:
+                raise UsageError("--entity needs a name", "e.g. --entity Peter, or leave the option out")
         from memtool.reflect import opinions  # loaded where used: a recall needs none of reflect
 
         return opinions.listing(self.opinion_threads(entity, newest=k), entity, k)
@@ -418,10 +420,13 @@ class Memory:
         """Consolidate, then write entity pages (generated blocks only), opinions and a journal entry.
 
         `dry_run` writes nothing; `force` ignores the gates; `since` limits pages to entities with
-        facts from that time on; `overwrite_edits` regenerates blocks a person edited.
+        facts from that time on (read first: a `since` that is no date is a UsageError before any
+        gate or phase runs); `overwrite_edits` regenerates blocks a person edited.
         """
         from memtool import reflect
 
+        if since:
+            parse_since(since, date.today())
         return reflect.run(reflect.Sources(ws=self.ws, config=self.config, store=self.store, open_local=lambda: self.local,
                                            refresh=self.refresh, facts=self.list_facts, tier_lookup=self.tier_lookup,
                                            vectors_usable=self.vectors_usable, model_wait=self.model_wait),
@@ -555,7 +560,8 @@ def _budget(tokens: int) -> int:
     from memtool import budget as budgets
 
     if not budgets.MIN <= tokens <= budgets.MAX:
-        raise UsageError(f"budget must be from {budgets.MIN} to {budgets.MAX} tokens, not {tokens}")
+        raise UsageError(f"--budget must be from {budgets.MIN} to {budgets.MAX} tokens, not {tokens}",
+                         "leave --budget out for the whole answer")
     return tokens
 
 

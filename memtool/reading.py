@@ -50,20 +50,23 @@ def get(ws: Workspace, ref: str, max_lines: int = 200, follow: bool = True) -> d
     rel = m.group(1)
     path = ws.resolve(rel)
     if not path.is_file():
+        head, mark, anchor = ref.strip().partition("#")
+        if mark and head and ws.resolve(head).is_file():  # `memory.md#Lx`: the file is there, the lines are not named
+            raise UsageError(f"'#{anchor}' names no lines of {head}", f"use {head}#L12 or {head}#L12-L20")
         raise UsageError(f"{rel} is not a file in the workspace", "paths are relative to the workspace, e.g. memory.md")
     if any(part.startswith(".") for part in ws.relative(path).split("/")):
         # .memory/ holds the sync key, backups of legal files, logs; .git/config may hold a token
         raise UsageError(f"{rel} is hidden or machine-local state (.memory/, .git/, …), not a note",
                          "mem get reads the workspace's notes, e.g. memory.md or memory/2026-10-27.md#L10")
     if max_lines < 1:
-        raise UsageError("--max-lines must be at least 1")
+        raise UsageError("--max-lines must be at least 1", "leave --max-lines out for up to 200 lines")
     text = lines(ws, ws.relative(path))
     start = _line_number(m.group(2) or "1")
     end = _line_number(m.group(3) or (m.group(2) or str(len(text))))
     if end < start:
         raise UsageError(f"lines {start}-{end} run backwards", f"write the first line first: {rel}#L{end}-L{start}")
     if start < 1 or start > max(1, len(text)):
-        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})")
+        raise UsageError(f"lines {start}-{end} are outside {rel} (1-{len(text)})", lines_hint(rel, len(text)))
     end = min(end, len(text))
     out, shown, cut = _numbered(text, start, min(end, start + max_lines - 1))
     data = {"path": ws.relative(path), "start": start, "end": shown, "total_lines": len(text),
@@ -81,6 +84,13 @@ MAX_LINE_DIGITS = 18  # a line number longer than this is past any file (and pas
 def _line_number(digits: str) -> int:
     """A cited line number; one longer than any file reads as 10^18 (it is past the end all the same)."""
     return int(digits) if len(digits) <= MAX_LINE_DIGITS else 10 ** MAX_LINE_DIGITS
+
+
+def lines_hint(rel: str, count: int) -> str:
+    """What to cite instead of lines past the end of `rel` (of `count` lines)."""
+    if not count:
+        return f"{rel} is empty"
+    return f"{rel} has {count} line{'s' if count != 1 else ''}: cite one of them, e.g. {rel}#L{count}"
 
 
 def _numbered(lines: list[str], start: int, shown: int) -> tuple[list[dict], int, dict | None]:

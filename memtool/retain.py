@@ -28,9 +28,11 @@ _HEAD_RE = re.compile(
     r"(?P<subjects>(?:[ \t,]+@[^\s:,]+)*)[ \t]*:(?P<text>.*)$",
     re.S,
 )
+_LONE_AT = r"^[WBOS](\([^)]*\))?\s+@(?=[\s:]|$)"  # `W @: …`: an @ with no name after it
 _LOOKS_TYPED = re.compile(r"^[A-Za-z](\([^)]*\))?(\s+@\S+)*\s*:"
-                          # near misses: `W@Peter …` (no space: no word starts so), `O (c=0.5) …`, `O(c=…)` with no colon
-                          r"|^[A-Z]@[^\W_]|^[A-Za-z]\s*\(\s*c\s*=")
+                          # near misses: `W@Peter …` (no space: no word starts so), `O (c=0.5) …`, `O(c=…)` with no colon,
+                          # an @ without its name (`W @: …`, `W @ Peter: …`; a type letter, as `I @ home: …` is text)
+                          r"|^[A-Z]@[^\W_]|^[A-Za-z]\s*\(\s*c\s*=|" + _LONE_AT)
 
 RETAIN_HEADING = "retain"
 
@@ -119,6 +121,8 @@ def parse_bullet(text: str) -> Bullet:
         if s[1:2] == "@":
             entity = re.match(r"@[^\s:,]*", s[1:]).group()
             raise BulletError(f"put a space between the type letter and the entity, e.g. '{s[0]} {entity}: …'")
+        if re.match(_LONE_AT, s):
+            raise BulletError(f"an @ needs the entity's name right after it, e.g. '{s[0]} @Peter: …'")
         if re.match(r"[A-Za-z]\s+\(", s):
             raise BulletError(f"write the confidence right after the type letter, without a space, e.g. '{s[0]}(c=0.8)'")
         if s[:1].isalpha() and (len(s) == 1 or s[1] in " (:"):

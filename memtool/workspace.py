@@ -506,6 +506,7 @@ def init(root: Path, today) -> tuple[Workspace, list[str]]:
     root = home_path(root)
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder", "choose another path for the workspace")
+    _refuse_foreign_logs(root)
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
     folders, files, gitignore = _init_plan(ws, today)
@@ -521,6 +522,23 @@ def init(root: Path, today) -> tuple[Workspace, list[str]]:
         created.append(".gitignore (added .memory/)")
     ws.state_dir.mkdir(exist_ok=True)
     return ws, created
+
+
+def _refuse_foreign_logs(root: Path) -> None:
+    """A UsageError when `root`, not a workspace yet, has a `memory/` folder that is no daily logs
+    (`_not_logs`): a workspace itself (`mem init ~/memory`, then `mem init` in ~) or code. Its files
+    would be read as daily logs, and today's log written among them; discovery refuses the layout too."""
+    root = root.resolve()
+    logs = root / "memory"
+    if not logs.is_dir() or any((root / m).exists() for m in (*CORE_FILES, STATE_DIR)):
+        return
+    why = _not_logs(logs)
+    if why == "workspace":
+        raise UsageError(f"{logs} is a memtool workspace itself; a workspace in {root} would read its files as daily logs",
+                         f"use that one (cd {_quoted(logs)}), or create the new workspace in another folder: mem init PATH")
+    if why is not None:
+        raise UsageError(f"{logs} holds {why}: not daily logs, and a workspace in {root} would keep its daily logs there",
+                         "create the workspace in another folder: mem init PATH")
 
 
 def _init_plan(ws: Workspace, today) -> tuple[list[str], dict[str, str], str | None]:

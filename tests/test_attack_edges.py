@@ -8,6 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import mem_env, run_json, run_mem, write
 
 NOTES = "# 2026-11-02\n## Retain\n- W @Peter: Moved to Lisbon in November.\n- Peter called about the flat.\n"
@@ -357,6 +359,16 @@ def test_get_reads_a_line_named_as_mem_check_names_it(tmp_path):
     assert proc.returncode == 0 and [line["n"] for line in data["lines"]] == [3], (data, proc.stderr)
     proc = run_mem("get", location, "--max-lines", "0", cwd=tmp_path)
     assert proc.returncode == 2 and "--max-lines must be at least 1" in proc.stderr, proc.stderr  # the option's name
+
+
+@pytest.mark.parametrize("anchor", ["#Lx", "#", "#L2-", "#line3", "#L1-L2#L3"])
+def test_get_says_a_line_reference_is_malformed_not_that_the_file_is_missing(tmp_path, anchor):
+    """`mem get memory.md#Lx` said "memory.md#Lx is not a file in the workspace", of a file that is there."""
+    write(tmp_path, "memory.md", "# Core\n- Prefers tea.\n- Likes Lisbon.\n")
+    proc = run_mem("get", "memory.md" + anchor, cwd=tmp_path)
+    assert proc.returncode == 2 and "not a file" not in proc.stderr, proc.stderr
+    assert "names no lines of memory.md" in proc.stderr and "hint: use memory.md#L12 or memory.md#L12-L20" in proc.stderr
+    assert "is not a file in the workspace" in run_mem("get", "nothere.md#L2", cwd=tmp_path).stderr
 
 
 def test_memtool_toml_saved_with_a_byte_order_mark_is_read(tmp_path):

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import mem_env, run_json, run_mem
 
 
@@ -103,3 +104,28 @@ def test_the_journal_names_entity_pages_apart_from_the_typed_lists(tmp_path):
     assert "- Created 1 entity page(s): Peter\n" in journal
     assert "the generated list in `bank/world.md`, `bank/experience.md`." in journal
     assert "World" not in journal.split("entity page(s):", 1)[1].split("\n", 1)[0]
+
+
+@pytest.mark.parametrize("args", [
+    ["recall", "tax", "--k", "0"], ["recall", "tax", "--k", "-1"], ["recall", "tax", "--budget", "0"],
+    ["episodes", "tax", "--k", "0"], ["entities", "--k", "0"], ["opinions", "--k", "5000"], ["about", "Peter", "--k", "0"],
+    ["about", "Peter", "--budget", "1"], ["recent", "--budget", "1"], ["get", "memory.md", "--max-lines", "0"],
+    ["get", "memory.md#L9999"], ["forget", "memory.md#L9999"], ["sync", "resolve", "memory.md", "--keep", "mine"],
+], ids=" ".join)
+def test_every_usage_error_says_what_to_do(example_ws, args):
+    """docs/cli.md: errors print `error: <reason>` and `hint: <what to do>`; `--k 0`, `--budget 0`,
+    `--max-lines 0`, a line past a file's end and `--keep mine` said the reason alone (JSON `"hint": null`)."""
+    proc = run_mem(*args, cwd=example_ws)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "\nhint: " in proc.stderr, proc.stderr
+    proc, data = run_json(*args, cwd=example_ws)
+    assert proc.returncode == 2 and data["error"] == "UsageError" and data["hint"], data
+
+
+def test_opinions_takes_an_entity_written_as_a_mention(example_ws):
+    """`mem opinions -e @Peter` said "no opinions about @Peter" where `-e Peter` listed them; recall's
+    `--entity @Peter` and `mem about @Peter` take the @ as written."""
+    _, plain = run_json("opinions", "--entity", "Peter", cwd=example_ws)
+    assert plain["opinions"]
+    for spelled in ("@Peter", " @Peter "):
+        proc, data = run_json("opinions", "--entity", spelled, cwd=example_ws)
+        assert proc.returncode == 0 and data["opinions"] == plain["opinions"], (spelled, data)

@@ -32,7 +32,8 @@ def test_init_refuses_a_link_out_of_the_workspace_before_creating_anything(tmp_p
 
 
 NEAR_MISSES = ["W@Peter: Moved to Lisbon.", "B@warelay:fixed it", "W@Peter moved", "O (c=0.5): Likes tea.",
-               "O(c=0.5) Likes tea.", "O(c=1.5): Likes tea.", "O(c=abc): Likes tea.", "X @Peter: Likes tea."]
+               "O(c=0.5) Likes tea.", "O(c=1.5): Likes tea.", "O(c=abc): Likes tea.", "X @Peter: Likes tea.",
+               "W @: Moved to Lisbon.", "W @ Peter: Moved to Lisbon.", "O(c=0.5) @ : Likes tea."]
 
 
 @pytest.mark.parametrize("line", NEAR_MISSES)
@@ -49,9 +50,14 @@ def test_retain_names_the_fix_for_a_missing_space(empty_ws):
     assert "put a space between the type letter and the entity, e.g. 'W @Peter: …'" in proc.stderr
     proc = run_mem("-w", empty_ws, "retain", "O (c=0.5): Likes tea.")
     assert "without a space, e.g. 'O(c=0.8)'" in proc.stderr
+    # `W @: …`, `W @ Peter: …` were kept as plain log lines, without a word
+    for line in ("W @: Moved to Lisbon.", "W @ Peter: Moved to Lisbon."):
+        proc = run_mem("-w", empty_ws, "retain", line)
+        assert "an @ needs the entity's name right after it, e.g. 'W @Peter: …'" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("line", ["a@b.com: my address", "I @Peter said hi", "Peter: likes tea"])
+@pytest.mark.parametrize("line", ["a@b.com: my address", "I @Peter said hi", "Peter: likes tea", "I @ home: tea",
+                                  "Meet @ 5: tea"])
 def test_retain_keeps_plain_text_that_only_resembles_a_bullet(empty_ws, line):
     proc, data = run_json("-w", empty_ws, "retain", line)
     assert proc.returncode == 0 and data["kind"] == "log", proc.stderr

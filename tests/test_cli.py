@@ -2,7 +2,7 @@
 
 
 import pytest
-from conftest import run_json, run_mem
+from conftest import run_json, run_mem, write
 
 
 def test_init_creates_layout_and_never_overwrites(tmp_path):
@@ -181,6 +181,10 @@ def test_14_1_typos_and_missing_arguments_are_one_line_and_a_hint_exit_2(example
         assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint: "), (args, lines)
     proc = run_mem("recall", "-Peter", cwd=example_ws)
     assert "mem recall -- -Peter" in proc.stderr
+    # `--` only where the command takes text: `mem -- -V` and `mem status -- -x` would be nonsense
+    for args, hint in ((["-V"], "hint: see mem --help"), (["status", "-x"], "hint: see mem status --help")):
+        proc = run_mem(*args, cwd=example_ws)
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == hint, proc.stderr
     assert "Did you mean 'recall'" in run_mem("recal", "x", cwd=example_ws).stderr
     proc, data = run_json("recall", "x", "--bogus", cwd=example_ws)
     assert proc.returncode == 2 and data["error"] == "UsageError" and "--bogus" in data["message"]
@@ -207,3 +211,36 @@ def test_15_errors_are_json_only_when_the_json_option_was_given(example_ws):
     for args in (["get", "nothing.md"], ["recall", "x", "--bogus"]):  # the option: after or before click parsed it
         proc, data = run_json(*args, cwd=example_ws)
         assert proc.returncode == 2 and data["error"] == "UsageError" and proc.stderr.startswith("error: "), args
+
+
+@pytest.mark.parametrize("args", [[], ["core"], ["review"]], ids=lambda a: " ".join(["mem", *a]))
+def test_a_group_without_its_command_shows_its_help_not_an_error(tmp_path, args):
+    """`mem` alone printed `error: Usage: mem [OPTIONS] …`, the whole help as an error message, then
+    `hint: see mem --help` (the help it had just shown). Now the help as click shows it: on stderr
+    (nothing ran: exit 2, stdout empty), starting with its usage line and listing the commands."""
+    proc = run_mem(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and not proc.stdout
+    assert proc.stderr.startswith(f"Usage: {' '.join(['mem', *args])} [OPTIONS] COMMAND"), proc.stderr
+    assert "Commands:" in proc.stderr and "error:" not in proc.stderr and "hint:" not in proc.stderr
+
+
+def test_init_refuses_a_folder_whose_memory_folder_is_a_workspace_or_code(tmp_path):
+    """`mem init ~/memory`, later `mem init` in ~ by mistake: it made ~ a workspace whose daily logs
+    folder was the other workspace (its memory.md and bank pages counted as 6 daily logs, a retain
+    wrote into its root). Discovery already refuses that layout; init now refuses it too, and a
+    `memory/` code package likewise, creating nothing. A memory/ of daily logs is taken as before."""
+    home = tmp_path / "home"
+    run_mem("init", home / "memory", cwd=tmp_path, check=0)
+    proc = run_mem("init", cwd=home)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{home / 'memory'} is a memtool workspace itself" in proc.stderr and "hint: " in proc.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["memory"]
+    code = tmp_path / "project"
+    write(code, "memory/__init__.py", "")
+    proc, data = run_json("init", code, cwd=tmp_path)
+    assert proc.returncode == 2 and "__init__.py" in data["message"], data
+    assert sorted(p.relative_to(code).as_posix() for p in code.rglob("*")) == ["memory", "memory/__init__.py"]
+    logs = tmp_path / "logs"
+    write(logs, "memory/2026-11-02.md", "# 2026-11-02\n\n- a line\n")
+    run_mem("init", logs, cwd=tmp_path, check=0)
+    assert (logs / "memory.md").is_file()

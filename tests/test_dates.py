@@ -44,6 +44,18 @@ def test_bad_specs_raise_usage_error(bad):
         parse_since(bad, TODAY)
 
 
+@pytest.mark.parametrize("bad, why", [("2026-02-30", "2026-02 has 28 days"), ("2025-13-01", "month 13 does not exist"),
+                                      ("2025-00", "month 0 does not exist"), ("2024-02-30", "2024-02 has 29 days")])
+def test_a_bound_shaped_like_a_date_says_why_it_is_none(bad, why):
+    """`--since 2026-02-30` said "is not a date or duration", as for `garbage`; a query or `mem
+    summarize` given the same day says why it is none (`refuse_non_day`)."""
+    for option in ("--since", "--until", "--as-of"):
+        with pytest.raises(UsageError) as raised:
+            (parse_since(bad, TODAY) if option == "--since" else parse_until(bad, TODAY, option=option))
+        assert raised.value.message == f"{option} {bad!r} is shaped like a date but is not a day ({why})", raised.value.message
+        assert "2025-11-01" in raised.value.hint
+
+
 @given(st.text(alphabet="JjAaNnÄäEeUuLlFfBbMmRrIiYyPpGgSsOoCcTtKkVvDdZzıſİK0123456789 .,–-", max_size=40))
 @settings(max_examples=500, deadline=None)
 def test_a_text_any_named_form_matches_may_name_a_month(text):

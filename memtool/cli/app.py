@@ -108,6 +108,9 @@ def main(args: list[str] | None = None) -> None:
             sys.stderr.write("aborted\n")
             sys.exit(ExitStatus.FAILED)
         except Exception as exc:  # usage errors from click; anything else goes on to `reported`
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `mem`, `mem core`: the help, as click shows it
+                sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
+                sys.exit(ExitStatus.USAGE)
             refusal = _from_click(exc, args)
             if refusal is None:
                 raise
@@ -179,7 +182,8 @@ def _from_click(exc: Exception, args: list[str]) -> MemError | None:
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "mem"
     option = getattr(exc, "option_name", None) or ""
-    if option.startswith("-") and (not option.startswith("--") or getattr(ctx, "ignore_unknown_options", False)):
+    takes_text = ctx is not None and any(p.param_type_name == "argument" for p in ctx.command.params)
+    if takes_text and option.startswith("-") and (not option.startswith("--") or getattr(ctx, "ignore_unknown_options", False)):
         given = next((a for a in args if a.startswith(option)), option)
         hint = f"text that starts with '-' goes after --, e.g. {command} -- {given}; options: {command} --help"
     else:

@@ -128,6 +128,16 @@ def dates_read(dates: list[dict]) -> None:
         _console(True).print(Text(visible(f"{d['phrase']}: {span} ({how})"), style="dim"))
 
 
+def apart(score: float, floor: float) -> tuple[str, str]:
+    """`score` and the `floor` it fell under, with two decimals, or as many more (up to four) as
+    tell them apart: "0.2987, under the floor 0.30" would otherwise read "0.30 under 0.30"."""
+    for digits in (2, 3, 4):
+        shown = f"{score:.{digits}f}", f"{floor:.{digits}f}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def recall_results(data: dict, highlight_terms: list[str]) -> None:
     """Numbered results, the query's terms highlighted, each with its source and what replaced it;
     "nothing relevant" with the best score when the floor held every result back."""
@@ -138,13 +148,15 @@ def recall_results(data: dict, highlight_terms: list[str]) -> None:
     out = _console(False)
     results = data["results"]
     if not results and data.get("reason"):
-        _console(True).print(f"[dim]nothing relevant: {data['reason']}; {data.get('below_floor') or 0} results held "
+        held = data.get("below_floor") or 0
+        _console(True).print(f"[dim]nothing relevant: {data['reason']}; {held} result{'' if held == 1 else 's'} held "
                              "back (--min-score 0 shows them)[/dim]")
         return
     if not results and data.get("below_floor"):
-        _console(True).print(f"[dim]nothing relevant: the best of {data['below_floor']} results scores "
-                             f"{data['best_score']:.2f}, under the floor {data['floor']:.2f} "
-                             "(--min-score 0 shows them)[/dim]")
+        best, floor = apart(data["best_score"], data["floor"])
+        held = data["below_floor"]
+        _console(True).print(f"[dim]nothing relevant: the best of {held} result{'' if held == 1 else 's'} scores "
+                             f"{best}, under the floor {floor} (--min-score 0 shows them)[/dim]")
         return
     if not results:
         _console(True).print("[dim]nothing found[/dim]")

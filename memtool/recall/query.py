@@ -109,12 +109,13 @@ def build_query(text: str, *, k: int = 10, since: str | None = None, until: str 
         if until is None or parse_until(until, as_of_day) > as_of_day:
             until, bound = as_of_day.isoformat(), "--as-of"
     if not 1 <= k <= MAX_K:
-        raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}")
+        raise UsageError(f"--k must be between 1 and {MAX_K}, not {k}", "leave --k out for the default, 10")
     if min_score is not None and not 0.0 <= min_score <= 1.0:
         raise UsageError(f"--min-score must be between 0 and 1, not {min_score}",
                          "0.3 is the default floor; 0 shows anything (docs/recall.md, Relevance)")
     if budget is not None and budget < 1:
-        raise UsageError(f"--budget must be a positive number of tokens, not {budget}")
+        raise UsageError(f"--budget must be a positive number of tokens, not {budget}",
+                         "e.g. --budget 2000 (about that many tokens), or leave --budget out for every result")
     bad = [x for x in kinds if x not in KINDS]
     if bad:
         raise UsageError(f"unknown kind {bad[0]!r}", f"use one of: {', '.join(KINDS)}")

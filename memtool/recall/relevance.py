@@ -147,9 +147,11 @@ class Verdict:
         return out
 
 
-# A query of stopwords only ("the", "und die der", "what is it") sits near every short line in
-# meaning, and the words beside the cosine cannot speak for it: it names nothing to look for.
-NO_CONTENT_WORDS = "the query has no content words (only words such as 'the', 'und', 'what is' that any text holds)"
+# A query of stopwords only ("the", "und die der", "what is it"), or of emoji and symbols ("🎉🎉"), sits
+# near every short line in meaning, and the words beside the cosine cannot speak for it: it names
+# nothing to look for.
+NO_CONTENT_WORDS = ("the query has no content words (only words such as 'the', 'und', 'what is' that any text holds, "
+                    "or emoji and symbols)")
 
 
 # A stopword of one language is often a word of another: `war`, `hat`, `man`, `bin`, `die`, `will`

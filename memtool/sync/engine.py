@@ -183,7 +183,8 @@ def _elsewhere(state: SyncState, me: str | None) -> list[dict]:
 def resolve(ws: Workspace, path: str, keep: str) -> dict:
     """End a conflict: keep the local text, the remote text, or both (a union of the two)."""
     if keep not in ("local", "remote", "both"):
-        raise UsageError(f"--keep must be local, remote or both, not {keep!r}")
+        raise UsageError(f"--keep must be local, remote or both, not {keep!r}",
+                         "--keep both keeps the local lines, then the remote's; the version that loses is backed up")
     state = SyncState(ws)
     with ws.lock("sync", busy="a mem sync is running in this workspace; resolve after it ends"):
         conflicts = state.conflicts()
