@@ -76,6 +76,25 @@ def test_a_blank_workspace_variable_or_option_is_named_as_blank(tmp_path):
     assert proc.returncode == 2 and "blank" in proc.stderr and not os.listdir(tmp_path), proc.stderr
 
 
+@pytest.mark.parametrize("how", [["-w", ""], ["--workspace="], ["--workspace", ""], "env"])
+def test_an_empty_workspace_option_or_variable_is_a_usage_error_not_the_current_folder(example_ws, how):
+    """`mem -w "" status` (and MEM_WORKSPACE="") silently used the current folder: in a workspace it
+    answered for that one, as if nothing had been named."""
+    env = mem_env(MEM_WORKSPACE="") if how == "env" else None
+    proc = run_mem(*([] if how == "env" else how), "status", cwd=example_ws, env=env)
+    name = "MEM_WORKSPACE" if how == "env" else "--workspace"
+    assert proc.returncode == 2 and f"error: {name} is empty" in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 2 and "hint:" in proc.stderr and not proc.stdout
+    assert not (example_ws / ".memory").exists()  # nothing indexed in the current folder
+
+
+def test_an_empty_workspace_variable_is_refused_by_init_and_recall_too(tmp_path):
+    for args in (["init"], ["recall", "Peter"], ["retain", "W: x"]):
+        proc = run_mem(*args, cwd=tmp_path, env=mem_env(MEM_WORKSPACE=""))
+        assert proc.returncode == 2 and "MEM_WORKSPACE is empty" in proc.stderr, (args, proc.stderr)
+    assert not os.listdir(tmp_path)
+
+
 def test_a_workspace_path_with_spaces_is_quoted_in_the_hint(tmp_path):
     proc = run_mem("-w", tmp_path / "my brain", "status")
     assert proc.returncode == 3 and f"mem init '{tmp_path / 'my brain'}'" in proc.stderr, proc.stderr
@@ -87,6 +106,17 @@ def test_an_argument_shaped_like_a_date_that_is_no_day_is_a_usage_error(example_
     """`mem summarize 2026-02-30` searched for the words 2026, 02 and 30 (and asked Ollama about them)."""
     proc = run_mem("-w", example_ws, *args, env=mem_env(OLLAMA_HOST="http://127.0.0.1:9"))
     assert proc.returncode == 2 and "is shaped like a date but is not a day" in proc.stderr, proc.stderr
+    assert "hint: give a real day" in proc.stderr and (not proc.stdout or '"error": "UsageError"' in proc.stdout)
+
+
+@pytest.mark.parametrize("args", [["summarize", "0025-11-30"], ["summarize", "1899-12-31"], ["summarize", "30.11.0025"],
+                                  ["episodes", "0001-01-01"], ["recall", "0000-01-01"], ["recall", "--json", "0025-11-30"]])
+def test_an_argument_shaped_like_a_date_before_1900_is_a_usage_error(example_ws, args):
+    """`mem summarize 0025-11-30` (a typo for 2025) searched the words 0025, 11 and 30 instead of
+    refusing the day as `--date 0025-11-30` and `--since 0025-11-30` do."""
+    proc = run_mem("-w", example_ws, *args, env=mem_env(OLLAMA_HOST="http://127.0.0.1:9"))
+    assert proc.returncode == 2 and "is shaped like a date but is not a day" in proc.stderr, proc.stderr
+    assert "before 1900" in proc.stderr and "has 31 days" not in proc.stderr
     assert "hint: give a real day" in proc.stderr and (not proc.stdout or '"error": "UsageError"' in proc.stdout)
 
 
