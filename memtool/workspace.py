@@ -414,6 +414,17 @@ def blank(value: str | os.PathLike) -> bool:
     return bool(text) and not text.strip()
 
 
+def refuse_unnamed(source: str, value: str | os.PathLike | None) -> None:
+    """A UsageError when the workspace option or variable is given but names no folder: empty
+    (`mem -w ""`, `MEM_WORKSPACE=`) or blank. Neither means the current folder (`-w .` does)."""
+    if value is None or os.fspath(value).strip():
+        return
+    text = os.fspath(value)
+    raise UsageError(f"{source} is {f'blank ({text!r})' if text else 'empty'}: it names no folder",
+                     f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
+                     if source in (ENV_VAR, f"${ENV_VAR}") else "give the workspace's folder, e.g. mem -w ~/memory status")
+
+
 def _quoted(value: str | os.PathLike) -> str:
     """A path as a shell reads it back (quoted when it holds spaces); `shlex` loaded only for a message."""
     import shlex
@@ -424,11 +435,8 @@ def _quoted(value: str | os.PathLike) -> str:
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
-        if value is not None and blank(value):
-            raise UsageError(f"{source} is blank ({os.fspath(value)!r}): it names no folder",
-                             f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
-                             if source == ENV_VAR else "give the workspace's folder, e.g. mem -w ~/memory status")
-        if value:
+        refuse_unnamed(source, value)
+        if value is not None:
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
@@ -493,6 +501,8 @@ def init_path(path: Path | None, explicit: Path | None, env: str | None = None) 
     for given in (path, explicit):
         if given is not None and blank(given):
             raise UsageError(f"the folder to create is blank ({os.fspath(given)!r})", "give a folder, e.g. mem init ~/memory")
+    if explicit is None:
+        refuse_unnamed(ENV_VAR, env)
     named, how = (explicit, "-w") if explicit is not None else (Path(env), f"${ENV_VAR}") if env else (None, "")
     if path is not None and named is not None and home_path(path).resolve() != home_path(named).resolve():
         raise UsageError(f"mem init got two folders: {path} and {how} {named}", "give one of them")
