@@ -88,10 +88,12 @@ def test_an_empty_workspace_option_or_variable_is_a_usage_error_not_the_current_
     assert not (example_ws / ".memory").exists()  # nothing indexed in the current folder
 
 
-def test_an_empty_workspace_variable_is_refused_by_init_and_recall_too(tmp_path):
+@pytest.mark.parametrize("value,said", [("", "is empty"), ("  ", "is blank ('  ')")])
+def test_an_empty_workspace_variable_is_refused_by_init_and_recall_too(tmp_path, value, said):
+    """`MEM_WORKSPACE="  " mem init` created a workspace in a folder named "  "."""
     for args in (["init"], ["recall", "Peter"], ["retain", "W: x"]):
-        proc = run_mem(*args, cwd=tmp_path, env=mem_env(MEM_WORKSPACE=""))
-        assert proc.returncode == 2 and "MEM_WORKSPACE is empty" in proc.stderr, (args, proc.stderr)
+        proc = run_mem(*args, cwd=tmp_path, env=mem_env(MEM_WORKSPACE=value))
+        assert proc.returncode == 2 and f"MEM_WORKSPACE {said}" in proc.stderr, (args, proc.stderr)
     assert not os.listdir(tmp_path)
 
 
