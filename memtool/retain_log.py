@@ -43,6 +43,7 @@ from collections import Counter
 from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import MemError, UsageError, WorkspaceError
+from memtool.sections import lines_keepends
 from memtool.value import Value
 from memtool.workspace import Workspace
 
@@ -146,11 +147,12 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_b
         data = suffix.encode("utf-8")
         if max_bytes is not None:
             check_file_size(rel, len(current), len(data), max_bytes)
-        landed[:] = [line]
+        landed[:] = [line, len(current)]
         return data
 
-    ws.append(rel, plan)
-    return landed[0]
+    before, data = ws.append(rel, plan)
+    # (an append another program made just before ours moves ours down: counted from where it landed)
+    return landed[0] if len(before) == landed[1] else len(lines_keepends((before + data).decode("utf-8", "replace")))
 
 
 def check_file_size(rel: str, size: int, adding: int, max_bytes: int) -> None:

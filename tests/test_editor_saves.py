@@ -216,7 +216,7 @@ while not os.path.exists(stop):
             f.write(text + f"- editor line {n}\\n")
         os.replace(path + ".swp", path)
     n += 1
-    time.sleep(0.0002)
+    time.sleep(float(sys.argv[4]))
 print(n)
 """
 
@@ -235,7 +235,7 @@ def test_a_journal_append_racing_an_editor_loses_no_line_of_the_editor(tmp_path,
     ws = _ws(tmp_path)
     path, stop = ws / JOURNAL, tmp_path / "stop"
     path.write_text("# Journal\n", encoding="utf-8")
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(stop), how], stdout=subprocess.PIPE, text=True)
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(stop), how, "0.0002"], stdout=subprocess.PIPE, text=True)
     try:
         for n in range(60):
             _append_journal(Workspace(ws), f"## run {n}\n\n- found nothing.\n")
@@ -246,3 +246,28 @@ def test_a_journal_append_racing_an_editor_loses_no_line_of_the_editor(tmp_path,
     assert [f"- editor line {n}" for n in range(written)] == re.findall(r"- editor line \d+", text)
     if how == "append":
         assert re.findall(r"## run \d+", text) == [f"## run {n}" for n in range(60)]
+
+
+def test_an_append_racing_another_programs_appends_is_written_once_and_says_where_it_landed(tmp_path):
+    """A line another program appended between an append's last check and its write moved the append
+    down; it then looked failed and was made again: a retained line stood twice (and was cited by the
+    bytes before the other program's line). `mem retain`, `mem note`, review decisions and the journal
+    all append through `Workspace.append`."""
+    import subprocess
+    import sys
+
+    from memtool.workspace import Workspace
+
+    ws = _ws(tmp_path)
+    path, stop = ws / TODAY, tmp_path / "stop"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(stop), "append", "0.00005"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        answers = [Workspace(ws).append(TODAY, lambda before, n=n: f"- mine {n}\n".encode()) for n in range(400)]
+    finally:
+        stop.touch()
+        written = int(editor.communicate(timeout=30)[0])
+    text = path.read_bytes()
+    assert re.findall(rb"- mine \d+", text) == [f"- mine {n}".encode() for n in range(400)], written
+    assert all(text.startswith(before + data) for before, data in answers)
+    assert [f"- editor line {n}".encode() for n in range(written)] == re.findall(rb"- editor line \d+", text)
