@@ -180,3 +180,62 @@ def test_init_leaves_an_existing_linked_file_alone_and_completes_the_rest(tmp_pa
     (ws / "SOUL.md").symlink_to(tmp_path / "dotfiles" / "SOUL.md")
     assert run_mem("init", ws).returncode == 0 and (ws / "memory.md").is_file()
     assert (ws / "SOUL.md").is_symlink() and (tmp_path / "dotfiles" / "SOUL.md").read_text() == "# mine\n"
+
+
+def _pad(path, size: int) -> None:
+    """Grow a Markdown file by hand to `size` bytes with plain lines."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(text + "\nfiller " + "y" * (size - len(text.encode()) - 9) + "\n", encoding="utf-8")
+    assert path.stat().st_size == size
+
+
+def test_check_restore_refuses_a_line_that_would_push_its_file_past_max_file_bytes(small_limit):
+    """`mem check --restore` appended the vanished line past [index] max_file_bytes: the log was then
+    not indexed, and the restored line (and every other) could not be recalled."""
+    proc, data = run_json("-w", small_limit, "note", "Jonas moved the meeting to Friday.")
+    log = small_limit / data["path"]
+    log.write_text(log.read_text(encoding="utf-8").replace("- Jonas moved the meeting to Friday.\n", ""), encoding="utf-8")
+    _pad(log, 990)
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, "check", "--restore")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+    _, status = run_json("-w", small_limit, "status")
+    assert [e["text"] for e in status["retained_gone"]] == ["Jonas moved the meeting to Friday."]
+
+
+@pytest.mark.parametrize("args", [["core", "append", "- " + "x" * 900], ["core", "insert", "2", "x" * 900]])
+def test_core_edits_refuse_to_push_memory_md_past_max_file_bytes(small_limit, args):
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, *args)
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+
+
+def test_check_restore_refuses_a_core_line_past_max_file_bytes(small_limit):
+    run_mem("-w", small_limit, "core", "append", "- Prefers tea.", check=0)
+    core = small_limit / "memory.md"
+    core.write_text(core.read_text(encoding="utf-8").replace("- Prefers tea.\n", ""), encoding="utf-8")
+    _pad(core, 995)
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, "check", "--restore")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+
+
+def test_a_review_decision_refuses_to_push_decisions_md_past_max_file_bytes(tmp_path):
+    """`mem review decide` appended its line to bank/decisions.md past [index] max_file_bytes."""
+    from test_review import _item, _ws
+
+    from memtool.reflect import decisions
+
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    item = _item(ws)["items"][0]
+    (ws / "memtool.toml").write_text("[index]\nmax_file_bytes = 1000\n", encoding="utf-8")
+    (ws / decisions.PAGE).write_text(decisions.HEADER, encoding="utf-8")
+    _pad(ws / decisions.PAGE, 990)
+    before = _files(ws)
+    proc = run_mem("-w", ws, "review", "decide", item["id"], "fold")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(ws) == before and _item(ws)["items"][0]["id"] == item["id"]  # still open
