@@ -240,6 +240,9 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
     context, retain = "", False  # of `headings`: worked out when they change, not for each record
+    # A heading inside a list item or blockquote belongs to that block: the outline before it comes
+    # back at the block's close (the level of the block's tokens), so a Retain list goes on after it.
+    scoped: list[tuple[int, list[tuple[int, str]], str, bool]] = []
     list_depth = 0
     table = _Table()
     i = 0
@@ -248,9 +251,13 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         t = tok.type
         if t in _LEAVES and tok.map:
             covered.update(range(tok.map[0], tok.map[1]))
+        if scoped and tok.level == scoped[-1][0] and t.endswith("_close"):
+            _, headings, context, retain = scoped.pop()
         if t == "heading_open":
             level = int(tok.tag[1])
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            if tok.level and not (scoped and scoped[-1][0] == tok.level - 1):
+                scoped.append((tok.level - 1, headings[:], context, retain))
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, title))

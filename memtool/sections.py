@@ -10,6 +10,7 @@ import re
 from typing import NamedTuple
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)])( *)(\S?)")  # a list item's marker line: its content column
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -35,20 +36,36 @@ class Heading(NamedTuple):
 
 
 def headings(lines: list[str]) -> list[Heading]:
-    """Every ATX heading outside fenced code (indented less than four spaces)."""
+    """Every ATX heading outside fenced code (indented less than four spaces) and outside list items:
+    a heading indented into a list item belongs to that item, as `document.parse` reads it."""
     out: list[Heading] = []
     fence: str | None = None
+    items: list[int] = []  # the content columns of the list items open here, outermost first
+    text_before = False  # the line before is paragraph text (a less indented line may continue it)
     for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        for marker in ("```", "~~~"):
-            if stripped.startswith(marker):
-                fence = marker if fence is None else (None if fence == marker else fence)
-                break
-        else:
-            if fence is None and len(line) - len(stripped) < 4:
-                m = _ATX.match(stripped.rstrip("\r\n"))
-                if m:
-                    out.append(Heading(i, len(m.group(1)), (m.group(2) or "").strip()))
+        body = line.rstrip("\r\n").expandtabs(4)
+        stripped = body.lstrip(" ")
+        indent = len(body) - len(stripped)
+        if not stripped:
+            text_before = False
+            continue
+        marker = next((m for m in ("```", "~~~") if stripped.startswith(m)), None)
+        if fence is not None:
+            fence = None if marker == fence else fence
+            continue
+        heading = _ATX.match(stripped) if indent < (items[-1] if items else 0) + 4 else None
+        if not (text_before and not (heading or marker) and not _ITEM.match(body)):  # else a lazy continuation
+            while items and indent < items[-1]:
+                items.pop()
+        item = _ITEM.match(body)
+        if item:
+            gap = len(item.group(3))
+            items.append(len(item.group(1)) + len(item.group(2)) + (gap if 0 < gap <= 4 else 1))
+        elif marker:
+            fence = marker
+        elif heading and not items:
+            out.append(Heading(i, len(heading.group(1)), (heading.group(2) or "").strip()))
+        text_before = not (item and not item.group(4)) and not heading and not marker
     return out
 
 

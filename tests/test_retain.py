@@ -191,3 +191,29 @@ def test_core_lines_are_whole_lines_and_an_edit_adds_only_its_own():
                for n, text in ((1, "- Prefers tea."), (2, "- Prefers tea."), (3, "Call him Pete."))]
     assert [e.id for e in missing(entries, after)] == []
     assert [e.id for e in missing(entries, before)] == ["2", "3"]  # one copy left: the newer entry is gone
+
+
+NESTED = ["# d\n\n## Retain\n- W @Peter: a\n  ## Notes\n- W @Peter: b\n",
+          "# d\n\n## Retain\n- W: a\n   ### x\n",
+          "# d\n\n## Retain\n- W: a\nlazy line of a\n  ## Notes\n- W: b\n",
+          "# d\n\n## Retain\n1. W: a\n   ## Notes\n   - nested\n     ## Deeper\n2. W: b\n"]
+
+
+@pytest.mark.parametrize("text", NESTED)
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_heading_inside_a_list_item_does_not_end_the_retain_section_for_appends(text, typed):
+    """The append planner read `  ## Notes` inside a Retain item as the end of the Retain section (so
+    `mem note` appended a plain line into the Retain list, a malformed bullet) while the parser did not."""
+    from memtool.document import parse
+
+    item = "S: new" if typed else "plain note"
+    suffix, line = append_item(text, item, typed, "d")
+    assert suffix.lstrip("\n") == ("- S: new\n" if typed else "## Notes\n- plain note\n"), suffix
+    out = parse("memory/2026-11-27.md", text + suffix)
+    assert [r.kind for r in out.records if r.line_start == line] == ["observation" if typed else "log"]
+    assert not out.diagnostics, out.diagnostics
+
+
+def test_a_heading_after_the_list_has_ended_still_ends_the_retain_section():
+    for text in ("# d\n\n## Retain\n- W: a\n\nplain paragraph\n  ## Notes\n", "# d\n\n## Retain\n10. W: a\n  ## Notes\n"):
+        assert append_item(text, "S: new", True, "d")[0] == "\n## Retain\n- S: new\n", text
