@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 from conftest import run_json, run_mem, write
@@ -217,3 +218,22 @@ def test_a_heading_inside_a_list_item_does_not_end_the_retain_section_for_append
 def test_a_heading_after_the_list_has_ended_still_ends_the_retain_section():
     for text in ("# d\n\n## Retain\n- W: a\n\nplain paragraph\n  ## Notes\n", "# d\n\n## Retain\n10. W: a\n  ## Notes\n"):
         assert append_item(text, "S: new", True, "d")[0] == "\n## Retain\n- S: new\n", text
+
+
+_PIECES = ["- W: a", "  - nested", "1. W: one", "10. W: ten", "  ## Notes", "   ### x", "## Retain", "# Top",
+           " ## one space", "text", "lazy text", "    ## code?", "", "  text in item", "> ## quoted", "```", "  ```",
+           "* star", "-", "===", "---", "\t## tabbed", "  ~~~", "2) W: paren", "## Closed ##"]
+
+
+@settings(max_examples=int(os.environ.get("MEM_OUTLINE_EXAMPLES", 300)), deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_append_planner_reads_the_outline_as_the_parser_does(pieces):
+    """sections.headings (how `mem retain` finds the section a file ends in) and markdown-it agree on
+    which headings make the page's outline: those outside list items, quotes and code."""
+    from memtool.document import _markdown
+    from memtool.sections import headings
+
+    text = "\n".join(pieces) + "\n"
+    tokens = _markdown().parse(text)
+    outline = [t.map[0] for t in tokens if t.type == "heading_open" and t.level == 0]
+    assert [h.index for h in headings(text.splitlines(keepends=True))] == outline, text
