@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from collections import namedtuple
 from collections.abc import Callable
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from memtool import safe_writes
 from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
@@ -399,12 +399,21 @@ def home_path(path: str | os.PathLike) -> Path:
 
 
 def regular_bytes(path: Path, rel: str) -> bytes:
-    """The bytes of a regular file. A named pipe (whose open waited for a writer for ever) or a device
-    (/dev/zero: read until memory ran out) where a note belongs is a WorkspaceError."""
-    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-        if not S_ISREG(os.fstat(f.fileno()).st_mode):
+    """The bytes of a regular file. A folder, a named pipe (whose open waited for a writer for ever)
+    or a device (/dev/zero: read until memory ran out) where a note belongs is a WorkspaceError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if S_ISDIR(mode):  # (python's open of its descriptor would name the descriptor's number, not the file)
+            raise WorkspaceError(f"{rel} is a folder, not a file; memtool neither reads nor changes it",
+                                 f"move the folder away (e.g. mv {_quoted(rel)} {_quoted(rel + '.folder')}), then try again")
+        if not S_ISREG(mode):
             raise WorkspaceError(f"{rel} is not a regular file (a pipe, socket or device); memtool neither reads nor changes it",
                                  "replace it with a plain file, or remove it")
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, "rb") as f:
         return f.read()
 
 

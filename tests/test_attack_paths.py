@@ -95,3 +95,14 @@ def test_get_never_reads_machine_local_state_or_hidden_files(ws):
         assert page.status_code == 400 and "SYNCKEY" not in page.text
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("rel,args", [("memory.md", ["core", "append", "- Likes tea."]), ("memory.md", ["core", "show"]),
+                                      ("bank/entities/Peter.md", ["note", "--page", "Peter", "hello"])])
+def test_a_folder_where_a_file_belongs_is_named_as_a_folder(ws, rel, args):
+    """A folder named memory.md answered `error: Is a directory (4)`: a file descriptor's number, not the path."""
+    (ws / rel).unlink(missing_ok=True)
+    (ws / rel).mkdir()
+    proc = run_mem("-w", ws, *args)
+    assert proc.returncode == 4 and f"{rel} is a folder, not a file" in proc.stderr, proc.stderr
+    assert "hint:" in proc.stderr and not any((ws / rel).iterdir())
