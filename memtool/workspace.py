@@ -32,13 +32,16 @@ _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
     """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
     for deleted), `outside-workspace` (a symbolic link leading out of the workspace: never
-    indexed, as `get` refuses it too) or `bad-name` (a name that is not UTF-8, `path` shown with
-    escapes). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
+    indexed, as `get` refuses it too), `bad-name` (a name that is not UTF-8, `path` shown with
+    escapes) or `not-a-file` (a folder, pipe or device named `….md`). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
     __slots__ = ()
 
 
 BAD_NAME = "its name is not valid UTF-8 (written by another system?); not indexed: rename it"
+NOT_A_FILE_FOLDER = ("a folder, not a Markdown file: neither it nor the files in it are indexed, and memtool "
+                     "cannot write to it; rename it (e.g. add .folder to its name)")
+NOT_A_FILE = "not a regular file (a pipe, socket or device); not indexed: replace it with a plain file, or remove it"
 
 
 def undecodable(name: str) -> bool:
@@ -269,6 +272,8 @@ class Workspace:
                     st = entry.stat()
                 if S_ISREG(st.st_mode):
                     out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                else:
+                    problems.append(ScanProblem(path, NOT_A_FILE_FOLDER if S_ISDIR(st.st_mode) else NOT_A_FILE, "not-a-file"))
             elif entry.is_dir(follow_symlinks=False):
                 self._scan_dir(folder / entry.name, path, out, problems)
         except FileNotFoundError:
