@@ -119,6 +119,8 @@ def parse(path: str, text: str, line_scan: bool = True) -> ParsedFile:
     # Blank out the front matter and generated blocks (derived text, already indexed from its
     # sources) so markdown-it's line numbers stay those of the file.
     kept = [""] * body_start + lines[body_start:]
+    if not body_start and kept and kept[0][:1] == "\ufeff":  # a byte-order mark: no text, so `# Title` stays a heading
+        kept[0] = kept[0][1:]
     for a, b in _generated_spans(kept):
         kept[a:b] = [""] * (b - a)
     if path in (JOURNAL, DECISIONS):  # reflect's account of its runs quotes facts; decisions name them

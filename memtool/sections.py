@@ -50,6 +50,8 @@ def headings(lines: list[str]) -> list[Heading]:
     para = 0  # where that paragraph began
     empty_item = False  # the line before opened a list item with nothing after its marker
     for i, line in enumerate(lines):
+        if not i and line[:1] == "\ufeff":  # a byte-order mark is no text (as document.parse reads it)
+            line = line[1:]
         if not items and fence is None and line[:1] not in _MAY_OPEN:  # plain text or a blank line, quickly
             para = i if not text_before else para
             text_before = (QUOTED if text_before is QUOTED else True) if line[:1] not in ("\r", "\n") else False

@@ -148,3 +148,12 @@ def test_a_heading_inside_a_retain_item_belongs_to_that_item_and_the_bullets_aft
 def test_a_heading_at_the_top_level_still_ends_the_retain_section():
     out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: typed\n\n## Notes\n- W: not under Retain\n")
     assert [r.kind for r in out.records] == ["world", "log"]
+
+
+def test_a_byte_order_mark_before_the_first_heading_keeps_it_a_heading():
+    """A log saved with a BOM (Windows editors) and starting `## Retain` read that heading as text: its
+    typed bullets were plain log text, and the heading a record of its own."""
+    out = parse("memory/2026-11-27.md", "\ufeff## Retain\n- W @Peter: Lives in Porto.\n")
+    assert [(r.line_start, r.kind) for r in out.records] == [(2, "world")]
+    out = parse("memory/2026-11-27.md", "\ufeff# 2026-11-27\n\nText.\n")
+    assert out.title == "2026-11-27" and [r.content for r in out.records] == ["Text."]

@@ -237,3 +237,9 @@ def test_the_append_planner_reads_the_outline_as_the_parser_does(pieces):
     tokens = _markdown().parse(text)
     outline = [t.map[0] for t in tokens if t.type == "heading_open" and t.level == 0]
     assert [h.index for h in headings(text.splitlines(keepends=True))] == outline, text
+
+
+def test_the_append_planner_reads_a_heading_after_a_byte_order_mark():
+    text = "\ufeff## Retain\n- W @Peter: a\n"
+    assert append_item(text, "S: new", True, "d") == ("- S: new\n", 3)
+    assert append_item(text, "plain", False, "d") == ("\n## Notes\n- plain\n", 5)
