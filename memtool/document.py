@@ -157,6 +157,8 @@ class Reading:
 
     def __init__(self, text: str):
         lines = split_lines(text)
+        if lines and lines[0][:1] == "\ufeff":  # a byte-order mark is no text (as `parse` reads it)
+            lines[0] = lines[0][1:]
         self.kinds = [""] * len(lines)
         self.marks: dict[int, str] = {}
         self.left_open = 0
