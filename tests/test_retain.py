@@ -243,3 +243,15 @@ def test_the_append_planner_reads_a_heading_after_a_byte_order_mark():
     text = "\ufeff## Retain\n- W @Peter: a\n"
     assert append_item(text, "S: new", True, "d") == ("- S: new\n", 3)
     assert append_item(text, "plain", False, "d") == ("\n## Notes\n- plain\n", 5)
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\ufeff", "\u200e", "\u2060"])
+def test_an_invisible_character_before_the_type_letter_keeps_a_bullet_typed(tmp_path, mark):
+    """`mem retain "<ZWSP>W @Peter: …"` (pasted from a web page or chat) was kept as a plain log line under
+    a new `## Notes` heading, and the same bullet typed into a Retain section by hand was reported as
+    lacking a type letter it visibly has."""
+    assert parse_bullet(f"{mark}W @Peter: Lives in Porto.").kind == "world"
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    proc, data = run_json("-w", ws, "retain", f"{mark}O(c=0.7) @Peter: Likes tea.")
+    assert proc.returncode == 0 and data["kind"] == "opinion" and data["confidence"] == 0.7, proc.stderr
