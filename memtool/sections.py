@@ -1,4 +1,5 @@
-"""Sections of a Markdown file by its ATX headings (`## Title`), fenced code skipped. Pure.
+"""Sections of a Markdown file by its outline: ATX (`## Title`) and setext headings, not those in
+fenced or indented code, list items or quotes (a heading indented into a list item belongs to it). Pure.
 
 Used where memtool edits or quotes text by lines (Retain insertion, episodes) and needs the same
 notion of "the section this line is in" as a person reading the file.
@@ -40,8 +41,9 @@ class Heading(NamedTuple):
 
 
 def headings(lines: list[str]) -> list[Heading]:
-    """Every ATX heading outside fenced code (indented less than four spaces) and outside list items:
-    a heading indented into a list item belongs to that item, as `document.parse` reads it."""
+    """The headings of the page's outline, as `document.parse` (markdown-it) reads them: ATX headings
+    indented less than four spaces and setext headings (`Title` over `---`), outside fenced or indented
+    code, quotes and list items (a heading indented into a list item belongs to that item)."""
     out: list[Heading] = []
     fence: str | None = None
     fenced_in = 0  # how many list items were open where the fence opened (it ends with them)
