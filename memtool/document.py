@@ -413,7 +413,7 @@ def _paragraph(out: ParsedFile, content: str, start: int, context: str, base_kin
 
 
 _YEAR = re.compile(r"\d{4}").search
-_NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
+_NOT_DATES = re.compile(r"\[[\w\-]+::(?:[^\[\]]|\[\[[^\[\]]*\]\])*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")  # (fields as retain reads them)
 
 
 def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:

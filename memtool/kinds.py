@@ -13,7 +13,8 @@ PARSER_VERSION = "7"  # 3: #tags and front-matter tags; text nested past the par
 # in a front matter line of another form (`{trust: legal}`) is legal; generated-block markers in a code
 # fence are text (the lines between them are indexed); 7: a heading inside a list item or blockquote
 # belongs to that block: a Retain list goes on after it (its typed bullets stayed untyped); a byte-order
-# mark before a first heading keeps it a heading; invisible characters (U+200B…) before a type letter are no text
+# mark before a first heading keeps it a heading; invisible characters (U+200B…) before a type letter are no text;
+# a field value holds no bracket but a whole [[link]] ([because:: [[Peter]]] was "[[Peter")
 
 # Kinds of record. Retain bullets carry a type letter; everything else is log text or page text.
 RETAIN_KINDS = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}

@@ -157,3 +157,20 @@ def test_a_byte_order_mark_before_the_first_heading_keeps_it_a_heading():
     assert [(r.line_start, r.kind) for r in out.records] == [(2, "world")]
     out = parse("memory/2026-11-27.md", "\ufeff# 2026-11-27\n\nText.\n")
     assert out.title == "2026-11-27" and [r.content for r in out.records] == ["Text."]
+
+
+def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
+    """A Retain bullet of many `[key:: value` openings and no `]` (pasted junk, or a hostile agent's
+    `mem retain`: a bullet is never cut like a paragraph) took minutes to parse: each opening scanned to
+    the end of the line. 120 KB (one command-line argument) took ~5 min; now well under a second."""
+    import time
+
+    started = time.perf_counter()
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: " + "[a:: x" * 20000 + "\n")
+    assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 3
+
+
+def test_a_field_value_may_hold_a_wiki_link():
+    from memtool.retain import inline_fields
+
+    assert inline_fields("Met him. [because:: [[Peter Pan]]] [cost:: 2h]") == {"because": "[[Peter Pan]]", "cost": "2h"}
