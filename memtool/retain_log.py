@@ -43,7 +43,6 @@ from collections import Counter
 from memtool import TYPE_CHECKING
 from memtool.digests import blake2b
 from memtool.errors import MemError, UsageError, WorkspaceError
-from memtool.sections import lines_keepends
 from memtool.value import Value
 from memtool.workspace import Workspace
 
@@ -137,7 +136,8 @@ def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", in
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_bytes: int | None = None) -> int:
     """Append `- item` to `rel` (its lock held by the caller); returns its line. `max_bytes`: see `write_once`."""
-    from memtool import retain
+    from memtool import retain  # where written: a recall reads the log, and imports neither
+    from memtool.sections import lines_keepends
 
     landed: list[int] = []
 
