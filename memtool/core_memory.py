@@ -114,7 +114,10 @@ def insert(current: str, line: int, text: str, name: str = CORE) -> str:
         raise CoreMemoryError(f"line {line} is outside {name} (1..{len(lines) + 1})")
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += newline
-    return _read_as_written(current, "".join(lines[: line - 1] + [_ends(text, newline) + newline] + lines[line - 1:]),
+    bom = "\ufeff" if line == 1 and current[:1] == "\ufeff" else ""  # a byte-order mark stays first: elsewhere it is text
+    if bom:
+        lines[0] = lines[0][1:]
+    return _read_as_written(current, bom + "".join(lines[: line - 1] + [_ends(text, newline) + newline] + lines[line - 1:]),
                             line, text, name)
 
 

@@ -220,16 +220,19 @@ _DAY_SHAPED = r"(\d{4})-(\d{1,2})-(\d{1,2})|(\d{1,2})\.(\d{1,2})\.(\d{4})"  # 20
 
 def refuse_non_day(text: str, what: str) -> None:
     """A UsageError when `text` as a whole is shaped like a day (`2026-02-30`, `30.02.2026`) but
-    names none: asked for a day, never searched for as words (a day in longer text is left alone)."""
+    names none (or one before FIRST_YEAR, `0025-11-30`, which no date option takes either): asked for
+    a day, never searched for as words (a day in longer text is left alone)."""
     text = text.strip()
     m = re.fullmatch(_DAY_SHAPED, text) if text[:1].isdigit() and text[-1:].isdigit() else None  # (no compile per query)
     if not m:
         return
     y, mo, d = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(6), m.group(5), m.group(4))
     y, mo, d = int(y), int(mo), int(d)
-    if 1 <= mo <= 12 and 1 <= d <= month_end(max(y, 1), mo) and y >= 1:
+    if 1 <= mo <= 12 and 1 <= d <= month_end(max(y, 1), mo) and y >= FIRST_YEAR:
         return
-    raise UsageError(f"{what} {text!r} is shaped like a date but is not a day ({_no_day(y, mo)})",
+    why = (_no_day(y, mo) if not (1 <= mo <= 12 and 1 <= d <= month_end(max(y, 1), mo)) else
+           f"the year {y:04d} is before {FIRST_YEAR}, as it is for --date and --since")
+    raise UsageError(f"{what} {text!r} is shaped like a date but is not a day ({why})",
                      "give a real day, e.g. 2025-11-27 (YYYY-MM-DD), or words to search for")
 
 

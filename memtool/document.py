@@ -119,6 +119,8 @@ def parse(path: str, text: str, line_scan: bool = True) -> ParsedFile:
     # Blank out the front matter and generated blocks (derived text, already indexed from its
     # sources) so markdown-it's line numbers stay those of the file.
     kept = [""] * body_start + lines[body_start:]
+    if not body_start and kept and kept[0][:1] == "\ufeff":  # a byte-order mark: no text, so `# Title` stays a heading
+        kept[0] = kept[0][1:]
     for a, b in _generated_spans(kept):
         kept[a:b] = [""] * (b - a)
     if path in (JOURNAL, DECISIONS):  # reflect's account of its runs quotes facts; decisions name them
@@ -155,6 +157,8 @@ class Reading:
 
     def __init__(self, text: str):
         lines = split_lines(text)
+        if lines and lines[0][:1] == "\ufeff":  # a byte-order mark is no text (as `parse` reads it)
+            lines[0] = lines[0][1:]
         self.kinds = [""] * len(lines)
         self.marks: dict[int, str] = {}
         self.left_open = 0
@@ -240,6 +244,9 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
     covered: set[int] = set()
     headings: list[tuple[int, str]] = []
     context, retain = "", False  # of `headings`: worked out when they change, not for each record
+    # A heading inside a list item or blockquote belongs to that block: the outline before it comes
+    # back at the block's close (the level of the block's tokens), so a Retain list goes on after it.
+    scoped: list[tuple[int, list[tuple[int, str]], str, bool]] = []
     list_depth = 0
     table = _Table()
     i = 0
@@ -248,9 +255,13 @@ def _walk(out: ParsedFile, body: str, lines: list[str], base_kind: str, line_sca
         t = tok.type
         if t in _LEAVES and tok.map:
             covered.update(range(tok.map[0], tok.map[1]))
+        if scoped and tok.level == scoped[-1][0] and t.endswith("_close"):
+            _, headings, context, retain = scoped.pop()
         if t == "heading_open":
             level = int(tok.tag[1])
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            if tok.level and not (scoped and scoped[-1][0] == tok.level - 1):
+                scoped.append((tok.level - 1, headings[:], context, retain))
             while headings and headings[-1][0] >= level:
                 headings.pop()
             headings.append((level, title))
@@ -402,7 +413,7 @@ def _paragraph(out: ParsedFile, content: str, start: int, context: str, base_kin
 
 
 _YEAR = re.compile(r"\d{4}").search
-_NOT_DATES = re.compile(r"\[[\w\-]+::[^\]]*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")
+_NOT_DATES = re.compile(r"\[[\w\-]+::(?:[^\[\]]|\[\[[^\[\]]*\]\])*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")  # (fields as retain reads them)
 
 
 def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:

@@ -28,6 +28,7 @@ class Token:
     """The fields of a markdown-it token that `document._walk` reads."""
 
     __slots__ = ("type", "map", "content", "tag", "markup")
+    level = 0  # nesting in container blocks: this scanner declines any block inside a list item or quote
 
     def __init__(self, type_: str, map_: list[int] | None = None, content: str = "", tag: str = "", markup: str = ""):
         self.type, self.map, self.content, self.tag, self.markup = type_, map_, content, tag, markup

@@ -311,7 +311,7 @@ class Memory:
 
     def restore_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
         """Put vanished retained lines back at the end of their files (all, or those `refs` name)."""
-        return retain_log.restore(self.ws, list(refs), self.config.core_max_chars)
+        return retain_log.restore(self.ws, list(refs), self.config.core_max_chars, self.config.max_file_bytes)
 
     def acknowledge_retained(self, refs: list[str] | tuple = ()) -> list[dict]:
         """Accept vanished retained lines as deleted on purpose; they are not reported again."""
@@ -345,7 +345,8 @@ class Memory:
     def _core_edit(self, change, by: str, repeat: float | None = None, adding: str = "") -> dict:
         from memtool import writing
 
-        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat, adding)
+        return writing.core_edit(self.ws, change, self.config.core_max_chars, by, repeat, adding,
+                                 self.config.max_file_bytes)
 
     # --- forget (memtool.forget, memtool.purge) -----------------------------------------------------
 
@@ -464,7 +465,8 @@ class Memory:
         from memtool import reflect  # loaded where used: a recall needs none of reflect
 
         found = reflect.queue.find(reflect.queue.items(self.ws, self.local, self._facts_by_key), item)
-        return reflect.queue.decide(self.ws, self.local, found, action, note, text=text)
+        return reflect.queue.decide(self.ws, self.local, found, action, note, text=text,
+                                    max_bytes=self.config.max_file_bytes)
 
     def review_standing(self) -> tuple[dict, list]:
         """The decisions that stand in bank/decisions.md (item → Decision) and lines that do not parse."""

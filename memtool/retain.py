@@ -22,7 +22,9 @@ from memtool.sections import Heading, headings, line_end, lines_keepends
 ENTITY = r"@([^\W_][\w.\-\u0300-\u036f]*[\w\u0300-\u036f]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
 _WIKI_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\]")
-_FIELD_RE = re.compile(r"\[([A-Za-z][\w\-]*)::\s*([^\]\n]*?)\s*\]")
+# A value holds no bracket but a whole `[[link]]`: each `[key::` then scans only to the next bracket, so a
+# line of many unclosed fields is read in linear time (not one scan to the line's end per opening).
+_FIELD_RE = re.compile(r"\[([A-Za-z][\w\-]*)::\s*((?:[^\[\]\n]|\[\[[^\[\]\n]*\]\])*?)\s*\]")
 _HEAD_RE = re.compile(
     r"^(?P<type>[A-Za-z])(?P<conf>\(\s*c\s*=\s*(?P<c>[^)]*)\))?"
     r"(?P<subjects>(?:[ \t,]+@[^\s:,]+)*)[ \t]*:(?P<text>.*)$",
@@ -108,14 +110,25 @@ def inline_field_values(text: str, key: str) -> list[str]:
     return [m.group(2) for m in _FIELD_RE.finditer(text) if m.group(1).lower() == key and m.group(2)]
 
 
+# Invisible format characters text pasted from a web page or chat may carry before the type letter:
+# zero-width space, non-joiner and joiner, word joiner, byte-order mark, left-to-right and right-to-left marks.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u200e\u200f"
+
+
+def _visible(text: str) -> str:
+    """`text` without white space at its ends, nor invisible format characters before its first letter."""
+    return text.strip().lstrip(_INVISIBLE).strip()
+
+
 def looks_like_bullet(text: str) -> bool:
     """Whether a Retain line tries to be a typed bullet (so a failure is worth reporting)."""
-    return bool(_LOOKS_TYPED.match(text.strip()))
+    return bool(_LOOKS_TYPED.match(_visible(text)))
 
 
 def parse_bullet(text: str) -> Bullet:
-    """Parse the text of one Retain bullet (without the leading `- `); raise BulletError."""
-    s = text.strip()
+    """Parse the text of one Retain bullet (without the leading `- `); raise BulletError. Invisible
+    characters before the type letter are no text (`_INVISIBLE`)."""
+    s = _visible(text)
     m = _HEAD_RE.match(s)
     if not m:
         if s[1:2] == "@":

@@ -100,11 +100,12 @@ class Retained(Value):
 # --- writing ----------------------------------------------------------------------------------
 
 
-def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str = "retain") -> int:
+def write(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str = "retain",
+          max_bytes: int | None = None) -> int:
     """Append `- item` (a record of `kind`; `page` for a bank page) to the daily log or page `rel`
     (see `retain.append_item`) and record it in the retain log as written `by` a command; returns its
-    line. Never replaces the file: no one's save is lost."""
-    return write_once(ws, rel, item, kind, day_title, by, None)[0]
+    line. Never replaces the file: no one's save is lost. `max_bytes`: see `write_once`."""
+    return write_once(ws, rel, item, kind, day_title, by, None, max_bytes)[0]
 
 
 def write_once(ws: Workspace, rel: str, item: str, kind: str, day_title: str, by: str,
@@ -135,7 +136,8 @@ def _entry(rel: str, line: int, text: str, kind: str, by: str, via: str = "", in
 
 def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_bytes: int | None = None) -> int:
     """Append `- item` to `rel` (its lock held by the caller); returns its line. `max_bytes`: see `write_once`."""
-    from memtool import retain
+    from memtool import retain  # where written: a recall reads the log, and imports neither
+    from memtool.sections import lines_keepends
 
     landed: list[int] = []
 
@@ -146,11 +148,12 @@ def _append(ws: Workspace, rel: str, item: str, kind: str, day_title: str, max_b
         if max_bytes is not None:  # first: what is refused is not read as Markdown
             check_file_size(rel, len(current), len(data), max_bytes)
         check_lands(rel, text + suffix, line, kind)
-        landed[:] = [line]
+        landed[:] = [line, len(current)]
         return data
 
-    ws.append(rel, plan)
-    return landed[0]
+    before, data = ws.append(rel, plan)
+    # (an append another program made just before ours moves ours down: counted from where it landed)
+    return landed[0] if len(before) == landed[1] else len(lines_keepends((before + data).decode("utf-8", "replace")))
 
 
 def check_file_size(rel: str, size: int, adding: int, max_bytes: int) -> None:
@@ -524,21 +527,23 @@ def _named(refs: list[str]) -> set[str]:
     return {re.sub(r"^(.+):(\d+)$", r"\1#L\2", r.strip()) for r in refs}
 
 
-def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None) -> list[dict]:
+def restore(ws: Workspace, refs: list[str] = (), core_limit: int | None = None,
+            max_bytes: int | None = None) -> list[dict]:
     """Put vanished retained lines back at the end of their files (nothing else moves); lines of core
     memory through its edit (`writing.core_edit`: the file backed up first, its size limit kept), the
-    lines one edit wrote together (a fenced block's opening line alone would be refused)."""
+    lines one edit wrote together (a fenced block's opening line alone would be refused). A line that
+    would push its file past `max_bytes` ([index] max_file_bytes) is refused like a new one (`write_once`)."""
     gone = vanished(ws, fresh=True)
     if refs:  # a line removed on another machine goes back only when named (as `mem sync` listed it)
         gone += [e for e in _away_missing(ws) if {e.source, e.id} & _named(list(refs))]
     done = []
     for group in _by_edit(select(gone, list(refs))):
         if group[0].kind == CORE:
-            lines = _restore_core(ws, group, core_limit)
+            lines = _restore_core(ws, group, core_limit, max_bytes)
         else:
             e = group[0]
             with ws.lock(e.path):  # looked at again under the lock: another restore may have put it back
-                lines = [_append(ws, e.path, e.text, e.kind, e.path.rsplit("/", 1)[-1].removesuffix(".md"))
+                lines = [_append(ws, e.path, e.text, e.kind, e.path.rsplit("/", 1)[-1].removesuffix(".md"), max_bytes)
                          ] if _still_gone(ws, group, _read(ws, e.path)) else []
         for e, line in zip(group, lines):
             _log(ws, {"op": "restore", "id": e.id, "at": _now(), "line": line})
@@ -589,7 +594,7 @@ def _still_gone(ws: Workspace, group: list[Retained], current: str) -> bool:
     return {e.id for e in group} <= {e.id for e in missing(entries, current)}
 
 
-def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None) -> list[int]:
+def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None, max_bytes: int | None) -> list[int]:
     """Append the lines of `group` to core memory as one edit; the lines they landed on (the file's
     last ones), none when they are back already."""
     from memtool import core_memory, writing
@@ -603,7 +608,7 @@ def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None) 
         return core_memory.append(current, text, name)
 
     try:
-        new = writing.core_edit(ws, change, core_limit or core_memory.DEFAULT_LIMIT)["text"]
+        new = writing.core_edit(ws, change, core_limit or core_memory.DEFAULT_LIMIT, max_bytes=max_bytes)["text"]
     except _Back:
         return []
     last = len(split_lines(new))  # lines as editors count them (core_memory.append's count)

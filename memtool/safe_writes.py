@@ -83,8 +83,10 @@ def append_unreplaced(path: Path, plan: Callable[[bytes], bytes], rel: str) -> t
 
     The file is opened for appending and read through that same open file, so the bytes written
     follow exactly the bytes `plan` saw; if another program renamed a new version over the file
-    or wrote to it meanwhile, the round starts again on the new content. `rel` names the file in
-    the error raised when it keeps changing for `APPEND_PATIENCE` seconds."""
+    or wrote to it meanwhile, the round starts again on the new content. Bytes another program
+    appended between that check and the write end up before ours: `before` is then what precedes
+    them, and nothing is written twice. `rel` names the file in the error raised when it keeps
+    changing for `APPEND_PATIENCE` seconds."""
     deadline = time.monotonic() + APPEND_PATIENCE
     while time.monotonic() < deadline:
         try:
@@ -100,8 +102,11 @@ def append_unreplaced(path: Path, plan: Callable[[bytes], bytes], rel: str) -> t
             if not _still_the_file(path, fd, len(before)):
                 continue  # changed between our read and our write: plan again on what is there now
             _write_all(fd, data)
+            at = os.lseek(fd, 0, os.SEEK_CUR) - len(data)  # where it went: another append in between moves it
             os.fsync(fd)
-            if _still_the_file(path, fd, len(before) + len(data)) or _landed(path, before + data):
+            if _holds(path, fd, at, data):  # in the file the path names: never written twice
+                return (before if at == len(before) else os.pread(fd, at, 0)), data
+            if _landed(path, before + data):
                 return before, data
         finally:
             os.close(fd)
@@ -170,6 +175,16 @@ def _still_the_file(path: Path, fd: int, size: int) -> bool:
         return False
     mine = os.fstat(fd)
     return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino) and mine.st_size == size
+
+
+def _holds(path: Path, fd: int, at: int, data: bytes) -> bool:
+    """Whether `path` still names the open file `fd`, and that file holds `data` at offset `at`."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino) and os.pread(fd, len(data), at) == data
 
 
 def create_whole(path: Path, data: bytes, mode: int = 0o644) -> bool:

@@ -1,4 +1,5 @@
-"""Sections of a Markdown file by its ATX headings (`## Title`), fenced code skipped. Pure.
+"""Sections of a Markdown file by its outline: ATX (`## Title`) and setext headings, not those in
+fenced or indented code, list items or quotes (a heading indented into a list item belongs to it). Pure.
 
 Used where memtool edits or quotes text by lines (Retain insertion, episodes) and needs the same
 notion of "the section this line is in" as a person reading the file.
@@ -10,6 +11,11 @@ import re
 from typing import NamedTuple
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_MAY_OPEN = frozenset(" \t#`~-*+=_>0123456789")  # the first characters of a heading, underline, rule, fence or list item
+QUOTED = "quoted"  # text in a blockquote: lines may continue it, but it underlines no setext heading
+_UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*$")
+_ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)])(?=[ \t]|$)( *)(\S?)")  # a list item's marker line: its content column
+_RULE = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -35,20 +41,78 @@ class Heading(NamedTuple):
 
 
 def headings(lines: list[str]) -> list[Heading]:
-    """Every ATX heading outside fenced code (indented less than four spaces)."""
+    """The headings of the page's outline, as `document.parse` (markdown-it) reads them: ATX headings
+    indented less than four spaces and setext headings (`Title` over `---`), outside fenced or indented
+    code, quotes and list items (a heading indented into a list item belongs to that item)."""
     out: list[Heading] = []
     fence: str | None = None
+    fenced_in = 0  # how many list items were open where the fence opened (it ends with them)
+    items: list[int] = []  # the content columns of the list items open here, outermost first
+    text_before = False  # the line before is paragraph text (a less indented line may continue it; QUOTED: in a quote)
+    para = 0  # where that paragraph began
+    empty_item = False  # the line before opened a list item with nothing after its marker
     for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        for marker in ("```", "~~~"):
-            if stripped.startswith(marker):
-                fence = marker if fence is None else (None if fence == marker else fence)
-                break
-        else:
-            if fence is None and len(line) - len(stripped) < 4:
-                m = _ATX.match(stripped.rstrip("\r\n"))
-                if m:
-                    out.append(Heading(i, len(m.group(1)), (m.group(2) or "").strip()))
+        if not i and line[:1] == "\ufeff":  # a byte-order mark is no text (as document.parse reads it)
+            line = line[1:]
+        if not items and fence is None and line[:1] not in _MAY_OPEN:  # plain text or a blank line, quickly
+            para = i if not text_before else para
+            text_before = (QUOTED if text_before is QUOTED else True) if line[:1] not in ("\r", "\n") else False
+            continue
+        body = line.rstrip("\r\n").expandtabs(4)
+        stripped = body.lstrip(" ")
+        indent = len(body) - len(stripped)
+        if not stripped:
+            if empty_item:  # an item whose first line is blank after its marker holds nothing more
+                items.pop()
+            text_before = empty_item = False
+            continue
+        empty_item = False
+        depth = len(items)  # the list items this line is inside, by its indentation
+        while depth and indent < items[depth - 1]:
+            depth -= 1
+        block = indent - (items[depth - 1] if depth else 0) < 4  # else indented code, or text
+        if not block and fence is None:  # text going on, else indented code (no paragraph of its own)
+            if not text_before:
+                del items[depth:]
+            continue
+        marker = next((m for m in ("```", "~~~") if stripped.startswith(m)), None) if block else None
+        if fence is not None:
+            if not fenced_in or depth >= fenced_in:
+                fence = None if marker == fence else fence
+                continue
+            fence = None  # its list item ended here, and the fence with it: this line is read as any other
+        if text_before is True and block and depth == len(items) and _UNDERLINE.match(stripped):  # `Title` over `---`: setext
+            del items[depth:]
+            if not items:
+                title = " ".join(x.strip() for x in lines[para:i])
+                out.append(Heading(para, 1 if stripped[0] == "=" else 2, title))
+            text_before = False
+            continue
+        if block and stripped[0] == ">":  # a quote: it ends the items it is not indented into; its text is its own
+            del items[depth:]
+            inner = stripped[1:].strip()
+            text_before = QUOTED if inner and not _ATX.match(inner) and inner[0] not in "`~>" else False
+            continue
+        heading = _ATX.match(stripped) if block else None
+        rule = _RULE.match(stripped) if block else None
+        item = _ITEM.match(body) if block and not rule else None
+        if item and text_before and depth == len(items) and not item.group(4) or \
+                item and text_before and depth == len(items) and item.group(2)[0].isdigit() and int(item.group(2)[:-1]) != 1:
+            item = None  # an empty item, or one numbered other than 1, does not interrupt the text before
+        if not (text_before and not (heading or marker or item or rule)):  # else a lazy continuation of the text before
+            del items[depth:]
+        if item:
+            gap = len(item.group(3))
+            items.append(len(item.group(1)) + len(item.group(2)) + (gap if 0 < gap <= 4 and item.group(4) else 1))
+            empty_item = not item.group(4)
+        elif marker:
+            fence, fenced_in = marker, len(items)
+        elif heading and not items:
+            out.append(Heading(i, len(heading.group(1)), (heading.group(2) or "").strip()))
+        was_text = text_before
+        text_before = (QUOTED if text_before is QUOTED and not (item or heading or marker or rule) else
+                       not (item and not item.group(4)) and not (heading or marker or rule))
+        para = i if not was_text or item else para
     return out
 
 

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from collections import namedtuple
 from collections.abc import Callable
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from memtool import safe_writes
 from memtool.errors import UsageError, WorkspaceError, WorkspaceNotFound
@@ -32,13 +32,16 @@ _LIST_BY_FD = os.scandir in os.supports_fd  # not on Windows
 class ScanProblem(namedtuple("ScanProblem", "path reason code", defaults=("unreadable",))):
     """A path the scan left out, and why: `code` is `unreadable` (could not look; not to be taken
     for deleted), `outside-workspace` (a symbolic link leading out of the workspace: never
-    indexed, as `get` refuses it too) or `bad-name` (a name that is not UTF-8, `path` shown with
-    escapes). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
+    indexed, as `get` refuses it too), `bad-name` (a name that is not UTF-8, `path` shown with
+    escapes) or `not-a-file` (a folder, pipe or device named `….md`). Not typing.NamedTuple: see memtool.TYPE_CHECKING."""
 
     __slots__ = ()
 
 
 BAD_NAME = "its name is not valid UTF-8 (written by another system?); not indexed: rename it"
+NOT_A_FILE_FOLDER = ("a folder, not a Markdown file: neither it nor the files in it are indexed, and memtool "
+                     "cannot write to it; rename it (e.g. add .folder to its name)")
+NOT_A_FILE = "not a regular file (a pipe, socket or device); not indexed: replace it with a plain file, or remove it"
 
 
 def undecodable(name: str) -> bool:
@@ -269,6 +272,8 @@ class Workspace:
                     st = entry.stat()
                 if S_ISREG(st.st_mode):
                     out[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                else:
+                    problems.append(ScanProblem(path, NOT_A_FILE_FOLDER if S_ISDIR(st.st_mode) else NOT_A_FILE, "not-a-file"))
             elif entry.is_dir(follow_symlinks=False):
                 self._scan_dir(folder / entry.name, path, out, problems)
         except FileNotFoundError:
@@ -399,12 +404,21 @@ def home_path(path: str | os.PathLike) -> Path:
 
 
 def regular_bytes(path: Path, rel: str) -> bytes:
-    """The bytes of a regular file. A named pipe (whose open waited for a writer for ever) or a device
-    (/dev/zero: read until memory ran out) where a note belongs is a WorkspaceError."""
-    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-        if not S_ISREG(os.fstat(f.fileno()).st_mode):
+    """The bytes of a regular file. A folder, a named pipe (whose open waited for a writer for ever)
+    or a device (/dev/zero: read until memory ran out) where a note belongs is a WorkspaceError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if S_ISDIR(mode):  # (python's open of its descriptor would name the descriptor's number, not the file)
+            raise WorkspaceError(f"{rel} is a folder, not a file; memtool neither reads nor changes it",
+                                 f"move the folder away (e.g. mv {_quoted(rel)} {_quoted(rel + '.folder')}), then try again")
+        if not S_ISREG(mode):
             raise WorkspaceError(f"{rel} is not a regular file (a pipe, socket or device); memtool neither reads nor changes it",
                                  "replace it with a plain file, or remove it")
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, "rb") as f:
         return f.read()
 
 
@@ -412,6 +426,17 @@ def blank(value: str | os.PathLike) -> bool:
     """Whether a folder given as text is only white space (`MEM_WORKSPACE="  "`): no folder anyone means."""
     text = os.fspath(value)
     return bool(text) and not text.strip()
+
+
+def refuse_unnamed(source: str, value: str | os.PathLike | None) -> None:
+    """A UsageError when the workspace option or variable is given but names no folder: empty
+    (`mem -w ""`, `MEM_WORKSPACE=`) or blank. Neither means the current folder (`-w .` does)."""
+    if value is None or os.fspath(value).strip():
+        return
+    text = os.fspath(value)
+    raise UsageError(f"{source} is {f'blank ({text!r})' if text else 'empty'}: it names no folder",
+                     f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
+                     if source in (ENV_VAR, f"${ENV_VAR}") else "give the workspace's folder, e.g. mem -w ~/memory status")
 
 
 def _quoted(value: str | os.PathLike) -> str:
@@ -424,11 +449,8 @@ def _quoted(value: str | os.PathLike) -> str:
 def discover(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Workspace:
     """Find the workspace: `-w PATH`, else $MEM_WORKSPACE, else walk up from the current directory."""
     for source, value in (("--workspace", explicit), (ENV_VAR, os.environ.get(ENV_VAR))):
-        if value is not None and blank(value):
-            raise UsageError(f"{source} is blank ({os.fspath(value)!r}): it names no folder",
-                             f"unset it (unset {ENV_VAR}) or set it to the workspace's folder, e.g. ~/memory"
-                             if source == ENV_VAR else "give the workspace's folder, e.g. mem -w ~/memory status")
-        if value:
+        refuse_unnamed(source, value)
+        if value is not None:
             root = home_path(value)
             if not root.is_dir():
                 raise WorkspaceNotFound(f"{source} {value} is not a folder",
@@ -493,6 +515,8 @@ def init_path(path: Path | None, explicit: Path | None, env: str | None = None) 
     for given in (path, explicit):
         if given is not None and blank(given):
             raise UsageError(f"the folder to create is blank ({os.fspath(given)!r})", "give a folder, e.g. mem init ~/memory")
+    if explicit is None:
+        refuse_unnamed(ENV_VAR, env)
     named, how = (explicit, "-w") if explicit is not None else (Path(env), f"${ENV_VAR}") if env else (None, "")
     if path is not None and named is not None and home_path(path).resolve() != home_path(named).resolve():
         raise UsageError(f"mem init got two folders: {path} and {how} {named}", "give one of them")

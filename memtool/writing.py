@@ -100,7 +100,7 @@ def core_read(ws: Workspace, limit: int) -> dict:
 
 
 def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: str | None = None,
-              repeat: float | None = None, adding: str = "") -> dict:
+              repeat: float | None = None, adding: str = "", max_bytes: int | None = None) -> dict:
     """Apply `change(text, file name)` to core memory (memory.md, or an OpenClaw workspace's MEMORY.md;
     size-limited, the previous file backed up); an editor's save in between makes it start again on that save.
 
@@ -108,7 +108,9 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: 
     editor's stale save drops later is reported (`retain_log.record_edit`). `repeat`, for an edit through
     MCP (None: a person's): seconds within which lines to add that were added through MCP before and are
     still there are not added again (a retried call; 0: always added). `adding`, the text an append or
-    insert adds: refused at once when it alone is over the limit (before it is read as Markdown)."""
+    insert adds: refused at once when it alone is over the limit (before it is read as Markdown).
+    `max_bytes` ([index] max_file_bytes): an edit that would grow the file past it is refused, nothing
+    written (one that shrinks it never is)."""
     core = ws.core_path
     if len(adding) > limit:
         core_memory.check_size(ws.read_text(core) + adding, limit, core)
@@ -118,6 +120,10 @@ def core_edit(ws: Workspace, change: Callable[[str, str], str], limit: int, by: 
             retain_log.refuse_nul(current, core)
             new = change(current, core)
             core_memory.check_size(new, limit, core)
+            if max_bytes is not None:
+                now, then = len(current.encode("utf-8")), len(new.encode("utf-8"))
+                if then > now:
+                    retain_log.check_file_size(core, now, then - now, max_bytes)
             if repeat:
                 texts = [text for _, text in retain_log.added_lines(current, new)]
                 earlier = retain_log.repeated(ws, core, texts, retain_log.CORE, repeat, current)

@@ -1,6 +1,6 @@
 """Appends keep a file's own line ends: CR-only files (classic Mac) too."""
 
-from conftest import run_json, write
+from conftest import run_json, run_mem, write
 
 from memtool.retain import append_item
 
@@ -50,3 +50,13 @@ def test_a_stray_cr_in_an_lf_file_does_not_change_the_lines_added():
     assert line_end("# d\n\nA pasted\rline.\n- x\n") == "\n"
     assert line_end("a\r\nb\r\nc\n") == "\r\n" and line_end("a\rb\rc\n") == "\r" and line_end("") == "\n"
     assert core_memory.append("# Core\n\n- Tea.\rPasted.\n", "- Coffee").endswith("\n- Coffee\n")
+
+
+def test_core_insert_at_line_1_keeps_a_byte_order_mark_first(tmp_path):
+    """`mem core insert 1` on a memory.md saved with a BOM put the line before it: the BOM then stood at
+    the start of line 2, where it is text, so `# Core memory` was no longer a heading."""
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    (ws / "memory.md").write_bytes(b"\xef\xbb\xbf# Core\n\n- Likes tea.\n")
+    run_mem("-w", ws, "core", "insert", "1", "- First line.", check=0)
+    assert (ws / "memory.md").read_bytes() == b"\xef\xbb\xbf- First line.\n# Core\n\n- Likes tea.\n"

@@ -95,3 +95,31 @@ def test_get_never_reads_machine_local_state_or_hidden_files(ws):
         assert page.status_code == 400 and "SYNCKEY" not in page.text
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("rel,args", [("memory.md", ["core", "append", "- Likes tea."]), ("memory.md", ["core", "show"]),
+                                      ("bank/entities/Peter.md", ["note", "--page", "Peter", "hello"])])
+def test_a_folder_where_a_file_belongs_is_named_as_a_folder(ws, rel, args):
+    """A folder named memory.md answered `error: Is a directory (4)`: a file descriptor's number, not the path."""
+    (ws / rel).unlink(missing_ok=True)
+    (ws / rel).mkdir()
+    proc = run_mem("-w", ws, *args)
+    assert proc.returncode == 4 and f"{rel} is a folder, not a file" in proc.stderr, proc.stderr
+    assert "hint:" in proc.stderr and not any((ws / rel).iterdir())
+
+
+def test_check_names_a_folder_or_pipe_where_a_markdown_file_belongs(ws):
+    """A folder named memory.md (or a daily log's name, with notes inside) or a pipe named x.md was
+    left out of the index without a word: `mem check` said 0 errors, 0 warnings."""
+    import os
+
+    (ws / "memory.md").unlink()
+    (ws / "memory.md").mkdir()
+    (ws / "memory" / "2026-11-30.md").mkdir(parents=True)
+    (ws / "memory" / "2026-11-30.md" / "inside.md").write_text("# hidden\n", encoding="utf-8")
+    os.mkfifo(ws / "bank" / "pipe.md")
+    proc = run_mem("-w", ws, "check")
+    out = proc.stdout + proc.stderr
+    for rel in ("memory.md", "memory/2026-11-30.md", "bank/pipe.md"):
+        assert f"{rel}: warning" in out and "not-a-file" in out, out
+    assert "a folder, not a Markdown file" in out and "(a pipe, socket or device)" in out

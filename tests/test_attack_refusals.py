@@ -82,6 +82,27 @@ def test_a_blank_workspace_variable_or_option_is_named_as_blank(tmp_path):
     assert proc.returncode == 2 and "blank" in proc.stderr and not os.listdir(tmp_path), proc.stderr
 
 
+@pytest.mark.parametrize("how", [["-w", ""], ["--workspace="], ["--workspace", ""], "env"])
+def test_an_empty_workspace_option_or_variable_is_a_usage_error_not_the_current_folder(example_ws, how):
+    """`mem -w "" status` (and MEM_WORKSPACE="") silently used the current folder: in a workspace it
+    answered for that one, as if nothing had been named."""
+    env = mem_env(MEM_WORKSPACE="") if how == "env" else None
+    proc = run_mem(*([] if how == "env" else how), "status", cwd=example_ws, env=env)
+    name = "MEM_WORKSPACE" if how == "env" else "--workspace"
+    assert proc.returncode == 2 and f"error: {name} is empty" in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 2 and "hint:" in proc.stderr and not proc.stdout
+    assert not (example_ws / ".memory").exists()  # nothing indexed in the current folder
+
+
+@pytest.mark.parametrize("value,said", [("", "is empty"), ("  ", "is blank ('  ')")])
+def test_an_empty_workspace_variable_is_refused_by_init_and_recall_too(tmp_path, value, said):
+    """`MEM_WORKSPACE="  " mem init` created a workspace in a folder named "  "."""
+    for args in (["init"], ["recall", "Peter"], ["retain", "W: x"]):
+        proc = run_mem(*args, cwd=tmp_path, env=mem_env(MEM_WORKSPACE=value))
+        assert proc.returncode == 2 and f"MEM_WORKSPACE {said}" in proc.stderr, (args, proc.stderr)
+    assert not os.listdir(tmp_path)
+
+
 def test_a_workspace_path_with_spaces_is_quoted_in_the_hint(tmp_path):
     proc = run_mem("-w", tmp_path / "my brain", "status")
     assert proc.returncode == 3 and f"mem init '{tmp_path / 'my brain'}'" in proc.stderr, proc.stderr
@@ -93,6 +114,17 @@ def test_an_argument_shaped_like_a_date_that_is_no_day_is_a_usage_error(example_
     """`mem summarize 2026-02-30` searched for the words 2026, 02 and 30 (and asked Ollama about them)."""
     proc = run_mem("-w", example_ws, *args, env=mem_env(OLLAMA_HOST="http://127.0.0.1:9"))
     assert proc.returncode == 2 and "is shaped like a date but is not a day" in proc.stderr, proc.stderr
+    assert "hint: give a real day" in proc.stderr and (not proc.stdout or '"error": "UsageError"' in proc.stdout)
+
+
+@pytest.mark.parametrize("args", [["summarize", "0025-11-30"], ["summarize", "1899-12-31"], ["summarize", "30.11.0025"],
+                                  ["episodes", "0001-01-01"], ["recall", "0000-01-01"], ["recall", "--json", "0025-11-30"]])
+def test_an_argument_shaped_like_a_date_before_1900_is_a_usage_error(example_ws, args):
+    """`mem summarize 0025-11-30` (a typo for 2025) searched the words 0025, 11 and 30 instead of
+    refusing the day as `--date 0025-11-30` and `--since 0025-11-30` do."""
+    proc = run_mem("-w", example_ws, *args, env=mem_env(OLLAMA_HOST="http://127.0.0.1:9"))
+    assert proc.returncode == 2 and "is shaped like a date but is not a day" in proc.stderr, proc.stderr
+    assert "before 1900" in proc.stderr and "has 31 days" not in proc.stderr
     assert "hint: give a real day" in proc.stderr and (not proc.stdout or '"error": "UsageError"' in proc.stdout)
 
 
@@ -154,3 +186,62 @@ def test_init_leaves_an_existing_linked_file_alone_and_completes_the_rest(tmp_pa
     (ws / "SOUL.md").symlink_to(tmp_path / "dotfiles" / "SOUL.md")
     assert run_mem("init", ws).returncode == 0 and (ws / "memory.md").is_file()
     assert (ws / "SOUL.md").is_symlink() and (tmp_path / "dotfiles" / "SOUL.md").read_text() == "# mine\n"
+
+
+def _pad(path, size: int) -> None:
+    """Grow a Markdown file by hand to `size` bytes with plain lines."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(text + "\nfiller " + "y" * (size - len(text.encode()) - 9) + "\n", encoding="utf-8")
+    assert path.stat().st_size == size
+
+
+def test_check_restore_refuses_a_line_that_would_push_its_file_past_max_file_bytes(small_limit):
+    """`mem check --restore` appended the vanished line past [index] max_file_bytes: the log was then
+    not indexed, and the restored line (and every other) could not be recalled."""
+    proc, data = run_json("-w", small_limit, "note", "Jonas moved the meeting to Friday.")
+    log = small_limit / data["path"]
+    log.write_text(log.read_text(encoding="utf-8").replace("- Jonas moved the meeting to Friday.\n", ""), encoding="utf-8")
+    _pad(log, 990)
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, "check", "--restore")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+    _, status = run_json("-w", small_limit, "status")
+    assert [e["text"] for e in status["retained_gone"]] == ["Jonas moved the meeting to Friday."]
+
+
+@pytest.mark.parametrize("args", [["core", "append", "- " + "x" * 900], ["core", "insert", "2", "x" * 900]])
+def test_core_edits_refuse_to_push_memory_md_past_max_file_bytes(small_limit, args):
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, *args)
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+
+
+def test_check_restore_refuses_a_core_line_past_max_file_bytes(small_limit):
+    run_mem("-w", small_limit, "core", "append", "- Prefers tea.", check=0)
+    core = small_limit / "memory.md"
+    core.write_text(core.read_text(encoding="utf-8").replace("- Prefers tea.\n", ""), encoding="utf-8")
+    _pad(core, 995)
+    before = _files(small_limit)
+    proc = run_mem("-w", small_limit, "check", "--restore")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(small_limit) == before
+
+
+def test_a_review_decision_refuses_to_push_decisions_md_past_max_file_bytes(tmp_path):
+    """`mem review decide` appended its line to bank/decisions.md past [index] max_file_bytes."""
+    from test_review import _item, _ws
+
+    from memtool.reflect import decisions
+
+    ws = _ws(tmp_path)
+    run_mem("-w", ws, "reflect", "--force", check=0)
+    item = _item(ws)["items"][0]
+    (ws / "memtool.toml").write_text("[index]\nmax_file_bytes = 1000\n", encoding="utf-8")
+    (ws / decisions.PAGE).write_text(decisions.HEADER, encoding="utf-8")
+    _pad(ws / decisions.PAGE, 990)
+    before = _files(ws)
+    proc = run_mem("-w", ws, "review", "decide", item["id"], "fold")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(ws) == before and _item(ws)["items"][0]["id"] == item["id"]  # still open

@@ -114,3 +114,63 @@ def test_parser_never_raises_and_line_ranges_hold_their_text(text, path):
             assert piece.strip() in span, (piece, span)
     for d in p.diagnostics:
         assert 0 <= d.line <= max(1, len(lines))
+
+
+NESTED_HEADINGS = """# 2026-11-27
+
+## Retain
+- W @Peter: first fact
+  ## Notes
+  a note about the first fact
+- W @Peter: second fact
+- O(c=0.8) @x: third
+   ### x
+- B @Peter: fourth
+> ## Quoted
+> quoted text
+- S: fifth
+"""
+
+
+def test_a_heading_inside_a_retain_item_belongs_to_that_item_and_the_bullets_after_it_stay_typed():
+    """`  ## Notes` indented into a Retain list (a heading inside a list item) ended the Retain section
+    without a word: every typed bullet after it was indexed as plain log text."""
+    out = parse("memory/2026-11-27.md", NESTED_HEADINGS)
+    kinds = {r.line_start: (r.kind, r.context) for r in out.records}
+    assert kinds[4] == ("world", "2026-11-27 > Retain")
+    assert kinds[6] == ("log", "2026-11-27 > Notes")  # the item's own text after its heading
+    assert kinds[7] == ("world", "2026-11-27 > Retain")
+    assert kinds[8][0] == "opinion" and kinds[10] == ("experience", "2026-11-27 > Retain")
+    assert kinds[12] == ("log", "2026-11-27 > Quoted") and kinds[13] == ("observation", "2026-11-27 > Retain")
+    assert not [d for d in out.diagnostics if d.severity == "error"], out.diagnostics
+
+
+def test_a_heading_at_the_top_level_still_ends_the_retain_section():
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: typed\n\n## Notes\n- W: not under Retain\n")
+    assert [r.kind for r in out.records] == ["world", "log"]
+
+
+def test_a_byte_order_mark_before_the_first_heading_keeps_it_a_heading():
+    """A log saved with a BOM (Windows editors) and starting `## Retain` read that heading as text: its
+    typed bullets were plain log text, and the heading a record of its own."""
+    out = parse("memory/2026-11-27.md", "\ufeff## Retain\n- W @Peter: Lives in Porto.\n")
+    assert [(r.line_start, r.kind) for r in out.records] == [(2, "world")]
+    out = parse("memory/2026-11-27.md", "\ufeff# 2026-11-27\n\nText.\n")
+    assert out.title == "2026-11-27" and [r.content for r in out.records] == ["Text."]
+
+
+def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
+    """A Retain bullet of many `[key:: value` openings and no `]` (pasted junk, or a hostile agent's
+    `mem retain`: a bullet is never cut like a paragraph) took minutes to parse: each opening scanned to
+    the end of the line. 120 KB (one command-line argument) took ~5 min; now well under a second."""
+    import time
+
+    started = time.perf_counter()
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: " + "[a:: x" * 20000 + "\n")
+    assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 3
+
+
+def test_a_field_value_may_hold_a_wiki_link():
+    from memtool.retain import inline_fields
+
+    assert inline_fields("Met him. [because:: [[Peter Pan]]] [cost:: 2h]") == {"because": "[[Peter Pan]]", "cost": "2h"}

@@ -4,6 +4,7 @@ prevent that, but it must say so (status, check, recall's warnings), put the lin
 Real `mem` processes; the editor is this test, saving the buffer it read before the append."""
 
 import os
+import re
 from datetime import date
 
 import pytest
@@ -198,3 +199,75 @@ def test_two_restores_at_once_put_a_line_back_once(tmp_path, rel, args):
     assert [p.wait(60) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
     assert path.read_text(encoding="utf-8").splitlines().count(line) == 1
     assert _gone(ws) == []
+
+
+EDITOR = """
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+n = 0
+while not os.path.exists(stop):
+    if sys.argv[3] == "append":  # `echo … >> journal.md`, or an editor that appends in place
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"- editor line {n}\\n")
+    else:  # an editor saving what it read a moment ago plus a line, by a rename
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path + ".swp", "w", encoding="utf-8") as f:
+            f.write(text + f"- editor line {n}\\n")
+        os.replace(path + ".swp", path)
+    n += 1
+    time.sleep(float(sys.argv[4]))
+print(n)
+"""
+
+
+@pytest.mark.parametrize("how", ["append", "rename"])
+def test_a_journal_append_racing_an_editor_loses_no_line_of_the_editor(tmp_path, how):
+    """`mem reflect` wrote bank/journal.md as the text it had read plus its entry, by a rename: a line
+    another program added to the journal meanwhile was gone. Now the entry is appended to the open
+    file (as `mem retain` appends), so the other program's lines all stay; appended in place, both sides stay."""
+    import subprocess
+    import sys
+
+    from memtool.reflect.runner import JOURNAL, _append_journal
+    from memtool.workspace import Workspace
+
+    ws = _ws(tmp_path)
+    path, stop = ws / JOURNAL, tmp_path / "stop"
+    path.write_text("# Journal\n", encoding="utf-8")
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(stop), how, "0.0002"], stdout=subprocess.PIPE, text=True)
+    try:
+        for n in range(60):
+            _append_journal(Workspace(ws), f"## run {n}\n\n- found nothing.\n")
+    finally:
+        stop.touch()
+        written = int(editor.communicate(timeout=30)[0])
+    text = path.read_text(encoding="utf-8")
+    assert [f"- editor line {n}" for n in range(written)] == re.findall(r"- editor line \d+", text)
+    if how == "append":
+        assert re.findall(r"## run \d+", text) == [f"## run {n}" for n in range(60)]
+
+
+def test_an_append_racing_another_programs_appends_is_written_once_and_says_where_it_landed(tmp_path):
+    """A line another program appended between an append's last check and its write moved the append
+    down; it then looked failed and was made again: a retained line stood twice (and was cited by the
+    bytes before the other program's line). `mem retain`, `mem note`, review decisions and the journal
+    all append through `Workspace.append`."""
+    import subprocess
+    import sys
+
+    from memtool.workspace import Workspace
+
+    ws = _ws(tmp_path)
+    path, stop = ws / TODAY, tmp_path / "stop"
+    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(path), str(stop), "append", "0.00005"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        answers = [Workspace(ws).append(TODAY, lambda before, n=n: f"- mine {n}\n".encode()) for n in range(400)]
+    finally:
+        stop.touch()
+        written = int(editor.communicate(timeout=30)[0])
+    text = path.read_bytes()
+    assert re.findall(rb"- mine \d+", text) == [f"- mine {n}".encode() for n in range(400)], written
+    assert all(text.startswith(before + data) for before, data in answers)
+    assert [f"- editor line {n}".encode() for n in range(written)] == re.findall(rb"- editor line \d+", text)

@@ -247,3 +247,27 @@ def test_i7_an_agent_lists_and_dismisses_a_proposal_through_the_mcp_tool(stub, t
     assert wrong.is_error and "only with accept" in wrong.content[0].text
     assert done["action"] == "dismiss" and done["written"] is None and _snapshot(ws) == before
     assert f"dismiss {fact['id']}:" in (ws / "bank/decisions.md").read_text()
+
+
+@pytest.mark.parametrize("full", ["log", "decisions"])
+def test_i7_an_accept_that_would_push_a_file_past_max_file_bytes_writes_nothing(stub, tmp_path, full):
+    """Accepting a proposal appended its typed line (and the decision) past [index] max_file_bytes; with
+    only bank/decisions.md full, the daily log got the line and the decision then had nowhere to go."""
+    from test_attack_refusals import _pad
+
+    from memtool.reflect import decisions
+
+    ws = _ws(tmp_path)
+    assert _reflect(ws, stub.url)[0].returncode == 0
+    fact = {i["kind"]: i for i in _queue(ws)}["typed-fact"]
+    write(ws, "memtool.toml", CONFIG + "\n[index]\nmax_file_bytes = 1000\n")
+    if full == "log":
+        _pad(ws / f"memory/{DAY}.md", 990)
+    else:
+        write(ws, decisions.PAGE, decisions.HEADER)
+        _pad(ws / decisions.PAGE, 990)
+    before = _snapshot(ws) | {"decisions": (ws / decisions.PAGE).read_bytes() if full == "decisions" else None}
+    proc = run_mem("-w", ws, "review", "decide", fact["id"], "accept")
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert before == _snapshot(ws) | {"decisions": (ws / decisions.PAGE).read_bytes() if full == "decisions" else None}
+    assert fact["id"] in {i["id"] for i in _queue(ws)}

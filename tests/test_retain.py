@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 from conftest import run_json, run_mem, write
@@ -191,3 +192,66 @@ def test_core_lines_are_whole_lines_and_an_edit_adds_only_its_own():
                for n, text in ((1, "- Prefers tea."), (2, "- Prefers tea."), (3, "Call him Pete."))]
     assert [e.id for e in missing(entries, after)] == []
     assert [e.id for e in missing(entries, before)] == ["2", "3"]  # one copy left: the newer entry is gone
+
+
+NESTED = ["# d\n\n## Retain\n- W @Peter: a\n  ## Notes\n- W @Peter: b\n",
+          "# d\n\n## Retain\n- W: a\n   ### x\n",
+          "# d\n\n## Retain\n- W: a\nlazy line of a\n  ## Notes\n- W: b\n",
+          "# d\n\n## Retain\n1. W: a\n   ## Notes\n   - nested\n     ## Deeper\n2. W: b\n"]
+
+
+@pytest.mark.parametrize("text", NESTED)
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_heading_inside_a_list_item_does_not_end_the_retain_section_for_appends(text, typed):
+    """The append planner read `  ## Notes` inside a Retain item as the end of the Retain section (so
+    `mem note` appended a plain line into the Retain list, a malformed bullet) while the parser did not."""
+    from memtool.document import parse
+
+    item = "S: new" if typed else "plain note"
+    suffix, line = append_item(text, item, typed, "d")
+    assert suffix.lstrip("\n") == ("- S: new\n" if typed else "## Notes\n- plain note\n"), suffix
+    out = parse("memory/2026-11-27.md", text + suffix)
+    assert [r.kind for r in out.records if r.line_start == line] == ["observation" if typed else "log"]
+    assert not out.diagnostics, out.diagnostics
+
+
+def test_a_heading_after_the_list_has_ended_still_ends_the_retain_section():
+    for text in ("# d\n\n## Retain\n- W: a\n\nplain paragraph\n  ## Notes\n", "# d\n\n## Retain\n10. W: a\n  ## Notes\n"):
+        assert append_item(text, "S: new", True, "d")[0] == "\n## Retain\n- S: new\n", text
+
+
+_PIECES = ["- W: a", "  - nested", "1. W: one", "10. W: ten", "  ## Notes", "   ### x", "## Retain", "# Top",
+           " ## one space", "text", "lazy text", "    ## code?", "", "  text in item", "> ## quoted", "```", "  ```",
+           "* star", "-", "===", "---", "\t## tabbed", "  ~~~", "2) W: paren", "## Closed ##"]
+
+
+@settings(max_examples=int(os.environ.get("MEM_OUTLINE_EXAMPLES", 300)), deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_the_append_planner_reads_the_outline_as_the_parser_does(pieces):
+    """sections.headings (how `mem retain` finds the section a file ends in) and markdown-it agree on
+    which headings make the page's outline: those outside list items, quotes and code."""
+    from memtool.document import _markdown
+    from memtool.sections import headings
+
+    text = "\n".join(pieces) + "\n"
+    tokens = _markdown().parse(text)
+    outline = [t.map[0] for t in tokens if t.type == "heading_open" and t.level == 0]
+    assert [h.index for h in headings(text.splitlines(keepends=True))] == outline, text
+
+
+def test_the_append_planner_reads_a_heading_after_a_byte_order_mark():
+    text = "\ufeff## Retain\n- W @Peter: a\n"
+    assert append_item(text, "S: new", True, "d") == ("- S: new\n", 3)
+    assert append_item(text, "plain", False, "d") == ("\n## Notes\n- plain\n", 5)
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\ufeff", "\u200e", "\u2060"])
+def test_an_invisible_character_before_the_type_letter_keeps_a_bullet_typed(tmp_path, mark):
+    """`mem retain "<ZWSP>W @Peter: …"` (pasted from a web page or chat) was kept as a plain log line under
+    a new `## Notes` heading, and the same bullet typed into a Retain section by hand was reported as
+    lacking a type letter it visibly has."""
+    assert parse_bullet(f"{mark}W @Peter: Lives in Porto.").kind == "world"
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    proc, data = run_json("-w", ws, "retain", f"{mark}O(c=0.7) @Peter: Likes tea.")
+    assert proc.returncode == 0 and data["kind"] == "opinion" and data["confidence"] == 0.7, proc.stderr

@@ -20,6 +20,7 @@ from memtool.cli.review_commands import review_app
 from memtool.cli.serve_command import serve
 from memtool.cli.sync import sync_app
 from memtool.errors import ExitStatus, MemError, UsageError
+from memtool.workspace import refuse_unnamed
 
 APP_SETTINGS = dict(
     name="mem",
@@ -97,6 +98,7 @@ def main(args: list[str] | None = None) -> None:
     state.reset()
     try:
         _check_argv(args)
+        refuse_unnamed("--workspace", _workspace_given(args))
     except UsageError as exc:  # nothing is parsed yet: the arguments tell whether --json was asked
         fail(exc, "--json" in args)
     with reported():  # library errors, Ctrl-C, the file system's refusals (call.py)
@@ -146,6 +148,20 @@ def _command_name(args: list[str]) -> str | None:
         elif not arg.startswith("--workspace="):
             return None if arg.startswith("-") else arg
     return None
+
+
+def _workspace_given(args: list[str]) -> str | None:
+    """The text of the root's `-w`/`--workspace` as given (typer's path type reads "" as "."), None without one."""
+    given = None
+    words = iter(args)
+    for arg in words:
+        if arg in ("-w", "--workspace"):
+            given = next(words, None)
+        elif arg.startswith("--workspace="):
+            given = arg.partition("=")[2]
+        elif not arg.startswith("-") or arg == "--":
+            break  # the command word: what follows is its own
+    return given
 
 
 def _check_argv(args: list[str]) -> None:

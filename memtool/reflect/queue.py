@@ -73,10 +73,11 @@ def find(all_items: list[dict], item_id: str) -> dict:
 
 
 def decide(ws: Workspace, local: LocalState, item: dict, action: str, note: str = "",
-           today: date | None = None, text: str | None = None) -> dict:
+           today: date | None = None, text: str | None = None, max_bytes: int | None = None) -> dict:
     """Write a person's decision about `item` to bank/decisions.md (appended under a lock) and put it
     into the local state; returns the decision line and where it landed. Accepting a proposal first
-    appends its typed line (or `text`, the person's edit of it) to the daily log it names."""
+    appends its typed line (or `text`, the person's edit of it) to the daily log it names. A line that
+    would push its file past `max_bytes` ([index] max_file_bytes) is refused, nothing written."""
     allowed = decisions.ACTIONS[item["kind"]]
     if action not in allowed:
         raise UsageError(f"'{action}' is not an action for a {item['kind']}", f"choose one of: {', '.join(allowed)}")
@@ -86,43 +87,63 @@ def decide(ws: Workspace, local: LocalState, item: dict, action: str, note: str 
     if text is not None and action != "accept":
         raise UsageError("an edited text goes only with accept", "leave out the text, or accept the proposal")
     if item["kind"] in decisions.PROPOSALS:
-        return _decide_proposal(ws, local, item, action, note, today or date.today(), text)
+        return _decide_proposal(ws, local, item, action, note, today or date.today(), text, max_bytes)
     a, b = item["a"], item["b"]
     if action == "supersede" and (b.get("day") or "", b.get("source") or "") < (a.get("day") or "", a.get("source") or ""):
         a, b = b, a  # the older is superseded by the newer
     key = "name" if item["kind"] == "connection" else "key"
     d = Decision((today or date.today()).isoformat(), action, item["kind"], a[key], b[key], note.strip())
     line = decisions.render(d, a.get("source") or a.get("name") or a[key], b.get("source") or b.get("name") or b[key])
-    source = _append_decision(ws, line)
+    source = _append_decision(ws, line, max_bytes)
     with local.transaction():
         honour(local, {d.item: d}, {a[key]: a, b[key]: b} if key == "key" else {})
     return {"item": d.item, "action": action, "kind": d.kind, "line": line.rstrip("\n"), "source": source}
 
 
 def _decide_proposal(ws: Workspace, local: LocalState, item: dict, action: str, note: str, today: date,
-                     text: str | None) -> dict:
+                     text: str | None, max_bytes: int | None) -> dict:
     """Accept (the typed line appended to its daily log, like `mem retain`) or dismiss a model's proposal."""
     from memtool.reflect import proposals as proposing  # here: `proposals` imports this module
 
     a, b = item["a"], item["b"]
+    d = Decision(today.isoformat(), action, item["kind"], a["key"], b["key"], note.strip())
     written = None
     if action == "accept":
         line, kind = proposing.line_to_write(text if text is not None else b["content"], item)
-        at = retain_log.write(ws, b["key"], line, kind, b.get("day") or today.isoformat(), by="review decide")
+        if max_bytes is not None:  # the decision must fit as well, before the daily log is written
+            _check_decision_fits(ws, decisions.render(d, a.get("source") or a["key"], f"{b['key']}#L{'9' * 9}"),
+                                 max_bytes)
+        at = retain_log.write(ws, b["key"], line, kind, b.get("day") or today.isoformat(), by="review decide",
+                              max_bytes=max_bytes)
         written = {"source": f"{b['key']}#L{at}", "text": line, "kind": kind}
-    d = Decision(today.isoformat(), action, item["kind"], a["key"], b["key"], note.strip())
     entry = decisions.render(d, a.get("source") or a["key"], written["source"] if written else b["key"])
-    source = _append_decision(ws, entry)
+    source = _append_decision(ws, entry, max_bytes)
     with local.transaction():
         keep_proposals(local, [], {d.item: d})
     return {"item": d.item, "action": action, "kind": d.kind, "line": entry.rstrip("\n"), "source": source,
             "written": written}
 
 
-def _append_decision(ws: Workspace, line: str) -> str:
-    """Append one decision line to the page under its lock; returns `bank/decisions.md#Ln`."""
+def _check_decision_fits(ws: Workspace, line: str, max_bytes: int) -> None:
+    """Refuse (nothing written) a decision line that would push the page past `max_bytes`."""
+    try:
+        current = ws.read_bytes(decisions.PAGE)
+    except FileNotFoundError:
+        current = b""
+    retain_log.check_file_size(decisions.PAGE, len(current), len(_with_header(current, line)), max_bytes)
+
+
+def _append_decision(ws: Workspace, line: str, max_bytes: int | None = None) -> str:
+    """Append one decision line to the page under its lock; returns `bank/decisions.md#Ln`. `max_bytes`:
+    [index] max_file_bytes, which the page may not pass (refused, nothing written)."""
+    def plan(current: bytes) -> bytes:
+        data = _with_header(current, line)
+        if max_bytes is not None:
+            retain_log.check_file_size(decisions.PAGE, len(current), len(data), max_bytes)
+        return data
+
     with ws.lock(decisions.PAGE):
-        before, _ = ws.append(decisions.PAGE, lambda current: _with_header(current, line))
+        before, _ = ws.append(decisions.PAGE, plan)
     at = (before.count(b"\n") + 1 + (not before.endswith(b"\n"))) if before.strip() else decisions.HEADER.count("\n") + 2
     return f"{decisions.PAGE}#L{at}"
 

@@ -481,11 +481,21 @@ def _write_pages(ws: Workspace, changed: list[pages.PagePlan]) -> None:
                 p.action, p.reason, p.text = "skipped", pages.CHANGED, None
 
 
+JOURNAL_HEADER = "# Journal\n\nWhat each `mem reflect` run found and did.\n"
+
+
 def _append_journal(ws: Workspace, entry: str) -> None:
+    """Append `entry` to the journal after a blank line (a new journal starts with its header), as
+    `mem retain` appends: to the open file, never by replacing it, so a line another program added
+    meanwhile stays (`Workspace.append`)."""
+    def plan(before: bytes) -> bytes:
+        if not before:
+            return (JOURNAL_HEADER + "\n" + entry).encode("utf-8")
+        return (("\n" if before.endswith(b"\n") else "\n\n") + entry).encode("utf-8")
+
     with ws.lock(JOURNAL):
-        text = ws.read_text(JOURNAL) or "# Journal\n\nWhat each `mem reflect` run found and did.\n"
-        sep = "\n" if text.endswith("\n") else "\n\n"
-        ws.write_atomic(JOURNAL, text + sep + entry)
+        ws.read_text(JOURNAL)  # refuses a journal that is not UTF-8 before anything is written
+        ws.append(JOURNAL, plan)
 
 
 def _gate(src: Sources, state: dict, nothing_new: bool = False) -> str | None:
