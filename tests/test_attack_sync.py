@@ -760,7 +760,7 @@ def test_qa36_an_s3_answer_cut_short_is_a_clear_failure_not_a_traceback(tmp_path
                     if not chunk:
                         break
                     request += chunk
-                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
 
     threading.Thread(target=answer_short, daemon=True).start()
     try:
@@ -865,18 +865,13 @@ def test_names_spelt_with_a_zero_width_joiner_or_non_joiner_sync(folder, tmp_pat
     assert all((b / name).read_text(encoding="utf-8") == "- The family trip.\n" for name in names)
 
 
-def _oversize_object_round(store, tmp_path):
-    """A manifest naming a revision of 64 MiB + 1 byte (crafted, or a damaged remote): the object was
-    read whole into memory. Now the round stops with one error naming it and the limit (exit 6), before
-    reading it, and nothing changes locally: not even the other, legitimate file is written."""
-    MAX_OBJECT_BYTES = 64 * 2**20  # memtool.sync.remotes.MAX_OBJECT_BYTES, as docs/sync.md gives it
-    a, b = pair_on(store, tmp_path)
+MAX_OBJECT_BYTES = 64 * 2**20  # memtool.sync.remotes.MAX_OBJECT_BYTES, as docs/sync.md gives it
+HUGE = "memory/2026-12-02.md"
 
-    def notes_and_base():  # (the manifest's shard cache under .memory/sync/shards follows the remote)
-        return {p: p.read_bytes() for p in b.rglob("*") if p.is_file() and
-                (".memory" not in p.relative_to(b).parts or p.name == "base.json")}
 
-    before = notes_and_base()
+def _plant_huge(store, path: str = HUGE) -> str:
+    """A manifest entry for `path` naming a revision of 64 MiB + 1 byte (an older memtool wrote it, or
+    it was crafted), beside the legitimate new file of LEGIT; the huge revision's name."""
     huge_rev = rev(b"a crafted revision")
     m = manifest(store)
     if isinstance(store, FolderStore):
@@ -885,25 +880,66 @@ def _oversize_object_round(store, tmp_path):
             fh.truncate(MAX_OBJECT_BYTES + 1)  # sparse: no 64 MiB written
     else:
         store.damage(huge_rev, b"\0" * (MAX_OBJECT_BYTES + 1))
-    m["files"]["memory/2026-12-02.md"] = {"rev": huge_rev, "size": 10, "device": "mallory",
-                                          "time": "2026-12-01T00:00:00Z"}
-    for path, data in LEGIT.items():
-        m["files"][path] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    m["files"][path] = {"rev": huge_rev, "size": 10, "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    for p, data in LEGIT.items():
+        m["files"][p] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
     m["generation"] = m.get("generation", 0) + 1
     store.set_manifest_bytes(json.dumps(m).encode())
-    proc = sync(b, store)
-    assert proc.returncode == 6, proc.stderr
-    assert f"revision {huge_rev[:12]}" in proc.stderr and f"{MAX_OBJECT_BYTES + 1:,} bytes, over the limit" in proc.stderr
-    assert "nothing was synced" in proc.stderr and "hint:" in proc.stderr and "Traceback" not in proc.stderr
-    assert notes_and_base() == before and not (b / "memory/2026-12-01.md").exists()
+    return huge_rev
 
 
-def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes(folder, tmp_path):
+def _oversize_object_round(store, tmp_path):
+    """A remote revision over the 64 MiB limit stopped every round (exit 6, nothing synced), for ever:
+    one such entry froze sync for good. Now it blocks only its own path: named once per round with the
+    revision, its size, the limit and how to resolve it (exit 6), never read, never dropped from the
+    manifest, never written over the local file; every other file syncs; `mem sync resolve PATH
+    --keep local` publishes this machine's version over it on purpose."""
+    a, b = pair_on(store, tmp_path)
+    write(b, HUGE, "# 2026-12-02\n\n- Written on the desktop.\n")  # a local file at that path: kept
+    huge_rev = _plant_huge(store)
+    for _ in range(2):  # every round says it again (the fast path does not hide it), once
+        proc = sync(b, store)
+        assert proc.returncode == 6, proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if HUGE in line]
+        assert len(lines) == 1, proc.stderr
+        assert f"revision {huge_rev[:12]}" in lines[0] and f"{MAX_OBJECT_BYTES + 1:,} bytes" in lines[0]
+        assert f"{MAX_OBJECT_BYTES:,}" in lines[0] and f"mem sync resolve {HUGE} --keep local" in lines[0]
+        assert "Traceback" not in proc.stderr
+        assert (b / "memory/2026-12-01.md").read_bytes() == LEGIT["memory/2026-12-01.md"]  # the rest syncs
+        assert (b / HUGE).read_text() == "# 2026-12-02\n\n- Written on the desktop.\n"
+        entry = manifest(store)["files"][HUGE]
+        assert entry["rev"] == huge_rev and "damaged" not in entry and "deleted" not in entry  # never dropped
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 6 and [n for n in report["oversize"] if n.startswith(HUGE)], proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"] and not (a / HUGE).exists()
+    _, status = sync_json(b, store, "status")
+    assert list(status["oversize"]) == [HUGE]
+    # Resolved on purpose: this machine's version replaces the entry; the huge revision stays on the remote.
+    proc = run_mem("-w", b, "sync", "resolve", HUGE, "--keep", "remote")
+    assert proc.returncode == 2 and "over the limit" in proc.stderr
+    run_mem("-w", b, "sync", "resolve", HUGE, "--keep", "local", check=0)
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0 and report["pushed"] == [HUGE] and report["oversize"] == [], proc.stderr
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0 and report["pulled"] == [HUGE], proc.stderr
+    assert (a / HUGE).read_text() == "# 2026-12-02\n\n- Written on the desktop.\n"
+    assert len(store.get(huge_rev)) == MAX_OBJECT_BYTES + 1
+
+
+def test_a_remote_object_over_the_size_limit_blocks_only_its_path_and_is_said_every_round(folder, tmp_path):
     _oversize_object_round(folder, tmp_path)
 
 
-def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes_s3(s3, tmp_path):
+def test_a_remote_object_over_the_size_limit_blocks_only_its_path_and_is_said_every_round_s3(s3, tmp_path):
     _oversize_object_round(s3, tmp_path)
+
+
+def test_a_remote_object_over_the_size_limit_does_not_fail_a_clone(folder, tmp_path):
+    a, _ = pair_on(folder, tmp_path)
+    huge_rev = _plant_huge(folder)
+    proc = run_mem("sync", "clone", folder.url, tmp_path / "third")
+    assert proc.returncode == 6 and f"revision {huge_rev[:12]}" in proc.stderr, proc.stderr
+    assert (tmp_path / "third" / "memory/2026-12-01.md").exists() and not (tmp_path / "third" / HUGE).exists()
 
 
 def test_a_local_file_over_the_size_limit_is_named_not_published_and_never_taken_for_deleted(folder, tmp_path):
@@ -947,3 +983,178 @@ def test_a_local_file_over_the_size_limit_is_neither_a_deletion_in_status_nor_a_
     for now in (100.0, 200.0, 300.0):
         auto.tick(now)
     assert rounds == []
+
+
+def _limited(gib: float):
+    """A preexec_fn capping the child's address space: a file it reads whole past that fails loudly."""
+    import resource
+
+    def limit():
+        cap = int(gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    return limit
+
+
+def _sync_limited(ws: Path, store, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "memtool", "-w", str(ws), "sync", *map(str, args)],
+                          capture_output=True, text=True, env=store.env or mem_env(), timeout=120,
+                          preexec_fn=_limited(2))
+
+
+def _tree(ws: Path) -> dict:
+    return {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not p.name.endswith(".lock")}
+
+
+def test_a_huge_manifest_on_a_folder_is_refused_unread_and_nothing_changes(folder, tmp_path):
+    """manifest.json was read whole into memory: a crafted 3 GiB one (sparse) exhausted the memory of
+    a process allowed 2 GiB. Now it is refused by its size, unread, with one line, and nothing changes."""
+    a, b = pair_on(folder, tmp_path)
+    before = _tree(b)
+    with open(folder.root / "manifest.json", "r+b") as fh:
+        fh.truncate(3 * 2**30)
+    proc = _sync_limited(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert "the manifest on" in proc.stderr and "over the limit of 67,108,864" in proc.stderr
+    assert "hint:" in proc.stderr and "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_huge_manifest_on_s3_is_refused_unread_and_nothing_changes(s3, tmp_path):
+    a, b = pair_on(s3, tmp_path)
+    before = _tree(b)
+    s3.set_manifest_bytes(b" " * (MAX_OBJECT_BYTES + 1))
+    proc = sync(b, s3)
+    assert proc.returncode == 4, proc.stderr
+    assert "the manifest on" in proc.stderr and "over the limit of 67,108,864" in proc.stderr, proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_huge_encryption_marker_is_refused_unread_and_nothing_is_made(folder, tmp_path):
+    """encryption.json too was read whole (before any key check): a 3 GiB one now stops the first
+    sync and a clone with a clear error; no workspace state, and no clone folder, is made."""
+    ws = tmp_path / "ws"
+    write(ws, DAY, LOG)
+    folder.root.mkdir()
+    with open(folder.root / "encryption.json", "wb") as fh:
+        fh.truncate(3 * 2**30)
+    before = _tree(ws)
+    proc = _sync_limited(ws, folder, folder.url)
+    assert proc.returncode == 4, proc.stderr
+    assert "encryption.json on" in proc.stderr and "over the limit of 65,536" in proc.stderr
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert _tree(ws) == before and not (ws / ".memory").exists()
+
+
+def test_a_huge_encryption_marker_on_s3_is_refused(s3, tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, DAY, LOG)
+    s3.client.put_object(Bucket=s3.bucket, Key=f"{s3.prefix}/encryption.json", Body=b"{" * (2**16 + 1))
+    proc = sync(ws, s3, s3.url)
+    assert proc.returncode == 4 and "over the limit of 65,536" in proc.stderr, proc.stderr
+    assert not (ws / ".memory").exists()
+
+
+def test_a_manifest_shard_over_the_size_limit_is_a_clear_error_and_nothing_changes(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, "memory/2026-12-03.md", "- new\n")
+    sync(a, folder, check=0)
+    root = json.loads(folder.manifest_bytes())
+    assert root["format"] == "memtool-sync/2"
+    shard = next(iter(root["shards"].values()))
+    before = _tree(b)
+    with open(folder.object_path(shard), "r+b") as fh:
+        fh.truncate(MAX_OBJECT_BYTES + 1)
+    proc = sync(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert "a manifest shard on" in proc.stderr and "over the limit" in proc.stderr and "Traceback" not in proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_manifest_over_the_limit_is_never_published(tmp_path):
+    """With manifest.json capped on reading, a replica must not publish one over the cap: every replica,
+    itself included, would refuse the remote from then on."""
+    from memtool.errors import WorkspaceError
+    from memtool.sync.remotes import FolderRemote
+
+    remote = FolderRemote(tmp_path / "remote")
+    remote.write_manifest(b"{}", None)
+    with pytest.raises(WorkspaceError, match="nothing was published"):
+        remote.write_manifest(b" " * (MAX_OBJECT_BYTES + 1), remote.read_manifest()[1])
+    assert remote.read_manifest()[0] == b"{}"
+
+
+class _TruncatingProxy:
+    """An HTTP proxy in front of the S3 server that sends GETs of the object named `cut` (when set)
+    with their full Content-Length announced but only half the bytes."""
+
+    def __init__(self, target: str):
+        import http.client
+        import http.server
+        import threading
+        from urllib.parse import urlparse
+
+        host, port = urlparse(target).hostname, urlparse(target).port
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _forward(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                conn = http.client.HTTPConnection(host, port, timeout=30)
+                conn.request(self.command, self.path, body=body, headers=dict(self.headers))
+                answer = conn.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                cut = proxy.cut and self.command == "GET" and self.path.endswith(proxy.cut) and answer.status == 200
+                self.wfile.write(data[:len(data) // 2] if cut else data)
+                self.close_connection = True
+
+            do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
+
+        self.cut = ""
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_s3_object_cut_short_in_transit_is_a_network_failure_not_a_damaged_copy(s3, s3_server, tmp_path):
+    """A revision whose download ended early (fewer bytes than the Content-Length announced) was taken
+    for a damaged remote copy: the round published a false `"damaged": true` mark for it. Now it is a
+    failure of the transfer (exit 6, said so), nothing is published or written, and the next round,
+    with the line whole again, pulls it."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        a, b = pair_on(store, tmp_path)
+        write(a, DAY, NEWER)
+        sync(a, store, check=0)
+        generation = manifest(store)["generation"]
+        proxy.cut = f"/objects/{rev(NEWER.encode())[:2]}/{rev(NEWER.encode())}"
+        proc = sync(b, store)
+        assert proc.returncode == 6, proc.stderr
+        assert "announced arrived" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        proxy.cut = ""
+        m = manifest(store)
+        assert m["generation"] == generation and "damaged" not in m["files"][DAY]
+        assert (b / DAY).read_text() == LOG
+        proc, report = sync_json(b, store)
+        assert proc.returncode == 0 and report["pulled"] == [DAY] and (b / DAY).read_text() == NEWER
+    finally:
+        proxy.close()
