@@ -1158,3 +1158,28 @@ def test_an_s3_object_cut_short_in_transit_is_a_network_failure_not_a_damaged_co
         assert proc.returncode == 0 and report["pulled"] == [DAY] and (b / DAY).read_text() == NEWER
     finally:
         proxy.close()
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_a_link_or_fifo_planted_as_the_folder_remotes_lock_file_is_refused_and_nothing_is_truncated(folder, tmp_path, planted):
+    """Whoever writes the remote folder put `.manifest.lock -> a file of this user`: with filelock 3.12
+    (what pyproject allows) taking the lock opened it with O_TRUNC through the link and emptied that
+    file. Now the lock file is checked first (never through a link, only a regular file): one line, exit 4,
+    nothing published, the file pointed at untouched."""
+    a, b = pair_on(folder, tmp_path)
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious\n")
+    lock = folder.root / ".manifest.lock"
+    lock.unlink(missing_ok=True)
+    if planted == "link":
+        lock.symlink_to(victim)
+    else:
+        os.mkfifo(lock)
+    before = folder.manifest_bytes()
+    write(b, "memory/2026-12-05.md", "- new\n")
+    proc = sync(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert ".manifest.lock" in proc.stderr and "not a regular file" in proc.stderr and "hint:" in proc.stderr
+    assert victim.read_text() == "precious\n" and folder.manifest_bytes() == before
+    lock.unlink()
+    assert sync(b, folder).returncode == 0

@@ -184,7 +184,7 @@ class FolderRemote:
         if len(data) > MAX_MANIFEST_BYTES:
             raise _too_big_to_publish(self.url, len(data))
         self._check()
-        with FileLock(str(self.root / ".manifest.lock"), timeout=60):
+        with FileLock(str(self._lock_file()), timeout=60):
             try:
                 current = hashlib.sha256(read_regular(self.root / "manifest.json", MAX_MANIFEST_BYTES)).hexdigest()[:32]
             except FileNotFoundError:
@@ -195,6 +195,25 @@ class FolderRemote:
                 raise StaleManifest()
             replace_atomically(self.root / "manifest.json", data)
         return hashlib.sha256(data).hexdigest()[:32]
+
+    def _lock_file(self) -> Path:
+        """The manifest's lock file, made if missing; refused when it is anything but a regular file: a
+        link planted there was opened (and, by filelock 3.12, truncated) through the link."""
+        path = self.root / ".manifest.lock"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o644)
+        except OSError as exc:
+            if not os.path.islink(path) and not os.path.isdir(path):
+                raise
+            fd = None
+        try:
+            if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise WorkspaceError(f"{path} is not a regular file (a link, a folder or a FIFO); nothing was published",
+                                     f"{_BY_HAND}; remove that entry and sync again")
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return path
 
     def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         self._check()
