@@ -1183,3 +1183,25 @@ def test_a_link_or_fifo_planted_as_the_folder_remotes_lock_file_is_refused_and_n
     assert victim.read_text() == "precious\n" and folder.manifest_bytes() == before
     lock.unlink()
     assert sync(b, folder).returncode == 0
+
+
+def test_a_path_below_a_folder_named_like_a_markdown_file_is_refused_not_pulled_then_tombstoned(folder, tmp_path):
+    """`memory/notes.md/inner.md` passed the path rule, but memtool never reads below a folder named
+    `*.md`: the replica that pulled it saw it gone on its next round and published a tombstone ("deleted
+    here"), deleting it on every other replica; beside a file `memory/notes.md` its folder could not
+    even be made. Now such a path is refused, like any path sync would not publish."""
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memory/notes.md/inner.md": b"- inner\n", "memory/x.md": b"- x\n", "memory/x.md/y.md": b"- y\n"})
+    for n in range(2):  # (the second round finds nothing new: refusals are said by the round that finds them)
+        write(b, "bank/world.md", f"# World\n\n- Edit {n}.\n")
+        proc, report = sync_json(b, folder)
+        assert proc.returncode == 0, proc.stderr
+        refused = "\n".join(report["refused"])
+        assert "memory/notes.md/inner.md" in refused and "memory/x.md/y.md" in refused
+        assert report["tombstoned"] == [] and report["deferred"] == []
+    assert (b / "memory/x.md").read_text() == "- x\n" and not (b / "memory/notes.md").exists()
+    files = manifest(folder)["files"]
+    assert files["memory/notes.md/inner.md"]["rev"] == rev(b"- inner\n")  # left as it is on the remote
+    from memtool.sync.plan import path_problem
+    assert path_problem("memory/notes.md/inner.md") and path_problem("bank/a.md/b/c.md")
+    assert path_problem("memory/2026/notes.md") is None and path_problem("memory/v1.mdx/a.md") is None
