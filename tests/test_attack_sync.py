@@ -1088,7 +1088,8 @@ def test_a_manifest_over_the_limit_is_never_published(tmp_path):
 
 class _TruncatingProxy:
     """An HTTP proxy in front of the S3 server that sends GETs of the object named `cut` (when set)
-    with their full Content-Length announced but only half the bytes."""
+    with their full Content-Length announced but only half the bytes, and with `strip_etag` set
+    answers without ETag headers."""
 
     def __init__(self, target: str):
         import http.client
@@ -1113,7 +1114,8 @@ class _TruncatingProxy:
                 data = answer.read()
                 self.send_response(answer.status)
                 for k, v in answer.getheaders():
-                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length") and not (
+                            proxy.strip_etag and k.lower() == "etag"):
                         self.send_header(k, v)
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("Connection", "close")
@@ -1125,6 +1127,7 @@ class _TruncatingProxy:
             do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
 
         self.cut = ""
+        self.strip_etag = False
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -1205,3 +1208,34 @@ def test_a_path_below_a_folder_named_like_a_markdown_file_is_refused_not_pulled_
     from memtool.sync.plan import path_problem
     assert path_problem("memory/notes.md/inner.md") and path_problem("bank/a.md/b/c.md")
     assert path_problem("memory/2026/notes.md") is None and path_problem("memory/v1.mdx/a.md") is None
+
+
+def test_an_s3_endpoint_answering_without_an_etag_is_a_clear_error_not_a_traceback(s3, s3_server, tmp_path):
+    """An endpoint (a proxy, a store that is not quite S3) answering without an ETag ended `mem sync`
+    with a KeyError traceback (exit 1), the first time after it had published the manifest. Now it is
+    one line naming the ETag (exit 6); nothing here changes, and once the endpoint answers properly
+    the next sync completes."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proxy.strip_etag = True
+        for _ in range(2):
+            proc = sync(ws, store, store.url)
+            assert proc.returncode == 6, proc.stderr
+            assert "ETag" in proc.stderr and "hint:" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+            assert (ws / DAY).read_text() == LOG
+        proxy.strip_etag = False
+        proc, report = sync_json(ws, store, store.url)
+        assert proc.returncode == 0, proc.stderr
+        write(ws, DAY, NEWER)
+        proxy.strip_etag = True
+        proc = sync(ws, store)
+        assert proc.returncode == 6 and "ETag" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        proxy.strip_etag = False
+        proc, report = sync_json(ws, store)
+        assert proc.returncode == 0, proc.stderr
+        assert manifest(store)["files"][DAY]["rev"] == rev(NEWER.encode()) and (ws / DAY).read_text() == NEWER
+    finally:
+        proxy.close()

@@ -352,7 +352,20 @@ class S3Remote:
             if self._status(exc) == 404:
                 return None
             raise
-        return self._bounded("the manifest", response, MAX_MANIFEST_BYTES), response["ETag"]
+        tag = self._etag(response)
+        return self._bounded("the manifest", response, MAX_MANIFEST_BYTES), tag
+
+    def _etag(self, response) -> str:
+        """The ETag of an answer about the manifest; an endpoint that sends none cannot do the
+        compare-and-swap sync relies on."""
+        tag = response.get("ETag")
+        if not isinstance(tag, str) or not tag:
+            if "Body" in response:
+                response["Body"].close()
+            raise ProviderUnavailable(f"the S3 endpoint for {self._where} answered without an ETag for the manifest",
+                                      "sync needs ETags and conditional writes (AWS S3, R2, MinIO have them); check "
+                                      "[sync] endpoint_url and any proxy in between")
+        return tag
 
     def _bounded(self, what: str, response, limit: int) -> bytes:
         """A small object's bytes, refused (unread) when its announced size or what is sent exceeds `limit`."""
@@ -378,7 +391,7 @@ class S3Remote:
             if self._status(exc) in (412, 409):
                 raise StaleManifest() from None
             raise
-        return response["ETag"]
+        return self._etag(response)
 
     def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         from botocore.exceptions import ClientError
