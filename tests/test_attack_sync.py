@@ -1088,8 +1088,8 @@ def test_a_manifest_over_the_limit_is_never_published(tmp_path):
 
 class _TruncatingProxy:
     """An HTTP proxy in front of the S3 server that sends GETs of the object named `cut` (when set)
-    with their full Content-Length announced but only half the bytes, and with `strip_etag` set
-    answers without ETag headers."""
+    with their full Content-Length announced but only half the bytes, with `strip_etag` set answers
+    without ETag headers, and with `manifest_304` set answers every read of the manifest with 304."""
 
     def __init__(self, target: str):
         import http.client
@@ -1108,6 +1108,12 @@ class _TruncatingProxy:
 
             def _forward(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if proxy.manifest_304 and self.command == "GET" and self.path.split("?")[0].endswith("/manifest.json"):
+                    self.send_response(304)
+                    self.send_header("ETag", '"e"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 conn = http.client.HTTPConnection(host, port, timeout=30)
                 conn.request(self.command, self.path, body=body, headers=dict(self.headers))
                 answer = conn.getresponse()
@@ -1128,6 +1134,7 @@ class _TruncatingProxy:
 
         self.cut = ""
         self.strip_etag = False
+        self.manifest_304 = False
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -1237,5 +1244,25 @@ def test_an_s3_endpoint_answering_without_an_etag_is_a_clear_error_not_a_traceba
         proc, report = sync_json(ws, store)
         assert proc.returncode == 0, proc.stderr
         assert manifest(store)["files"][DAY]["rev"] == rev(NEWER.encode()) and (ws / DAY).read_text() == NEWER
+    finally:
+        proxy.close()
+
+
+def test_an_s3_endpoint_answering_not_modified_to_a_plain_read_is_a_clear_error(s3, s3_server, tmp_path):
+    """A 304 (not modified) to a read that named no ETag was taken for "the cached manifest is still
+    current" with no cached manifest: a TypeError traceback, in `mem sync` and in `mem sync clone`."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proxy.manifest_304 = True
+        proc = sync(ws, store, store.url)
+        assert proc.returncode == 6 and "304" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not (ws / ".memory" / "sync" / "binding.json").exists()
+        proc = run_mem("sync", "clone", store.url, tmp_path / "clone", env=store.env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr and not (tmp_path / "clone").exists(), proc.stderr
+        proxy.manifest_304 = False
+        assert sync(ws, store, store.url).returncode == 0
     finally:
         proxy.close()

@@ -347,8 +347,12 @@ class S3Remote:
         try:
             response = self._call("read", self._client.get_object, Key=self._key("manifest.json"), **kwargs)
         except ClientError as exc:
-            if self._status(exc) == 304:
+            if self._status(exc) == 304 and etag:
                 return NOT_MODIFIED
+            if self._status(exc) == 304:  # "not modified" since no version named: nothing to go on
+                raise ProviderUnavailable(f"the S3 endpoint for {self._where} answered 304 (not modified) to a read "
+                                          "of the manifest that named no version", "check [sync] endpoint_url and "
+                                          "any proxy or cache in between") from None
             if self._status(exc) == 404:
                 return None
             raise
