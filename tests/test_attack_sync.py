@@ -1266,3 +1266,47 @@ def test_an_s3_endpoint_answering_not_modified_to_a_plain_read_is_a_clear_error(
         assert sync(ws, store, store.url).returncode == 0
     finally:
         proxy.close()
+
+
+def test_a_marker_asking_for_more_scrypt_memory_than_allowed_is_refused_before_deriving(folder, tmp_path):
+    """A remote's encryption.json asking for scrypt at N=2^20, r=16 (2 GiB) passed the marker's bounds,
+    then hashlib refused it (maxmem must stay below 2^31): a ValueError traceback in clone and sync.
+    Now the marker's memory is bounded too (1 GiB): refused with one line (exit 8), no folder made."""
+    import base64
+
+    from memtool.sync import encryption as enc
+
+    folder.root.mkdir()
+    kdf = {"name": "scrypt", "n": 2**20, "r": 16, "p": 4, "salt": base64.b64encode(os.urandom(16)).decode()}
+    (folder.root / "encryption.json").write_bytes(enc.new_marker(os.urandom(32), kdf))
+    env = mem_env(MEM_SYNC_PASSPHRASE="a long enough passphrase")
+    proc = run_mem("sync", "clone", folder.url, tmp_path / "clone", env=env)
+    assert proc.returncode == 8 and "Traceback" not in proc.stderr, proc.stderr
+    assert "scrypt" in proc.stderr and "hint:" in proc.stderr and not (tmp_path / "clone").exists()
+    salt = base64.b64encode(os.urandom(16)).decode()
+    for n, r, ok in ((2**17, 8, True), (2**20, 8, True), (2**19, 16, True), (2**20, 16, False), (2**20, 9, False)):
+        marker = enc.new_marker(os.urandom(32), {"name": "scrypt", "n": n, "r": r, "p": 1, "salt": salt})
+        if ok:
+            enc.parse_marker(marker, "remote")
+        else:
+            with pytest.raises(enc.SyncKeyError, match="scrypt"):
+                enc.parse_marker(marker, "remote")
+
+
+def test_a_machine_without_the_memory_scrypt_asks_for_gets_a_clear_error(folder, tmp_path):
+    """A marker within bounds (scrypt at 1 GiB) on a machine that cannot give that much memory (here an
+    address-space cap of 1 GiB) ended clone with a ValueError traceback ("malloc failure")."""
+    import base64
+    import subprocess
+    import sys
+
+    from memtool.sync import encryption as enc
+
+    folder.root.mkdir()
+    kdf = {"name": "scrypt", "n": 2**20, "r": 8, "p": 1, "salt": base64.b64encode(os.urandom(16)).decode()}
+    (folder.root / "encryption.json").write_bytes(enc.new_marker(os.urandom(32), kdf))
+    proc = subprocess.run([sys.executable, "-m", "memtool", "sync", "clone", folder.url, str(tmp_path / "clone")],
+                          capture_output=True, text=True, env=mem_env(MEM_SYNC_PASSPHRASE="a long enough passphrase"),
+                          timeout=120, preexec_fn=_limited(1))
+    assert proc.returncode == 8 and "Traceback" not in proc.stderr, proc.stderr
+    assert "memory" in proc.stderr and "hint:" in proc.stderr and not (tmp_path / "clone").exists()
