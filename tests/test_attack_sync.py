@@ -1310,3 +1310,56 @@ def test_a_machine_without_the_memory_scrypt_asks_for_gets_a_clear_error(folder,
                           timeout=120, preexec_fn=_limited(1))
     assert proc.returncode == 8 and "Traceback" not in proc.stderr, proc.stderr
     assert "memory" in proc.stderr and "hint:" in proc.stderr and not (tmp_path / "clone").exists()
+
+
+@pytest.mark.parametrize("where", ["path", "device", "listing"])
+def test_a_lone_surrogate_anywhere_in_the_manifest_does_not_block_publishing(folder, tmp_path, where):
+    """A lone surrogate (`\\ud800`, valid as a JSON escape) in a refused path, in an entry's device or
+    time, or in a listed conflict's device, is kept as it is when the manifest is published again; that
+    publishing ended in a UnicodeEncodeError traceback, on every replica with something to push, for
+    every round after. Now the manifest is written with such characters escaped (valid JSON, as read)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = folder.put(b"- x\n")
+    if where == "path":
+        m["files"]["memory/bad\ud800.md"] = {"rev": r, "size": 4, "device": "m", "time": "t"}
+    elif where == "device":
+        m["files"]["memory/ok.md"] = {"rev": r, "size": 4, "device": "m\ud800", "time": "t\ud800"}
+    else:
+        m["conflicts"] = {DAY: {"dev\ud800": {"rev": r, "against": r, "size": 4, "time": "t"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())  # ASCII JSON: the surrogate as an escape
+    write(b, "bank/world.md", "# World\n\n- Changed on the desktop.\n")
+    proc = sync(b, folder)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    after = manifest(folder)
+    assert after["files"]["bank/world.md"]["rev"] == rev(b"# World\n\n- Changed on the desktop.\n")
+    if where == "path":
+        assert after["files"]["memory/bad\ud800.md"]["rev"] == r  # left as it was
+    proc = sync(a, folder)
+    assert proc.returncode == 0 and (a / "bank/world.md").read_text().endswith("desktop.\n"), proc.stderr
+    assert sync(b, folder).returncode == 0
+
+
+@pytest.mark.parametrize("memory_id", ["ab\ud800cd", "x" * 100_000, "\x1b[31mred"])
+def test_a_manifest_whose_memory_id_is_not_an_id_is_refused_before_anything_changes(folder, tmp_path, memory_id):
+    """The manifest's memory_id is stored in binding.json by a workspace's first sync: a lone surrogate
+    there ended that sync in a UnicodeEncodeError traceback after it had published and written files
+    (and every retry alike); 100 KB or a terminal escape were stored as they came. Now a memory id is
+    1-64 letters, digits, '-' or '_' (memtool writes 32 hex digits), else the manifest is refused (exit 4)
+    before anything is written here or published."""
+    a = tmp_path / "a"
+    write(a, DAY, LOG)
+    sync(a, folder, folder.url, check=0)
+    m = manifest(folder)
+    m["memory_id"] = memory_id
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    before = folder.manifest_bytes()
+    c = tmp_path / "c"
+    write(c, "memory/other.md", "- other\n")
+    proc = sync(c, folder, folder.url)
+    assert proc.returncode == 4 and "memory_id" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr and len(proc.stderr) < 1000
+    assert not (c / DAY).exists() and not (c / ".memory/sync/binding.json").exists()
+    assert folder.manifest_bytes() == before
