@@ -1363,3 +1363,26 @@ def test_a_manifest_whose_memory_id_is_not_an_id_is_refused_before_anything_chan
     assert "\x1b" not in proc.stderr and len(proc.stderr) < 1000
     assert not (c / DAY).exists() and not (c / ".memory/sync/binding.json").exists()
     assert folder.manifest_bytes() == before
+
+
+def test_a_listed_conflict_of_a_device_with_an_unusual_name_can_be_resolved_here(folder, tmp_path):
+    """`mem sync resolve` of a conflict another machine listed recorded it under the device's name as
+    shown (`evil-device`), but the round looked it up under the name as listed (`evil.device`): the
+    entry never left the remote's list, and `mem sync status` kept showing it after every resolve."""
+    a, b = pair_on(folder, tmp_path)
+    theirs = folder.put((LOG + "- theirs\n").encode())
+    m = manifest(folder)
+    m["conflicts"] = {DAY: {"evil.device": {"rev": theirs, "against": m["files"][DAY]["rev"], "size": 1,
+                                            "time": "2026-12-01T00:00:00Z"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    sync(b, folder, check=0)
+    _, status = sync_json(b, folder, "status")
+    assert [c["device"] for c in status["conflicts_elsewhere"]] == ["evil-device"]
+    run_mem("-w", b, "sync", "resolve", DAY, "--keep", "local", check=0)
+    _, status = sync_json(b, folder, "status")
+    assert status["conflicts_elsewhere"] == []
+    sync(b, folder, check=0)
+    assert "conflicts" not in manifest(folder)
+    _, status = sync_json(b, folder, "status")
+    assert status["conflicts_elsewhere"] == []

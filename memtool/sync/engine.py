@@ -173,7 +173,7 @@ def _elsewhere(state: SyncState, me: str | None) -> list[dict]:
     out = []
     for path, by_device in sorted(conflict_listing(parse_manifest(cached[0], "the cached manifest")).items()):
         for device, entry in sorted(by_device.items()):
-            if device != me and dismissed.get(path, {}).get(device) != entry["rev"]:
+            if device != me and dismissed.get(path, {}).get(safe_device(device)) != entry["rev"]:
                 out.append({"path": shown(path), "device": safe_device(device), "rev": entry["rev"],
                             "against": entry["against"], "base": entry.get("base"),
                             "time": shown(str(entry.get("time", "?"))[:40])})  # untrusted: escaped

@@ -300,7 +300,7 @@ class Round:
         listing = {}
         for path, by_device in self.listing.items():
             kept = {d: e for d, e in by_device.items() if (d != me or path in waiting)
-                    and dismissed.get(path, {}).get(d) != e["rev"]}
+                    and dismissed.get(path, {}).get(safe_device(d)) != e["rev"]}  # (recorded as shown)
             if kept:
                 listing[path] = kept
         for path, record, _, _ in self.copies:
