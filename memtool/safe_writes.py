@@ -6,6 +6,7 @@ hands them over."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -194,6 +195,16 @@ def _landed(path: Path, expected_prefix: bytes) -> bool:
 # --- locks -------------------------------------------------------------------------------------
 
 
+def lock_file_stem(name: str) -> str:
+    """The lock file's name (before `.lock`) for the lock `name` (a path, say): readable, and within what
+    a file system allows for one name (a deep path's lock is its start plus a hash of the whole)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    if len(safe.encode("utf-8", "surrogatepass")) <= 200:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return safe.encode("utf-8", "surrogatepass")[:120].decode("utf-8", "ignore") + "-" + digest
+
+
 @contextmanager
 def lock(locks: Path, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None = None) -> Iterator[None]:
     """A cross-process lock (flock-style) named `name`, a file in the folder `locks`.
@@ -203,7 +214,7 @@ def lock(locks: Path, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None
     from filelock import FileLock, Timeout  # ~40 ms to import: only when a lock is taken
 
     locks.mkdir(parents=True, exist_ok=True)
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    safe = lock_file_stem(name)
     held = FileLock(str(locks / f"{safe}.lock"), timeout=timeout)
     try:
         held.acquire(timeout=0 if busy else timeout)

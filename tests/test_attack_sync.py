@@ -1386,3 +1386,23 @@ def test_a_listed_conflict_of_a_device_with_an_unusual_name_can_be_resolved_here
     assert "conflicts" not in manifest(folder)
     _, status = sync_json(b, folder, "status")
     assert status["conflicts_elsewhere"] == []
+
+
+def test_a_file_deep_enough_that_its_lock_name_is_too_long_still_syncs(folder, tmp_path):
+    """The per-file lock is a file named after the whole path (`/` as `_`): a path over 250 bytes (here
+    plain ASCII, within the rule's 1024) gave a lock name the file system refuses, so every pull of a
+    change to it failed after publishing (exit 4), round after round."""
+    deep = "memory/" + "a" * 120 + "/" + "b" * 120 + "/notes.md"
+    a, b = pair_on(folder, tmp_path)
+    write(a, deep, "- one\n")
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    write(a, deep, "- one\n- two\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["pulled"] == [deep], proc.stderr
+    assert (b / deep).read_text() == "- one\n- two\n"
+    from memtool.safe_writes import lock_file_stem
+
+    assert lock_file_stem("memory/2026-11-30.md") == "memory_2026-11-30.md"  # unchanged for the usual names
+    assert len(lock_file_stem(deep).encode()) <= 200 and lock_file_stem(deep) != lock_file_stem(deep[:-4] + "x.md")
