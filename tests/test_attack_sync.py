@@ -1406,3 +1406,27 @@ def test_a_file_deep_enough_that_its_lock_name_is_too_long_still_syncs(folder, t
 
     assert lock_file_stem("memory/2026-11-30.md") == "memory_2026-11-30.md"  # unchanged for the usual names
     assert len(lock_file_stem(deep).encode()) <= 200 and lock_file_stem(deep) != lock_file_stem(deep[:-4] + "x.md")
+
+
+def test_a_path_of_many_multibyte_characters_is_refused_by_its_bytes(folder, tmp_path):
+    """The rule capped a path at 1024 characters: 1019 four-byte characters (4001 bytes) passed, and
+    the backup made before its first update (`.memory/backups/<path>.<time>`) was past the 4096 bytes
+    a path may have: every round after publishing failed (exit 4). Now the cap is 1024 bytes."""
+    comp = "\U0001F600" * 63
+    deep = "memory/" + "/".join([comp] * 15) + "/" + "\U0001F600" * 49 + ".md"
+    from memtool.sync.plan import path_problem
+
+    assert len(deep) <= 1024 and path_problem(deep) == "path too long"
+    assert path_problem("memory/" + "é" * 120 + "/" + "é" * 120 + "/" + "x" * 100 + ".md") is None  # 591 bytes: fine
+    a = tmp_path / "a"
+    b = tmp_path / "some/longer/folders/where/the/desktop/workspace/lives/x"
+    write(a, DAY, LOG)
+    (b / "memory").mkdir(parents=True)
+    sync(a, folder, folder.url, check=0)
+    sync(b, folder, folder.url, check=0)
+    tamper(folder, {deep: b"- deep\n"})
+    assert sync(b, folder).returncode == 0
+    tamper(folder, {deep: b"- deep v2\n", "memory/2026-12-01.md": b"- legit\n"})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"] and any("path too long" in n for n in report["refused"])

@@ -100,7 +100,7 @@ def path_problem(path) -> str | None:
     if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1] and ".md/" not in path
             and (ascii_ or not re.search(_SUSPECT, path))):
         return None  # the common case
-    if len(path) > 1024:
+    if len(path) > 1024 or len(path.encode("utf-8", "surrogatepass")) > 1024:  # bytes: its backup's path must fit
         return "path too long"
     if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
         return "control character in the path"
