@@ -1430,3 +1430,34 @@ def test_a_path_of_many_multibyte_characters_is_refused_by_its_bytes(folder, tmp
     proc, report = sync_json(b, folder)
     assert proc.returncode == 0, proc.stderr
     assert report["pulled"] == ["memory/2026-12-01.md"] and any("path too long" in n for n in report["refused"])
+
+
+def test_a_file_the_disk_refuses_blocks_only_itself(folder, tmp_path):
+    """One file the system refused to write (here: over the process's file size limit, as a quota or
+    a full disk would) stopped the round after publishing, with a message naming no file: every file
+    after it, in every round, stayed unwritten. Now that file is named (exit 4), everything else is
+    written, and the next round, with room again, writes it."""
+    import resource
+    import subprocess
+    import sys
+
+    a, b = pair_on(folder, tmp_path)
+    big = "# World\n\n" + "- a line of the world\n" * 50_000  # 1.1 MB
+    write(a, "bank/world.md", big)
+    write(a, DAY, NEWER)
+    write(a, "memory/2026-12-09.md", "- new\n")
+    sync(a, folder, check=0)
+
+    def small_files_only():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, 512 * 1024))
+
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(b), "sync"], capture_output=True, text=True,
+                              env=mem_env(), timeout=120, preexec_fn=small_files_only)
+        assert proc.returncode == 4, proc.stderr
+        assert "bank/world.md" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert (b / DAY).read_text() == NEWER and (b / "memory/2026-12-09.md").exists()
+        assert (b / "bank/world.md").read_text().startswith("# World\n\n- The Elbe")
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["pulled"] == ["bank/world.md"], proc.stderr
+    assert (b / "bank/world.md").read_text() == big

@@ -40,7 +40,8 @@ def sync_run(
 
     Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere, the remote went
     backwards, or its key is missing or wrong; 6 when the remote cannot be reached or a file's copy
-    there is damaged or over the size limit (64 MiB; named, every other file synced).
+    there is damaged or over the size limit (64 MiB; named, every other file synced);
+    4 when this machine could not write a file (named; every other file synced).
 
     Example: mem sync /mnt/nas/memory --encrypt   (later just: mem sync)
     """
@@ -56,6 +57,8 @@ def sync_run(
         raise typer.Exit(ExitStatus.CONFLICTS)
     if report["damaged"] or report["oversize"]:
         raise typer.Exit(ExitStatus.PROVIDER)
+    if report["failed"]:
+        raise typer.Exit(ExitStatus.REFUSED)
 
 
 def with_passphrase(call):
@@ -87,7 +90,7 @@ def _show_report(report: dict) -> None:
     if report["new_conflicts"]:
         counts += (", " if counts else "") + f"{len(report['new_conflicts'])} new conflict(s)"
     counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] or report["oversize"]
-                        else "nothing to do")
+                        or report["failed"] else "nothing to do")
     render.err.print(f"synced with {escape(report['remote'])}: {counts} ({report['files']} files, "
                      f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
     _show_notes(report)
@@ -115,6 +118,8 @@ def _show_notes(report: dict) -> None:
                     "every other file synced; a machine holding the right version repairs it on its next sync")
     for note in report["oversize"]:
         render.warn(f"not synced: {note}")
+    for note in report["failed"]:
+        render.warn(f"not written here: {note} (every other file synced; the next mem sync tries it again)")
     if report["conflicts"]:
         render.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
                     + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
@@ -231,6 +236,8 @@ def sync_clone(
         _show_notes(report)
     if report["damaged"] or report["oversize"]:  # a file the remote could not give is missing here: as mem sync, exit 6
         raise typer.Exit(ExitStatus.PROVIDER)
+    if report["failed"]:
+        raise typer.Exit(ExitStatus.REFUSED)
 
 
 @sync_app.command("key")

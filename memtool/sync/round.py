@@ -60,7 +60,7 @@ class Round:
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
                                        "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced",
-                                       "removed_elsewhere", "oversize")}
+                                       "removed_elsewhere", "oversize", "failed")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
         self.oversized: dict[str, int] = {}  # revision → its size, for revisions over MAX_OBJECT_BYTES (never read)
         self.new_oversize: dict[str, dict] = {}  # path → {"rev", "size"}: the paths they left alone
@@ -316,11 +316,13 @@ class Round:
         apply_writes(self.ws, self.writes, self.new_base, self.done, self.stop)
         if self.copies:
             write_conflicts(self.ws, self.state, self.copies, self.conflicts, self.done)
-        # A stopped round leaves the manifest uncached, so the next round reads it whole and writes the rest.
-        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not self.done["stopped"]
+        # A stopped round, or one with a file the system refused, leaves the manifest uncached, so the
+        # next round reads it whole and writes the rest.
+        unfinished = self.done["stopped"] or self.done["failed"]
+        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not unfinished
         if fresh:
             self.state.cache_manifest(data, self.etag)
-        elif self.done["stopped"]:
+        elif unfinished:
             self.state.forget_manifest()
         if not self.state.binding():
             self.state.bind(self.remote.url, self.memory_id, encrypted=getattr(self.remote, "encrypted", False))
