@@ -120,10 +120,10 @@ def create_new(files: dict[str, tuple[Path, bytes]]) -> list[str]:
     try:
         for rel, (path, data) in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((rel, path, tmp))  # removed below also when writing it fails (a full disk)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.chmod(tmp, 0o644)
-            staged.append((rel, path, tmp))
         if staged:
             os.sync()
         created = []

@@ -1444,6 +1444,7 @@ def test_a_file_the_disk_refuses_blocks_only_itself(folder, tmp_path):
     a, b = pair_on(folder, tmp_path)
     big = "# World\n\n" + "- a line of the world\n" * 50_000  # 1.1 MB
     write(a, "bank/world.md", big)
+    write(a, "bank/atlas.md", big)  # new here: created, not replaced
     write(a, DAY, NEWER)
     write(a, "memory/2026-12-09.md", "- new\n")
     sync(a, folder, check=0)
@@ -1455,9 +1456,11 @@ def test_a_file_the_disk_refuses_blocks_only_itself(folder, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(b), "sync"], capture_output=True, text=True,
                               env=mem_env(), timeout=120, preexec_fn=small_files_only)
         assert proc.returncode == 4, proc.stderr
-        assert "bank/world.md" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert "bank/world.md" in proc.stderr and "bank/atlas.md" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
         assert (b / DAY).read_text() == NEWER and (b / "memory/2026-12-09.md").exists()
         assert (b / "bank/world.md").read_text().startswith("# World\n\n- The Elbe")
+        assert sorted(p.name for p in (b / "bank").iterdir()) == ["world.md"]  # no temp file left behind
     proc, report = sync_json(b, folder)
-    assert proc.returncode == 0 and report["pulled"] == ["bank/world.md"], proc.stderr
-    assert (b / "bank/world.md").read_text() == big
+    assert proc.returncode == 0 and report["pulled"] == ["bank/atlas.md", "bank/world.md"], proc.stderr
+    assert (b / "bank/world.md").read_text() == big == (b / "bank/atlas.md").read_text()
