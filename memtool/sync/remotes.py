@@ -202,7 +202,7 @@ class FolderRemote:
         path = self.root / ".manifest.lock"
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o644)
-        except OSError as exc:
+        except OSError:  # a link (O_NOFOLLOW) or a folder: refused below; anything else as it is
             if not os.path.islink(path) and not os.path.isdir(path):
                 raise
             fd = None
