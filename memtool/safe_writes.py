@@ -6,7 +6,6 @@ hands them over."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -201,6 +200,8 @@ def lock_file_stem(name: str) -> str:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
     if len(safe.encode("utf-8", "surrogatepass")) <= 200:
         return safe
+    import hashlib  # only for such a name: a read (`mem recall`) does not load it
+
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return safe.encode("utf-8", "surrogatepass")[:120].decode("utf-8", "ignore") + "-" + digest
 
