@@ -124,10 +124,10 @@ def create_new(files: dict[str, tuple[Path, bytes]]) -> list[str]:
     try:
         for rel, (path, data) in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((rel, path, tmp))  # removed below also when writing it fails (a full disk)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.chmod(tmp, 0o644)
-            staged.append((rel, path, tmp))
         if staged:
             os.sync()
         created = []
@@ -209,6 +209,18 @@ def _landed(path: Path, expected_prefix: bytes) -> bool:
 # --- locks -------------------------------------------------------------------------------------
 
 
+def lock_file_stem(name: str) -> str:
+    """The lock file's name (before `.lock`) for the lock `name` (a path, say): readable, and within what
+    a file system allows for one name (a deep path's lock is its start plus a hash of the whole)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    if len(safe.encode("utf-8", "surrogatepass")) <= 200:
+        return safe
+    import hashlib  # only for such a name: a read (`mem recall`) does not load it
+
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return safe.encode("utf-8", "surrogatepass")[:120].decode("utf-8", "ignore") + "-" + digest
+
+
 @contextmanager
 def lock(locks: Path, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None = None) -> Iterator[None]:
     """A cross-process lock (flock-style) named `name`, a file in the folder `locks`.
@@ -218,7 +230,7 @@ def lock(locks: Path, name: str, timeout: float = LOCK_TIMEOUT, busy: str | None
     from filelock import FileLock, Timeout  # ~40 ms to import: only when a lock is taken
 
     locks.mkdir(parents=True, exist_ok=True)
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+    safe = lock_file_stem(name)
     held = FileLock(str(locks / f"{safe}.lock"), timeout=timeout)
     try:
         held.acquire(timeout=0 if busy else timeout)

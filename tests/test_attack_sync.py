@@ -760,7 +760,7 @@ def test_qa36_an_s3_answer_cut_short_is_a_clear_failure_not_a_traceback(tmp_path
                     if not chunk:
                         break
                     request += chunk
-                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: "e"\r\n\r\n{"format": "memtool-sy')
 
     threading.Thread(target=answer_short, daemon=True).start()
     try:
@@ -865,18 +865,13 @@ def test_names_spelt_with_a_zero_width_joiner_or_non_joiner_sync(folder, tmp_pat
     assert all((b / name).read_text(encoding="utf-8") == "- The family trip.\n" for name in names)
 
 
-def _oversize_object_round(store, tmp_path):
-    """A manifest naming a revision of 64 MiB + 1 byte (crafted, or a damaged remote): the object was
-    read whole into memory. Now the round stops with one error naming it and the limit (exit 6), before
-    reading it, and nothing changes locally: not even the other, legitimate file is written."""
-    MAX_OBJECT_BYTES = 64 * 2**20  # memtool.sync.remotes.MAX_OBJECT_BYTES, as docs/sync.md gives it
-    a, b = pair_on(store, tmp_path)
+MAX_OBJECT_BYTES = 64 * 2**20  # memtool.sync.remotes.MAX_OBJECT_BYTES, as docs/sync.md gives it
+HUGE = "memory/2026-12-02.md"
 
-    def notes_and_base():  # (the manifest's shard cache under .memory/sync/shards follows the remote)
-        return {p: p.read_bytes() for p in b.rglob("*") if p.is_file() and
-                (".memory" not in p.relative_to(b).parts or p.name == "base.json")}
 
-    before = notes_and_base()
+def _plant_huge(store, path: str = HUGE) -> str:
+    """A manifest entry for `path` naming a revision of 64 MiB + 1 byte (an older memtool wrote it, or
+    it was crafted), beside the legitimate new file of LEGIT; the huge revision's name."""
     huge_rev = rev(b"a crafted revision")
     m = manifest(store)
     if isinstance(store, FolderStore):
@@ -885,25 +880,66 @@ def _oversize_object_round(store, tmp_path):
             fh.truncate(MAX_OBJECT_BYTES + 1)  # sparse: no 64 MiB written
     else:
         store.damage(huge_rev, b"\0" * (MAX_OBJECT_BYTES + 1))
-    m["files"]["memory/2026-12-02.md"] = {"rev": huge_rev, "size": 10, "device": "mallory",
-                                          "time": "2026-12-01T00:00:00Z"}
-    for path, data in LEGIT.items():
-        m["files"][path] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    m["files"][path] = {"rev": huge_rev, "size": 10, "device": "mallory", "time": "2026-12-01T00:00:00Z"}
+    for p, data in LEGIT.items():
+        m["files"][p] = {"rev": store.put(data), "size": len(data), "device": "mallory", "time": "2026-12-01T00:00:00Z"}
     m["generation"] = m.get("generation", 0) + 1
     store.set_manifest_bytes(json.dumps(m).encode())
-    proc = sync(b, store)
-    assert proc.returncode == 6, proc.stderr
-    assert f"revision {huge_rev[:12]}" in proc.stderr and f"{MAX_OBJECT_BYTES + 1:,} bytes, over the limit" in proc.stderr
-    assert "nothing was synced" in proc.stderr and "hint:" in proc.stderr and "Traceback" not in proc.stderr
-    assert notes_and_base() == before and not (b / "memory/2026-12-01.md").exists()
+    return huge_rev
 
 
-def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes(folder, tmp_path):
+def _oversize_object_round(store, tmp_path):
+    """A remote revision over the 64 MiB limit stopped every round (exit 6, nothing synced), for ever:
+    one such entry froze sync for good. Now it blocks only its own path: named once per round with the
+    revision, its size, the limit and how to resolve it (exit 6), never read, never dropped from the
+    manifest, never written over the local file; every other file syncs; `mem sync resolve PATH
+    --keep local` publishes this machine's version over it on purpose."""
+    a, b = pair_on(store, tmp_path)
+    write(b, HUGE, "# 2026-12-02\n\n- Written on the desktop.\n")  # a local file at that path: kept
+    huge_rev = _plant_huge(store)
+    for _ in range(2):  # every round says it again (the fast path does not hide it), once
+        proc = sync(b, store)
+        assert proc.returncode == 6, proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if HUGE in line]
+        assert len(lines) == 1, proc.stderr
+        assert f"revision {huge_rev[:12]}" in lines[0] and f"{MAX_OBJECT_BYTES + 1:,} bytes" in lines[0]
+        assert f"{MAX_OBJECT_BYTES:,}" in lines[0] and f"mem sync resolve {HUGE} --keep local" in lines[0]
+        assert "Traceback" not in proc.stderr
+        assert (b / "memory/2026-12-01.md").read_bytes() == LEGIT["memory/2026-12-01.md"]  # the rest syncs
+        assert (b / HUGE).read_text() == "# 2026-12-02\n\n- Written on the desktop.\n"
+        entry = manifest(store)["files"][HUGE]
+        assert entry["rev"] == huge_rev and "damaged" not in entry and "deleted" not in entry  # never dropped
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 6 and [n for n in report["oversize"] if n.startswith(HUGE)], proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"] and not (a / HUGE).exists()
+    _, status = sync_json(b, store, "status")
+    assert list(status["oversize"]) == [HUGE]
+    # Resolved on purpose: this machine's version replaces the entry; the huge revision stays on the remote.
+    proc = run_mem("-w", b, "sync", "resolve", HUGE, "--keep", "remote")
+    assert proc.returncode == 2 and "over the limit" in proc.stderr
+    run_mem("-w", b, "sync", "resolve", HUGE, "--keep", "local", check=0)
+    proc, report = sync_json(b, store)
+    assert proc.returncode == 0 and report["pushed"] == [HUGE] and report["oversize"] == [], proc.stderr
+    proc, report = sync_json(a, store)
+    assert proc.returncode == 0 and report["pulled"] == [HUGE], proc.stderr
+    assert (a / HUGE).read_text() == "# 2026-12-02\n\n- Written on the desktop.\n"
+    assert len(store.get(huge_rev)) == MAX_OBJECT_BYTES + 1
+
+
+def test_a_remote_object_over_the_size_limit_blocks_only_its_path_and_is_said_every_round(folder, tmp_path):
     _oversize_object_round(folder, tmp_path)
 
 
-def test_a_remote_object_over_the_size_limit_is_refused_unread_and_nothing_changes_s3(s3, tmp_path):
+def test_a_remote_object_over_the_size_limit_blocks_only_its_path_and_is_said_every_round_s3(s3, tmp_path):
     _oversize_object_round(s3, tmp_path)
+
+
+def test_a_remote_object_over_the_size_limit_does_not_fail_a_clone(folder, tmp_path):
+    a, _ = pair_on(folder, tmp_path)
+    huge_rev = _plant_huge(folder)
+    proc = run_mem("sync", "clone", folder.url, tmp_path / "third")
+    assert proc.returncode == 6 and f"revision {huge_rev[:12]}" in proc.stderr, proc.stderr
+    assert (tmp_path / "third" / "memory/2026-12-01.md").exists() and not (tmp_path / "third" / HUGE).exists()
 
 
 def test_a_local_file_over_the_size_limit_is_named_not_published_and_never_taken_for_deleted(folder, tmp_path):
@@ -947,3 +983,484 @@ def test_a_local_file_over_the_size_limit_is_neither_a_deletion_in_status_nor_a_
     for now in (100.0, 200.0, 300.0):
         auto.tick(now)
     assert rounds == []
+
+
+def _limited(gib: float):
+    """A preexec_fn capping the child's address space: a file it reads whole past that fails loudly."""
+    import resource
+
+    def limit():
+        cap = int(gib * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    return limit
+
+
+def _sync_limited(ws: Path, store, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "memtool", "-w", str(ws), "sync", *map(str, args)],
+                          capture_output=True, text=True, env=store.env or mem_env(), timeout=120,
+                          preexec_fn=_limited(2))
+
+
+def _tree(ws: Path) -> dict:
+    return {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not p.name.endswith(".lock")}
+
+
+def test_a_huge_manifest_on_a_folder_is_refused_unread_and_nothing_changes(folder, tmp_path):
+    """manifest.json was read whole into memory: a crafted 3 GiB one (sparse) exhausted the memory of
+    a process allowed 2 GiB. Now it is refused by its size, unread, with one line, and nothing changes."""
+    a, b = pair_on(folder, tmp_path)
+    before = _tree(b)
+    with open(folder.root / "manifest.json", "r+b") as fh:
+        fh.truncate(3 * 2**30)
+    proc = _sync_limited(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert "the manifest on" in proc.stderr and "over the limit of 67,108,864" in proc.stderr
+    assert "hint:" in proc.stderr and "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_huge_manifest_on_s3_is_refused_unread_and_nothing_changes(s3, tmp_path):
+    a, b = pair_on(s3, tmp_path)
+    before = _tree(b)
+    s3.set_manifest_bytes(b" " * (MAX_OBJECT_BYTES + 1))
+    proc = sync(b, s3)
+    assert proc.returncode == 4, proc.stderr
+    assert "the manifest on" in proc.stderr and "over the limit of 67,108,864" in proc.stderr, proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_huge_encryption_marker_is_refused_unread_and_nothing_is_made(folder, tmp_path):
+    """encryption.json too was read whole (before any key check): a 3 GiB one now stops the first
+    sync and a clone with a clear error; no workspace state, and no clone folder, is made."""
+    ws = tmp_path / "ws"
+    write(ws, DAY, LOG)
+    folder.root.mkdir()
+    with open(folder.root / "encryption.json", "wb") as fh:
+        fh.truncate(3 * 2**30)
+    before = _tree(ws)
+    proc = _sync_limited(ws, folder, folder.url)
+    assert proc.returncode == 4, proc.stderr
+    assert "encryption.json on" in proc.stderr and "over the limit of 65,536" in proc.stderr
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert _tree(ws) == before and not (ws / ".memory").exists()
+
+
+def test_a_huge_encryption_marker_on_s3_is_refused(s3, tmp_path):
+    ws = tmp_path / "ws"
+    write(ws, DAY, LOG)
+    s3.client.put_object(Bucket=s3.bucket, Key=f"{s3.prefix}/encryption.json", Body=b"{" * (2**16 + 1))
+    proc = sync(ws, s3, s3.url)
+    assert proc.returncode == 4 and "over the limit of 65,536" in proc.stderr, proc.stderr
+    assert not (ws / ".memory").exists()
+
+
+def test_a_manifest_shard_over_the_size_limit_is_a_clear_error_and_nothing_changes(folder, tmp_path):
+    a, b = pair_on(folder, tmp_path)
+    write(a, "memory/2026-12-03.md", "- new\n")
+    sync(a, folder, check=0)
+    root = json.loads(folder.manifest_bytes())
+    assert root["format"] == "memtool-sync/2"
+    shard = next(iter(root["shards"].values()))
+    before = _tree(b)
+    with open(folder.object_path(shard), "r+b") as fh:
+        fh.truncate(MAX_OBJECT_BYTES + 1)
+    proc = sync(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert "a manifest shard on" in proc.stderr and "over the limit" in proc.stderr and "Traceback" not in proc.stderr
+    assert _tree(b) == before
+
+
+def test_a_manifest_over_the_limit_is_never_published(tmp_path):
+    """With manifest.json capped on reading, a replica must not publish one over the cap: every replica,
+    itself included, would refuse the remote from then on."""
+    from memtool.errors import WorkspaceError
+    from memtool.sync.remotes import FolderRemote
+
+    remote = FolderRemote(tmp_path / "remote")
+    remote.write_manifest(b"{}", None)
+    with pytest.raises(WorkspaceError, match="nothing was published"):
+        remote.write_manifest(b" " * (MAX_OBJECT_BYTES + 1), remote.read_manifest()[1])
+    assert remote.read_manifest()[0] == b"{}"
+
+
+class _TruncatingProxy:
+    """An HTTP proxy in front of the S3 server that sends GETs of the object named `cut` (when set)
+    with their full Content-Length announced but only half the bytes, with `strip_etag` set answers
+    without ETag headers, and with `manifest_304` set answers every read of the manifest with 304."""
+
+    def __init__(self, target: str):
+        import http.client
+        import http.server
+        import threading
+        from urllib.parse import urlparse
+
+        host, port = urlparse(target).hostname, urlparse(target).port
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _forward(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if proxy.manifest_304 and self.command == "GET" and self.path.split("?")[0].endswith("/manifest.json"):
+                    self.send_response(304)
+                    self.send_header("ETag", '"e"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                conn = http.client.HTTPConnection(host, port, timeout=30)
+                conn.request(self.command, self.path, body=body, headers=dict(self.headers))
+                answer = conn.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length") and not (
+                            proxy.strip_etag and k.lower() == "etag"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                cut = proxy.cut and self.command == "GET" and self.path.endswith(proxy.cut) and answer.status == 200
+                self.wfile.write(data[:len(data) // 2] if cut else data)
+                self.close_connection = True
+
+            do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
+
+        self.cut = ""
+        self.strip_etag = False
+        self.manifest_304 = False
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_s3_object_cut_short_in_transit_is_a_network_failure_not_a_damaged_copy(s3, s3_server, tmp_path):
+    """A revision whose download ended early (fewer bytes than the Content-Length announced) was taken
+    for a damaged remote copy: the round published a false `"damaged": true` mark for it. Now it is a
+    failure of the transfer (exit 6, said so), nothing is published or written, and the next round,
+    with the line whole again, pulls it."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        a, b = pair_on(store, tmp_path)
+        write(a, DAY, NEWER)
+        sync(a, store, check=0)
+        generation = manifest(store)["generation"]
+        proxy.cut = f"/objects/{rev(NEWER.encode())[:2]}/{rev(NEWER.encode())}"
+        proc = sync(b, store)
+        assert proc.returncode == 6, proc.stderr
+        assert "announced arrived" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        proxy.cut = ""
+        m = manifest(store)
+        assert m["generation"] == generation and "damaged" not in m["files"][DAY]
+        assert (b / DAY).read_text() == LOG
+        proc, report = sync_json(b, store)
+        assert proc.returncode == 0 and report["pulled"] == [DAY] and (b / DAY).read_text() == NEWER
+    finally:
+        proxy.close()
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_a_link_or_fifo_planted_as_the_folder_remotes_lock_file_is_refused_and_nothing_is_truncated(folder, tmp_path, planted):
+    """Whoever writes the remote folder put `.manifest.lock -> a file of this user`: with filelock 3.12
+    (what pyproject allows) taking the lock opened it with O_TRUNC through the link and emptied that
+    file. Now the lock file is checked first (never through a link, only a regular file): one line, exit 4,
+    nothing published, the file pointed at untouched."""
+    a, b = pair_on(folder, tmp_path)
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious\n")
+    lock = folder.root / ".manifest.lock"
+    lock.unlink(missing_ok=True)
+    if planted == "link":
+        lock.symlink_to(victim)
+    else:
+        os.mkfifo(lock)
+    before = folder.manifest_bytes()
+    write(b, "memory/2026-12-05.md", "- new\n")
+    proc = sync(b, folder)
+    assert proc.returncode == 4, proc.stderr
+    assert ".manifest.lock" in proc.stderr and "not a regular file" in proc.stderr and "hint:" in proc.stderr
+    assert victim.read_text() == "precious\n" and folder.manifest_bytes() == before
+    lock.unlink()
+    assert sync(b, folder).returncode == 0
+
+
+def test_a_path_below_a_folder_named_like_a_markdown_file_is_refused_not_pulled_then_tombstoned(folder, tmp_path):
+    """`memory/notes.md/inner.md` passed the path rule, but memtool never reads below a folder named
+    `*.md`: the replica that pulled it saw it gone on its next round and published a tombstone ("deleted
+    here"), deleting it on every other replica; beside a file `memory/notes.md` its folder could not
+    even be made. Now such a path is refused, like any path sync would not publish."""
+    a, b = pair_on(folder, tmp_path)
+    tamper(folder, {"memory/notes.md/inner.md": b"- inner\n", "memory/x.md": b"- x\n", "memory/x.md/y.md": b"- y\n"})
+    for n in range(2):  # (the second round finds nothing new: refusals are said by the round that finds them)
+        write(b, "bank/world.md", f"# World\n\n- Edit {n}.\n")
+        proc, report = sync_json(b, folder)
+        assert proc.returncode == 0, proc.stderr
+        refused = "\n".join(report["refused"])
+        assert "memory/notes.md/inner.md" in refused and "memory/x.md/y.md" in refused
+        assert report["tombstoned"] == [] and report["deferred"] == []
+    assert (b / "memory/x.md").read_text() == "- x\n" and not (b / "memory/notes.md").exists()
+    files = manifest(folder)["files"]
+    assert files["memory/notes.md/inner.md"]["rev"] == rev(b"- inner\n")  # left as it is on the remote
+    from memtool.sync.plan import path_problem
+    assert path_problem("memory/notes.md/inner.md") and path_problem("bank/a.md/b/c.md")
+    assert path_problem("memory/2026/notes.md") is None and path_problem("memory/v1.mdx/a.md") is None
+
+
+def test_an_s3_endpoint_answering_without_an_etag_is_a_clear_error_not_a_traceback(s3, s3_server, tmp_path):
+    """An endpoint (a proxy, a store that is not quite S3) answering without an ETag ended `mem sync`
+    with a KeyError traceback (exit 1), the first time after it had published the manifest. Now it is
+    one line naming the ETag (exit 6); nothing here changes, and once the endpoint answers properly
+    the next sync completes."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proxy.strip_etag = True
+        for _ in range(2):
+            proc = sync(ws, store, store.url)
+            assert proc.returncode == 6, proc.stderr
+            assert "ETag" in proc.stderr and "hint:" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+            assert (ws / DAY).read_text() == LOG
+        proxy.strip_etag = False
+        proc, report = sync_json(ws, store, store.url)
+        assert proc.returncode == 0, proc.stderr
+        write(ws, DAY, NEWER)
+        proxy.strip_etag = True
+        proc = sync(ws, store)
+        assert proc.returncode == 6 and "ETag" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        proxy.strip_etag = False
+        proc, report = sync_json(ws, store)
+        assert proc.returncode == 0, proc.stderr
+        assert manifest(store)["files"][DAY]["rev"] == rev(NEWER.encode()) and (ws / DAY).read_text() == NEWER
+    finally:
+        proxy.close()
+
+
+def test_an_s3_endpoint_answering_not_modified_to_a_plain_read_is_a_clear_error(s3, s3_server, tmp_path):
+    """A 304 (not modified) to a read that named no ETag was taken for "the cached manifest is still
+    current" with no cached manifest: a TypeError traceback, in `mem sync` and in `mem sync clone`."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+        ws = tmp_path / "ws"
+        write(ws, DAY, LOG)
+        proxy.manifest_304 = True
+        proc = sync(ws, store, store.url)
+        assert proc.returncode == 6 and "304" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not (ws / ".memory" / "sync" / "binding.json").exists()
+        proc = run_mem("sync", "clone", store.url, tmp_path / "clone", env=store.env)
+        assert proc.returncode == 6 and "Traceback" not in proc.stderr and not (tmp_path / "clone").exists(), proc.stderr
+        proxy.manifest_304 = False
+        assert sync(ws, store, store.url).returncode == 0
+    finally:
+        proxy.close()
+
+
+def test_a_marker_asking_for_more_scrypt_memory_than_allowed_is_refused_before_deriving(folder, tmp_path):
+    """A remote's encryption.json asking for scrypt at N=2^20, r=16 (2 GiB) passed the marker's bounds,
+    then hashlib refused it (maxmem must stay below 2^31): a ValueError traceback in clone and sync.
+    Now the marker's memory is bounded too (1 GiB): refused with one line (exit 8), no folder made."""
+    import base64
+
+    from memtool.sync import encryption as enc
+
+    folder.root.mkdir()
+    kdf = {"name": "scrypt", "n": 2**20, "r": 16, "p": 4, "salt": base64.b64encode(os.urandom(16)).decode()}
+    (folder.root / "encryption.json").write_bytes(enc.new_marker(os.urandom(32), kdf))
+    env = mem_env(MEM_SYNC_PASSPHRASE="a long enough passphrase")
+    proc = run_mem("sync", "clone", folder.url, tmp_path / "clone", env=env)
+    assert proc.returncode == 8 and "Traceback" not in proc.stderr, proc.stderr
+    assert "scrypt" in proc.stderr and "hint:" in proc.stderr and not (tmp_path / "clone").exists()
+    salt = base64.b64encode(os.urandom(16)).decode()
+    for n, r, ok in ((2**17, 8, True), (2**20, 8, True), (2**19, 16, True), (2**20, 16, False), (2**20, 9, False)):
+        marker = enc.new_marker(os.urandom(32), {"name": "scrypt", "n": n, "r": r, "p": 1, "salt": salt})
+        if ok:
+            enc.parse_marker(marker, "remote")
+        else:
+            with pytest.raises(enc.SyncKeyError, match="scrypt"):
+                enc.parse_marker(marker, "remote")
+
+
+def test_a_machine_without_the_memory_scrypt_asks_for_gets_a_clear_error(folder, tmp_path):
+    """A marker within bounds (scrypt at 1 GiB) on a machine that cannot give that much memory (here an
+    address-space cap of 1 GiB) ended clone with a ValueError traceback ("malloc failure")."""
+    import base64
+    import subprocess
+    import sys
+
+    from memtool.sync import encryption as enc
+
+    folder.root.mkdir()
+    kdf = {"name": "scrypt", "n": 2**20, "r": 8, "p": 1, "salt": base64.b64encode(os.urandom(16)).decode()}
+    (folder.root / "encryption.json").write_bytes(enc.new_marker(os.urandom(32), kdf))
+    proc = subprocess.run([sys.executable, "-m", "memtool", "sync", "clone", folder.url, str(tmp_path / "clone")],
+                          capture_output=True, text=True, env=mem_env(MEM_SYNC_PASSPHRASE="a long enough passphrase"),
+                          timeout=120, preexec_fn=_limited(1))
+    assert proc.returncode == 8 and "Traceback" not in proc.stderr, proc.stderr
+    assert "memory" in proc.stderr and "hint:" in proc.stderr and not (tmp_path / "clone").exists()
+
+
+@pytest.mark.parametrize("where", ["path", "device", "listing"])
+def test_a_lone_surrogate_anywhere_in_the_manifest_does_not_block_publishing(folder, tmp_path, where):
+    """A lone surrogate (`\\ud800`, valid as a JSON escape) in a refused path, in an entry's device or
+    time, or in a listed conflict's device, is kept as it is when the manifest is published again; that
+    publishing ended in a UnicodeEncodeError traceback, on every replica with something to push, for
+    every round after. Now the manifest is written with such characters escaped (valid JSON, as read)."""
+    a, b = pair_on(folder, tmp_path)
+    m = manifest(folder)
+    r = folder.put(b"- x\n")
+    if where == "path":
+        m["files"]["memory/bad\ud800.md"] = {"rev": r, "size": 4, "device": "m", "time": "t"}
+    elif where == "device":
+        m["files"]["memory/ok.md"] = {"rev": r, "size": 4, "device": "m\ud800", "time": "t\ud800"}
+    else:
+        m["conflicts"] = {DAY: {"dev\ud800": {"rev": r, "against": r, "size": 4, "time": "t"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())  # ASCII JSON: the surrogate as an escape
+    write(b, "bank/world.md", "# World\n\n- Changed on the desktop.\n")
+    proc = sync(b, folder)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    after = manifest(folder)
+    assert after["files"]["bank/world.md"]["rev"] == rev(b"# World\n\n- Changed on the desktop.\n")
+    if where == "path":
+        assert after["files"]["memory/bad\ud800.md"]["rev"] == r  # left as it was
+    proc = sync(a, folder)
+    assert proc.returncode == 0 and (a / "bank/world.md").read_text().endswith("desktop.\n"), proc.stderr
+    assert sync(b, folder).returncode == 0
+
+
+@pytest.mark.parametrize("memory_id", ["ab\ud800cd", "x" * 100_000, "\x1b[31mred"])
+def test_a_manifest_whose_memory_id_is_not_an_id_is_refused_before_anything_changes(folder, tmp_path, memory_id):
+    """The manifest's memory_id is stored in binding.json by a workspace's first sync: a lone surrogate
+    there ended that sync in a UnicodeEncodeError traceback after it had published and written files
+    (and every retry alike); 100 KB or a terminal escape were stored as they came. Now a memory id is
+    1-64 letters, digits, '-' or '_' (memtool writes 32 hex digits), else the manifest is refused (exit 4)
+    before anything is written here or published."""
+    a = tmp_path / "a"
+    write(a, DAY, LOG)
+    sync(a, folder, folder.url, check=0)
+    m = manifest(folder)
+    m["memory_id"] = memory_id
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    before = folder.manifest_bytes()
+    c = tmp_path / "c"
+    write(c, "memory/other.md", "- other\n")
+    proc = sync(c, folder, folder.url)
+    assert proc.returncode == 4 and "memory_id" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr and len(proc.stderr) < 1000
+    assert not (c / DAY).exists() and not (c / ".memory/sync/binding.json").exists()
+    assert folder.manifest_bytes() == before
+
+
+def test_a_listed_conflict_of_a_device_with_an_unusual_name_can_be_resolved_here(folder, tmp_path):
+    """`mem sync resolve` of a conflict another machine listed recorded it under the device's name as
+    shown (`evil-device`), but the round looked it up under the name as listed (`evil.device`): the
+    entry never left the remote's list, and `mem sync status` kept showing it after every resolve."""
+    a, b = pair_on(folder, tmp_path)
+    theirs = folder.put((LOG + "- theirs\n").encode())
+    m = manifest(folder)
+    m["conflicts"] = {DAY: {"evil.device": {"rev": theirs, "against": m["files"][DAY]["rev"], "size": 1,
+                                            "time": "2026-12-01T00:00:00Z"}}}
+    m["generation"] += 1
+    folder.set_manifest_bytes(json.dumps(m).encode())
+    sync(b, folder, check=0)
+    _, status = sync_json(b, folder, "status")
+    assert [c["device"] for c in status["conflicts_elsewhere"]] == ["evil-device"]
+    run_mem("-w", b, "sync", "resolve", DAY, "--keep", "local", check=0)
+    _, status = sync_json(b, folder, "status")
+    assert status["conflicts_elsewhere"] == []
+    sync(b, folder, check=0)
+    assert "conflicts" not in manifest(folder)
+    _, status = sync_json(b, folder, "status")
+    assert status["conflicts_elsewhere"] == []
+
+
+def test_a_file_deep_enough_that_its_lock_name_is_too_long_still_syncs(folder, tmp_path):
+    """The per-file lock is a file named after the whole path (`/` as `_`): a path over 250 bytes (here
+    plain ASCII, within the rule's 1024) gave a lock name the file system refuses, so every pull of a
+    change to it failed after publishing (exit 4), round after round."""
+    deep = "memory/" + "a" * 120 + "/" + "b" * 120 + "/notes.md"
+    a, b = pair_on(folder, tmp_path)
+    write(a, deep, "- one\n")
+    sync(a, folder, check=0)
+    sync(b, folder, check=0)
+    write(a, deep, "- one\n- two\n")
+    sync(a, folder, check=0)
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["pulled"] == [deep], proc.stderr
+    assert (b / deep).read_text() == "- one\n- two\n"
+    from memtool.safe_writes import lock_file_stem
+
+    assert lock_file_stem("memory/2026-11-30.md") == "memory_2026-11-30.md"  # unchanged for the usual names
+    assert len(lock_file_stem(deep).encode()) <= 200 and lock_file_stem(deep) != lock_file_stem(deep[:-4] + "x.md")
+
+
+def test_a_path_of_many_multibyte_characters_is_refused_by_its_bytes(folder, tmp_path):
+    """The rule capped a path at 1024 characters: 1019 four-byte characters (4001 bytes) passed, and
+    the backup made before its first update (`.memory/backups/<path>.<time>`) was past the 4096 bytes
+    a path may have: every round after publishing failed (exit 4). Now the cap is 1024 bytes."""
+    comp = "\U0001F600" * 63
+    deep = "memory/" + "/".join([comp] * 15) + "/" + "\U0001F600" * 49 + ".md"
+    from memtool.sync.plan import path_problem
+
+    assert len(deep) <= 1024 and path_problem(deep) == "path too long"
+    assert path_problem("memory/" + "é" * 120 + "/" + "é" * 120 + "/" + "x" * 100 + ".md") is None  # 591 bytes: fine
+    a = tmp_path / "a"
+    b = tmp_path / "some/longer/folders/where/the/desktop/workspace/lives/x"
+    write(a, DAY, LOG)
+    (b / "memory").mkdir(parents=True)
+    sync(a, folder, folder.url, check=0)
+    sync(b, folder, folder.url, check=0)
+    tamper(folder, {deep: b"- deep\n"})
+    assert sync(b, folder).returncode == 0
+    tamper(folder, {deep: b"- deep v2\n", "memory/2026-12-01.md": b"- legit\n"})
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0, proc.stderr
+    assert report["pulled"] == ["memory/2026-12-01.md"] and any("path too long" in n for n in report["refused"])
+
+
+def test_a_file_the_disk_refuses_blocks_only_itself(folder, tmp_path):
+    """One file the system refused to write (here: over the process's file size limit, as a quota or
+    a full disk would) stopped the round after publishing, with a message naming no file: every file
+    after it, in every round, stayed unwritten. Now that file is named (exit 4), everything else is
+    written, and the next round, with room again, writes it."""
+    import resource
+    import subprocess
+    import sys
+
+    a, b = pair_on(folder, tmp_path)
+    big = "# World\n\n" + "- a line of the world\n" * 50_000  # 1.1 MB
+    write(a, "bank/world.md", big)
+    write(a, "bank/atlas.md", big)  # new here: created, not replaced
+    write(a, DAY, NEWER)
+    write(a, "memory/2026-12-09.md", "- new\n")
+    sync(a, folder, check=0)
+
+    def small_files_only():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, 512 * 1024))
+
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "memtool", "-w", str(b), "sync"], capture_output=True, text=True,
+                              env=mem_env(), timeout=120, preexec_fn=small_files_only)
+        assert proc.returncode == 4, proc.stderr
+        assert "bank/world.md" in proc.stderr and "bank/atlas.md" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert (b / DAY).read_text() == NEWER and (b / "memory/2026-12-09.md").exists()
+        assert (b / "bank/world.md").read_text().startswith("# World\n\n- The Elbe")
+        assert sorted(p.name for p in (b / "bank").iterdir()) == ["world.md"]  # no temp file left behind
+    proc, report = sync_json(b, folder)
+    assert proc.returncode == 0 and report["pulled"] == ["bank/atlas.md", "bank/world.md"], proc.stderr
+    assert (b / "bank/world.md").read_text() == big == (b / "bank/atlas.md").read_text()

@@ -40,7 +40,8 @@ def sync_run(
 
     Exit code 9 when conflicts are waiting, 8 when sync is off or bound elsewhere, the remote went
     backwards, or its key is missing or wrong; 6 when the remote cannot be reached or a file's copy
-    there is damaged.
+    there is damaged or over the size limit (64 MiB; named, every other file synced);
+    4 when this machine could not write a file (named; every other file synced).
 
     Example: mem sync /mnt/nas/memory --encrypt   (later just: mem sync)
     """
@@ -54,8 +55,10 @@ def sync_run(
         _show_report(report)
     if report["conflicts"]:
         raise typer.Exit(ExitStatus.CONFLICTS)
-    if report["damaged"]:
+    if report["damaged"] or report["oversize"]:
         raise typer.Exit(ExitStatus.PROVIDER)
+    if report["failed"]:
+        raise typer.Exit(ExitStatus.REFUSED)
 
 
 def with_passphrase(call):
@@ -86,7 +89,8 @@ def _show_report(report: dict) -> None:
                                                         "repaired") if report[k])
     if report["new_conflicts"]:
         counts += (", " if counts else "") + f"{len(report['new_conflicts'])} new conflict(s)"
-    counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] else "nothing to do")
+    counts = counts or ("nothing else to do" if report["conflicts"] or report["damaged"] or report["oversize"]
+                        or report["failed"] else "nothing to do")
     render.err.print(f"synced with {escape(report['remote'])}: {counts} ({report['files']} files, "
                      f"{sum(report['requests'].values())} requests, {report['seconds']:.2f} s)")
     _show_notes(report)
@@ -112,6 +116,10 @@ def _show_notes(report: dict) -> None:
     for path in report["damaged"]:
         render.warn(f"the remote's copy of {path} is missing or damaged (its bytes do not match their hash); "
                     "every other file synced; a machine holding the right version repairs it on its next sync")
+    for note in report["oversize"]:
+        render.warn(f"not synced: {note}")
+    for note in report["failed"]:
+        render.warn(f"not written here: {note} (every other file synced; the next mem sync tries it again)")
     if report["conflicts"]:
         render.warn(f"{len(report['conflicts'])} conflict(s) wait for you: " + ", ".join(report["conflicts"])
                     + " (see: mem sync status, then mem sync resolve PATH --keep local|remote|both)")
@@ -165,6 +173,9 @@ def _show_status(data: dict) -> None:
         print(f"  changed  {path}")
     for path in data["local_deletions"][:20]:
         print(f"  deleted  {path}")
+    for path, entry in sorted(data["oversize"].items()):
+        print(f"  too big  {path}  (revision {entry['rev'][:12]} on the remote, {entry['size']:,} bytes: "
+              f"mem sync resolve {path} --keep local)")
     print(f"conflicts: {len(data['conflicts'])}")
     for path, record in sorted(data["conflicts"].items()):
         print(f"  {path}  (remote version from {record['device']} in {record['copy']})")
@@ -223,8 +234,10 @@ def sync_clone(
                          f"{len(report['pulled'])} files{', encrypted' if report['encrypted'] else ''}, "
                          f"{report['indexed']} indexed; later: mem -w {escape(shlex.quote(report['workspace']))} sync")
         _show_notes(report)
-    if report["damaged"]:  # a file the remote could not give intact is missing here: as mem sync, exit 6
+    if report["damaged"] or report["oversize"]:  # a file the remote could not give is missing here: as mem sync, exit 6
         raise typer.Exit(ExitStatus.PROVIDER)
+    if report["failed"]:
+        raise typer.Exit(ExitStatus.REFUSED)
 
 
 @sync_app.command("key")

@@ -4,7 +4,7 @@ edit (backed up first), conflict copies beside the file, and the symbolic-link c
 from __future__ import annotations
 
 from memtool import retain_log
-from memtool.errors import UsageError, WorkspaceError
+from memtool.errors import StorageError, UsageError, WorkspaceError
 from memtool.safe_writes import MAX_NAME_BYTES
 from memtool.sync.manifest import rev_of, safe_device
 from memtool.sync.plan import CONFLICT_MARK, path_problem
@@ -32,55 +32,81 @@ def link_problem(ws: Workspace, path: str) -> str | None:
 def apply_writes(ws: Workspace, writes, new_base, done: dict[str, list], stop=None) -> None:
     """Write what the published manifest now says, file by file, never over an unseen edit. When
     `stop()` turns true (sync switched off), the files not yet written are listed as `stopped`: their
-    base is unchanged, so the next round writes them."""
+    base is unchanged, so the next round writes them. A file the system refuses to write (a full disk
+    or quota, a file too large, a name too long) is listed as `failed` ("path: why"), its base
+    unchanged: every other file is written, and the next round tries it again."""
     if stop and stop():
         done["stopped"].extend(path for path, _, _ in writes)
         return
     fresh = {path: blob for path, expected, blob in writes if expected is None and blob is not None}
     if fresh:  # files new here: created in one batch, never replacing one that appeared meanwhile
-        created = set(ws.create_new(fresh))
+        try:
+            created = set(ws.create_new(fresh))
+        except (OSError, StorageError):  # one of them refused: each on its own, to name it
+            created = set()
+            for path, blob in fresh.items():
+                try:
+                    created |= set(ws.create_new({path: blob}))
+                except (OSError, StorageError) as exc:
+                    done["failed"].append(f"{path}: {_reason(exc)}")
+        failed = {note.split(": ", 1)[0] for note in done["failed"]}
         for path, blob in fresh.items():
+            if path in failed:
+                continue
             if path not in created:
                 done["deferred"].append(path)
                 continue
             st = ws.resolve(path).stat()
             new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             done["pulled"].append(path)
-    watched = None  # the retain log's lines, by file: read once, when a file here is first replaced
+    watched: dict = {}  # the retain log's lines, by file: read once, when a file here is first replaced
     for path, expected, blob in writes:
         if path in fresh:
             continue
         if done["stopped"] or (stop and stop()):
             done["stopped"].append(path)
             continue
-        with ws.lock(path):
-            target = ws.resolve(path)
-            try:
-                before = target.read_bytes()
-            except FileNotFoundError:
-                before = None
-            current = None if before is None else rev_of(before)
-            if current != expected:
-                done["deferred"].append(path)  # edited during the sync: the next run merges it
-                continue
-            if current is not None:
-                done["backups"].append(ws.backup(path))
-                if watched is None:
-                    watched = retain_log.by_path(ws)
-                done["removed_elsewhere"].extend(
-                    e.to_dict() for e in retain_log.synced_away(
-                        ws, path, watched.get(path, []), before.decode("utf-8", "replace"),
-                        None if blob is None else blob.decode("utf-8", "replace")))
-            if blob is None:
-                target.unlink()
-                new_base.pop(path, None)
-                done["deleted"].append(path)
-                continue
-            ws.write_atomic(path, blob)
-            st = target.stat()
-            new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if path not in done["merged"]:
-                done["pulled"].append(path)
+        try:
+            _write_one(ws, path, expected, blob, new_base, done, watched)
+        except (OSError, StorageError) as exc:
+            done["failed"].append(f"{path}: {_reason(exc)}")
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, StorageError) else StorageError.from_os(exc).message
+
+
+def _write_one(ws: Workspace, path: str, expected, blob, new_base, done: dict, watched: dict) -> None:
+    """Replace (or, `blob` None, delete) one file under its lock, only if it still holds the revision
+    `expected` the round read; the replaced version backed up first. `watched` caches the retain log."""
+    with ws.lock(path):
+        target = ws.resolve(path)
+        try:
+            before = target.read_bytes()
+        except FileNotFoundError:
+            before = None
+        current = None if before is None else rev_of(before)
+        if current != expected:
+            done["deferred"].append(path)  # edited during the sync: the next run merges it
+            return
+        if current is not None:
+            done["backups"].append(ws.backup(path))
+            if "lines" not in watched:
+                watched["lines"] = retain_log.by_path(ws)
+            done["removed_elsewhere"].extend(
+                e.to_dict() for e in retain_log.synced_away(
+                    ws, path, watched["lines"].get(path, []), before.decode("utf-8", "replace"),
+                    None if blob is None else blob.decode("utf-8", "replace")))
+        if blob is None:
+            target.unlink()
+            new_base.pop(path, None)
+            done["deleted"].append(path)
+            return
+        ws.write_atomic(path, blob)
+        st = target.stat()
+        new_base[path] = BaseEntry(rev_of(blob), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if path not in done["merged"]:
+            done["pulled"].append(path)
 
 
 def write_conflicts(ws: Workspace, state: SyncState, copies, conflicts, done: dict[str, list]) -> None:

@@ -111,6 +111,8 @@ class AutoSync:
         until it changes: a round that found nothing new does not repeat it every interval."""
         notes = ([f"damaged on the remote (every other file synced): {p}" for p in report["damaged"]]
                  + [f"refused from the remote's manifest: {n}" for n in report["refused"]]
+                 + [f"not synced: {n}" for n in report.get("oversize", [])]
+                 + [f"not written here: {n}" for n in report.get("failed", [])]
                  + [f"not synced: {n}" for n in report["collisions"] + report["not_synced"]])
         if notes and notes != self.noted:
             for note in notes:

@@ -34,6 +34,7 @@ KEY_PREFIX = "memtool-sync-key-1:"
 # the derived key is kept in .memory/sync/key afterwards. Bounds refuse a marker that asks for more.
 SCRYPT = {"n": 2 ** 17, "r": 8, "p": 1}
 SCRYPT_MAX = {"n": 2 ** 20, "r": 16, "p": 4}
+SCRYPT_MAX_MEMORY = 2 ** 30  # 128·r·N bytes: a marker asking for more is refused (hashlib stops below 2 GiB anyway)
 MIN_PASSPHRASE = 10
 _CHECK = b"memtool sync key check"
 
@@ -100,8 +101,14 @@ def object_name(keys: Keys, rev: str) -> str:
 
 def passphrase_key(passphrase: str, kdf: dict) -> bytes:
     salt = base64.b64decode(kdf["salt"])
-    return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=kdf["n"], r=kdf["r"], p=kdf["p"],
-                          maxmem=129 * kdf["r"] * kdf["n"] + (1 << 20), dklen=32)
+    try:
+        return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=kdf["n"], r=kdf["r"], p=kdf["p"],
+                              maxmem=129 * kdf["r"] * kdf["n"] + (1 << 20), dklen=32)
+    except (MemoryError, ValueError) as exc:  # OpenSSL says "malloc failure" as a ValueError
+        raise SyncKeyError(f"this machine could not derive the key: scrypt needs {128 * kdf['r'] * kdf['n'] // 2**20:,} MiB "
+                           f"of memory ({str(exc)[:80]}); nothing was written",
+                           "free some memory and try again, or use the key file instead of the passphrase "
+                           "(mem sync key --show on a machine that has it)") from None
 
 
 def new_passphrase_kdf() -> dict:
@@ -126,6 +133,9 @@ def parse_marker(data: bytes, url: str) -> dict:
         if kdf.get("name") == "scrypt":
             if not all(isinstance(kdf.get(k), int) and 1 <= kdf[k] <= SCRYPT_MAX[k] for k in SCRYPT):
                 raise ValueError("scrypt parameters out of bounds")
+            if 128 * kdf["r"] * kdf["n"] > SCRYPT_MAX_MEMORY:
+                raise ValueError(f"scrypt asks for {128 * kdf['r'] * kdf['n'] // 2**20:,} MiB of memory, over "
+                                 f"{SCRYPT_MAX_MEMORY // 2**20:,}")
             if not 8 <= len(base64.b64decode(kdf["salt"], validate=True)) <= 64:
                 raise ValueError("bad salt")
         elif kdf.get("name") != "key-file":

@@ -160,7 +160,7 @@ def status(ws: Workspace) -> dict:
     return {"off": state.off(), "remote": (binding or {}).get("remote"),
             "memory_id": (binding or {}).get("memory_id"), "device": (identity or {}).get("device"),
             "last_sync": state.last_sync(), "conflicts": state.conflicts(),
-            "conflicts_elsewhere": _elsewhere(state, (identity or {}).get("device")),
+            "conflicts_elsewhere": _elsewhere(state, (identity or {}).get("device")), "oversize": state.oversize(),
             "local_changes": changed, "local_deletions": deleted, "files": len(stats)}
 
 
@@ -173,7 +173,7 @@ def _elsewhere(state: SyncState, me: str | None) -> list[dict]:
     out = []
     for path, by_device in sorted(conflict_listing(parse_manifest(cached[0], "the cached manifest")).items()):
         for device, entry in sorted(by_device.items()):
-            if device != me and dismissed.get(path, {}).get(device) != entry["rev"]:
+            if device != me and dismissed.get(path, {}).get(safe_device(device)) != entry["rev"]:
                 out.append({"path": shown(path), "device": safe_device(device), "rev": entry["rev"],
                             "against": entry["against"], "base": entry.get("base"),
                             "time": shown(str(entry.get("time", "?"))[:40])})  # untrusted: escaped
@@ -190,6 +190,8 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         conflicts = state.conflicts()
         rel = ws.relative(ws.resolve(path)) if path not in conflicts else path
         record = conflicts.get(rel)
+        if record is None and rel in state.oversize():
+            return _resolve_oversize(state, rel, keep)
         if record is None:
             elsewhere = [c for c in _elsewhere(state, (state.identity(create=False) or {}).get("device"))
                          if c["path"] == rel]
@@ -232,6 +234,23 @@ def resolve(ws: Workspace, path: str, keep: str) -> dict:
         del conflicts[rel]
         state.save_conflicts(conflicts)
     return {"resolved": rel, "kept": keep, "backups": backups, "remaining": sorted(conflicts)}
+
+
+def _resolve_oversize(state: SyncState, rel: str, keep: str) -> dict:
+    """A path whose remote revision is over the size limit: `--keep local` makes that revision the
+    base, so the next sync publishes this machine's version (or its deletion) over it; the revision
+    itself stays on the remote (until `mem sync gc`). Called under the sync lock."""
+    entry = state.oversize()[rel]
+    if keep != "local":
+        raise UsageError(f"the remote's version of {rel} (revision {entry['rev'][:12]}, {entry['size']:,} bytes) is "
+                         "over the limit sync reads for one file: it cannot be brought here",
+                         f"keep this machine's with mem sync resolve {rel} --keep local, or shorten the file on the "
+                         "machine that holds it and sync there")
+    base = state.base()
+    base[rel] = BaseEntry(entry["rev"], -1, -1)
+    state.save_base(base, state.last_sync() or {})
+    state.save_oversize({p: e for p, e in state.oversize().items() if p != rel})
+    return {"resolved": rel, "kept": keep, "backups": [], "remaining": sorted(state.conflicts())}
 
 
 def create_key(key_file: Path | None) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 
 from memtool.errors import WorkspaceError
@@ -16,6 +17,7 @@ from memtool.sync.plan import INVISIBLE, REV, path_problem
 from memtool.sync.state import SyncBlocked
 
 FORMAT = "memtool-sync/1"
+_MEMORY_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")  # memtool writes a workspace id: 32 hex digits
 
 
 def rev_of(data: bytes) -> str:
@@ -47,8 +49,9 @@ def parse_manifest(data: bytes, url: str) -> dict:
         manifest = json.loads(data)
         if manifest.get("format") != FORMAT or not isinstance(manifest.get("files"), dict):
             raise ValueError(manifest.get("format"))
-        if not isinstance(manifest.get("memory_id", ""), str):
-            raise ValueError("memory_id is not a string")
+        if "memory_id" in manifest and not (isinstance(manifest["memory_id"], str)
+                                            and _MEMORY_ID.fullmatch(manifest["memory_id"])):
+            raise ValueError("memory_id is not an id: 1-64 ASCII letters, digits, '-' or '_'")
         generation = manifest.get("generation", 0)
         if not isinstance(generation, int) or isinstance(generation, bool) or generation < 0:
             raise ValueError("generation is not a count")
@@ -101,5 +104,10 @@ def check_generation(manifest: dict | None, data: bytes | None, seen: dict | Non
 
 
 def encode(manifest: dict) -> bytes:
-    """The manifest as written to the remote (compact, keys sorted)."""
-    return json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """The manifest as written to the remote (compact, keys sorted, UTF-8). A lone surrogate read from
+    a remote's JSON escape (in a refused path or a device name, kept as it was) has no UTF-8 form:
+    then the whole manifest is written with non-ASCII characters escaped, valid JSON all the same."""
+    try:
+        return json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()

@@ -89,17 +89,18 @@ def path_problem(path) -> str | None:
     """Why sync never reads or writes `path` (a workspace-relative POSIX path), or None if it syncs.
 
     Syncs: `memory.md` and other top-level `*.md`, `memory/**.md`, `bank/**.md`. Never: anything
-    hidden (so never `.memory/`), conflict copies, other file types, and anything that is not a
+    hidden (so never `.memory/`), conflict copies, other file types, files below a folder named `*.md`
+    (which the workspace scan does not enter), and anything that is not a
     plain relative path (absolute, `..`, backslashes, control characters, invisible formatting
     characters such as bidi overrides or zero-width spaces)."""
     if not isinstance(path, str) or not path:
         return "not a path"
     ascii_ = path.isascii()
     short = len(path) <= 50 or (len(path) <= MAX_NAME_BYTES and ascii_)  # no name can exceed MAX_NAME_BYTES
-    if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1]
+    if (short and _PLAIN.fullmatch(path) and CONFLICT_MARK not in path.rsplit("/", 1)[-1] and ".md/" not in path
             and (ascii_ or not re.search(_SUSPECT, path))):
         return None  # the common case
-    if len(path) > 1024:
+    if len(path) > 1024 or len(path.encode("utf-8", "surrogatepass")) > 1024:  # bytes: its backup's path must fit
         return "path too long"
     if any(ch < " " or "\x7f" <= ch <= "\x9f" for ch in path):  # C0, DEL, C1 (\x9b: a terminal's CSI)
         return "control character in the path"
@@ -124,6 +125,8 @@ def path_problem(path) -> str | None:
         return f"file name longer than {MAX_NAME_BYTES} bytes"
     if not path.endswith(".md"):
         return "not a Markdown file"
+    if any(part.endswith(".md") for part in parts[:-1]):  # `Workspace.scan` never reads below one
+        return "below a folder named *.md (memtool reads no file there)"
     if CONFLICT_MARK in parts[-1]:
         return "a conflict copy"
     if len(parts) > 1 and parts[0] not in SYNCED_FOLDERS:

@@ -31,17 +31,38 @@ _REV = re.compile(r"[0-9a-f]{64}")
 # The most bytes sync reads of one revision (a Markdown file, sealed when encrypted): a crafted or
 # damaged object on the remote is refused by its announced size, never read whole into memory.
 MAX_OBJECT_BYTES = 64 * 2**20
+# The most bytes of `manifest.json` (a format-1 manifest holds every file's entry; a sharded root one
+# line per shard) and of a small named object such as `encryption.json` (a few hundred bytes).
+MAX_MANIFEST_BYTES = MAX_OBJECT_BYTES
+MAX_NAMED_BYTES = 2**16
 
 
 class OversizeObject(ProviderUnavailable):
-    """A revision on the remote is larger than MAX_OBJECT_BYTES: the round stops before any change."""
+    """A revision on the remote is larger than MAX_OBJECT_BYTES (`size`): it is never read; the round
+    leaves its path alone and names it."""
+
+    def __init__(self, message: str, hint: str | None = None, size: int = 0):
+        super().__init__(message, hint)
+        self.size = size
 
 
 def _oversize(rev: str, size: int, url: str) -> OversizeObject:
     return OversizeObject(f"revision {rev[:12]} on {url} is {size:,} bytes, over the limit of {MAX_OBJECT_BYTES:,} "
-                          "for one file; nothing was synced",
-                          "the remote copy is damaged or not memtool's: check the remote, or remove that file "
-                          "where it was written and sync from there")
+                          "for one file", "the remote copy is damaged or not memtool's", size)
+
+
+def _too_big(what: str, url: str, size: int, limit: int) -> WorkspaceError:
+    return WorkspaceError(f"{what} on {url} is {size:,} bytes or more, over the limit of {limit:,}; it was not read "
+                          "and nothing was changed here",
+                          "the remote was changed by hand or is not memtool's; point sync at a folder or prefix "
+                          "used only by memtool")
+
+
+def _too_big_to_publish(url: str, size: int) -> WorkspaceError:
+    return WorkspaceError(f"the new manifest for {url} would be {size:,} bytes, over the limit of "
+                          f"{MAX_MANIFEST_BYTES:,} every replica reads; nothing was published",
+                          "a format-1 remote keeps every entry in one manifest: clone it into a new workspace "
+                          "and sync that to a new remote (sharded, see docs/sync.md)")
 
 
 class DamagedObject(ProviderUnavailable):
@@ -147,29 +168,52 @@ class FolderRemote:
     def read_manifest(self, etag: str | None = None):
         self._check()
         try:
-            data = read_regular(self.root / "manifest.json")
+            data = read_regular(self.root / "manifest.json", MAX_MANIFEST_BYTES)
         except FileNotFoundError:
             return None
         except NotAFile:
             raise WorkspaceError(f"the manifest on {self.url} is not a regular file", _BY_HAND) from None
+        except Oversize as exc:
+            raise _too_big("the manifest", self.url, exc.args[0], MAX_MANIFEST_BYTES) from None
         tag = hashlib.sha256(data).hexdigest()[:32]
         return NOT_MODIFIED if tag == etag else (data, tag)
 
     def write_manifest(self, data: bytes, etag: str | None) -> str:
         from filelock import FileLock
 
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise _too_big_to_publish(self.url, len(data))
         self._check()
-        with FileLock(str(self.root / ".manifest.lock"), timeout=60):
+        with FileLock(str(self._lock_file()), timeout=60):
             try:
-                current = hashlib.sha256(read_regular(self.root / "manifest.json")).hexdigest()[:32]
+                current = hashlib.sha256(read_regular(self.root / "manifest.json", MAX_MANIFEST_BYTES)).hexdigest()[:32]
             except FileNotFoundError:
                 current = None
-            except NotAFile:  # replaced by something else since it was read: not the version read
+            except (NotAFile, Oversize):  # replaced by something else since it was read: not the version read
                 raise StaleManifest() from None
             if current != etag:
                 raise StaleManifest()
             replace_atomically(self.root / "manifest.json", data)
         return hashlib.sha256(data).hexdigest()[:32]
+
+    def _lock_file(self) -> Path:
+        """The manifest's lock file, made if missing; refused when it is anything but a regular file: a
+        link planted there was opened (and, by filelock 3.12, truncated) through the link."""
+        path = self.root / ".manifest.lock"
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o644)
+        except OSError:  # a link (O_NOFOLLOW) or a folder: refused below; anything else as it is
+            if not os.path.islink(path) and not os.path.isdir(path):
+                raise
+            fd = None
+        try:
+            if fd is None or not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise WorkspaceError(f"{path} is not a regular file (a link, a folder or a FIFO); nothing was published",
+                                     f"{_BY_HAND}; remove that entry and sync again")
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return path
 
     def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         self._check()
@@ -195,11 +239,13 @@ class FolderRemote:
     def read_named(self, name: str) -> bytes | None:
         self._check()
         try:
-            return read_regular(self.root / name)
+            return read_regular(self.root / name, MAX_NAMED_BYTES)
         except FileNotFoundError:
             return None
         except NotAFile:
             raise WorkspaceError(f"{name} on {self.url} is not a regular file", _BY_HAND) from None
+        except Oversize as exc:
+            raise _too_big(name, self.url, exc.args[0], MAX_NAMED_BYTES) from None
 
     def create_named(self, name: str, data: bytes) -> bool:
         self._check()
@@ -281,6 +327,10 @@ class S3Remote:
             data = response["Body"].read(limit + 1)
             if len(data) > limit:
                 raise Oversize(len(data))
+            announced = response.get("ContentLength")
+            if isinstance(announced, int) and announced != len(data):  # read(amt) does not check it
+                raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {len(data):,} of the {announced:,} "
+                                          "bytes announced arrived", "check the network and the endpoint, then sync again")
             return data
         except BotoCoreError as exc:
             raise ProviderUnavailable(f"S3 {what} failed on {self._where}: {exc}",
@@ -297,16 +347,46 @@ class S3Remote:
         try:
             response = self._call("read", self._client.get_object, Key=self._key("manifest.json"), **kwargs)
         except ClientError as exc:
-            if self._status(exc) == 304:
+            if self._status(exc) == 304 and etag:
                 return NOT_MODIFIED
+            if self._status(exc) == 304:  # "not modified" since no version named: nothing to go on
+                raise ProviderUnavailable(f"the S3 endpoint for {self._where} answered 304 (not modified) to a read "
+                                          "of the manifest that named no version", "check [sync] endpoint_url and "
+                                          "any proxy or cache in between") from None
             if self._status(exc) == 404:
                 return None
             raise
-        return self._body("read", response), response["ETag"]
+        tag = self._etag(response)
+        return self._bounded("the manifest", response, MAX_MANIFEST_BYTES), tag
+
+    def _etag(self, response) -> str:
+        """The ETag of an answer about the manifest; an endpoint that sends none cannot do the
+        compare-and-swap sync relies on."""
+        tag = response.get("ETag")
+        if not isinstance(tag, str) or not tag:
+            if "Body" in response:
+                response["Body"].close()
+            raise ProviderUnavailable(f"the S3 endpoint for {self._where} answered without an ETag for the manifest",
+                                      "sync needs ETags and conditional writes (AWS S3, R2, MinIO have them); check "
+                                      "[sync] endpoint_url and any proxy in between")
+        return tag
+
+    def _bounded(self, what: str, response, limit: int) -> bytes:
+        """A small object's bytes, refused (unread) when its announced size or what is sent exceeds `limit`."""
+        size = response.get("ContentLength")
+        try:
+            if isinstance(size, int) and size > limit:
+                response["Body"].close()
+                raise Oversize(size)
+            return self._body("read", response, limit)
+        except Oversize as exc:
+            raise _too_big(what, self.url, exc.args[0], limit) from None
 
     def write_manifest(self, data: bytes, etag: str | None) -> str:
         from botocore.exceptions import ClientError
 
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise _too_big_to_publish(self.url, len(data))
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
         try:
             response = self._call("manifest write", self._client.put_object, Key=self._key("manifest.json"),
@@ -315,7 +395,7 @@ class S3Remote:
             if self._status(exc) in (412, 409):
                 raise StaleManifest() from None
             raise
-        return response["ETag"]
+        return self._etag(response)
 
     def put_object(self, rev: str, data: bytes, replace: bool = False) -> None:
         from botocore.exceptions import ClientError
@@ -350,7 +430,7 @@ class S3Remote:
         from botocore.exceptions import ClientError
 
         try:
-            return self._body("read", self._call("read", self._client.get_object, Key=self._key(name)))
+            return self._bounded(name, self._call("read", self._client.get_object, Key=self._key(name)), MAX_NAMED_BYTES)
         except ClientError as exc:
             if self._status(exc) == 404:
                 return None

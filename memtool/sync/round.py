@@ -21,7 +21,7 @@ from memtool.sync.manifest import (FORMAT, check_generation, conflict_listing, d
                                    safe_device, shown)
 from memtool.sync.merge import merge_texts, starter_text
 from memtool.sync.plan import Decision, Step, collisions, decide, named, path_problem, remote_entry
-from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
+from memtool.sync.remotes import MAX_OBJECT_BYTES, NOT_MODIFIED, DamagedObject, OversizeObject, Remote
 from memtool.sync.state import BaseEntry, SyncBlocked, SyncState, SyncStopped, now_iso
 from memtool.workspace import Workspace
 
@@ -60,8 +60,10 @@ class Round:
                                       ("pulled", "pushed", "merged", "deleted", "tombstoned", "adopted",
                                        "conflicts", "deferred", "kept", "backups", "refused", "damaged",
                                        "repaired", "resolved_elsewhere", "stopped", "collisions", "not_synced",
-                                       "removed_elsewhere")}
+                                       "removed_elsewhere", "oversize", "failed")}
         self.repairs: dict[str, bytes] = {}  # revisions uploaded again over a damaged remote copy
+        self.oversized: dict[str, int] = {}  # revision → its size, for revisions over MAX_OBJECT_BYTES (never read)
+        self.new_oversize: dict[str, dict] = {}  # path → {"rev", "size"}: the paths they left alone
 
     # --- remote calls, counted ----------------------------------------------------------------
 
@@ -77,11 +79,29 @@ class Round:
         return data
 
     def _fetch(self, rev: str) -> bytes | None:
-        """A revision's bytes; None when the remote's copy is missing or damaged (other files go on)."""
+        """A revision's bytes; None when the remote's copy is missing, damaged or over the size limit
+        (in `oversized` then): other files go on."""
         try:
             return self._get(rev)
+        except OversizeObject as exc:
+            self.oversized[rev] = exc.size
+            return None
         except DamagedObject:
             return None
+
+    def _unreadable(self, path: str, rev: str, entry: dict, new_entries: dict) -> None:
+        """A path whose remote revision could not be used: over the size limit (left alone on both
+        sides, named every round until resolved), else damaged (marked for a repair)."""
+        if rev not in self.oversized:
+            self._mark_damaged(path, entry, new_entries)
+            return
+        size = self.oversized[rev]
+        self.new_oversize[path] = {"rev": rev, "size": size}
+        self.done["oversize"].append(
+            f"{path}: revision {rev[:12]} on the remote is {size:,} bytes, over the {MAX_OBJECT_BYTES:,} sync reads "
+            f"for one file (an older memtool wrote it, or it was crafted); left as it is here and on the remote. "
+            f"To publish this machine's version over it: mem sync resolve {path} --keep local; or shorten the file "
+            "on the machine that holds it and sync there")
 
     def _mark_damaged(self, path: str, entry: dict, new_entries: dict) -> None:
         """Name the path, and say so in the manifest: the replica holding the right bytes repairs it."""
@@ -112,7 +132,7 @@ class Round:
         self.stats = sync_files(self.ws, self.done["not_synced"], self.too_big)
         if got is NOT_MODIFIED:
             self.data, self.etag = cached
-            if (not self.conflicts and not self.state.damaged() and not self.state.listed()
+            if (not self.conflicts and not self.state.damaged() and not self.state.oversize() and not self.state.listed()
                     and not self.state.dismissed() and unchanged(self.stats, self.base)):
                 return True
         elif got is None:
@@ -178,6 +198,14 @@ class Round:
         for rev, data in zip(sorted(wanted), _parallel(self._fetch, sorted(wanted))):
             if data is not None:
                 self.state.keep_base_text(rev, data)
+        for path, by_device in sorted(self.listing.items()):
+            for device, entry in sorted(by_device.items()):
+                if device != me and entry["rev"] in self.oversized:
+                    self.done["oversize"].append(
+                        f"{shown(path)}: the version {safe_device(device)} listed as a conflict (revision "
+                        f"{entry['rev'][:12]}) is {self.oversized[entry['rev']]:,} bytes, over the {MAX_OBJECT_BYTES:,} "
+                        f"sync reads for one file; not fetched. To keep this machine's: mem sync resolve {shown(path)} "
+                        "--keep local")
 
     def _decide_all(self) -> None:
         """Decide every path either side knows, collecting the uploads, writes and conflict copies."""
@@ -272,7 +300,7 @@ class Round:
         listing = {}
         for path, by_device in self.listing.items():
             kept = {d: e for d, e in by_device.items() if (d != me or path in waiting)
-                    and dismissed.get(path, {}).get(d) != e["rev"]}
+                    and dismissed.get(path, {}).get(safe_device(d)) != e["rev"]}  # (recorded as shown)
             if kept:
                 listing[path] = kept
         for path, record, _, _ in self.copies:
@@ -288,11 +316,13 @@ class Round:
         apply_writes(self.ws, self.writes, self.new_base, self.done, self.stop)
         if self.copies:
             write_conflicts(self.ws, self.state, self.copies, self.conflicts, self.done)
-        # A stopped round leaves the manifest uncached, so the next round reads it whole and writes the rest.
-        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not self.done["stopped"]
+        # A stopped round, or one with a file the system refused, leaves the manifest uncached, so the
+        # next round reads it whole and writes the rest.
+        unfinished = self.done["stopped"] or self.done["failed"]
+        fresh = data is not None and (self.got is not NOT_MODIFIED or self.manifest_changed) and not unfinished
         if fresh:
             self.state.cache_manifest(data, self.etag)
-        elif self.done["stopped"]:
+        elif unfinished:
             self.state.forget_manifest()
         if not self.state.binding():
             self.state.bind(self.remote.url, self.memory_id, encrypted=getattr(self.remote, "encrypted", False))
@@ -301,6 +331,8 @@ class Round:
                 self.state.save_seen(generation, digest(data))
         if self.done["damaged"] or self.state.damaged():
             self.state.save_damaged(self.done["damaged"])
+        if self.new_oversize != self.state.oversize():
+            self.state.save_oversize(self.new_oversize)
         if self.mine_listed != self.state.listed():
             self.state.save_listed(self.mine_listed)
         if self.manifest_changed and self.state.dismissed():
@@ -322,7 +354,7 @@ class Round:
             if isinstance(blob, str):
                 blob = fetched.pop(0)
                 if blob is None:
-                    self._mark_damaged(path, entries[path], new_entries)
+                    self._unreadable(path, entries[path]["rev"], entries[path], new_entries)
                     continue
             out.append((path, mine, blob))
         return out
@@ -401,7 +433,7 @@ class Round:
     def _merge(self, path, mine, cache, base_entry, entry, new_entries, uploads, writes, copies) -> None:
         theirs = self._fetch(entry["rev"])
         if theirs is None:
-            self._mark_damaged(path, entry, new_entries)
+            self._unreadable(path, entry["rev"], entry, new_entries)
             return
         ours = cache.get(path)
         if ours is None:

@@ -27,7 +27,7 @@ from memtool.errors import WorkspaceError
 from memtool.safe_writes import replace_atomically
 from memtool.sync.manifest import FORMAT, encode, rev_of
 from memtool.sync.plan import REV
-from memtool.sync.remotes import NOT_MODIFIED, DamagedObject, Remote
+from memtool.sync.remotes import MAX_OBJECT_BYTES, NOT_MODIFIED, DamagedObject, OversizeObject, Remote
 
 ROOT_FORMAT = "memtool-sync/2"
 MAX_DEPTH = 16
@@ -132,7 +132,13 @@ class ShardedRemote:
             blob = (self.cache / rev).read_bytes()
         except FileNotFoundError:
             self.traffic["shard_read"] += 1
-            blob = self.inner.get_object(rev)
+            try:
+                blob = self.inner.get_object(rev)
+            except OversizeObject as exc:  # the manifest cannot be read whole: nothing is decided from a part
+                raise WorkspaceError(f"a manifest shard on {self.url} ({rev[:12]}) is {exc.size:,} bytes, over the "
+                                     f"limit of {MAX_OBJECT_BYTES:,}; it was not read and nothing was changed here",
+                                     "the remote was changed by hand; point sync at a folder or prefix used only "
+                                     "by memtool") from None
             self.traffic["bytes_down"] += len(blob)
             if rev_of(blob) != rev:
                 raise DamagedObject(f"a manifest shard on {self.url} does not match its hash",

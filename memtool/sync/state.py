@@ -7,6 +7,7 @@
     base.json        per path, the revision both sides last agreed on (+ the local size, mtime, ctime then)
     manifest.json    the last manifest read from the remote, with its ETag (a conditional read)
     damaged.json     paths whose remote copy was found damaged (present only while there are any)
+    oversize.json    paths whose remote revision is over the size limit, left alone (only while there are any)
     seen.json        the newest manifest generation seen on the remote (and its digest): a remote that
                      goes backwards is detected
     conflicts.json   paths waiting for `mem sync resolve`; conflicts/<rev> keeps their base text
@@ -187,6 +188,18 @@ class SyncState:
             self._write("damaged.json", sorted(paths))
         else:
             (self.dir / "damaged.json").unlink(missing_ok=True)
+
+    def oversize(self) -> dict[str, dict]:
+        """Paths whose remote revision is over the size limit (`path → {"rev", "size"}`), left alone by
+        every round until resolved (`mem sync resolve PATH --keep local`) or replaced on the remote."""
+        data = self._read("oversize.json", {})
+        return data if isinstance(data, dict) else {}
+
+    def save_oversize(self, paths: dict[str, dict]) -> None:
+        if paths:
+            self._write("oversize.json", paths)
+        else:
+            (self.dir / "oversize.json").unlink(missing_ok=True)
 
     # --- conflicts ---------------------------------------------------------------------------
 
