@@ -159,6 +159,25 @@ def test_a_byte_order_mark_before_the_first_heading_keeps_it_a_heading():
     assert out.title == "2026-11-27" and [r.content for r in out.records] == ["Text."]
 
 
+def test_a_byte_order_mark_before_front_matter_keeps_it_front_matter(tmp_path):
+    """An entity page saved with a BOM (Windows editors) before its `---` front matter: the index read
+    its aliases (the indexer's decode drops the mark) but `parse`, `mem about` and `mem entities` did not
+    ('aliases': [], no diagnostic), and the front matter's lines were read as a setext heading."""
+    from conftest import run_json, run_mem
+
+    text = "\ufeff---\naliases: [Pete]\ntags: [friend]\n---\n# Peter\n\nPeter plays the cello.\n"
+    out = parse("bank/entities/Peter.md", text)
+    assert out.aliases == ["Pete"] and not out.diagnostics, (out.aliases, out.diagnostics)
+    assert [(r.line_start, r.context) for r in out.records] == [(7, "Peter")]
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    (ws / "bank" / "entities" / "Peter.md").write_text(text, encoding="utf-8")
+    proc, about = run_json("-w", ws, "about", "Pete")
+    assert proc.returncode == 0 and about["aliases"] == ["Pete"], proc.stdout[:400]
+    proc, listed = run_json("-w", ws, "entities")
+    assert [e["aliases"] for e in listed["entities"] if e["name"] == "Peter"] == [["Pete"]], proc.stdout[:400]
+
+
 def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
     """A Retain bullet of many `[key:: value` openings and no `]` (pasted junk, or a hostile agent's
     `mem retain`: a bullet is never cut like a paragraph) took minutes to parse: each opening scanned to
