@@ -189,6 +189,20 @@ def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
     assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 3
 
 
+def test_an_unclosed_field_followed_by_a_run_of_spaces_is_read_in_linear_time():
+    """One `[key:: x` and a long run of white space with no `]`: the value's lazy repeat tried the
+    trailing-space trim at each character, each try scanning the rest of the run (40,000 spaces took
+    ~6 s in every parse of the file, 120 KB about a minute)."""
+    import time
+
+    from memtool.retain import inline_fields
+
+    started = time.perf_counter()
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: [a:: x" + " " * 40_000 + "y\n")
+    assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 2
+    assert inline_fields("[a::  spaced value  ] [b::] [c:: [[Peter Pan]] ]") == {"a": "spaced value", "b": "", "c": "[[Peter Pan]]"}
+
+
 def test_a_field_value_may_hold_a_wiki_link():
     from memtool.retain import inline_fields
 
