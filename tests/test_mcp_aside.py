@@ -154,3 +154,14 @@ def test_a_person_s_decision_made_while_the_model_answers_stands_over_the_model_
     finally:
         conn.close()
     assert folds == [], folds
+
+
+def test_the_anyio_memtool_asks_for_has_what_the_turns_use():
+    """`Turns.aside` imports anyio.RunFinishedError, which anyio has since 4.11; the mcp SDK accepts
+    anyio 4.9, so an install that kept 4.9 or 4.10 failed every summarize (ImportError, a traceback)."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = [d.split(";")[0].replace(" ", "") for d in project["dependencies"] if d.replace(" ", "").startswith("anyio")]
+    assert pins and all(tuple(map(int, p.split(">=")[1].split(",")[0].split(".")[:2])) >= (4, 11) for p in pins), pins
