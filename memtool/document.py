@@ -413,7 +413,9 @@ def _paragraph(out: ParsedFile, content: str, start: int, context: str, base_kin
 
 
 _YEAR = re.compile(r"\d{4}").search
-_NOT_DATES = re.compile(r"\[[\w\-]+::(?:[^\[\]]|\[\[[^\[\]]*\]\])*\]|\S*/\d{4}-\d{2}-\d{2}\.md\S*")  # (fields as retain reads them)
+# Fields (as retain reads them) and cited daily logs: a cited path is matched from its word's start only
+# (from every character of a long word, each try scanned to the word's end: quadratic).
+_NOT_DATES = re.compile(r"\[[\w\-]+::(?:[^\[\]]|\[\[[^\[\]]*\]\])*\]|(?<!\S)\S*/\d{4}-\d{2}-\d{2}\.md\S*")
 
 
 def _record(kind: str, content: str, start: int, end: int, context: str, confidence: float | None = None) -> Record:

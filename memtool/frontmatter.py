@@ -21,8 +21,9 @@ _KEY = re.compile(r"^([A-Za-z_][\w\-]*)\s*:\s*(.*)$")
 
 
 def split(lines: list[str], path: str) -> tuple[dict, int, list[Diagnostic]]:
-    """(metadata, number of front-matter lines, diagnostics); (.., 0, ..) when there is none."""
-    if not lines or lines[0].strip() != "---":
+    """(metadata, number of front-matter lines, diagnostics); (.., 0, ..) when there is none. A
+    byte-order mark before the opening `---` (a Windows editor's save) is no text."""
+    if not lines or lines[0].removeprefix("\ufeff").strip() != "---":
         return {}, 0, []
     for end in range(1, len(lines)):
         if lines[end].strip() in ("---", "..."):

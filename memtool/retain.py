@@ -23,8 +23,10 @@ ENTITY = r"@([^\W_][\w.\-\u0300-\u036f]*[\w\u0300-\u036f]|[^\W_])"
 _ENTITY_RE = re.compile(r"(?<![\w@])" + ENTITY)
 _WIKI_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\[\]\n]*)?\]\]")
 # A value holds no bracket but a whole `[[link]]`: each `[key::` then scans only to the next bracket, so a
-# line of many unclosed fields is read in linear time (not one scan to the line's end per opening).
-_FIELD_RE = re.compile(r"\[([A-Za-z][\w\-]*)::\s*((?:[^\[\]\n]|\[\[[^\[\]\n]*\]\])*?)\s*\]")
+# line of many unclosed fields is read in linear time (not one scan to the line's end per opening). The
+# value is taken greedily and trimmed where it is read (a lazy value before `\s*\]` tried the trim at each
+# character: quadratic in a run of spaces with no `]`).
+_FIELD_RE = re.compile(r"\[([A-Za-z][\w\-]*)::((?:[^\[\]\n]|\[\[[^\[\]\n]*\]\])*)\]")
 _HEAD_RE = re.compile(
     r"^(?P<type>[A-Za-z])(?P<conf>\(\s*c\s*=\s*(?P<c>[^)]*)\))?"
     r"(?P<subjects>(?:[ \t,]+@[^\s:,]+)*)[ \t]*:(?P<text>.*)$",
@@ -101,13 +103,13 @@ def inline_fields(text: str) -> dict[str, str]:
     if "::" not in text:
         return out
     for m in _FIELD_RE.finditer(text):
-        out.setdefault(m.group(1).lower(), m.group(2))
+        out.setdefault(m.group(1).lower(), m.group(2).strip())
     return out
 
 
 def inline_field_values(text: str, key: str) -> list[str]:
     """Every value of the `[key:: value]` fields in `text`, in order (a key may repeat)."""
-    return [m.group(2) for m in _FIELD_RE.finditer(text) if m.group(1).lower() == key and m.group(2)]
+    return [value for m in _FIELD_RE.finditer(text) if m.group(1).lower() == key and (value := m.group(2).strip())]
 
 
 # Invisible format characters text pasted from a web page or chat may carry before the type letter:

@@ -16,6 +16,7 @@ QUOTED = "quoted"  # text in a blockquote: lines may continue it, but it underli
 _UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*$")
 _ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)])(?=[ \t]|$)( *)(\S?)")  # a list item's marker line: its content column
 _RULE = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_FENCE = re.compile(r"`{3,}(?!.*`)|~{3,}")  # a code fence's opening run (a backtick fence's info string holds no backtick)
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -75,10 +76,12 @@ def headings(lines: list[str]) -> list[Heading]:
             if not text_before:
                 del items[depth:]
             continue
-        marker = next((m for m in ("```", "~~~") if stripped.startswith(m)), None) if block else None
+        opening = _FENCE.match(stripped) if block else None
+        marker = opening.group() if opening else None
         if fence is not None:
-            if not fenced_in or depth >= fenced_in:
-                fence = None if marker == fence else fence
+            if not fenced_in or depth >= fenced_in:  # closed by a run as long at least, with nothing after it
+                closes = marker and marker[0] == fence[0] and len(marker) >= len(fence) and not stripped[len(marker):].strip()
+                fence = None if closes else fence
                 continue
             fence = None  # its list item ended here, and the fence with it: this line is read as any other
         if text_before is True and block and depth == len(items) and _UNDERLINE.match(stripped):  # `Title` over `---`: setext

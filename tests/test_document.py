@@ -159,6 +159,25 @@ def test_a_byte_order_mark_before_the_first_heading_keeps_it_a_heading():
     assert out.title == "2026-11-27" and [r.content for r in out.records] == ["Text."]
 
 
+def test_a_byte_order_mark_before_front_matter_keeps_it_front_matter(tmp_path):
+    """An entity page saved with a BOM (Windows editors) before its `---` front matter: the index read
+    its aliases (the indexer's decode drops the mark) but `parse`, `mem about` and `mem entities` did not
+    ('aliases': [], no diagnostic), and the front matter's lines were read as a setext heading."""
+    from conftest import run_json, run_mem
+
+    text = "\ufeff---\naliases: [Pete]\ntags: [friend]\n---\n# Peter\n\nPeter plays the cello.\n"
+    out = parse("bank/entities/Peter.md", text)
+    assert out.aliases == ["Pete"] and not out.diagnostics, (out.aliases, out.diagnostics)
+    assert [(r.line_start, r.context) for r in out.records] == [(7, "Peter")]
+    ws = tmp_path / "ws"
+    run_mem("init", ws, check=0)
+    (ws / "bank" / "entities" / "Peter.md").write_text(text, encoding="utf-8")
+    proc, about = run_json("-w", ws, "about", "Pete")
+    assert proc.returncode == 0 and about["aliases"] == ["Pete"], proc.stdout[:400]
+    proc, listed = run_json("-w", ws, "entities")
+    assert [e["aliases"] for e in listed["entities"] if e["name"] == "Peter"] == [["Pete"]], proc.stdout[:400]
+
+
 def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
     """A Retain bullet of many `[key:: value` openings and no `]` (pasted junk, or a hostile agent's
     `mem retain`: a bullet is never cut like a paragraph) took minutes to parse: each opening scanned to
@@ -168,6 +187,33 @@ def test_a_long_typed_bullet_of_unclosed_fields_is_read_in_linear_time():
     started = time.perf_counter()
     out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: " + "[a:: x" * 20000 + "\n")
     assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 3
+
+
+def test_an_unclosed_field_followed_by_a_run_of_spaces_is_read_in_linear_time():
+    """One `[key:: x` and a long run of white space with no `]`: the value's lazy repeat tried the
+    trailing-space trim at each character, each try scanning the rest of the run (40,000 spaces took
+    ~6 s in every parse of the file, 120 KB about a minute)."""
+    import time
+
+    from memtool.retain import inline_fields
+
+    started = time.perf_counter()
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: [a:: x" + " " * 40_000 + "y\n")
+    assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 2
+    assert inline_fields("[a::  spaced value  ] [b::] [c:: [[Peter Pan]] ]") == {"a": "spaced value", "b": "", "c": "[[Peter Pan]]"}
+
+
+def test_a_long_word_in_a_line_with_a_year_and_a_cited_file_is_read_in_linear_time():
+    """The date scrub (a cited `memory/2026-11-27.md` is no date of the text) tried a path from every
+    character of a word, each try scanning to the word's end: a 40,000-character word in a bullet that
+    also names a year and a `.md` file took ~1.4 s in every parse, 120 KB ~12 s."""
+    import time
+
+    started = time.perf_counter()
+    out = parse("memory/2026-11-27.md", "# d\n\n## Retain\n- W: 2026 notes.md " + "a" * 40_000 + "\n")
+    assert [r.kind for r in out.records] == ["world"] and time.perf_counter() - started < 0.5
+    cited = parse("memory/2026-11-27.md", "Met Peter (see memory/2026-11-20.md) on 2026-12-01.\n").records[0]
+    assert (cited.valid_from, cited.valid_to) == (date(2026, 12, 1), date(2026, 12, 1))
 
 
 def test_a_field_value_may_hold_a_wiki_link():

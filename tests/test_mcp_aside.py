@@ -6,6 +6,8 @@ it answer."""
 
 import asyncio
 import json
+import sqlite3
+import threading
 import time
 
 from test_mcp import session
@@ -118,3 +120,48 @@ def test_forget_and_a_second_reflect_during_a_slow_reflect_are_refused_loudly(ex
         assert refused.is_error and "mem reflect or mem forget is running" in refused.content[0].text
     assert not reflected.is_error, reflected.content
     assert {p: p.read_bytes() for p in (example_ws / "memory").glob("*.md")} == before
+
+
+def test_a_person_s_decision_made_while_the_model_answers_stands_over_the_model_s(example_ws, stub):
+    """A pair the person decides (keep both) through `review` while reflect waits on the model's review
+    of that same pair: the model's 'merge' came back after and folded the pair anyway (reflect honoured
+    the decisions it had read before the model, not the one made meanwhile), so recall hid a fact the
+    person had just said to keep, until the next run."""
+    from conftest import mem_env, run_mem
+
+    run_mem("-w", example_ws, "reflect", "--force", env=mem_env(MEM_EMBEDDER="none"), check=0)  # the rules' queue
+    _settings(example_ws, REVIEWED)
+    release = threading.Event()
+    stub.chat_reply = lambda body: (release.wait(60), '{"decision": "merge", "reason": "the same fact"}')[1]
+
+    async def script(s):
+        items = json.loads((await s.call_tool("review", {"action": "list"})).content[0].text)["items"]
+        pair = next(i for i in items if i["kind"] == "near-duplicate")
+        long = asyncio.create_task(s.call_tool("reflect", {"force": True}))
+        await _until(lambda: stub.chats)  # reflect waits for the model's review of the open pairs
+        decided = await asyncio.wait_for(s.call_tool("review", {"action": "decide", "item": pair["id"],
+                                                                "decision": "keep", "note": "both hold"}), 15)
+        release.set()
+        return pair, decided, await long
+
+    pair, decided, reflected = session(example_ws, script)
+    assert not decided.is_error and not reflected.is_error, (decided.content, reflected.content)
+    a, b = pair["a"]["key"], pair["b"]["key"]
+    conn = sqlite3.connect(example_ws / ".memory" / "local.sqlite")
+    try:
+        folds = conn.execute("SELECT key, kept, how FROM folds WHERE (key = ? AND kept = ?) OR (key = ? AND kept = ?)",
+                             (a, b, b, a)).fetchall()
+    finally:
+        conn.close()
+    assert folds == [], folds
+
+
+def test_the_anyio_memtool_asks_for_has_what_the_turns_use():
+    """`Turns.aside` imports anyio.RunFinishedError, which anyio has since 4.11; the mcp SDK accepts
+    anyio 4.9, so an install that kept 4.9 or 4.10 failed every summarize (ImportError, a traceback)."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = [d.split(";")[0].replace(" ", "") for d in project["dependencies"] if d.replace(" ", "").startswith("anyio")]
+    assert pins and all(tuple(map(int, p.split(">=")[1].split(",")[0].split(".")[:2])) >= (4, 11) for p in pins), pins

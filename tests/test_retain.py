@@ -222,7 +222,7 @@ def test_a_heading_after_the_list_has_ended_still_ends_the_retain_section():
 
 _PIECES = ["- W: a", "  - nested", "1. W: one", "10. W: ten", "  ## Notes", "   ### x", "## Retain", "# Top",
            " ## one space", "text", "lazy text", "    ## code?", "", "  text in item", "> ## quoted", "```", "  ```",
-           "* star", "-", "===", "---", "\t## tabbed", "  ~~~", "2) W: paren", "## Closed ##"]
+           "* star", "-", "===", "---", "\t## tabbed", "  ~~~", "2) W: paren", "## Closed ##", "```md", "````", "~~~~"]
 
 
 @settings(max_examples=int(os.environ.get("MEM_OUTLINE_EXAMPLES", 300)), deadline=None)
@@ -237,6 +237,18 @@ def test_the_append_planner_reads_the_outline_as_the_parser_does(pieces):
     tokens = _markdown().parse(text)
     outline = [t.map[0] for t in tokens if t.type == "heading_open" and t.level == 0]
     assert [h.index for h in headings(text.splitlines(keepends=True))] == outline, text
+
+
+@pytest.mark.parametrize("inside", ["```python", "````", "``` x ```"])
+def test_a_fence_line_that_cannot_close_the_fence_does_not_end_it_for_appends(inside):
+    """Inside a ``` block, a line such as ```python (an info string: it cannot close the block) or a
+    closing run too short ended the block for the append planner, which then read the rest of the file
+    as code: `mem note` put its plain line into the Retain list after the block (a bullet without a
+    type letter, a warning), and `mem retain` wrote a second `## Retain` heading."""
+    opener = "`````" if inside == "````" else "```"
+    text = f"# d\n\n{opener}\ncode\n{inside}\nmore\n{opener}\n\n## Retain\n- W: a\n"
+    assert append_item(text, "S: new", True, "d") == ("- S: new\n", 11)
+    assert append_item(text, "plain", False, "d") == ("\n## Notes\n- plain\n", 13)
 
 
 def test_the_append_planner_reads_a_heading_after_a_byte_order_mark():

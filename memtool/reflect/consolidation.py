@@ -249,6 +249,9 @@ def _run(src: Sources, facts: list[dict], deadline: Deadline, dry_run: bool, rev
     if src.config.reflect_propose and not dry_run and not deadline.passed("proposals"):
         report["proposals"] = proposals.run(src, facts, decided, deadline)
     report["stopped_at"] = deadline.hit_at
+    if report["llm"] or report["proposals"]:  # a person may have decided while a model answered (`mem mcp`
+        decided, _ = queue.standing(src.ws)  # runs other calls meanwhile): their decision stands over the model's
+        decisions = [d for d in decisions if queue.undecided(d[0], [d[1:3]], decided)]
     if not dry_run:
         ledger.read_texts([by_key[k] for d in decided.values() for k in (d.a, d.b) if k in by_key])  # before writing
         _record(local, by_key, found, words, decisions, usage_rows, last_rowid)

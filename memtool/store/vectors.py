@@ -34,6 +34,10 @@ ANN_STALE_MAX = 1.5  # records per live vector before the sign file is remade
 # Up to this many vectors, a process that searches more than once keeps them in memory as float32
 # (~1.5 KB each): 11 ms per search at 10^5 against 117 ms for sqlite-vec's int8 scan on 2 cores.
 MEMORY_SEARCH_MAX = 200_000
+# Pairs `Vectors.twins` compares inside SQLite at most (~0.7 µs a pair at 384 dimensions); past them numpy
+# (~40 ms to import, then ~10 µs per thousand pairs): a --k 1000 recall with a filter lifts among 4,000
+# candidates, ~4·10^6 pairs, 2.9 s in SQLite, 40 ms in numpy.
+TWIN_PAIRS_IN_SQL = 50_000
 
 
 def quantize(matrix):
@@ -556,10 +560,11 @@ class Vectors:
         """Those of `hashes` whose stored vector has a cosine of `threshold` or more with that of
         any of `others`. sqlite-vec compares the int8 BLOBs in SQLite (a one-shot read whose vectors a
         child searched never imports numpy: memtool.search_aside); without it, numpy over the same
-        BLOBs. Both read the same cosine (to float rounding: int8 rows, each scale cancels)."""
+        BLOBs, and for many pairs (TWIN_PAIRS_IN_SQL). Both read the same cosine (to float rounding:
+        int8 rows, each scale cancels)."""
         if not hashes or not others:
             return set()
-        if self.accelerated:
+        if self.accelerated and len(hashes) * len(others) <= TWIN_PAIRS_IN_SQL:
             limit = 1.0 - threshold  # cosine distance
             found: set[str] = set()
             for h, in select_in(self.conn, "SELECT DISTINCT a.hash FROM embeddings a JOIN embeddings b "
