@@ -48,7 +48,8 @@ def _others_read_as_before(current: str, new: str, first: int, removed: int, add
     """`new` (`current` with lines `first`… replaced: `removed` of them by `added`), unless a line not
     touched would read otherwise (hidden by a comment or fence opened or left open, freed from one,
     or turned between code and text)."""
-    from memtool.document import Reading, split_lines
+    from memtool.document import Reading
+    from memtool.sections import split_lines
 
     before, after = Reading(current), Reading(new)
     old = split_lines(current)
@@ -77,7 +78,7 @@ def _as_strict(current: str, new: str, name: str) -> str:
 
 def append(current: str, text: str, name: str = CORE) -> str:
     """Add `text` (one or more lines) at the end."""
-    from memtool.document import split_lines
+    from memtool.sections import split_lines
 
     text, newline = _line(text), line_end(current)
     sep = "" if not current or current.endswith(("\n", "\r")) else newline
@@ -96,7 +97,7 @@ def replace(current: str, old: str, new: str, name: str = CORE) -> str:
     if count > 1:
         raise CoreMemoryError(f"the text to replace occurs {count} times in {name}",
                               "include more of the surrounding text so it matches exactly once")
-    from memtool.document import split_lines
+    from memtool.sections import split_lines
 
     at = current.index(old)
     first = len(split_lines(current[:at] + "x"))
@@ -123,7 +124,7 @@ def insert(current: str, line: int, text: str, name: str = CORE) -> str:
 
 def _ends(text: str, newline: str) -> str:
     """`text` with the file's line ends between its lines."""
-    from memtool.document import split_lines
+    from memtool.sections import split_lines
 
     return newline.join(split_lines(text))
 

@@ -15,6 +15,7 @@ from memtool import blocks, frontmatter, trust
 from memtool.dates import extract_range
 from memtool.linescan import scan
 from memtool.records import Diagnostic, ParsedFile, Record
+from memtool.sections import split_lines
 from memtool.retain import (BulletError, hashtags, inline_fields, is_retain_heading, looks_like_bullet, mentions,
                             normalise_tag, parse_bullet)
 
@@ -55,14 +56,6 @@ def decode(raw: bytes, path: str, max_bytes: int) -> tuple[str | None, list[Diag
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, []
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors and markdown-it count them: split at LF, CRLF or CR only."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 _CONFLICT_COPY = re.compile(r"^(.+)\.conflict-[\w-]+(\.md)$")

@@ -39,7 +39,7 @@ class _Decline(Exception):
 
 
 def scan(body: str) -> list[Token] | None:
-    """Block tokens for `body` (lines as `document.split_lines` makes them), or None to decline."""
+    """Block tokens for `body` (lines as `sections.split_lines` makes them), or None to decline."""
     lines = body.split("\n")
     if not lines[-1].strip(" \t"):
         lines.pop()  # markdown-it counts no line after a final newline, nor a final line of blanks without one

@@ -11,6 +11,7 @@ from memtool import frontmatter, trust
 from memtool.config import Config
 from memtool.errors import MemError, UsageError, WorkspaceError
 from memtool.retain import inline_field_values
+from memtool.sections import split_lines
 from memtool.store import Store
 from memtool.workspace import Workspace
 
@@ -22,13 +23,6 @@ _LOCATION = re.compile(r"(.+\.md):(\d+)")  # how mem check names a line (path:12
 # A page name that is a path (a `.` or `..` part, from the root or a home folder), not an entity's name
 # (`AC/DC` and `.NET` are names).
 _PATH_LIKE = re.compile(r"(?:^|[/\\])\.{1,2}(?:[/\\]|$)|^(?:[/\\]|~[^/\\]*[/\\])")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as the parser counts them (memtool.document, ~10 ms to import: only when a file is read)."""
-    from memtool import document
-
-    return document.split_lines(text)
 
 
 def lines(ws: Workspace, path: str) -> list[str]:

@@ -228,23 +228,16 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def file_lines(text: str) -> list[str]:
-    """A file's lines as editors, Markdown and `mem get` count them: split at LF, CRLF or CR only
-    (`str.splitlines` also splits at U+2028, form feeds and more, which a written line may hold). The
-    log's own lines are split at LF: JSON escapes every other line end. (memtool.document.split_lines,
-    not imported: a recall's check of retained lines does not load the parser.)"""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
 # --- core memory: lines its edits add, and lines its edits remove ----------------------------------
 
 
 def added_lines(current: str, new: str) -> list[tuple[int, str]]:
     """The lines of `new` that `current` does not hold (a copy more counts), as (1-based line, text
     stripped); blank lines are no lines to keep. Pure."""
-    have = Counter(line.strip() for line in file_lines(current))
+    from memtool.sections import split_lines  # (here: a recall whose files are unchanged loads no typing)
+    have = Counter(line.strip() for line in split_lines(current))
     out = []
-    for n, line in enumerate(file_lines(new), start=1):
+    for n, line in enumerate(split_lines(new), start=1):
         key = line.strip()
         if have[key] > 0:
             have[key] -= 1
@@ -256,14 +249,15 @@ def added_lines(current: str, new: str) -> list[tuple[int, str]]:
 def record_edit(ws: Workspace, rel: str, current: str, new: str, by: str, via: str = "") -> None:
     """After `by` (a `mem core …` edit) replaced `current` by `new` in `rel`: record the lines it added,
     and accept as deleted the recorded lines it removed (memtool removed them: nothing vanished)."""
-    gone = Counter(line.strip() for line in file_lines(current))
-    gone.subtract(line.strip() for line in file_lines(new))
+    from memtool.sections import split_lines  # (here: a recall whose files are unchanged loads no typing)
+    gone = Counter(line.strip() for line in split_lines(current))
+    gone.subtract(line.strip() for line in split_lines(new))
     if any(n > 0 for n in gone.values()):
         for e in sorted(read_log(ws).values(), key=lambda e: e.at, reverse=True):
             if e.path == rel and gone[e.text] > 0 and e not in missing([e], current):
                 gone[e.text] -= 1
                 _log(ws, {"op": "ack", "id": e.id, "at": _now(), "by": by})
-    lines, at = file_lines(new), _now()  # one time for the edit's lines: `restore` puts them back together
+    lines, at = split_lines(new), _now()  # one time for the edit's lines: `restore` puts them back together
     for line, text in added_lines(current, new):
         written = lines[line - 1]
         _log(ws, _entry(rel, line, text, CORE, by, via, written[:len(written) - len(written.lstrip())], at))
@@ -328,8 +322,9 @@ def repeated(ws: Workspace, rel: str, texts: list[str], kind: str, within: float
 
 def line_of(text: str, item: str, whole: bool) -> int:
     """The 1-based line of the last line of `text` reading `item` (as a list item unless `whole`); 0 if none."""
+    from memtool.sections import split_lines  # (here: a recall whose files are unchanged loads no typing)
     found = 0
-    for n, line in enumerate(file_lines(text), start=1):
+    for n, line in enumerate(split_lines(text), start=1):
         if _key(line, whole) == item:
             found = n
     return found
@@ -429,7 +424,8 @@ def missing(entries: list[Retained], text: str) -> list[Retained]:
     """Which retained lines a file's text no longer holds (pure). Each needs a list item of its own
     (a line of its own in core memory): a line retained twice must occur twice; when one copy is
     gone, the newest entry is reported."""
-    lines = file_lines(text)
+    from memtool.sections import split_lines  # (here: a recall whose files are unchanged loads no typing)
+    lines = split_lines(text)
     have = {whole: Counter(_key(line, whole) for line in lines) for whole in {e.kind == CORE for e in entries}}
     out = []
     for e in sorted(entries, key=lambda e: (e.at, e.line)):
@@ -597,8 +593,8 @@ def _still_gone(ws: Workspace, group: list[Retained], current: str) -> bool:
 def _restore_core(ws: Workspace, group: list[Retained], core_limit: int | None, max_bytes: int | None) -> list[int]:
     """Append the lines of `group` to core memory as one edit; the lines they landed on (the file's
     last ones), none when they are back already."""
+    from memtool.sections import split_lines  # (here: a recall whose files are unchanged loads no typing)
     from memtool import core_memory, writing
-    from memtool.document import split_lines
 
     text = "\n".join(e.indent + e.text for e in group)
 

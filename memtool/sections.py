@@ -22,6 +22,16 @@ _FENCE = re.compile(r"`{3,}(?!.*`)|~{3,}")  # a code fence's opening run (a back
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings, as editors, markdown-it and `mem get` count them: split at LF, CRLF
+    or CR only (`str.splitlines` also splits at U+2028, form feeds and more, which a line may hold); a
+    last line end opens no line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def lines_keepends(text: str) -> list[str]:
     """Lines with their endings, split only at LF, CRLF or CR (as editors and markdown-it count them)."""
     return _LINE.findall(text)
