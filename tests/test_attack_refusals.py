@@ -188,6 +188,14 @@ def test_init_leaves_an_existing_linked_file_alone_and_completes_the_rest(tmp_pa
     assert (ws / "SOUL.md").is_symlink() and (tmp_path / "dotfiles" / "SOUL.md").read_text() == "# mine\n"
 
 
+def _refused_past_limit(ws, *args: str) -> None:
+    """`mem ARGS` in `ws` (max_file_bytes 1,000) is refused past the limit (exit 4) with no file changed."""
+    before = _files(ws)
+    proc = run_mem("-w", ws, *args)
+    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
+    assert _files(ws) == before
+
+
 def _pad(path, size: int) -> None:
     """Grow a Markdown file by hand to `size` bytes with plain lines."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -202,20 +210,14 @@ def test_check_restore_refuses_a_line_that_would_push_its_file_past_max_file_byt
     log = small_limit / data["path"]
     log.write_text(log.read_text(encoding="utf-8").replace("- Jonas moved the meeting to Friday.\n", ""), encoding="utf-8")
     _pad(log, 990)
-    before = _files(small_limit)
-    proc = run_mem("-w", small_limit, "check", "--restore")
-    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
-    assert _files(small_limit) == before
+    _refused_past_limit(small_limit, "check", "--restore")
     _, status = run_json("-w", small_limit, "status")
     assert [e["text"] for e in status["retained_gone"]] == ["Jonas moved the meeting to Friday."]
 
 
 @pytest.mark.parametrize("args", [["core", "append", "- " + "x" * 900], ["core", "insert", "2", "x" * 900]])
 def test_core_edits_refuse_to_push_memory_md_past_max_file_bytes(small_limit, args):
-    before = _files(small_limit)
-    proc = run_mem("-w", small_limit, *args)
-    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
-    assert _files(small_limit) == before
+    _refused_past_limit(small_limit, *args)
 
 
 def test_check_restore_refuses_a_core_line_past_max_file_bytes(small_limit):
@@ -223,10 +225,7 @@ def test_check_restore_refuses_a_core_line_past_max_file_bytes(small_limit):
     core = small_limit / "memory.md"
     core.write_text(core.read_text(encoding="utf-8").replace("- Prefers tea.\n", ""), encoding="utf-8")
     _pad(core, 995)
-    before = _files(small_limit)
-    proc = run_mem("-w", small_limit, "check", "--restore")
-    assert proc.returncode == 4 and "over [index] max_file_bytes (1,000)" in proc.stderr, proc.stderr
-    assert _files(small_limit) == before
+    _refused_past_limit(small_limit, "check", "--restore")
 
 
 def test_a_review_decision_refuses_to_push_decisions_md_past_max_file_bytes(tmp_path):

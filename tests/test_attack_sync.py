@@ -12,6 +12,7 @@ import os
 import shutil
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -1086,6 +1087,17 @@ def test_a_manifest_over_the_limit_is_never_published(tmp_path):
     assert remote.read_manifest()[0] == b"{}"
 
 
+@contextmanager
+def _through_proxy(s3, s3_server):
+    """(proxy, store): the S3 test server behind a `_TruncatingProxy` the test steers, and a store whose
+    sync goes through it (one attempt per request); the proxy is closed after."""
+    proxy = _TruncatingProxy(s3_server)
+    try:
+        yield proxy, S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+    finally:
+        proxy.close()
+
+
 class _TruncatingProxy:
     """An HTTP proxy in front of the S3 server that sends GETs of the object named `cut` (when set)
     with their full Content-Length announced but only half the bytes, with `strip_etag` set answers
@@ -1149,9 +1161,7 @@ def test_an_s3_object_cut_short_in_transit_is_a_network_failure_not_a_damaged_co
     for a damaged remote copy: the round published a false `"damaged": true` mark for it. Now it is a
     failure of the transfer (exit 6, said so), nothing is published or written, and the next round,
     with the line whole again, pulls it."""
-    proxy = _TruncatingProxy(s3_server)
-    try:
-        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+    with _through_proxy(s3, s3_server) as (proxy, store):
         a, b = pair_on(store, tmp_path)
         write(a, DAY, NEWER)
         sync(a, store, check=0)
@@ -1166,8 +1176,6 @@ def test_an_s3_object_cut_short_in_transit_is_a_network_failure_not_a_damaged_co
         assert (b / DAY).read_text() == LOG
         proc, report = sync_json(b, store)
         assert proc.returncode == 0 and report["pulled"] == [DAY] and (b / DAY).read_text() == NEWER
-    finally:
-        proxy.close()
 
 
 @pytest.mark.parametrize("planted", ["link", "fifo"])
@@ -1222,9 +1230,7 @@ def test_an_s3_endpoint_answering_without_an_etag_is_a_clear_error_not_a_traceba
     with a KeyError traceback (exit 1), the first time after it had published the manifest. Now it is
     one line naming the ETag (exit 6); nothing here changes, and once the endpoint answers properly
     the next sync completes."""
-    proxy = _TruncatingProxy(s3_server)
-    try:
-        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+    with _through_proxy(s3, s3_server) as (proxy, store):
         ws = tmp_path / "ws"
         write(ws, DAY, LOG)
         proxy.strip_etag = True
@@ -1244,16 +1250,12 @@ def test_an_s3_endpoint_answering_without_an_etag_is_a_clear_error_not_a_traceba
         proc, report = sync_json(ws, store)
         assert proc.returncode == 0, proc.stderr
         assert manifest(store)["files"][DAY]["rev"] == rev(NEWER.encode()) and (ws / DAY).read_text() == NEWER
-    finally:
-        proxy.close()
 
 
 def test_an_s3_endpoint_answering_not_modified_to_a_plain_read_is_a_clear_error(s3, s3_server, tmp_path):
     """A 304 (not modified) to a read that named no ETag was taken for "the cached manifest is still
     current" with no cached manifest: a TypeError traceback, in `mem sync` and in `mem sync clone`."""
-    proxy = _TruncatingProxy(s3_server)
-    try:
-        store = S3Store(s3.client, s3.url, mem_env(**S3_ENV, AWS_ENDPOINT_URL=proxy.url, AWS_MAX_ATTEMPTS="1"))
+    with _through_proxy(s3, s3_server) as (proxy, store):
         ws = tmp_path / "ws"
         write(ws, DAY, LOG)
         proxy.manifest_304 = True
@@ -1264,8 +1266,6 @@ def test_an_s3_endpoint_answering_not_modified_to_a_plain_read_is_a_clear_error(
         assert proc.returncode == 6 and "Traceback" not in proc.stderr and not (tmp_path / "clone").exists(), proc.stderr
         proxy.manifest_304 = False
         assert sync(ws, store, store.url).returncode == 0
-    finally:
-        proxy.close()
 
 
 def test_a_marker_asking_for_more_scrypt_memory_than_allowed_is_refused_before_deriving(folder, tmp_path):
